@@ -1,0 +1,101 @@
+"""The one trajectory schema every agent writes and the reviewer reads.
+
+A trajectory is: a reference to a spectrum, a task (a kb task id such as ``a`` or ``wd``, or
+``verify`` for the FORMA pipeline), the agent that ran (name, backend, model, version), an ordered
+list of steps and an outcome. Images are content-addressed PNG bytes: a ``tool_result`` step holds
+the sha256 of its render, and the render can always be reproduced from the spectrum plus the tool
+arguments, so a review never depends on a lost file.
+"""
+from __future__ import annotations
+
+import hashlib
+import uuid
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+StepKind = Literal["prompt", "think", "tool_call", "tool_result", "verdict", "answer"]
+SCHEMA_VERSION = 1
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def image_sha(png: bytes) -> str:
+    """Content address of a PNG: the same bytes are stored once."""
+    return hashlib.sha256(png).hexdigest()
+
+
+class AgentInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str  # "vet" or "verify"
+    backend: str  # "rules", "openai", ...
+    model: str | None = None  # model name for LLM backends; never the key
+    version: str = "0.1.0"
+
+
+class Verdict(BaseModel):
+    """What an auditor or rule decided, and on which evidence."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    who: str  # feature_auditor / result_auditor / synthesis / a rule id
+    value: str  # KEEP / REMOVE / FLAG / CONFIRM / NEEDS_REVISION / UNCERTAIN
+    rule: str | None = None
+    credibility: str | None = None  # HIGH / MEDIUM / LOW
+    evidence: list[str] = Field(default_factory=list)
+    target: str | None = None  # the feature or line the verdict is about
+
+
+class Step(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    index: int
+    kind: StepKind
+    text: str = ""  # untrusted when it comes from a model: render escaped
+    tool_name: str | None = None
+    tool_args: dict[str, Any] | None = None
+    label: str | None = None
+    image_sha: str | None = None  # content address of the render (tool_result / prompt)
+    is_error: bool = False  # a tool_result that reports an error
+    verdict: Verdict | None = None
+    answer: dict[str, Any] | None = None
+    data: dict[str, Any] = Field(default_factory=dict)  # measurements, tables, timings
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Trajectory(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    spectrum_id: str | None = None  # the store's key, when known
+    source_path: str | None = None
+    target: str | None = None  # DESI TARGETID or row within a multi-spectrum file
+    task: str  # kb task id, or "verify"
+    agent: AgentInfo
+    steps: list[Step] = Field(default_factory=list)
+    outcome: dict[str, Any] = Field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+    created_at: datetime = Field(default_factory=utcnow)
+    # PNG bytes by sha256, for renders made eagerly; not part of the JSON form.
+    images: dict[str, bytes] = Field(default_factory=dict, exclude=True, repr=False)
+
+    def add(self, kind: StepKind, **fields: Any) -> Step:
+        step = Step(index=len(self.steps), kind=kind, **fields)
+        self.steps.append(step)
+        return step
+
+    def add_image(self, png: bytes) -> str:
+        sha = image_sha(png)
+        self.images.setdefault(sha, png)
+        return sha
+
+    def to_json(self) -> str:
+        return self.model_dump_json()
+
+    @classmethod
+    def from_json(cls, text: str) -> "Trajectory":
+        return cls.model_validate_json(text)

@@ -1,0 +1,1 @@
+"""Screens: which components go where for each mode. Thin."""

@@ -1,0 +1,34 @@
+"""`specreview` command line. Each subcommand lives in its own module of this package and
+registers itself with `add_parser(subparsers)` / `run(args)`; `main` only dispatches."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# subcommand name -> module in this package. A module listed here must define
+# `add_parser(subparsers)` and `run(args) -> int`.
+SUBCOMMANDS = {
+    "ingest": "ingest",
+    "serve": "serve",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="specreview", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, module in SUBCOMMANDS.items():
+        mod = importlib.import_module(f"reviewer.cli.{module}")
+        p = mod.add_parser(sub)
+        p.add_argument("--db", default=None, help="DuckDB file (default: $SPECREVIEW_DB or the per-user data folder)")
+        p.set_defaults(_run=mod.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args._run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

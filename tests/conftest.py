@@ -1,0 +1,29 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from shared_data import manifest_rows, shared_data_dir, spectra_dir  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEMO_DIR = REPO_ROOT / "assets" / "demo"
+
+
+@pytest.fixture(scope="session")
+def shared_spectra() -> Path:
+    """The shared real-spectra folder; tests that need it skip (loudly) where it is absent."""
+    path = spectra_dir()
+    if path is None:
+        pytest.skip("shared/data/spectra not found (set SPECREVIEW_SHARED_DATA)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def manifest(shared_spectra) -> list[dict]:
+    return manifest_rows()
+
+
+@pytest.fixture(scope="session")
+def demo_dir() -> Path:
+    return DEMO_DIR

@@ -1,0 +1,61 @@
+"""Which kb lines fall in a window, at a redshift, in the observed or the rest frame."""
+from __future__ import annotations
+
+import kb
+
+LINE_KINDS = ("emission", "absorption", "sky")
+
+
+def lines_in_window(
+    wave_min: float,
+    wave_max: float,
+    *,
+    z: float = 0.0,
+    kinds: tuple[str, ...] | list[str] = LINE_KINDS,
+    rest_frame: bool = False,
+    major_only: bool = False,
+) -> list[dict]:
+    """Lines to draw on an axis spanning [wave_min, wave_max].
+
+    The axis is observed wavelength unless ``rest_frame`` (then it is observed / (1+z)). Emission and
+    absorption lines sit at rest * (1+z) on an observed axis; sky lines are fixed in the observed
+    frame, so on a rest-frame axis they move to sky / (1+z). Returns dicts with name, kind, rest
+    (catalogue wavelength) and x (position on the axis), sorted by x.
+    """
+    one_plus_z = 1.0 + float(z or 0.0)
+    out = []
+    for line in kb.lines():
+        if line["kind"] not in kinds or (major_only and not line.get("major", False)):
+            continue
+        if line["kind"] == "sky":
+            x = line["wave"] / one_plus_z if rest_frame else line["wave"]
+        else:
+            x = line["wave"] if rest_frame else line["wave"] * one_plus_z
+        if wave_min <= x <= wave_max:
+            out.append({"name": line["name"], "kind": line["kind"], "rest": line["wave"], "x": x})
+    out.sort(key=lambda ln: ln["x"])
+    return out
+
+
+def stagger_labels(xs: list[float], labels: list[str], *, x_span: float, width_px: int = 800,
+                   char_px: float = 7.0, levels: int = 4) -> list[int]:
+    """Assign each label a vertical level so that labels on one level do not overlap.
+
+    Greedy, left to right: a label takes the lowest level whose last label ends before this one
+    starts (widths estimated from character count at the plot's scale). Labels beyond the last
+    level reuse the level that frees up first.
+    """
+    per_px = x_span / max(width_px, 1)
+    ends = [-float("inf")] * levels
+    out = []
+    for x, text in zip(xs, labels):
+        half = 0.5 * (len(text) * char_px + 6) * per_px
+        start = x - half
+        for level in range(levels):
+            if ends[level] <= start:
+                break
+        else:
+            level = min(range(levels), key=lambda i: ends[i])
+        ends[level] = x + half
+        out.append(level)
+    return out

@@ -1,0 +1,81 @@
+"""Left panel: what the spectrum is. Ids stay strings; every value is escaped and selectable."""
+from __future__ import annotations
+
+import html
+import json
+
+import panel as pn
+import param
+from panel.viewable import Viewer
+
+FIELDS = [
+    ("object_id", "Object id"),
+    ("target", "Target"),
+    ("survey", "Survey"),
+    ("ra", "RA (deg)"),
+    ("dec", "Dec (deg)"),
+    ("pipeline_class", "Pipeline class"),
+    ("pipeline_subclass", "Pipeline subclass"),
+    ("pipeline_z", "Pipeline z"),
+    ("snr", "Median S/N"),
+    ("n_pix", "Pixels"),
+    ("wave_min", "λ min (Å)"),
+    ("wave_max", "λ max (Å)"),
+    ("wavelength_medium", "Wavelengths"),
+    ("format", "Format"),
+    ("source_path", "File"),
+]
+
+
+def format_value(key: str, value) -> str:
+    if value is None or value == "":
+        return "–"
+    if key in ("ra", "dec") and isinstance(value, (int, float)):
+        return f"{value:.6f}"
+    if key == "pipeline_z" and isinstance(value, (int, float)):
+        return f"{value:.6f}"
+    if key in ("snr", "wave_min", "wave_max") and isinstance(value, (int, float)):
+        return f"{value:.1f}"
+    return str(value)
+
+
+class MetadataPanel(Viewer):
+    """Metadata table (click a value to select it whole), copy-as-JSON and the raw header."""
+
+    record = param.Dict(default={}, doc="the store's spectrum record, header included")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._table = pn.pane.HTML(sizing_mode="stretch_width", css_classes=["sr-metadata"])
+        self._header = pn.pane.HTML(sizing_mode="stretch_width", max_height=320, styles={"overflow": "auto"})
+        self._copy = pn.widgets.Button(label="Copy metadata (JSON)", button_type="light", icon="copy",
+                                       sizing_mode="stretch_width")
+        self._copy_text = pn.widgets.TextInput(visible=False)
+        self._copy.js_on_click(args={"src": self._copy_text},
+                               code="navigator.clipboard && navigator.clipboard.writeText(src.value)")
+        self._card = pn.Card(self._header, title="FITS header", collapsed=True, sizing_mode="stretch_width")
+        self._refresh()
+
+    @param.depends("record", watch=True)
+    def _refresh(self):
+        rec = self.record or {}
+        rows = []
+        for key, label in FIELDS:
+            value = format_value(key, rec.get(key))
+            rows.append(f"<tr><th>{html.escape(label)}</th><td class='sr-copy' data-key='{key}'>"
+                        f"{html.escape(value)}</td></tr>")
+        self._table.object = ("<table class='sr-meta-table'>" + "".join(rows) + "</table>") if rec else \
+            "<p><em>No spectrum selected.</em></p>"
+        header = rec.get("header") or {}
+        if isinstance(header, str):
+            try:
+                header = json.loads(header)
+            except ValueError:
+                header = {"HEADER": header}
+        lines = "\n".join(f"{str(k):<8} = {v}" for k, v in header.items())
+        self._header.object = f"<pre class='sr-header'>{html.escape(lines) or '(no header)'}</pre>"
+        public = {k: rec.get(k) for k, _ in FIELDS}
+        self._copy_text.value = json.dumps(public, default=str)
+
+    def __panel__(self):
+        return pn.Column(self._table, self._copy, self._copy_text, self._card, sizing_mode="stretch_width")

@@ -4,6 +4,6 @@
 """
 from __future__ import annotations
 
-from layouts.inspect import create_app
+from layouts.app import create_app
 
 __all__ = ["create_app"]

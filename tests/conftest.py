@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent))  # after the repo: tests/agents must not shadow agents
 from shared_data import manifest_rows, shared_data_dir, spectra_dir  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -38,12 +38,12 @@ def lines_in_window(
 
 
 def stagger_labels(xs: list[float], labels: list[str], *, x_span: float, width_px: int = 800,
-                   char_px: float = 7.0, levels: int = 4) -> list[int]:
-    """Assign each label a vertical level so that labels on one level do not overlap.
+                   char_px: float = 7.0, levels: int = 5) -> list[int | None]:
+    """Assign each label a vertical level so that labels on one level never overlap.
 
     Greedy, left to right: a label takes the lowest level whose last label ends before this one
-    starts (widths estimated from character count at the plot's scale). Labels beyond the last
-    level reuse the level that frees up first.
+    starts (widths estimated from character count at the plot's scale). A label that fits on no
+    level gets None and is not drawn (its line still is): zooming in makes room for it.
     """
     per_px = x_span / max(width_px, 1)
     ends = [-float("inf")] * levels
@@ -51,11 +51,8 @@ def stagger_labels(xs: list[float], labels: list[str], *, x_span: float, width_p
     for x, text in zip(xs, labels):
         half = 0.5 * (len(text) * char_px + 6) * per_px
         start = x - half
-        for level in range(levels):
-            if ends[level] <= start:
-                break
-        else:
-            level = min(range(levels), key=lambda i: ends[i])
-        ends[level] = x + half
+        level = next((lvl for lvl in range(levels) if ends[lvl] <= start), None)
+        if level is not None:
+            ends[level] = x + half
         out.append(level)
     return out

@@ -11,6 +11,10 @@ import sys
 SUBCOMMANDS = {
     "ingest": "ingest",
     "serve": "serve",
+    "judge": "judge",
+    "export": "export",
+    "vet": "vet",
+    "eval": "eval",
 }
 
 

@@ -36,9 +36,9 @@ class Controls(Viewer):
                                     css_classes=[f"sr-preset-{preset['id']}"])
             btn.on_click(lambda _, p=preset: self.apply_preset(p))
             self._presets.append(btn)
-        self._reset = pn.widgets.Button(label="Reset", icon="zoom-reset", css_classes=["sr-reset"])
+        self._reset = pn.widgets.Button(label="Reset", css_classes=["sr-reset"])
         self._reset.on_click(lambda _: plot.reset_zoom())
-        self._previous = pn.widgets.Button(label="Previous zoom", icon="arrow-back", css_classes=["sr-previous"])
+        self._previous = pn.widgets.Button(label="Previous zoom", css_classes=["sr-previous"])
         self._previous.on_click(lambda _: plot.previous_zoom())
         self._kinds = pn.widgets.CheckButtonGroup.from_param(plot.param.line_kinds, label="Lines",
                                                              button_type="light", css_classes=["sr-lines"])

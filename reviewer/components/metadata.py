@@ -48,7 +48,7 @@ class MetadataPanel(Viewer):
         super().__init__(**params)
         self._table = pn.pane.HTML(sizing_mode="stretch_width", css_classes=["sr-metadata"])
         self._header = pn.pane.HTML(sizing_mode="stretch_width", max_height=320, styles={"overflow": "auto"})
-        self._copy = pn.widgets.Button(label="Copy metadata (JSON)", button_type="light", icon="copy",
+        self._copy = pn.widgets.Button(label="Copy metadata (JSON)", button_type="light",
                                        sizing_mode="stretch_width")
         self._copy_text = pn.widgets.TextInput(visible=False)
         self._copy.js_on_click(args={"src": self._copy_text},

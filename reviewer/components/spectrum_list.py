@@ -19,8 +19,10 @@ class SpectrumList(Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._search = pn.widgets.TextInput.from_param(self.param.search, label="", placeholder="Search id, survey, class, file…",
-                                                       css_classes=["sr-search"], onkeyup=True, sizing_mode="stretch_width")
+        self._search = pn.widgets.TextInput(placeholder="Search id, survey, class, file…", css_classes=["sr-search"],
+                                            sizing_mode="stretch_width")
+        # value_input follows every key stroke; value only changes on Enter / blur
+        self._search.param.watch(lambda e: setattr(self, "search", e.new or ""), "value_input")
         self._table = pn.widgets.Tabulator(
             self._frame(), selectable=1, disabled=True, show_index=False, pagination="local", page_size=12,
             sizing_mode="stretch_width", css_classes=["sr-spectrum-table"], hidden_columns=["spectrum_id"],

@@ -18,7 +18,7 @@ from agents.tools.smoothing import SMOOTHING_MODES, smooth_flux
 hv.extension("bokeh", logo=False)
 
 LINE_COLOURS = {"emission": "#1f9d55", "absorption": "#c0392b", "sky": "#7f8c8d"}
-PLOT_WIDTH_PX = 900  # nominal width used to space line labels
+PLOT_WIDTH_PX = 640  # typical drawn width in the three-column layout; used to space line labels
 
 
 def robust_y_range(flux: np.ndarray, noise: np.ndarray | None = None, *, lo_pct=1.0, hi_pct=99.0):
@@ -164,7 +164,8 @@ class SpectrumPlot(Viewer):
         levels = stagger_labels([ln["x"] for ln in lines], [ln["name"] for ln in lines],
                                 x_span=hi - lo, width_px=PLOT_WIDTH_PX)
         step = 0.055 * (yhi - ylo)
-        label_rows = [(ln["x"], yhi - step * (0.6 + lvl), ln["name"]) for ln, lvl in zip(lines, levels)]
+        label_rows = [(ln["x"], yhi - step * (0.6 + lvl), ln["name"]) for ln, lvl in zip(lines, levels)
+                      if lvl is not None]
         labels = hv.Labels(label_rows, ["x", "y"], ["text"]).opts(text_font_size="8pt", text_color="#333333",
                                                                    text_baseline="middle")
         spans = [(s[0] * scale, s[1] * scale) for s in self.shaded_ranges]

@@ -1,7 +1,10 @@
 """The viewer in a real browser: load, pick a spectrum, type a range, smooth, lines, screenshot."""
 from __future__ import annotations
 
+import re
+
 import pytest
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.ui
 
@@ -18,10 +21,14 @@ X_RANGE_JS = """
 """
 
 
+def open_tab(page, title):
+    page.locator(".bk-tab").filter(has_text=re.compile(f"^{title}$")).first.click()
+
+
 def open_app(page, url):
     page.goto(url, wait_until="domcontentloaded")
-    page.wait_for_selector(".sr-spectrum-table .tabulator-row", timeout=60_000)
-    page.wait_for_function(X_RANGE_JS.replace("() =>", "() => (") + ")() !== null", timeout=60_000)
+    page.wait_for_selector(".sr-spectrum-table .tabulator-row", state="attached", timeout=60_000)
+    page.wait_for_function(f"({X_RANGE_JS})() !== null", timeout=60_000)
 
 
 def test_viewer_select_zoom_smooth_lines(served_app, page, artifacts):
@@ -29,19 +36,23 @@ def test_viewer_select_zoom_smooth_lines(served_app, page, artifacts):
     assert "Traceback" not in page.content()
 
     # Select the SDSS broad-line QSO through the search box and the list.
+    open_tab(page, "Spectra")
+    page.wait_for_selector(".sr-spectrum-table .tabulator-row", state="visible")
     page.fill(".sr-search input", "0853")
-    page.wait_for_function("document.querySelectorAll('.sr-spectrum-table .tabulator-row').length === 1")
-    page.click(".sr-spectrum-table .tabulator-row >> nth=0")
-    page.wait_for_function("document.querySelector('.sr-metadata').innerText.includes('SDSS')")
+    rows = page.locator(".sr-spectrum-table .tabulator-row")
+    expect(rows).to_have_count(1)  # Panel renders in shadow roots: Playwright locators pierce them
+    rows.first.click()
+    expect(page.locator(".sr-metadata")).to_contain_text("0853-52374-0240")
 
     before = page.evaluate(X_RANGE_JS)
+    open_tab(page, "View")
     page.fill(".sr-wave-min input", "6400")
     page.fill(".sr-wave-max input", "6700")
     page.click(".sr-apply button")
     page.wait_for_function(f"({X_RANGE_JS})()[0] === 6400 && ({X_RANGE_JS})()[1] === 6700", timeout=20_000)
     after = page.evaluate(X_RANGE_JS)
     assert after != before and after == [6400, 6700]
-    assert "6400.0" in page.inner_text(".sr-status")
+    expect(page.locator(".sr-status")).to_contain_text("6400.0")
 
     page.click(".sr-smoothing button:has-text('gaussian')")
     page.click(".sr-lines button:has-text('sky')")

@@ -32,8 +32,14 @@ def test_stagger_keeps_labels_on_one_level_apart():
     per_px = span / width
     for i in range(len(xs)):
         for j in range(i + 1, len(xs)):
-            if levels[i] == levels[j]:
+            if levels[i] is not None and levels[i] == levels[j]:
                 half_i = 0.5 * (len(names[i]) * 7 + 6) * per_px
                 half_j = 0.5 * (len(names[j]) * 7 + 6) * per_px
                 assert xs[i] + half_i <= xs[j] - half_j
     assert len(set(levels)) > 1  # these crowd: they cannot all share one level
+
+
+def test_labels_that_fit_nowhere_are_dropped_not_overlapped():
+    xs = [5000.0 + i for i in range(20)]  # twenty labels within 20 Å on a 5000 Å axis
+    levels = stagger_labels(xs, ["[O III] 5008"] * 20, x_span=5000.0, width_px=800, levels=3)
+    assert levels[:3] == [0, 1, 2] and all(lvl is None for lvl in levels[3:])

@@ -1,0 +1,82 @@
+"""SpecVI-Bench rows (HF Maxwell-Jia/SpecVI-Bench, verl RL format) <-> spectra.
+
+A row: `data_source` (carbon/cv/gm/ss/wd), `prompt` (system + user messages, the user text starts
+with `<image>`), `images` [overview], `ability`/`agent_name`, `reward_model` {ground_truth, style},
+`extra_info` {index, name, tools_kwargs.spectral_visualization_tool.create_kwargs {wavelength, flux,
+redshift}}. Importing keeps every non-array field in `meta["specvi_row"]`, so exporting the
+spectrum again gives back the same row.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import astropy.units as u
+import numpy as np
+from astropy.nddata import InverseVariance
+from specutils import Spectrum
+
+TOOL = "spectral_visualization_tool"
+DATA_SOURCE_TASKS = {"carbon": "cs", "cc": "cs", "cv": "cv", "gm": "mg", "ss": "ss", "wd": "wd"}
+TASK_DATA_SOURCES = {"cs": "carbon", "cv": "cv", "mg": "gm", "ss": "ss", "wd": "wd"}
+
+
+def specvi_row_to_spectrum(row: dict[str, Any]) -> Spectrum:
+    """The row's spectrum; `meta` carries the task id, ground truth and the row minus its arrays."""
+    kwargs = row["extra_info"]["tools_kwargs"][TOOL]["create_kwargs"]
+    wave = np.asarray(kwargs["wavelength"], dtype=float)
+    flux = np.asarray(kwargs["flux"], dtype=float)
+    rest = copy.deepcopy(row)
+    ck = rest["extra_info"]["tools_kwargs"][TOOL]["create_kwargs"]
+    ck.pop("wavelength")
+    ck.pop("flux")
+    order = np.argsort(wave, kind="stable")
+    name = str(row["extra_info"].get("name") or row["extra_info"].get("index"))
+    meta = {
+        "survey": "LAMOST-LRS", "object_id": name, "target": None, "ra": None, "dec": None,
+        "pipeline_class": None, "pipeline_subclass": None, "pipeline_z": None, "snr": None,
+        "source_path": name, "format": "specvi-bench-row", "wavelength_medium": "vacuum", "header": {},
+        "task": DATA_SOURCE_TASKS.get(row.get("data_source")), "ground_truth": row["reward_model"]["ground_truth"],
+        "redshift": kwargs.get("redshift"), "specvi_row": rest,
+        # the row's own order, in case it was not ascending (restored on export)
+        "specvi_order": None if np.all(order == np.arange(wave.size)) else order.tolist(),
+    }
+    return Spectrum(spectral_axis=wave[order] * u.AA, flux=flux[order] * u.dimensionless_unscaled,
+                    uncertainty=InverseVariance(np.zeros(wave.size)), mask=~np.isfinite(flux[order]), meta=meta)
+
+
+def spectrum_to_specvi_row(spec: Spectrum, task_id: str | None = None, ground_truth: str | None = None,
+                           prompt: list[dict] | None = None, images: list | None = None,
+                           index: str | None = None) -> dict[str, Any]:
+    """A SpecVI-Bench row for a spectrum; a spectrum imported from a row gives that row back."""
+    wave = spec.spectral_axis.to_value("Angstrom")
+    flux = np.asarray(getattr(spec.flux, "value", spec.flux), dtype=float)
+    meta = spec.meta or {}
+    order = meta.get("specvi_order")
+    if order is not None:  # undo the ascending sort of the import
+        inv = np.empty(len(order), dtype=int)
+        inv[np.asarray(order)] = np.arange(len(order))
+        wave, flux = wave[inv], flux[inv]
+    if meta.get("specvi_row") is not None:
+        row = copy.deepcopy(meta["specvi_row"])
+    else:
+        from agents.vet.prompt import SYSTEM_TEXT, task_prompt
+
+        task_id = task_id or meta.get("task")
+        row = {
+            "data_source": TASK_DATA_SOURCES.get(task_id, task_id),
+            "prompt": prompt or [{"role": "system", "content": SYSTEM_TEXT},
+                                 {"role": "user", "content": "<image>" + task_prompt(task_id)}],
+            "images": images or [],
+            "ability": "spectral_vetting",
+            "reward_model": {"ground_truth": ground_truth, "style": "rule"},
+            "agent_name": "tool_agent",
+            "extra_info": {"index": index or str(meta.get("object_id")), "name": meta.get("object_id"),
+                           "tools_kwargs": {TOOL: {"create_kwargs": {"redshift": meta.get("redshift")}}}},
+        }
+    ck = row["extra_info"]["tools_kwargs"][TOOL]["create_kwargs"]
+    ck["wavelength"] = [float(w) for w in wave]
+    ck["flux"] = [float(f) for f in flux]
+    if ground_truth is not None:
+        row["reward_model"]["ground_truth"] = ground_truth
+    return row

@@ -1,0 +1,72 @@
+"""Read survey spectra into `specutils.Spectrum`, one contract for every format.
+
+    from agents.spectra import read_spectrum, list_targets, SpectrumReadError, blank_pipeline_labels
+    spec = read_spectrum("spec-58575-...-010.fits")            # single-spectrum file
+    spec = read_spectrum("coadd-5-169.fits", target="39633300968442591")   # DESI: one target
+    list_targets("coadd-5-169.fits")  -> ['-1695072', '39633297352951412', ...]  ([] if single)
+
+Formats (identified from content, never from the file name; label = meta['format'] = the
+specutils loader name, so `Spectrum.read(path)` and `Spectrum.read(path, format=label)` work):
+
+    lamost-lrs-image  LAMOST LRS DR1-DR7, primary 5xN image, log-linear COEFF0/COEFF1 (.fits/.gz)
+    lamost-lrs-table  LAMOST LRS DR8+ v2.0, one-row binary table FLUX/IVAR/WAVELENGTH/ANDMASK
+    lamost-mrs        LAMOST MRS med-*.fits coadds: COADD_B + COADD_R concatenated
+    sdss-spec         SDSS legacy / BOSS spec-*.fits: COADD HDU, labels from SPECOBJ or SPALL
+    desi-coadd        DESI coadd-*: B/R/Z merged (inverse-variance weighted in overlaps), one
+    desi-spectra      spectrum per TARGETID; spectra-* (per exposure) rows combined the same way;
+                      labels from redrock-<suffix>.fits beside it when present
+    ascii-table       CSV / whitespace tables: wavelength, flux[, ivar | error][, mask]
+    ecsv-table        astropy ECSV with the same column names (units honoured)
+    pickles-ascii     Pickles (1998) UVILIB library .dat files (air wavelengths)
+    specreview-table  the FITS table written by write_fits
+
+meta keys (always present): survey, object_id (str), target (str|None), ra, dec (float|None),
+pipeline_class, pipeline_subclass (str|None), pipeline_z (float|None), snr (median flux*sqrt(ivar)
+over good pixels; 0.0 when none), source_path, format, wavelength_medium ("vacuum" | "air" |
+"unknown" for tables that do not say), header (dict[str, str]: the raw primary header, or the
+comment metadata of a table), n_pixels, n_good_pixels, flux_unit. Often present: labels_source
+(where the pipeline labels came from; None when there are none), pipeline_z_err,
+pipeline_zwarn, objtype (target type from the input catalogue / fibermap, not a classification),
+data_release, specobjid, fibermap (DESI row as str dict), fiberstatus, arms, ivar_estimated.
+
+meta['survey'] values (a manifest survey string starts with the value): "LAMOST-LRS DR<n>"
+(or "LAMOST-LRS" when the header has no DATA_V), "LAMOST-MRS DR<n>", "SDSS" (original
+spectrograph), "SDSS-III BOSS", "SDSS-IV eBOSS", "DESI", "Pickles 1998 stellar flux library",
+"table" (tables whose comments name no survey).
+
+Arrays: spectral_axis in Angstrom, ascending; flux with the file's unit (SDSS and DESI 1e-17
+erg/s/cm2/A, from the header or, if absent, the survey's data model; LAMOST and Pickles
+dimensionless); uncertainty InverseVariance; mask True = bad (survey mask bits set, ivar <= 0,
+non-finite flux). Masked pixels keep their flux values.
+
+Documented behaviour of edge cases:
+- a spectrum with no good pixel (all ivar 0: SDSS ZWARNING=6 fibres, DESI sky/empty/NODATA
+  fibres) reads fine: mask all True, n_good_pixels 0, snr 0.0;
+- a multi-target DESI file read without target= raises SpectrumReadError telling you to pass
+  target= and to call list_targets(path); target= on a single-spectrum file raises;
+- LAMOST Z = -9999 (class "Unknown") gives pipeline_z None; LAMOST MRS has no pipeline labels
+  (meta['objtype'] carries the input catalogue's type);
+- DESI files without a redrock file beside them have no pipeline labels.
+
+Errors: every bad input raises SpectrumReadError (agents/spectra/errors.py), a ValueError whose
+message is "<file name>: <problem>" (missing file, empty file, non-FITS junk, truncated FITS or
+gzip, unknown layout, missing HDU/column, zero-length arrays, mismatched lengths, non-monotonic
+or non-positive wavelength, all-NaN flux, target not in file, ...). No astropy/numpy exception
+escapes read_spectrum or list_targets.
+
+Also: blank_pipeline_labels(spec) (the copy agents see), write_csv / write_fits (exports that
+read back through read_spectrum), merge_arms (the DESI arm merge, pure numpy).
+"""
+from .errors import SpectrumReadError
+from .desi import merge_arms
+from .export import write_csv, write_fits
+from .labels import blank_pipeline_labels
+from .loaders import register as _register_loaders
+from .read import file_format, list_targets, read_spectrum
+
+_register_loaders()
+
+__all__ = [
+    "SpectrumReadError", "read_spectrum", "list_targets", "file_format", "blank_pipeline_labels",
+    "write_csv", "write_fits", "merge_arms",
+]

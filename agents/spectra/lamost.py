@@ -1,0 +1,142 @@
+"""LAMOST readers: LRS primary-image layout, LRS binary-table layout, MRS B+R coadds.
+
+LRS image (DR1-DR7): primary HDU 5 x N, rows flux, ivar, (wavelength in DR5+; another vector in
+DR1), andmask, ormask; the wavelength grid comes from the log-linear COEFF0/COEFF1 keys, which
+every release writes. LRS table (DR8+ "v2.0"): HDU 1 is a one-row binary table with array
+columns FLUX, IVAR, WAVELENGTH, ANDMASK, ORMASK. MRS (`med-*.fits`): COADD_B and COADD_R tables
+with one pixel per row (FLUX, IVAR, LOGLAM, ANDMASK, ORMASK); the arms do not overlap, so they
+are concatenated. LAMOST wavelengths are vacuum and heliocentric (VACUUM = T in every header).
+LAMOST fluxes are relatively calibrated with no unit keyword: flux is dimensionless.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+from .core import build_spectrum, clean_float, clean_id, clean_label, clean_z, header_text
+from .errors import SpectrumReadError
+from .fitsraw import RawFits
+from .sniff import LAMOST_LRS_IMAGE, LAMOST_LRS_TABLE, LAMOST_MRS
+
+
+def survey_name(header, kind: str) -> str:
+    """'LAMOST-LRS DR7' when the header names its release (DATA_V), else 'LAMOST-LRS'."""
+    release = re.search(r"DR\s*(\d+)", str(header.get("DATA_V", "")).upper())
+    return f"LAMOST-{kind} DR{release.group(1)}" if release else f"LAMOST-{kind}"
+
+
+def spectrum_id(header, path: str) -> str:
+    """OBSID when present; else the spec-LMJD-PLANID_spSS-FFF name rebuilt from header keys."""
+    obsid = clean_id(header.get("OBSID"))
+    if obsid:
+        return obsid
+    try:
+        return (f"spec-{int(header['LMJD'])}-{str(header['PLANID']).strip()}"
+                f"_sp{int(header['SPID']):02d}-{int(header['FIBERID']):03d}")
+    except (KeyError, ValueError, TypeError):
+        name = str(path).replace("\\", "/").rsplit("/", 1)[-1]
+        return re.sub(r"\.fits?(\.gz)?$", "", name, flags=re.I)
+
+
+def _common_meta(header, path: str, kind: str, fmt: str) -> dict[str, Any]:
+    medium = "air" if header.get("VACUUM") is False else "vacuum"
+    return {
+        "survey": survey_name(header, kind),
+        "object_id": spectrum_id(header, path),
+        "target": None,
+        "ra": clean_float(header.get("RA")),
+        "dec": clean_float(header.get("DEC")),
+        "format": fmt,
+        "wavelength_medium": medium,
+        "header": header_text(header),
+        "objtype": clean_label(header.get("OBJTYPE")),
+        "designation": clean_label(header.get("DESIG")),
+        "data_release": clean_label(header.get("DATA_V")),
+    }
+
+
+def _labels(header) -> dict[str, Any]:
+    cls = clean_label(header.get("CLASS"))
+    return {
+        "pipeline_class": cls,
+        "pipeline_subclass": clean_label(header.get("SUBCLASS")),
+        "pipeline_z": clean_z(header.get("Z")),
+        "pipeline_z_err": clean_z(header.get("Z_ERR")),
+        "labels_source": "LAMOST pipeline header (CLASS/SUBCLASS/Z)" if cls else None,
+    }
+
+
+def read_lrs_image(fits: RawFits, path: str, target=None):
+    header = fits[0].header
+    data = fits[0].image()
+    if data is None or data.ndim != 2 or data.shape[0] < 2:
+        raise SpectrumReadError(path, f"LAMOST primary image has shape {getattr(data, 'shape', None)};"
+                                      " expected 5 x N rows (flux, ivar, ..., andmask, ormask)")
+    n = data.shape[1]
+    try:
+        c0, c1 = float(header["COEFF0"]), float(header["COEFF1"])
+    except (KeyError, ValueError, TypeError):
+        raise SpectrumReadError(path, "LAMOST header lacks the COEFF0/COEFF1 wavelength solution") from None
+    if not c1 > 0:
+        raise SpectrumReadError(path, f"wavelength is not monotonic (COEFF1 = {c1})")
+    wave = 10.0 ** (c0 + c1 * np.arange(n))
+    meta = _common_meta(header, path, "LRS", LAMOST_LRS_IMAGE)
+    meta.update(_labels(header))
+    bad = (np.nan_to_num(data[3]) != 0) if data.shape[0] >= 5 else None
+    return build_spectrum(path, wave, data[0], data[1], meta, bad=bad)
+
+
+def read_lrs_table(fits: RawFits, path: str, target=None):
+    header = fits[0].header
+    table = fits[1].table()
+    if len(table) == 0:
+        raise SpectrumReadError(path, "LAMOST COADD table has no rows (zero-length spectrum arrays)")
+    for need in ("FLUX", "IVAR", "WAVELENGTH"):
+        if not table.has(need):
+            raise SpectrumReadError(path, f"LAMOST COADD table lacks the {need} column")
+    bad = (table.col("ANDMASK")[0] != 0) if table.has("ANDMASK") else None
+    meta = _common_meta(header, path, "LRS", LAMOST_LRS_TABLE)
+    meta.update(_labels(header))
+    return build_spectrum(path, table.col("WAVELENGTH")[0], table.col("FLUX")[0],
+                          table.col("IVAR")[0], meta, bad=bad)
+
+
+def read_mrs(fits: RawFits, path: str, target=None):
+    header = fits[0].header
+    arms, used = [], []
+    for ext in ("COADD_B", "COADD_R"):
+        if ext not in fits:
+            continue
+        table = fits[ext].table()
+        if len(table) == 0:
+            continue
+        for need in ("FLUX", "IVAR", "LOGLAM"):
+            if not table.has(need):
+                raise SpectrumReadError(path, f"LAMOST MRS {ext} lacks the {need} column")
+        wave = 10.0 ** table.col("LOGLAM").astype(np.float64).ravel()
+        flux = table.col("FLUX").ravel()
+        ivar = table.col("IVAR").ravel()
+        bad = (table.col("ANDMASK").ravel() != 0 if table.has("ANDMASK")
+               else np.zeros(wave.size, bool))
+        if not (wave.size == flux.size == ivar.size == bad.size):
+            raise SpectrumReadError(path, f"array lengths differ in {ext} (wavelength {wave.size}, "
+                                          f"flux {flux.size}, ivar {ivar.size})")
+        arms.append((wave, flux, ivar, bad))
+        used.append(ext)
+    if not arms:
+        raise SpectrumReadError(path, "LAMOST MRS file has no COADD_B/COADD_R data")
+    order = np.argsort([a[0][0] for a in arms])
+    wave, flux, ivar, bad = (np.concatenate([arms[k][i] for k in order]) for i in range(4))
+    meta = _common_meta(header, path, "MRS", LAMOST_MRS)
+    # MRS coadds carry no CLASS/SUBCLASS/Z: the only type is the input catalogue's OBJTYPE.
+    meta.update({"pipeline_class": None, "pipeline_subclass": None, "pipeline_z": None,
+                 "labels_source": None, "arms": used})
+    return build_spectrum(path, wave, flux, ivar, meta, bad=bad)
+
+
+READERS = {
+    LAMOST_LRS_IMAGE: read_lrs_image,
+    LAMOST_LRS_TABLE: read_lrs_table,
+    LAMOST_MRS: read_mrs,
+}

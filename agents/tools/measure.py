@@ -1,0 +1,227 @@
+"""Measurements an inspector makes on a 1-D spectrum: line depth and equivalent width against a
+local continuum, band depth against side bands, Balmer line width, continuum slope, local S/N.
+
+Every measurement is a pure function of (wavelength, flux, good-pixel mask, ivar) and a handful of
+wavelength windows, so the vet policy can quote it and a test (or a reviewer) can recompute it.
+The vocabulary is fixed (`MEASURES`); the task files in kb/tasks pick windows and thresholds.
+Windows are in the same frame as the wavelength array (stellar tasks: observed = rest, z ~ 0).
+A measurement that has too few good pixels returns None ("not measurable"), never a guess.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+MIN_PIXELS = 3  # fewer good pixels than this in any window -> not measurable
+
+
+@dataclass(frozen=True)
+class Arrays:
+    """Sorted wavelength, flux and ivar with a good-pixel mask (True = usable)."""
+
+    wave: np.ndarray
+    flux: np.ndarray
+    ivar: np.ndarray | None
+    good: np.ndarray
+
+    @classmethod
+    def from_spectrum(cls, spec) -> "Arrays":
+        wave = np.asarray(spec.spectral_axis.to_value("Angstrom"), dtype=float)
+        flux = np.asarray(getattr(spec.flux, "value", spec.flux), dtype=float)
+        ivar = None
+        unc = spec.uncertainty
+        if unc is not None:
+            inv = _InverseVariance()
+            ivar = np.asarray(unc.array if isinstance(unc, inv) else unc.represent_as(inv).array, dtype=float)
+        mask = np.zeros(flux.shape, bool) if spec.mask is None else np.asarray(spec.mask, bool)
+        return cls.from_arrays(wave, flux, ivar, mask)
+
+    @classmethod
+    def from_arrays(cls, wave, flux, ivar=None, mask=None) -> "Arrays":
+        wave = np.asarray(wave, dtype=float)
+        flux = np.asarray(flux, dtype=float)
+        order = np.argsort(wave, kind="stable")
+        wave, flux = wave[order], flux[order]
+        good = np.isfinite(wave) & np.isfinite(flux)
+        if ivar is not None:
+            ivar = np.asarray(ivar, dtype=float)[order]
+            # an all-zero ivar (no errors supplied) carries no information: ignore it
+            if np.any(ivar > 0):
+                good &= np.isfinite(ivar) & (ivar > 0)
+            else:
+                ivar = None
+        if mask is not None:
+            good &= ~np.asarray(mask, bool)[order]
+        return cls(wave, flux, ivar, good)
+
+    def window(self, lo: float, hi: float) -> np.ndarray:
+        """Indices of good pixels with lo <= wave <= hi."""
+        i0, i1 = np.searchsorted(self.wave, [lo, hi], side="left")
+        i1 = np.searchsorted(self.wave, hi, side="right")
+        idx = np.arange(i0, i1)
+        return idx[self.good[idx]]
+
+
+def _InverseVariance():
+    from astropy.nddata import InverseVariance
+
+    return InverseVariance
+
+
+def _side_level(a: Arrays, band) -> tuple[float, float] | None:
+    idx = a.window(*band)
+    if idx.size < MIN_PIXELS:
+        return None
+    return float(np.median(a.wave[idx])), float(np.median(a.flux[idx]))
+
+
+def _continuum(a: Arrays, blue, red):
+    """Straight line through the medians of the two side bands; None if either is empty."""
+    b = _side_level(a, blue)
+    r = _side_level(a, red)
+    if b is None or r is None or r[0] == b[0]:
+        return None
+    slope = (r[1] - b[1]) / (r[0] - b[0])
+    return lambda w: b[1] + slope * (np.asarray(w) - b[0])
+
+
+def _normalised(a: Arrays, core, blue, red, smooth: int = 3):
+    cont = _continuum(a, blue, red)
+    idx = a.window(*core)
+    if cont is None or idx.size < MIN_PIXELS:
+        return None
+    c = cont(a.wave[idx])
+    if np.any(c <= 0):
+        return None
+    ratio = a.flux[idx] / c
+    if smooth > 1 and ratio.size >= smooth:
+        # running median: one hot pixel or cosmic must not set a depth
+        pad = smooth // 2
+        padded = np.pad(ratio, pad, mode="edge")
+        ratio_s = np.median(np.lib.stride_tricks.sliding_window_view(padded, smooth), axis=1)
+    else:
+        ratio_s = ratio
+    return a.wave[idx], ratio, ratio_s
+
+
+def line_depth(a: Arrays, *, core, blue, red, **_) -> float | None:
+    """1 - (lowest smoothed continuum-normalised flux in the core): 0 = no line, 1 = black."""
+    prof = _normalised(a, core, blue, red)
+    if prof is None:
+        return None
+    return float(1.0 - np.min(prof[2]))
+
+
+def _ew(a: Arrays, core, blue, red) -> float | None:
+    prof = _normalised(a, core, blue, red, smooth=1)
+    if prof is None:
+        return None
+    w, ratio, _ = prof
+    return float(np.trapezoid(1.0 - ratio, w))
+
+
+def equivalent_width(a: Arrays, *, core, blue, red, **_) -> float | None:
+    """Absorption equivalent width in Angstrom (positive = absorption) over the core window."""
+    return _ew(a, core, blue, red)
+
+
+def emission_ew(a: Arrays, *, core, blue, red, **_) -> float | None:
+    """Emission equivalent width in Angstrom (positive = emission) over the core window."""
+    ew = _ew(a, core, blue, red)
+    return None if ew is None else -ew
+
+
+def emission_peak(a: Arrays, *, core, blue, red, **_) -> float | None:
+    """Highest smoothed continuum-normalised flux in the core minus 1 (0 = no emission)."""
+    prof = _normalised(a, core, blue, red)
+    if prof is None:
+        return None
+    return float(np.max(prof[2]) - 1.0)
+
+
+def band_depth(a: Arrays, *, band, side, side2=None, **_) -> float | None:
+    """1 - median(band) / median(side band[s]): molecular band heads (TiO, C2, ZrO, CaH)."""
+    idx = a.window(*band)
+    ref = [_side_level(a, side)]
+    if side2 is not None:
+        ref.append(_side_level(a, side2))
+    if idx.size < MIN_PIXELS or any(r is None for r in ref):
+        return None
+    level = float(np.mean([r[1] for r in ref]))
+    if level <= 0:
+        return None
+    return float(1.0 - np.median(a.flux[idx]) / level)
+
+
+def balmer_width(a: Arrays, *, core, blue, red, **_) -> float | None:
+    """Full width at half depth (Angstrom) of an absorption line, walking out from its minimum.
+
+    White-dwarf Balmer lines are pressure broadened to ~50-150 A; main-sequence A stars show
+    ~15-30 A at LAMOST resolution. Returns None when the line is too shallow to have a half depth.
+    """
+    prof = _normalised(a, core, blue, red, smooth=5)
+    if prof is None:
+        return None
+    w, _, r = prof
+    i_min = int(np.argmin(r))
+    depth = 1.0 - r[i_min]
+    if depth < 0.05:
+        return None
+    half = 1.0 - depth / 2.0
+    lo = i_min
+    while lo > 0 and r[lo] < half:
+        lo -= 1
+    hi = i_min
+    while hi < r.size - 1 and r[hi] < half:
+        hi += 1
+    return float(w[hi] - w[lo])
+
+
+def continuum_slope(a: Arrays, *, blue, red, **_) -> float | None:
+    """median flux in the blue window / median flux in the red window (> 1: blue, < 1: red)."""
+    b = _side_level(a, blue)
+    r = _side_level(a, red)
+    if b is None or r is None or r[1] <= 0:
+        return None
+    return float(b[1] / r[1])
+
+
+def local_snr(a: Arrays, *, window, **_) -> float | None:
+    """Median S/N per pixel in the window: from ivar when given, else from pixel-to-pixel scatter."""
+    idx = a.window(*window)
+    if idx.size < MIN_PIXELS:
+        return None
+    f = a.flux[idx]
+    if a.ivar is not None:
+        return float(np.median(f * np.sqrt(a.ivar[idx])))
+    diffs = np.diff(f)
+    noise = 1.4826 * np.median(np.abs(diffs - np.median(diffs))) / np.sqrt(2.0)
+    if noise <= 0:
+        return None
+    return float(np.median(f) / noise)
+
+
+MEASURES: dict[str, Callable[..., float | None]] = {
+    "line_depth": line_depth,
+    "equivalent_width": equivalent_width,
+    "emission_ew": emission_ew,
+    "emission_peak": emission_peak,
+    "band_depth": band_depth,
+    "balmer_width": balmer_width,
+    "continuum_slope": continuum_slope,
+    "local_snr": local_snr,
+}
+
+UNITS = {"equivalent_width": "Å", "emission_ew": "Å", "balmer_width": "Å"}
+
+
+def measure(arrays: Arrays, kind: str, **params) -> float | None:
+    """Run one measurement of the fixed vocabulary; KeyError names the known kinds."""
+    if kind not in MEASURES:
+        raise KeyError(f"unknown measurement kind {kind!r}; known: {', '.join(sorted(MEASURES))}")
+    value = MEASURES[kind](arrays, **params)
+    if value is None or not np.isfinite(value):
+        return None
+    return value

@@ -1,0 +1,236 @@
+"""AuditSession: the review workflow for one browser session.
+
+It extends the viewer session with the queue, the trajectory player, the review / annotation / VI
+forms and the keyboard, and writes every action to the store at once, tagged with the reviewer's
+name. Labels are append-only: an action is a new row, the latest row wins.
+"""
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+import panel as pn
+import param
+
+from agents.tools.render import render_png
+from reviewer.app import ReviewerSession, load_spectrum
+from reviewer.components.annotation_form import AnnotationForm
+from reviewer.components.keyboard import KEY_MAP, Keyboard
+from reviewer.components.queue import Queue
+from reviewer.components.review_form import ReviewForm
+from reviewer.components.safe_text import escape
+from reviewer.components.trajectory_player import TrajectoryPlayer
+from reviewer.components.vi_form import VIForm
+
+log = logging.getLogger(__name__)
+
+
+def help_html() -> str:
+    rows = "".join(f"<tr><th><kbd>{escape(k)}</kbd></th><td>{escape(v)}</td></tr>" for k, v in KEY_MAP)
+    return ("<div class='sr-help'><h3>Keyboard</h3><table>" + rows + "</table>"
+            "<p>Keys never fire while you type in a text field.</p></div>")
+
+
+class AuditSession(ReviewerSession):
+    reviewer = param.String(default="", doc="who is reviewing (auth user, ?reviewer=, or typed once)")
+    trajectory_id = param.String(default=None, allow_None=True)
+    session_id = param.String(default=None, allow_None=True, doc="an audit campaign, or None for the whole queue")
+    blind = param.Boolean(default=True, doc="hide other reviewers' labels until mine is saved")
+    ack = param.String(default="", doc="the last write acknowledged, as text")
+    show_help = param.Boolean(default=False)
+
+    def __init__(self, store, reviewer: str = "", **params):
+        super().__init__(store, reviewer=reviewer, **params)
+        self.trajectory = None
+        self.queue = Queue()
+        self.player = TrajectoryPlayer(image_for=self.image_for)
+        self.form = ReviewForm(save_review=self.save_review, save_rating=self.save_rating)
+        self.annotation = AnnotationForm(save=self.save_annotation)
+        self.vi = VIForm(save=self.save_vi)
+        self.others = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["sr-others"])
+        self.ack_pane = pn.pane.HTML("", css_classes=["sr-ack"], sizing_mode="stretch_width")
+        self.help_pane = pn.pane.HTML(help_html(), visible=False, css_classes=["sr-help-pane"])
+        self.keyboard = Keyboard()
+        for key, action in {"n": lambda: self.queue.step(+1), "b": lambda: self.queue.step(-1),
+                            "j": self.player.next, "k": self.player.previous, "a": self.form.approve,
+                            "o": self.form.override, "r": self.form.reject, "?": self.toggle_help}.items():
+            self.keyboard.on(key, action)
+        for score in range(6):
+            self.keyboard.on(str(score), lambda s=score: self.form.rate(s))
+        self.queue.param.watch(self._on_queue_select, "selected_id")
+        self.queue.param.watch(lambda _: self.refresh_queue(), ["task", "agent_name", "backend", "state",
+                                                                "credibility", "disagreement", "reviewed_by"])
+        self.player.param.watch(self._on_step, "step_index")
+        self.param.watch(lambda e: setattr(self.help_pane, "visible", e.new), "show_help")
+        self.param.watch(lambda e: setattr(self.ack_pane, "object", f"<span>{escape(e.new)}</span>"), "ack")
+        choices = self.store.queue_choices()
+        self.queue.set_choices(choices["tasks"], choices["backends"])
+        self.refresh_queue()
+
+    # ---- identity ---------------------------------------------------------------------------------
+    def require_reviewer(self) -> bool:
+        if not self.reviewer.strip():
+            self.error = "Enter your name first: every label is saved under a reviewer's name."
+            return False
+        return True
+
+    # ---- queue and navigation ---------------------------------------------------------------------
+    def refresh_queue(self) -> None:
+        f = self.queue.filters()
+        self.queue.items = self.store.queue_items(self.reviewer or None, session_id=self.session_id, **f)
+        prog = self.store.queue_progress(self.reviewer, session_id=self.session_id) if self.reviewer else None
+        self.queue.progress = (f"{self.reviewer}: {prog['done']} / {prog['total']} reviewed" if prog
+                               else f"{len(self.queue.items)} items")
+
+    def open_first_item(self) -> bool:
+        if self.queue.items:
+            self.queue.selected_id = self.queue.items[0]["trajectory_id"]
+            return True
+        return False
+
+    def _on_queue_select(self, event):
+        if event.new:
+            self.open_trajectory(event.new)
+
+    def open_trajectory(self, trajectory_id: str) -> bool:
+        traj = self.store.load_trajectory(trajectory_id)
+        if traj is None:
+            self.error = f"Trajectory {trajectory_id} is not in the database."
+            return False
+        self.trajectory = traj
+        self.trajectory_id = trajectory_id
+        if traj.spectrum_id:
+            self.open_spectrum(traj.spectrum_id)
+        self.form.clear()
+        self.form.mode = "verify" if traj.task == "verify" else "vet"
+        self.player.trajectory = traj
+        self._load_my_labels()
+        if self.queue.selected_id != trajectory_id:
+            self.queue.selected_id = trajectory_id
+        return True
+
+    def _on_step(self, event=None):
+        step = self.player.current
+        self.annotation.step_index = None if step is None else step.index
+        self._load_my_annotation()
+        rng = (step.tool_args or {}).get("wavelength_range") if step is not None else None
+        z = float((self.player.trajectory.steps[0].data.get("tool_state") or {}).get("redshift") or 0.0) \
+            if (self.player.trajectory and self.player.trajectory.steps) else 0.0
+        if isinstance(rng, (list, tuple)) and len(rng) == 2:
+            try:  # tool ranges are rest-frame when the tool had a redshift: shade in the observed frame
+                self.plot.shaded_ranges = [(float(rng[0]) * (1 + z), float(rng[1]) * (1 + z))]
+            except (TypeError, ValueError):
+                self.plot.shaded_ranges = []
+        else:
+            self.plot.shaded_ranges = []
+
+    # ---- images -------------------------------------------------------------------------------------
+    def image_for(self, step) -> bytes | None:
+        """The step's stored render, or the same render re-made from the spectrum and the call."""
+        if step.image_sha:
+            png = self.store.get_image(step.image_sha)
+            if png is not None:
+                return png
+        if step.kind not in ("prompt", "tool_result") or step.is_error or self.trajectory is None:
+            return None
+        if not step.data.get("deferred") and not step.image_sha and not (step.tool_args or {}).get("wavelength_range"):
+            return None
+        spec = self.plot.spectrum
+        if spec is None:
+            return None
+        try:
+            if self.trajectory.agent.name == "vet":
+                from agents.vet.renders import render_step
+                return render_step(self.trajectory, step, spec)
+            rng = (step.tool_args or {}).get("wavelength_range") or (None, None)
+            return render_png(spec, rng[0], rng[1], label=(step.tool_args or {}).get("label"))
+        except Exception as err:  # a render that fails must not break the review
+            log.warning("could not re-render step %s: %s", step.index, err)
+            return None
+
+    # ---- writes -------------------------------------------------------------------------------------
+    def _acknowledge(self, what: str) -> None:
+        self.error = ""
+        self.ack = f"Saved {what} as {self.reviewer} at {datetime.now().strftime('%H:%M:%S')}"
+
+    def save_review(self, action: str, label: dict | None, comment: str | None) -> None:
+        if not self.require_reviewer() or self.trajectory_id is None:
+            return
+        try:
+            self.store.add_review(self.trajectory_id, self.reviewer, action, label=label, comment=comment,
+                                  session_id=self.session_id)
+        except ValueError as err:
+            self.error = str(err)
+            return
+        self._acknowledge(f"verdict '{action}'")
+        self._load_my_labels()
+        self.refresh_queue()
+
+    def save_rating(self, score: int) -> None:
+        if not self.require_reviewer() or self.trajectory_id is None:
+            return
+        self.store.add_rating(self.trajectory_id, self.reviewer, score, self.form.rubric_version,
+                              session_id=self.session_id)
+        self._acknowledge(f"score {score}")
+        self._load_my_labels()
+
+    def save_annotation(self, step_index, comment, flags) -> None:
+        if not self.require_reviewer() or self.trajectory_id is None:
+            return
+        self.store.add_annotation(self.trajectory_id, self.reviewer, comment=comment, step_idx=step_index,
+                                  flags=flags, session_id=self.session_id)
+        self.annotation.status = "Saved."
+        self._acknowledge("note" + (f" on step {step_index + 1}" if step_index is not None else ""))
+
+    def save_vi(self, quality, issues, z, spectype, comment) -> None:
+        if not self.require_reviewer() or not self.record:
+            return
+        try:
+            self.store.add_vi_label(self.record["spectrum_id"], self.reviewer, quality=quality, issues=issues, z=z,
+                                    spectype=spectype, comment=comment, session_id=self.session_id)
+        except ValueError as err:
+            self.error = str(err)
+            return
+        self.vi.status = "Saved."
+        self._acknowledge("VI label")
+
+    # ---- reading my labels (and, unless blind, the others') ----------------------------------------
+    def _load_my_labels(self) -> None:
+        if self.trajectory_id is None:
+            return
+        mine = self.store.latest_review(self.trajectory_id, self.reviewer) if self.reviewer else None
+        rating = (self.store.latest_rating(self.trajectory_id, self.reviewer, self.form.rubric_version)
+                  if self.reviewer else None)
+        parts = []
+        if mine:
+            parts.append(f"Your verdict: {mine['action']}" + (f" {mine['label']}" if mine.get("label") else ""))
+        if rating:
+            parts.append(f"your score: {int(rating['score'])}")
+        self.form.param.update(saved="; ".join(parts), score=int(rating["score"]) if rating else None)
+        if self.record and self.reviewer:
+            self.vi.load(self.store.latest_vi_label(self.record["spectrum_id"], self.reviewer))
+        self._show_others(mine is not None)
+        self._load_my_annotation()
+
+    def _load_my_annotation(self) -> None:
+        if self.trajectory_id is None or not self.reviewer:
+            return
+        notes = [a for a in self.store.annotations_for(self.trajectory_id, self.reviewer)
+                 if a.get("step_idx") == self.annotation.step_index]
+        latest = notes[-1] if notes else None
+        self.annotation.load(latest.get("comment") if latest else None, (latest or {}).get("flags") or [])
+
+    def _show_others(self, mine_saved: bool) -> None:
+        if self.blind and not mine_saved:
+            self.others.object = "<p><em>Other reviewers' labels appear once you have saved your verdict.</em></p>"
+            return
+        rows = [r for r in self.store.reviews_for(self.trajectory_id) if r["reviewer"] != self.reviewer]
+        if not rows:
+            self.others.object = "<p><em>No other reviewer has a verdict on this item.</em></p>"
+            return
+        items = "".join(f"<li><b>{escape(r['reviewer'])}</b>: {escape(r['action'])} {escape(r.get('label') or '')}"
+                        f"{' – ' + escape(r['comment']) if r.get('comment') else ''}</li>" for r in rows)
+        self.others.object = f"<ul class='sr-others-list'>{items}</ul>"
+
+    def toggle_help(self) -> None:
+        self.show_help = not self.show_help

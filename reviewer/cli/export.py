@@ -1,0 +1,58 @@
+"""`specreview export sft|bench|vi|parquet`: write the review database out in Spec-o3, prospect
+and Parquet forms. `--session NAME` limits an export to one audit session's labels (frozen at its
+close)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from reviewer.cli.common import open_store
+
+EXIT_OK, EXIT_FAILED = 0, 1
+KINDS = ("sft", "bench", "vi", "parquet")
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "export", help="export labels and curated trajectories (sft, bench, vi, parquet)",
+        description="sft: accepted curated trajectories as LLaMA-Factory sharegpt rows + PNGs (Spec-o3 cold start; "
+        "OUT is a folder). bench: vet trajectories with a settled human YES/NO label as SpecVI-Bench-style rows "
+        "(OUT folder). vi: every inspector's current VI label as a prospect CSV (OUT is a file). parquet: one "
+        "<table>.parquet per table (OUT folder).",
+    )
+    p.add_argument("kind", choices=KINDS)
+    p.add_argument("--out", required=True, help="output folder (sft, bench, parquet) or CSV file (vi)")
+    p.add_argument("--session", default=None, help="only this audit session's labels (name or id)")
+    p.add_argument("--task", default=None, help="sft/bench: only this task")
+    p.add_argument("--format", choices=("parquet", "json"), default="parquet", help="bench: file format")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from reviewer.store import exports
+    from reviewer.store.review_queries import UnknownSession
+
+    store = open_store(args)
+    if store is None:
+        return EXIT_FAILED
+    try:
+        if args.kind == "vi":
+            n = exports.export_vi_csv(store, args.out, args.session)
+            print(f"wrote {n} VI rows to {args.out}")
+        elif args.kind == "parquet":
+            counts = exports.export_parquet(store, args.out, args.session)
+            print(f"wrote {len(counts)} tables to {args.out}: " + ", ".join(f"{t} {n}" for t, n in counts.items()))
+        else:
+            if args.kind == "sft":
+                result = exports.export_sft(store, args.out, args.session, args.task)
+            else:
+                result = exports.export_bench(store, args.out, args.session, args.task, fmt=args.format)
+            print(f"wrote {result.written} {args.kind} rows to {args.out}")
+            for tid, why in result.skipped:
+                print(f"  skipped {tid}: {why}", file=sys.stderr)
+    except UnknownSession as exc:
+        print(f"specreview export: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        store.close()
+    return EXIT_OK

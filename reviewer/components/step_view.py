@@ -1,0 +1,88 @@
+"""One trajectory step, shown as the reviewer needs it: text, tool call, render, verdict, answer.
+
+All agent text is untrusted and goes through `markdown_to_safe_html` / `escape`.
+"""
+from __future__ import annotations
+
+import json
+
+import panel as pn
+import param
+from panel.viewable import Viewer
+
+from reviewer.components.safe_text import escape, markdown_to_safe_html
+
+KIND_COLOURS = {"prompt": "#6c757d", "think": "#1f4e9c", "tool_call": "#8e44ad", "tool_result": "#16a085",
+                "verdict": "#d35400", "answer": "#27ae60"}
+VERDICT_COLOURS = {"KEEP": "#27ae60", "CONFIRM": "#27ae60", "FLAG": "#f39c12", "UNCERTAIN": "#f39c12",
+                   "REMOVE": "#c0392b", "NEEDS_REVISION": "#c0392b"}
+CREDIBILITY_COLOURS = {"HIGH": "#27ae60", "MEDIUM": "#f39c12", "LOW": "#c0392b"}
+
+
+def badge(text: str, colour: str, css: str = "") -> str:
+    return (f"<span class='sr-badge {css}' style='background:{colour};color:white;border-radius:4px;"
+            f"padding:1px 6px;font-size:12px;margin-right:4px'>{escape(text)}</span>")
+
+
+def step_html(step, total: int | None = None) -> str:
+    """The HTML of a step without its image (shared by the player and the transcript)."""
+    parts = [f"<div class='sr-step sr-step-{escape(step.kind)}' data-step='{step.index}'>",
+             "<div class='sr-step-head'>",
+             badge(step.kind.replace("_", " "), KIND_COLOURS.get(step.kind, "#555"), "sr-kind"),
+             f"<b>Step {step.index + 1}{'/' + str(total) if total else ''}</b>"]
+    if step.label:
+        parts.append(f" · <i>{escape(step.label)}</i>")
+    parts.append("</div>")
+    if step.tool_name:
+        args = json.dumps(step.tool_args or {}, ensure_ascii=False)
+        parts.append(f"<pre class='sr-tool-call'>{escape(step.tool_name)}({escape(args)})</pre>")
+    if step.verdict is not None:
+        v = step.verdict
+        parts.append("<div class='sr-verdict'>" + badge(v.value, VERDICT_COLOURS.get(v.value, "#555"), "sr-verdict-value"))
+        if v.credibility:
+            parts.append(badge(f"credibility {v.credibility}", CREDIBILITY_COLOURS.get(v.credibility, "#555")))
+        parts.append(f"<small>{escape(v.who)}{' · rule ' + escape(v.rule) if v.rule else ''}"
+                     f"{' · ' + escape(v.target) if v.target else ''}</small></div>")
+        if v.evidence:
+            parts.append("<ul class='sr-evidence'>" + "".join(f"<li>{escape(e)}</li>" for e in v.evidence) + "</ul>")
+    if step.answer is not None:
+        items = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in step.answer.items()
+                        if k not in ("report",))
+        parts.append(f"<table class='sr-answer'>{items}</table>")
+    if step.text:
+        error = " sr-error-text" if step.is_error else ""
+        parts.append(f"<div class='sr-step-text{error}'>{markdown_to_safe_html(step.text)}</div>")
+    if step.answer and step.answer.get("report"):
+        parts.append(f"<details><summary>Report</summary>{markdown_to_safe_html(step.answer['report'])}</details>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+class StepView(Viewer):
+    """Shows one step; `image_for(step) -> PNG bytes | None` supplies its render (stored or re-made)."""
+
+    step = param.Parameter(default=None, doc="agents.trajectory.Step or None")
+    total = param.Integer(default=0)
+    image_for = param.Callable(default=None)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._html = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["sr-step-view"])
+        self._image = pn.pane.PNG(None, sizing_mode="scale_width", max_width=820, visible=False,
+                                  css_classes=["sr-step-image"])
+        self._refresh()
+
+    @param.depends("step", "total", watch=True)
+    def _refresh(self):
+        step = self.step
+        if step is None:
+            self._html.object = "<p><em>No trajectory loaded.</em></p>"
+            self._image.visible = False
+            return
+        self._html.object = step_html(step, self.total)
+        png = self.image_for(step) if self.image_for else None
+        self._image.object = png
+        self._image.visible = png is not None
+
+    def __panel__(self):
+        return pn.Column(self._html, self._image, sizing_mode="stretch_width")

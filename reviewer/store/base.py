@@ -1,0 +1,126 @@
+"""The plumbing under `Store`: opening, per-thread cursors, transactions, row decoding."""
+from __future__ import annotations
+
+import os
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import duckdb
+
+from reviewer.store.codec import from_json, utc
+from reviewer.store.connection import SharedConnection, close_all, release, shared_connection
+from reviewer.store.paths import resolve_db_path
+
+# Optimistic concurrency: two threads inserting the same key at once (the same reviewer, a retried
+# label id) make one of them fail with a conflict or a duplicate-key error even under ON CONFLICT
+# DO NOTHING, since neither sees the other's uncommitted row. Run again, the statement sees the
+# committed row and does nothing, which is what it meant.
+_CONFLICT_RETRIES = 5
+_ROWS_PER_STATEMENT = 500
+
+
+def _is_race(sql: str, exc: Exception) -> bool:
+    if isinstance(exc, duckdb.TransactionException):
+        return True
+    return (isinstance(exc, duckdb.ConstraintException) and "Duplicate key" in str(exc)
+            and "ON CONFLICT DO NOTHING" in sql)
+
+
+class StoreBase:
+    def __init__(self, path: str | os.PathLike | None = None):
+        """Open (or join this process's open connection to) a database file.
+
+        `path=None` uses $SPECREVIEW_DB or the per-user default; ":memory:" gives a private
+        in-memory database (not shared, gone on close).
+        """
+        memory = str(path) == ":memory:"
+        self.path: Path | None = None if memory else resolve_db_path(path)
+        self._shared: SharedConnection = shared_connection(self.path)
+
+    # -- lifecycle -------------------------------------------------------------------------
+    @property
+    def schema_version(self) -> int:
+        return self._shared.version
+
+    def close(self) -> None:
+        """Close the process's connection to this file: every Store on the same file closes with it."""
+        release(self._shared)
+
+    @staticmethod
+    def close_all() -> None:
+        close_all()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path) if self.path else ':memory:'!r})"
+
+    # -- SQL helpers (the only place statements run) ----------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """All writes of this thread inside the block commit together or not at all."""
+        with self._shared.transaction() as cur:
+            yield cur
+
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        return self._shared.cursor()
+
+    def _execute(self, sql: str, params: Sequence[Any] | None = None) -> duckdb.DuckDBPyConnection:
+        cur = self._cursor()
+        if self._shared.in_transaction():
+            return cur.execute(sql, params)
+        for attempt in range(_CONFLICT_RETRIES):
+            try:
+                return cur.execute(sql, params)
+            except (duckdb.TransactionException, duckdb.ConstraintException) as exc:
+                if attempt == _CONFLICT_RETRIES - 1 or not _is_race(sql, exc):
+                    raise
+                time.sleep(0.001 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def _insert_rows(self, table: str, columns: Sequence[str], rows: list[Sequence[Any]],
+                     ignore_duplicates: bool = False) -> None:
+        """Insert many rows with multi-row VALUES statements (DuckDB's executemany runs one
+        statement per row, several times slower)."""
+        marks = "(" + ", ".join("?" for _ in columns) + ")"
+        for start in range(0, len(rows), _ROWS_PER_STATEMENT):
+            chunk = rows[start:start + _ROWS_PER_STATEMENT]
+            sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join(marks for _ in chunk)}"
+            if ignore_duplicates:
+                sql += " ON CONFLICT DO NOTHING"
+            self._execute(sql, [value for row in chunk for value in row])
+
+    def _rows(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        cur = self._execute(sql, params)
+        return _decode(cur.description, cur.fetchall())
+
+    def _row(self, sql: str, params: Sequence[Any] | None = None) -> dict[str, Any] | None:
+        rows = self._rows(sql, params)
+        return rows[0] if rows else None
+
+    def _scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        row = self._execute(sql, params).fetchone()
+        return None if row is None else row[0]
+
+
+def _decode(description, rows: list[tuple]) -> list[dict[str, Any]]:
+    """Rows as dicts, with JSON columns parsed and timestamps in UTC."""
+    names = [d[0] for d in description]
+    kinds = [str(d[1]) for d in description]
+    json_cols = [i for i, k in enumerate(kinds) if k == "JSON"]
+    time_cols = [i for i, k in enumerate(kinds) if k.startswith("TIMESTAMP")]
+    out = []
+    for row in rows:
+        values = list(row)
+        for i in json_cols:
+            values[i] = from_json(values[i])
+        for i in time_cols:
+            values[i] = utc(values[i])
+        out.append(dict(zip(names, values)))
+    return out

@@ -1,0 +1,132 @@
+"""One read-write DuckDB connection per database file per process, and one cursor per thread.
+
+DuckDB lets only one process hold a file read-write, and a connection object is not thread-safe:
+the app (one process, many Tornado/Panel threads) therefore shares one connection per file, kept
+in a module-level registry keyed by the resolved path, and every thread works through its own
+`connection.cursor()` (a cheap child connection onto the same database).
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import duckdb
+
+from reviewer.store.schema import migrate
+
+
+class StoreUnavailable(RuntimeError):
+    """The database file cannot be opened (typically: another process holds it)."""
+
+
+class SharedConnection:
+    """The process-wide connection to one database file plus the per-thread cursors onto it."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        target = str(path) if path is not None else ":memory:"
+        try:
+            self.connection = duckdb.connect(target)
+        except duckdb.IOException as exc:
+            raise StoreUnavailable(f"cannot open {target}: {exc}") from exc
+        self._local = threading.local()
+        # (thread, cursor) of every thread that made one, so close() can close them all and
+        # release the file lock; entries of finished threads are pruned as new ones arrive.
+        self._cursors: list[tuple[weakref.ref, duckdb.DuckDBPyConnection]] = []
+        self._cursors_lock = threading.Lock()
+        self.closed = False
+        self.known_reviewers: set[str] = set()
+        self.version = migrate(self.cursor())
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """This thread's cursor (created on first use; released with the thread)."""
+        cur = getattr(self._local, "cursor", None)
+        if cur is None:
+            if self.closed:
+                raise StoreUnavailable(f"store {self.path} is closed")
+            cur = self.connection.cursor()
+            # Timestamps come back in UTC whatever the machine's zone is.
+            cur.execute("SET TimeZone = 'UTC'")
+            with self._cursors_lock:
+                live = []
+                for thread_ref, other in self._cursors:
+                    thread = thread_ref()
+                    if thread is not None and thread.is_alive():
+                        live.append((thread_ref, other))
+                    else:
+                        other.close()
+                live.append((weakref.ref(threading.current_thread()), cur))
+                self._cursors = live
+            self._local.cursor = cur
+            self._local.depth = 0
+        return cur
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """BEGIN/COMMIT on this thread's cursor; ROLLBACK on any exception. Nested use joins the outer one."""
+        cur = self.cursor()
+        if self._local.depth:
+            self._local.depth += 1
+            try:
+                yield cur
+            finally:
+                self._local.depth -= 1
+            return
+        cur.execute("BEGIN TRANSACTION")
+        self._local.depth = 1
+        try:
+            yield cur
+        except BaseException:
+            self._local.depth = 0
+            cur.execute("ROLLBACK")
+            raise
+        self._local.depth = 0
+        cur.execute("COMMIT")
+
+    def in_transaction(self) -> bool:
+        return bool(getattr(self._local, "depth", 0))
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            with self._cursors_lock:
+                for _, cur in self._cursors:
+                    cur.close()
+                self._cursors = []
+            self.connection.close()
+
+
+_registry: dict[Path, SharedConnection] = {}
+_registry_lock = threading.Lock()
+
+
+def shared_connection(path: Path | None) -> SharedConnection:
+    """The registry's connection for `path` (opened and migrated on first use); None = private in-memory db."""
+    if path is None:
+        return SharedConnection(None)
+    with _registry_lock:
+        shared = _registry.get(path)
+        if shared is None or shared.closed:
+            shared = SharedConnection(path)
+            _registry[path] = shared
+        return shared
+
+
+def release(shared: SharedConnection) -> None:
+    """Close a shared connection and forget it (every Store on that file is closed with it)."""
+    with _registry_lock:
+        if shared.path is not None and _registry.get(shared.path) is shared:
+            del _registry[shared.path]
+    shared.close()
+
+
+def close_all() -> None:
+    """Close every open database of this process (tests, shutdown)."""
+    with _registry_lock:
+        items = list(_registry.values())
+        _registry.clear()
+    for shared in items:
+        shared.close()

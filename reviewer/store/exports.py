@@ -1,0 +1,271 @@
+"""Exports: prospect VI CSV, one Parquet file per table, Spec-o3 cold-start SFT rows and
+SpecVI-Bench-style rows. Every export takes `session` (id or name): with it only that audit
+session's labels count, frozen at its close.
+
+The SQL is in the store (review_queries.py); the row formats belong to agents/interop.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+# prospect's CSV (desihub/prospect utilities.py / save_vi.js), in this exact order
+VI_COLUMNS = ("TARGETID", "EXPID", "NIGHT", "TILEID", "Spec_version", "Redrock_version", "Template_version",
+              "Redrock_spectype", "Redrock_z", "Redrock_deltachi2", "VI_scanner", "VI_quality", "VI_issue",
+              "VI_z", "VI_spectype", "VI_comment")
+VI_COMMENT_MAX = 100
+_HEADER_KEYS = {  # VI column -> header keys that may hold it (first present wins)
+    "EXPID": ("EXPID",), "NIGHT": ("NIGHT",), "TILEID": ("TILEID",), "Spec_version": ("SPECPROD", "SPECVER"),
+    "Redrock_version": ("RRVER", "REDROCK_VERSION"), "Template_version": ("TEMVER", "TEMPLATE_VERSION"),
+    "Redrock_deltachi2": ("DELTACHI2",),
+}
+
+
+def vi_comment(text: str | None) -> str:
+    """prospect's comment rules: commas become ';', non-ASCII becomes its ASCII base letter or '?',
+    line breaks become spaces, at most 100 characters."""
+    if not text:
+        return ""
+    text = " ".join(str(text).split()).replace(",", ";")
+    out = []
+    for ch in text:
+        if ord(ch) < 128:
+            out.append(ch)
+            continue
+        base = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode("ascii")
+        out.append(base if base else "?")
+    return "".join(out)[:VI_COMMENT_MAX]
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value).replace(",", ";")
+
+
+def _fixed(value: Any, places: int) -> str:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return ""
+    return f"{number:.{places}f}" if math.isfinite(number) else ""
+
+
+def vi_row(label: dict[str, Any]) -> dict[str, str] | None:
+    """One prospect CSV row (all strings) from a current VI label joined with its spectrum, or None
+    when prospect would not write it (quality unset and no comment, issue or z)."""
+    quality = label.get("quality")
+    if quality is None and not (label.get("comment") or label.get("issues") or label.get("z") is not None):
+        return None
+    header = label.get("header") or {}
+    row = {c: "" for c in VI_COLUMNS}
+    # int64 ids stay text (prospect#121): never through float
+    row["TARGETID"] = _text(label.get("object_id") or label.get("spectrum_target") or label["spectrum_id"])
+    for column, keys in _HEADER_KEYS.items():
+        row[column] = _text(next((header[k] for k in keys if header.get(k) not in (None, "")), None))
+    if row["Redrock_deltachi2"]:
+        row["Redrock_deltachi2"] = _fixed(row["Redrock_deltachi2"], 1)
+    row["Redrock_spectype"] = _text(label.get("pipeline_class"))
+    row["Redrock_z"] = _fixed(label.get("pipeline_z"), 4)
+    row["VI_scanner"] = _text(label.get("reviewer"))
+    row["VI_quality"] = "-1" if quality is None else str(int(quality))
+    row["VI_issue"] = label.get("issues") or ""
+    row["VI_z"] = "" if label.get("z") is None else repr(round(float(label["z"]), 6))
+    row["VI_spectype"] = _text(label.get("spectype"))
+    row["VI_comment"] = vi_comment(label.get("comment"))
+    return row
+
+
+def export_vi_csv(store, out_file: str | os.PathLike, session: str | None = None) -> int:
+    """Write every inspector's current VI label as prospect's CSV; returns the number of rows."""
+    rows = [r for r in (vi_row(label) for label in store.current_vi_labels(session)) if r is not None]
+    rows.sort(key=lambda r: (r["TARGETID"], r["VI_scanner"]))
+    out = Path(out_file)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", newline="", encoding="ascii", errors="replace") as fh:
+        writer = csv.DictWriter(fh, fieldnames=VI_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return len(rows)
+
+
+def export_parquet(store, out_dir: str | os.PathLike, session: str | None = None) -> dict[str, int]:
+    """One `<table>.parquet` per table (label tables carry reviewer names and UTC times); returns
+    rows written per table."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    counts = {}
+    for table in store.table_names():
+        frame = store.table_frame(table, session)
+        frame.to_parquet(out / f"{table}.parquet", index=False)
+        counts[table] = len(frame)
+    return counts
+
+
+# -- Spec-o3 rows ----------------------------------------------------------------------------
+@dataclass
+class RowsExport:
+    written: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (trajectory_id, why)
+    files: list[str] = field(default_factory=list)
+
+
+SpectrumLoader = Callable[[dict[str, Any]], Any]  # spectra row -> specutils Spectrum (or None)
+
+
+def default_spectrum_loader(row: dict[str, Any]):
+    """Read the stored spectrum from its source path (None when the file is gone)."""
+    from agents.spectra import read_spectrum
+
+    path = row.get("source_path")
+    if not path or not Path(path).exists():
+        return None
+    return read_spectrum(path, target=row.get("target"))
+
+
+def curated_trajectory(store, trajectory_id: str, session: str | None = None,
+                       spectrum_loader: SpectrumLoader = default_spectrum_loader):
+    """The stored trajectory with its latest revisions applied and every render present (stored,
+    or re-rendered from the spectrum). Returns (trajectory, spectrum or None)."""
+    from reviewer.curation import apply_revisions
+
+    traj = store.load_trajectory(trajectory_id, with_images=True)
+    if traj is None:
+        raise KeyError(f"no trajectory {trajectory_id}")
+    spec_row = store.get_spectrum(traj.spectrum_id) if traj.spectrum_id else None
+    spectrum = spectrum_loader(spec_row) if spec_row else None
+    revisions = store.revisions_in_scope(trajectory_id, session)
+    traj = apply_revisions(traj, revisions, spectrum)
+    for step in traj.steps:  # renders referenced by revisions, stored by the reviewer's session
+        if step.image_sha and step.image_sha not in traj.images:
+            png = store.get_image(step.image_sha)
+            if png is not None:
+                traj.images[step.image_sha] = png
+    missing = [s for s in traj.steps if s.kind in ("prompt", "tool_result") and not s.is_error
+               and (s.image_sha is None or s.image_sha not in traj.images)]
+    if missing and spectrum is not None:
+        from agents.vet.renders import fill_images, render_step, tool_for
+
+        fill_images(traj, spectrum)
+        tool = tool_for(traj, spectrum)
+        for step in missing:
+            if step.image_sha is None or step.image_sha not in traj.images:
+                png = render_step(traj, step, spectrum, tool)
+                if png is not None:
+                    step.image_sha = traj.add_image(png)
+    return traj, spectrum
+
+
+def _ground_truth(store, trajectory_id: str, session: str | None) -> str | None:
+    final = store.verdict_for(trajectory_id, session)["final"]
+    if final is None or final["action"] == "reject":
+        return None
+    from reviewer.consensus import normalise_label
+
+    return normalise_label(final["label"]).get("answer")
+
+
+SFT_FILE = "train_sharegpt.json"
+
+
+def sft_data_info() -> dict[str, Any]:
+    """LLaMA-Factory's dataset card for the export (Spec-o3 cold_start/data/data_info.json)."""
+    return {"merged_train_sharegpt": {
+        "file_name": SFT_FILE, "formatting": "sharegpt",
+        "columns": {"messages": "conversations", "images": "images"},
+        "tags": {"role_tag": "from", "content_tag": "value", "user_tag": "human", "assistant_tag": "gpt",
+                 "system_tag": "system"}}}
+
+
+def export_sft(store, out_dir: str | os.PathLike, session: str | None = None, task: str | None = None,
+               spectrum_loader: SpectrumLoader = default_spectrum_loader) -> RowsExport:
+    """Accepted (curated) vet trajectories, latest revisions applied, as LLaMA-Factory sharegpt rows:
+    `train_sharegpt.json` + `images/` + `data_info.json` (Spec-o3 cold-start format). The ground
+    truth is the settled human label when there is one, else the trajectory's own."""
+    from agents.interop import trajectory_to_sft_row
+
+    out = Path(out_dir)
+    (out / "images").mkdir(parents=True, exist_ok=True)
+    result = RowsExport()
+    rows = []
+    for item in store.curation_board(session=session, task=task, state="accepted"):
+        tid = item["trajectory_id"]
+        if item["task"] == "verify":
+            result.skipped.append((tid, "verify trajectories have no Spec-o3 SFT form"))
+            continue
+        try:
+            traj, _ = curated_trajectory(store, tid, session, spectrum_loader)
+        except Exception as exc:  # noqa: BLE001 - one bad item must not stop the export
+            result.skipped.append((tid, f"{type(exc).__name__}: {exc}"))
+            continue
+        missing = [s.index for s in traj.steps if s.kind in ("prompt", "tool_result") and not s.is_error
+                   and s.image_sha not in traj.images]
+        if missing:
+            result.skipped.append((tid, f"renders missing for steps {missing} and the spectrum is unavailable"))
+            continue
+        index = len(rows)
+        traj.outcome = {**traj.outcome, "sample_index": index}
+        row, files = trajectory_to_sft_row(
+            traj, image_path=lambda t, i, n=index: f"images/{t.task}_{n}_{i}.png",
+            ground_truth=_ground_truth(store, tid, session))
+        row["sample_index"] = index
+        for rel, png in files.items():
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            (out / rel).write_bytes(png)
+        rows.append(row)
+    (out / SFT_FILE).write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
+    (out / "data_info.json").write_text(json.dumps(sft_data_info(), indent=2), encoding="utf-8")
+    result.written = len(rows)
+    result.files = [SFT_FILE, "data_info.json", "images/"]
+    return result
+
+
+def export_bench(store, out_dir: str | os.PathLike, session: str | None = None, task: str | None = None,
+                 fmt: str = "parquet", spectrum_loader: SpectrumLoader = default_spectrum_loader) -> RowsExport:
+    """SpecVI-Bench-style rows, one per vet trajectory with a settled human YES/NO label (that label
+    is the ground truth; the spectrum's flux and wavelength go in create_kwargs, the overview PNG in
+    images/), written per task as `review_<task>.parquet` or `.json`."""
+    from agents.interop import spectrum_to_specvi_row
+
+    if fmt not in ("parquet", "json"):
+        raise ValueError("fmt is parquet or json")
+    out = Path(out_dir)
+    (out / "images").mkdir(parents=True, exist_ok=True)
+    result = RowsExport()
+    by_task: dict[str, list[dict[str, Any]]] = {}
+    frame = store.evaluation_frame(session=session, task=task)
+    for rec in frame.to_dict("records"):
+        tid = rec["trajectory_id"]
+        if rec["task"] == "verify" or rec["truth"] not in ("YES", "NO"):
+            continue
+        try:
+            traj, spectrum = curated_trajectory(store, tid, session, spectrum_loader)
+        except Exception as exc:  # noqa: BLE001
+            result.skipped.append((tid, f"{type(exc).__name__}: {exc}"))
+            continue
+        if spectrum is None:
+            result.skipped.append((tid, "spectrum file unavailable"))
+            continue
+        overview = next((s for s in traj.steps if s.kind == "prompt"), None)
+        images = []
+        if overview is not None and overview.image_sha in traj.images:
+            rel = f"images/{rec['task']}_{tid}_0.png"
+            (out / rel).write_bytes(traj.images[overview.image_sha])
+            images.append(rel)
+        row = spectrum_to_specvi_row(spectrum, rec["task"], ground_truth=rec["truth"], images=images, index=tid)
+        by_task.setdefault(rec["task"], []).append(row)
+    for task_id, rows in sorted(by_task.items()):
+        name = f"review_{task_id}.{fmt}"
+        if fmt == "json":
+            (out / name).write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
+        else:
+            import pandas as pd
+
+            pd.DataFrame(rows).to_parquet(out / name, index=False)
+        result.files.append(name)
+        result.written += len(rows)
+    return result

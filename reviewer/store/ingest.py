@@ -1,0 +1,171 @@
+"""Register spectrum files in the store: `ingest_paths(store, paths)`.
+
+Files and folders (recursive) are read with `agents.spectra` and one `spectra` row is written per
+spectrum (one per target in multi-target DESI files). A spectrum's id is a short hash of the file's
+content and the target, so re-ingesting, or ingesting a copy at another path, adds nothing. Each
+file is written in its own transaction: a file that fails part-way writes none of its rows.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from tqdm import tqdm
+
+from reviewer.store.repository import Store
+
+SPECTRUM_SUFFIXES = (".fits", ".fits.gz", ".fit", ".fit.gz", ".fts", ".csv", ".ecsv", ".txt", ".dat")
+# Files that sit beside spectra but are not spectra: docs, listings, and redrock/zbest label
+# sidecars (the DESI reader picks those up itself for the coadd beside them).
+_SKIP_PREFIXES = ("readme", "manifest", "license", "licence", "redrock-", "zbest-", "rrdetails-", "changelog")
+
+
+@dataclass
+class IngestSummary:
+    added: int = 0  # spectra newly registered
+    skipped_existing: int = 0  # spectra already in the store
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (path[#target], problem)
+    files_seen: int = 0
+    added_ids: list[str] = field(default_factory=list)
+
+    @property
+    def readable(self) -> int:
+        """Spectra that are in the store after this run (new or not)."""
+        return self.added + self.skipped_existing
+
+
+def spectrum_id_for(file_sha256: str, target: str | None) -> str:
+    """The store's id of one spectrum: 16 hex chars of sha256(file sha256 + '#' + target)."""
+    key = f"{file_sha256}#{'' if target is None else target}"
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def is_spectrum_candidate(path: Path) -> bool:
+    name = path.name.lower()
+    if name.startswith(".") or name.startswith(_SKIP_PREFIXES):
+        return False
+    return name.endswith(SPECTRUM_SUFFIXES)
+
+
+def find_spectrum_files(paths: Iterable[str | os.PathLike]) -> tuple[list[Path], list[tuple[str, str]]]:
+    """Expand folders (recursively, sorted) into candidate files. Files named explicitly are always
+    tried. Returns (files, [(path, problem)] for paths that do not exist)."""
+    files: list[Path] = []
+    missing: list[tuple[str, str]] = []
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*") if p.is_file() and is_spectrum_candidate(p))
+        elif path.is_file():
+            files.append(path)
+        else:
+            missing.append((str(raw), "no such file or folder"))
+    seen: set[Path] = set()
+    unique = []
+    for f in files:
+        key = f.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    return unique, missing
+
+
+def spectrum_record(spec: Any, path: Path, sha: str, target: str | None) -> dict[str, Any]:
+    """The `spectra` row for one read spectrum (metadata enough to list and search without re-reading)."""
+    meta = spec.meta
+    wave = spec.spectral_axis.to_value("Angstrom")
+    return {
+        "spectrum_id": spectrum_id_for(sha, target),
+        "source_path": str(path.resolve()),
+        "file_name": path.name,
+        "target": target,
+        "survey": meta.get("survey"),
+        "object_id": meta.get("object_id"),
+        "ra": _finite(meta.get("ra")),
+        "dec": _finite(meta.get("dec")),
+        "pipeline_class": meta.get("pipeline_class"),
+        "pipeline_subclass": meta.get("pipeline_subclass"),
+        "pipeline_z": _finite(meta.get("pipeline_z")),
+        "snr": _finite(meta.get("snr")),
+        "n_pix": int(len(wave)),
+        "wave_min": float(wave.min()) if len(wave) else None,
+        "wave_max": float(wave.max()) if len(wave) else None,
+        "format": meta.get("format"),
+        "wavelength_medium": meta.get("wavelength_medium"),
+        "file_sha256": sha,
+        "header": {str(k): str(v) for k, v in (meta.get("header") or {}).items()},
+    }
+
+
+def _finite(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _describe(exc: Exception) -> str:
+    from agents.spectra import SpectrumReadError
+
+    if isinstance(exc, SpectrumReadError):
+        return exc.problem
+    # A reader bug must not stop a 10,000-file ingest, but it must not pass for bad data either.
+    return f"unexpected {type(exc).__name__}: {exc}"
+
+
+def ingest_file(store: Store, path: Path, summary: IngestSummary) -> None:
+    """Read every spectrum of one file, then write the new ones in a single transaction."""
+    from agents.spectra import list_targets, read_spectrum
+
+    summary.files_seen += 1
+    try:
+        sha = file_sha256(path)
+        targets = [None if t is None else str(t) for t in (list_targets(path) or [None])]
+    except Exception as exc:  # noqa: BLE001 - every problem of a file is reported, none raised
+        summary.failed.append((str(path), _describe(exc)))
+        return
+    known = store.targets_for_file(sha)
+    records = []
+    for target in targets:
+        if target in known:
+            summary.skipped_existing += 1
+            continue
+        try:
+            spec = read_spectrum(path, target=target)
+            records.append(spectrum_record(spec, path, sha, target))
+        except Exception as exc:  # noqa: BLE001
+            # One unreadable fibre fails the whole file: nothing of a file is half-registered.
+            where = str(path) if target is None or len(targets) == 1 else f"{path}#{target}"
+            summary.failed.append((where, _describe(exc)))
+            return
+    try:
+        with store.transaction():
+            for record in records:
+                store.add_spectrum(record)
+    except Exception as exc:  # noqa: BLE001
+        summary.failed.append((str(path), f"not stored: {type(exc).__name__}: {exc}"))
+        return
+    summary.added += len(records)
+    summary.added_ids += [r["spectrum_id"] for r in records]
+
+
+def ingest_paths(store: Store, paths: Iterable[str | os.PathLike], progress: bool = True) -> IngestSummary:
+    """Register every spectrum under `paths` (files or folders); idempotent. See the module doc."""
+    files, missing = find_spectrum_files(paths)
+    summary = IngestSummary(failed=list(missing))
+    for path in tqdm(files, desc="ingest", unit="file", disable=not progress, leave=False):
+        ingest_file(store, path, summary)
+    return summary

@@ -1,0 +1,302 @@
+"""Database schema as ordered migrations.
+
+`MIGRATIONS[i]` brings the database from version i to i + 1. Each one runs once, inside a
+transaction together with the row that records it in `schema_version`, so a migration that fails
+leaves both the tables and the version as they were. Never edit a migration that has shipped:
+append a new one.
+
+Human actions (reviews, VI labels, annotations, ratings, preferences, revisions, curation events)
+are append-only: a change is a new row and the latest row wins (`created_at`, then `seq`, the
+insertion order). Their ids are client-generated UUIDs, so a retried write is a no-op
+(`INSERT ... ON CONFLICT DO NOTHING`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+
+BOOTSTRAP = """
+CREATE TABLE IF NOT EXISTS schema_version (
+    version INTEGER PRIMARY KEY,
+    description VARCHAR NOT NULL,
+    applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+"""
+
+
+@dataclass(frozen=True)
+class Migration:
+    description: str
+    sql: str
+
+
+V1_CORE = Migration("spectra, tasks, trajectories, steps, images, reviewers, labels, audit sessions", """
+CREATE SEQUENCE label_seq;
+
+CREATE TABLE spectra (
+    spectrum_id VARCHAR PRIMARY KEY,   -- short hash of (file sha256, target)
+    source_path VARCHAR NOT NULL,
+    file_name VARCHAR NOT NULL,        -- basename, for search
+    target VARCHAR,                    -- DESI TARGETID / row; NULL for single-spectrum files
+    survey VARCHAR,
+    object_id VARCHAR,                 -- always text: int64 ids must not become floats
+    ra DOUBLE,
+    dec DOUBLE,
+    pipeline_class VARCHAR,
+    pipeline_subclass VARCHAR,
+    pipeline_z DOUBLE,
+    snr DOUBLE,
+    n_pix INTEGER,
+    wave_min DOUBLE,
+    wave_max DOUBLE,
+    format VARCHAR,
+    wavelength_medium VARCHAR,
+    file_sha256 VARCHAR NOT NULL,
+    header JSON,
+    ingested_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX spectra_file_idx ON spectra (file_sha256);
+
+CREATE TABLE tasks (
+    task_id VARCHAR PRIMARY KEY,
+    title VARCHAR,
+    spec JSON,
+    created_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE trajectories (
+    id VARCHAR PRIMARY KEY,
+    spectrum_id VARCHAR,
+    source_path VARCHAR,
+    target VARCHAR,
+    task VARCHAR NOT NULL,
+    agent_name VARCHAR NOT NULL,
+    backend VARCHAR NOT NULL,
+    model VARCHAR,
+    agent_version VARCHAR,
+    answer VARCHAR,          -- YES/NO for vet, the class/type for verify (from outcome)
+    answer_z DOUBLE,
+    credibility VARCHAR,
+    n_steps INTEGER NOT NULL,
+    n_tool_calls INTEGER NOT NULL,
+    outcome JSON,
+    schema_version INTEGER NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    saved_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX trajectories_spectrum_idx ON trajectories (spectrum_id);
+
+CREATE TABLE steps (
+    trajectory_id VARCHAR NOT NULL,
+    idx INTEGER NOT NULL,
+    kind VARCHAR NOT NULL CHECK (kind IN ('prompt', 'think', 'tool_call', 'tool_result', 'verdict', 'answer')),
+    text VARCHAR NOT NULL,
+    tool_name VARCHAR,
+    tool_args JSON,
+    label VARCHAR,
+    image_sha VARCHAR,
+    is_error BOOLEAN NOT NULL,
+    verdict JSON,
+    answer JSON,
+    data JSON,
+    created_at TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (trajectory_id, idx)
+);
+
+CREATE TABLE images (
+    sha256 VARCHAR PRIMARY KEY,
+    png BLOB NOT NULL,
+    width INTEGER,
+    height INTEGER,
+    created_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE reviewers (
+    name VARCHAR PRIMARY KEY,
+    created_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE reviews (
+    id VARCHAR PRIMARY KEY,
+    seq BIGINT NOT NULL DEFAULT nextval('label_seq'),
+    trajectory_id VARCHAR NOT NULL,
+    reviewer VARCHAR NOT NULL,
+    action VARCHAR NOT NULL CHECK (action IN ('approve', 'override', 'reject', 'clear')),
+    label JSON,              -- the corrected label of an override: {"answer": "NO"} or {"type":..,"z":..}
+    comment VARCHAR,
+    session_id VARCHAR,
+    created_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE vi_labels (
+    id VARCHAR PRIMARY KEY,
+    seq BIGINT NOT NULL DEFAULT nextval('label_seq'),
+    spectrum_id VARCHAR NOT NULL,
+    reviewer VARCHAR NOT NULL,
+    quality INTEGER CHECK (quality BETWEEN 0 AND 4),
+    issues VARCHAR NOT NULL DEFAULT '' CHECK (regexp_full_match(issues, '[RCS]*')),
+    z DOUBLE,
+    spectype VARCHAR,
+    comment VARCHAR,
+    session_id VARCHAR,
+    created_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE annotations (
+    id VARCHAR PRIMARY KEY,
+    seq BIGINT NOT NULL DEFAULT nextval('label_seq'),
+    trajectory_id VARCHAR NOT NULL,
+    step_idx INTEGER,        -- NULL: about the whole trajectory
+    reviewer VARCHAR NOT NULL,
+    comment VARCHAR,
+    flags VARCHAR[] NOT NULL DEFAULT [],
+    session_id VARCHAR,
+    created_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE ratings (
+    id VARCHAR PRIMARY KEY,
+    seq BIGINT NOT NULL DEFAULT nextval('label_seq'),
+    trajectory_id VARCHAR NOT NULL,
+    rater VARCHAR NOT NULL,
+    rater_kind VARCHAR NOT NULL CHECK (rater_kind IN ('human', 'llm')),
+    score DOUBLE NOT NULL CHECK (score BETWEEN 0 AND 5),
+    rubric_version VARCHAR NOT NULL,
+    comment VARCHAR,
+    session_id VARCHAR,
+    created_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE preferences (
+    id VARCHAR PRIMARY KEY,
+    seq BIGINT NOT NULL DEFAULT nextval('label_seq'),
+    spectrum_id VARCHAR,
+    trajectory_a VARCHAR NOT NULL,
+    trajectory_b VARCHAR NOT NULL,
+    reviewer VARCHAR NOT NULL,
+    outcome VARCHAR NOT NULL CHECK (outcome IN ('win', 'tie', 'loss')),  -- for trajectory_a
+    comment VARCHAR,
+    session_id VARCHAR,
+    created_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE revisions (
+    id VARCHAR PRIMARY KEY,
+    seq BIGINT NOT NULL DEFAULT nextval('label_seq'),
+    trajectory_id VARCHAR NOT NULL,
+    step_idx INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    reviewer VARCHAR NOT NULL,
+    text VARCHAR,
+    tool_args JSON,
+    image_sha VARCHAR,
+    comment VARCHAR,
+    created_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE curation_events (
+    id VARCHAR PRIMARY KEY,
+    seq BIGINT NOT NULL DEFAULT nextval('label_seq'),
+    trajectory_id VARCHAR NOT NULL,
+    reviewer VARCHAR NOT NULL,
+    event VARCHAR NOT NULL CHECK (event IN ('revise', 'audit', 'vote')),
+    value VARCHAR,
+    comment VARCHAR,
+    session_id VARCHAR,
+    created_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE audit_sessions (
+    id VARCHAR PRIMARY KEY,
+    name VARCHAR NOT NULL,
+    mode VARCHAR NOT NULL CHECK (mode IN ('verdicts', 'rating', 'curation')),
+    blind BOOLEAN NOT NULL DEFAULT true,
+    filters JSON,
+    created_by VARCHAR,
+    created_at TIMESTAMPTZ NOT NULL,
+    closed_at TIMESTAMPTZ
+);
+
+CREATE TABLE session_items (
+    session_id VARCHAR NOT NULL,
+    trajectory_id VARCHAR NOT NULL,
+    position INTEGER NOT NULL,
+    PRIMARY KEY (session_id, trajectory_id)
+);
+
+CREATE TABLE session_reviewers (
+    session_id VARCHAR NOT NULL,
+    reviewer VARCHAR NOT NULL,
+    PRIMARY KEY (session_id, reviewer)
+);
+""")
+
+# Added for consensus and LLM judges (reviewer/store/review_queries.py).
+V2_RESOLUTIONS = Migration("merger resolutions of conflicts, LLM judge failures", """
+CREATE TABLE resolutions (
+    id VARCHAR PRIMARY KEY,
+    seq BIGINT NOT NULL DEFAULT nextval('label_seq'),
+    item_kind VARCHAR NOT NULL CHECK (item_kind IN ('trajectory', 'spectrum')),
+    item_id VARCHAR NOT NULL,     -- trajectory id, or spectrum id for VI labels
+    merger VARCHAR NOT NULL,
+    action VARCHAR CHECK (action IN ('approve', 'override', 'reject')),  -- trajectories only
+    label JSON,                   -- override label, or the merged VI fields {quality, issues, z, spectype}
+    merger_comment VARCHAR,
+    session_id VARCHAR,
+    created_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE judge_failures (
+    id VARCHAR PRIMARY KEY,
+    seq BIGINT NOT NULL DEFAULT nextval('label_seq'),
+    trajectory_id VARCHAR NOT NULL,
+    judge VARCHAR NOT NULL,       -- llm:<model>
+    rubric_version VARCHAR NOT NULL,
+    error VARCHAR NOT NULL,
+    reply VARCHAR,
+    created_at TIMESTAMPTZ NOT NULL
+);
+""")
+
+MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS]
+LATEST_VERSION = len(MIGRATIONS)
+
+
+class MigrationError(RuntimeError):
+    """A migration failed; the database is left at `version`."""
+
+    def __init__(self, version: int, target: int, cause: Exception):
+        self.version = version
+        self.target = target
+        super().__init__(f"migration to schema version {target} failed ({cause}); database left at version {version}")
+
+
+def current_version(cursor: duckdb.DuckDBPyConnection) -> int:
+    cursor.execute(BOOTSTRAP)
+    row = cursor.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
+    return int(row[0])
+
+
+def migrate(cursor: duckdb.DuckDBPyConnection, migrations: list[Migration] | None = None) -> int:
+    """Apply the pending migrations in order, each in its own transaction; return the new version."""
+    migrations = MIGRATIONS if migrations is None else migrations
+    version = current_version(cursor)
+    if version > len(migrations):
+        raise RuntimeError(
+            f"database schema version {version} is newer than this program knows ({len(migrations)}); upgrade specreview"
+        )
+    for target in range(version + 1, len(migrations) + 1):
+        migration = migrations[target - 1]
+        cursor.execute("BEGIN TRANSACTION")
+        try:
+            cursor.execute(migration.sql)
+            cursor.execute(
+                "INSERT INTO schema_version (version, description) VALUES (?, ?)", [target, migration.description]
+            )
+            cursor.execute("COMMIT")
+        except Exception as exc:
+            cursor.execute("ROLLBACK")
+            raise MigrationError(target - 1, target, exc) from exc
+        version = target
+    return version

@@ -1,0 +1,41 @@
+import numpy as np
+import pytest
+
+from agents.tools.measure import Arrays, measure
+
+WAVE = np.arange(4000.0, 5000.0, 1.0)
+
+
+def gaussian_line(depth, sigma, center=4500.0):
+    return 1.0 - depth * np.exp(-0.5 * ((WAVE - center) / sigma) ** 2)
+
+
+def test_depth_ew_and_width_of_a_known_gaussian():
+    a = Arrays.from_arrays(WAVE, 2.0 * gaussian_line(0.5, 10.0))  # continuum level must not matter
+    win = dict(core=[4440, 4560], blue=[4400, 4430], red=[4570, 4600])
+    assert measure(a, "line_depth", **win) == pytest.approx(0.5, abs=0.01)
+    assert measure(a, "equivalent_width", **win) == pytest.approx(0.5 * 10 * np.sqrt(2 * np.pi), rel=0.02)
+    assert measure(a, "emission_ew", **win) == pytest.approx(-0.5 * 10 * np.sqrt(2 * np.pi), rel=0.02)
+    assert measure(a, "balmer_width", **win) == pytest.approx(2.3548 * 10, abs=1.5)
+
+
+def test_band_depth_slope_and_snr():
+    flux = np.where(WAVE > 4500, 0.7, 1.0)
+    a = Arrays.from_arrays(WAVE, flux)
+    assert measure(a, "band_depth", band=[4510, 4600], side=[4400, 4490]) == pytest.approx(0.3)
+    assert measure(a, "continuum_slope", blue=[4000, 4100], red=[4900, 4999]) == pytest.approx(1 / 0.7)
+    rng = np.random.default_rng(1)
+    noisy = Arrays.from_arrays(WAVE, 10 + rng.normal(0, 0.5, WAVE.size), ivar=np.full(WAVE.size, 4.0))
+    assert measure(noisy, "local_snr", window=[4100, 4900]) == pytest.approx(20, rel=0.05)
+    no_ivar = Arrays.from_arrays(WAVE, 10 + rng.normal(0, 0.5, WAVE.size))
+    assert measure(no_ivar, "local_snr", window=[4100, 4900]) == pytest.approx(20, rel=0.15)
+
+
+def test_masked_or_missing_pixels_make_it_not_measurable():
+    flux = gaussian_line(0.5, 10.0)
+    mask = (WAVE > 4390) & (WAVE < 4440)  # the whole blue side band is bad
+    a = Arrays.from_arrays(WAVE, flux, mask=mask)
+    assert measure(a, "line_depth", core=[4440, 4560], blue=[4400, 4430], red=[4570, 4600]) is None
+    assert measure(a, "line_depth", core=[6000, 6100], blue=[5900, 5950], red=[6200, 6250]) is None
+    with pytest.raises(KeyError, match="known"):
+        measure(a, "no_such_measure")

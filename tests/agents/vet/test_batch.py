@@ -1,0 +1,27 @@
+import importlib.util
+import math
+
+import pytest
+
+from agents.batch import run_batch
+
+
+def sqrt_or_fail(x):
+    if x < 0:
+        raise ValueError(f"negative: {x}")
+    return math.sqrt(x)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_results_and_exceptions_come_back_per_item(workers):
+    items = [4, -1, 9, 16, -2, 25]
+    got = dict(run_batch(sqrt_or_fail, items, workers=workers, progress=False))
+    assert set(got) == set(items)
+    assert got[4] == 2 and got[25] == 5
+    assert isinstance(got[-1], ValueError) and "negative: -2" in str(got[-2])
+
+
+@pytest.mark.skipif(importlib.util.find_spec("distributed") is not None, reason="dask installed")
+def test_dask_without_the_extra_says_how_to_install():
+    with pytest.raises(RuntimeError, match=r"specreview\[dask\]"):
+        list(run_batch(sqrt_or_fail, [1], dask_address="tcp://127.0.0.1:1", progress=False))

@@ -1,0 +1,147 @@
+"""Consensus, stats, curation and judge queries on a real DuckDB file."""
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from reviewer.store.review_queries import UnknownSession
+
+T0 = datetime(2026, 4, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def at(minutes):
+    return T0 + timedelta(minutes=minutes)
+
+
+@pytest.fixture
+def two(store, make_trajectory):
+    """Two stored vet trajectories (agent answer YES) on two spectra."""
+    a = store.save_trajectory(make_trajectory(spectrum_id="specA", task="a"))
+    b = store.save_trajectory(make_trajectory(spectrum_id="specB", task="wd"))
+    return a, b
+
+
+def test_disagreeing_verdicts_enter_the_queue_until_a_merger_resolves_them(store, two):
+    a, b = two
+    store.add_review(a, "ann", "approve", created_at=at(1))
+    store.add_review(a, "bob", "override", {"answer": "NO"}, created_at=at(2))
+    store.add_review(b, "ann", "approve", created_at=at(1))
+    store.add_review(b, "bob", "approve", created_at=at(2))
+    queue = store.conflict_queue()
+    assert [(i["kind"], i["item_id"]) for i in queue] == [("trajectory", a)]
+    assert queue[0]["reasons"] == ["label differs: ann=YES vs bob=NO"]
+    assert {r["reviewer"] for r in queue[0]["labels"]} == {"ann", "bob"}
+
+    store.add_resolution("trajectory", a, "mia", "override", {"answer": "NO"}, merger_comment="weak H-alpha",
+                         created_at=at(3))
+    assert store.conflict_queue() == []
+    resolved = store.conflict_queue(include_resolved=True)
+    assert resolved[0]["resolved"] and resolved[0]["resolution"]["merger_comment"] == "weak H-alpha"
+    final = store.verdict_for(a)["final"]
+    assert final == {"action": "override", "label": {"answer": "NO"}, "source": "resolution"}
+
+    store.add_review(a, "ann", "approve", comment="still think so", created_at=at(4))  # newer label reopens it
+    assert [i["item_id"] for i in store.conflict_queue()] == [a]
+
+
+def test_vi_conflict_and_merge(store):
+    store.add_vi_label("s1", "ann", quality=4, z=0.10, spectype="GALAXY", created_at=at(1))
+    store.add_vi_label("s1", "bob", quality=4, z=0.10, spectype="STAR", created_at=at(2))
+    store.add_vi_label("s2", "ann", quality=3, z=1.0, spectype="QSO", issues="R", created_at=at(1))
+    store.add_vi_label("s2", "bob", quality=4, z=1.001, spectype="QSO", comment="BAL", created_at=at(2))
+    queue = store.conflict_queue(kind="spectrum")
+    assert [i["item_id"] for i in queue] == ["s1"] and "spectype" in queue[0]["reasons"][0]
+    merged = store.vi_consensus("s2")
+    assert merged["status"] == "merged" and merged["best_quality"] == 3.5 and merged["best_issues"] == "R"
+    with pytest.raises(ValueError):
+        store.add_resolution("spectrum", "s1", "mia")  # needs the merged label
+    store.add_resolution("spectrum", "s1", "mia", label={"quality": 4, "z": 0.1, "spectype": "GALAXY"},
+                         merger_comment="clear 4000 break", created_at=at(3))
+    assert store.conflict_queue(kind="spectrum") == []
+    assert store.vi_consensus("s1")["resolution"]["label"]["spectype"] == "GALAXY"
+
+
+def test_resolution_arguments_are_checked(store):
+    with pytest.raises(ValueError):
+        store.add_resolution("trajectory", "t", "mia", "override")  # override without label
+    with pytest.raises(ValueError):
+        store.add_resolution("trajectory", "t", "mia", "maybe")
+    with pytest.raises(ValueError):
+        store.add_resolution("galaxy", "t", "mia", "approve")
+
+
+def test_evaluation_rows_use_settled_labels_only(store, make_trajectory):
+    ids = [store.save_trajectory(make_trajectory(spectrum_id=f"s{i}", task="a")) for i in range(5)]
+    store.add_review(ids[0], "ann", "approve")                                  # truth YES
+    store.add_review(ids[1], "ann", "override", {"answer": "NO"})               # truth NO
+    store.add_review(ids[2], "ann", "approve")
+    store.add_review(ids[2], "bob", "override", {"answer": "NO"})               # open conflict: left out
+    store.add_review(ids[3], "ann", "reject")                                   # unusable: left out
+    store.add_review(ids[4], "ann", "approve", created_at=at(1))
+    store.add_review(ids[4], "ann", "clear", created_at=at(2))                  # withdrawn: left out
+    frame = store.evaluation_frame().set_index("trajectory_id")
+    assert sorted(frame.index) == sorted(ids[:2])
+    assert frame.loc[ids[0], "truth"] == "YES" and frame.loc[ids[1], "truth"] == "NO"
+    assert (frame["predicted"] == "YES").all() and (frame["credibility"] == "HIGH").all()
+    from reviewer.stats import task_scores
+
+    scores = task_scores(frame.reset_index()).set_index("task")
+    assert scores.loc["a", "accuracy"] == 0.5 and scores.loc["a", "n"] == 2
+
+
+def test_closed_session_freezes_its_labels(store, two):
+    a, b = two
+    sid = store.create_session("april", "verdicts", [a, b], reviewers=["ann", "bob"], created_at=at(0))
+    store.add_review(a, "ann", "approve", session_id=sid, created_at=at(1))
+    store.add_rating(a, "ann", 4, "1", session_id=sid, created_at=at(1))
+    store.add_review(b, "bob", "approve", created_at=at(1))  # outside the session
+    store.close_session(sid, at=at(5))
+    store.add_review(a, "bob", "reject", session_id=sid, created_at=at(6))  # after close: not frozen in
+    store.add_rating(a, "ann", 1, "1", session_id=sid, created_at=at(6))
+
+    frozen = store.verdicts_frame(session="april")
+    assert frozen[["trajectory_id", "reviewer", "action"]].values.tolist() == [[a, "ann", "approve"]]
+    assert store.ratings_frame(session=sid)["score"].tolist() == [4.0]
+    assert len(store.verdicts_frame()) == 3 and store.ratings_frame()["score"].tolist() == [1.0]
+    assert store.conflict_queue(session="april") == [] and len(store.conflict_queue()) == 1
+    assert len(store.table_frame("reviews", session="april")) == 1
+    assert sorted(store.table_frame("session_items", session="april")["trajectory_id"]) == sorted([a, b])
+    with pytest.raises(UnknownSession):
+        store.verdicts_frame(session="nope")
+
+
+def test_ratings_frame_keeps_each_raters_latest(store, two):
+    a, b = two
+    store.add_rating(a, "ann", 2, "1", created_at=at(1))
+    store.add_rating(a, "ann", 3, "1", created_at=at(2))
+    store.add_rating(a, "llm:m", 5, "1", rater_kind="llm", created_at=at(1))
+    store.add_rating(b, "llm:m", 1, "1", rater_kind="llm", created_at=at(1))
+    frame = store.ratings_frame()
+    assert sorted(zip(frame.rater, frame.trajectory_id, frame.score)) == sorted(
+        [("ann", a, 3.0), ("llm:m", a, 5.0), ("llm:m", b, 1.0)])
+    assert store.ratings_frame(rater_kind="llm")["rater"].unique().tolist() == ["llm:m"]
+    assert set(store.ratings_frame(task="wd")["trajectory_id"]) == {b}
+    assert store.rated_trajectory_ids("llm:m", "1") == {a, b} and store.rated_trajectory_ids("llm:m", "2") == set()
+
+
+def test_curation_board_follows_the_events(store, two):
+    a, b = two
+    store.add_revision(a, 1, "rev", text="better reasoning", created_at=at(1))
+    store.add_curation_event(a, "rev", "revise", created_at=at(2))
+    store.add_curation_event(a, "aud1", "audit", "approve", created_at=at(3))
+    store.add_curation_event(a, "aud2", "audit", "approve", created_at=at(4))
+    for i, who in enumerate(("rev", "aud1", "aud2")):
+        store.add_curation_event(a, who, "vote", "accept", created_at=at(5 + i))
+    board = {r["trajectory_id"]: r for r in store.curation_board()}
+    assert board[a]["state"] == "accepted" and board[a]["revised_steps"] == [1]
+    assert board[a]["approvals"] == ["aud1", "aud2"] and board[a]["reviser"] == "rev"
+    assert board[b]["state"] == "draft"
+    assert [r["trajectory_id"] for r in store.curation_board(state="accepted")] == [a]
+    assert store.curation_board(task="wd")[0]["trajectory_id"] == b
+
+
+def test_judge_failures_are_kept_apart_from_ratings(store, two):
+    a, _ = two
+    store.add_judge_failure(a, "llm:m", "1", "no score in the reply", "I think it is fine.")
+    assert store.judge_failures("llm:m")[0]["reply"] == "I think it is fine."
+    assert store.ratings_frame().empty
+    assert "judge_failures" in store.table_names() and "resolutions" in store.table_names()

@@ -52,7 +52,7 @@ def create_app(db: str | os.PathLike | None = None) -> pn.template.FastListTempl
     template = pn.template.FastListTemplate(
         title="SpecReview",
         sidebar=[audit_sidebar(session), pn.pane.Markdown("#### Metadata"), session.metadata],
-        main=[pn.Column(*audit_main(session), sizing_mode="stretch_width")],
+        main=[audit_main(session)],
         right_sidebar=[audit_right(session)],
         sidebar_width=380,
         right_sidebar_width=340,

@@ -23,8 +23,19 @@ def identity_prompt(session: AuditSession) -> pn.Column:
     return box
 
 
-def audit_main(session: AuditSession) -> list:
-    return [identity_prompt(session), session.error_alert, session.help_pane, session.plot, session.player]
+def audit_main(session: AuditSession) -> pn.Tabs:
+    review = pn.Column(identity_prompt(session), session.error_alert, session.help_pane, session.plot, session.player,
+                       sizing_mode="stretch_width")
+    tabs = pn.Tabs(("Review", review), ("Conflicts", session.conflicts), ("Curation", session.curation),
+                   ("Stats", session.stats_panel), dynamic=False, sizing_mode="stretch_width",
+                   css_classes=["sr-main-tabs"])
+
+    def on_tab(event):  # fill a page when it is opened, so its numbers are current
+        {1: session.refresh_conflicts, 2: session.refresh_board, 3: session.stats_panel.refresh}.get(
+            event.new, lambda: None)()
+
+    tabs.param.watch(on_tab, "active")
+    return tabs
 
 
 def audit_right(session: AuditSession) -> pn.Tabs:

@@ -29,15 +29,38 @@ _spectrum_cache: OrderedDict = OrderedDict()  # (path, target, mtime) -> Spectru
 _CACHE_SIZE = 64
 
 
+DEMO_TASKS = ("a", "wd", "mg", "cv")  # vet tasks run on the demo spectra so the queue has real items
+
+
 def seed_demo_if_empty(store: Store, demo_dir: Path = DEMO_DIR) -> int:
-    """First run: an empty database gets the bundled real demo spectra. Returns how many were added."""
+    """First run: an empty database gets the bundled real demo spectra, and trajectories of the
+    offline agents on them (the `rules` vet policy, renders deferred). Returns spectra added."""
     with _seed_lock:
         if store.count_spectra() > 0 or not demo_dir.is_dir():
             return 0
         summary = ingest_paths(store, [demo_dir], progress=False)
         for path, problem in summary.failed:
             log.warning("demo spectrum not loaded: %s: %s", path, problem)
+        seed_demo_trajectories(store)
         return summary.added
+
+
+def seed_demo_trajectories(store: Store) -> int:
+    """Run the offline agents on every stored spectrum that has no trajectory yet."""
+    from agents.vet import vet_spectrum
+
+    made = 0
+    for rec in store.list_spectra(limit=1000):
+        try:
+            spec = load_spectrum(rec["source_path"], rec.get("target"))
+        except (SpectrumReadError, OSError) as err:
+            log.warning("demo trajectory skipped: %s", err)
+            continue
+        for task in DEMO_TASKS:
+            if store.find_trajectory(rec["spectrum_id"], task, "rules") is None:
+                store.save_trajectory(vet_spectrum(spec, task, "rules", spectrum_id=rec["spectrum_id"]))
+                made += 1
+    return made
 
 
 def load_spectrum(source_path: str, target: str | None):

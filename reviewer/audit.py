@@ -14,11 +14,15 @@ import param
 
 from agents.tools.render import render_png
 from reviewer.app import ReviewerSession, load_spectrum
+from reviewer import stats
 from reviewer.components.annotation_form import AnnotationForm
+from reviewer.components.conflicts import ConflictQueue
+from reviewer.components.curation_board import CurationBoard
 from reviewer.components.keyboard import KEY_MAP, Keyboard
 from reviewer.components.queue import Queue
 from reviewer.components.review_form import ReviewForm
 from reviewer.components.safe_text import escape
+from reviewer.components.stats_panel import StatsPanel
 from reviewer.components.trajectory_player import TrajectoryPlayer
 from reviewer.components.vi_form import VIForm
 
@@ -50,6 +54,11 @@ class AuditSession(ReviewerSession):
         self.others = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["sr-others"])
         self.ack_pane = pn.pane.HTML("", css_classes=["sr-ack"], sizing_mode="stretch_width")
         self.help_pane = pn.pane.HTML(help_html(), visible=False, css_classes=["sr-help-pane"])
+        self.conflicts = ConflictQueue(resolve=self.resolve_conflict)
+        self.stats_panel = StatsPanel(load=self.load_stats)
+        self.curation = CurationBoard(revise=self.save_step_revision, curate=self.save_curation_event,
+                                      open_item=lambda tid: setattr(self.queue, "selected_id", tid))
+        self.labels_written = 0
         self.keyboard = Keyboard()
         for key, action in {"n": lambda: self.queue.step(+1), "b": lambda: self.queue.step(-1),
                             "j": self.player.next, "k": self.player.previous, "a": self.form.approve,
@@ -111,6 +120,7 @@ class AuditSession(ReviewerSession):
 
     def _on_step(self, event=None):
         step = self.player.current
+        self.curation.load_step(step)
         self.annotation.step_index = None if step is None else step.index
         self._load_my_annotation()
         rng = (step.tool_args or {}).get("wavelength_range") if step is not None else None
@@ -150,8 +160,11 @@ class AuditSession(ReviewerSession):
 
     # ---- writes -------------------------------------------------------------------------------------
     def _acknowledge(self, what: str) -> None:
+        # Shown only after the store returned: an acknowledged label is committed.
+        self.labels_written += 1
         self.error = ""
-        self.ack = f"Saved {what} as {self.reviewer} at {datetime.now().strftime('%H:%M:%S')}"
+        self.ack = (f"Saved {what} as {self.reviewer} at {datetime.now().strftime('%H:%M:%S')} "
+                    f"(#{self.labels_written} this session)")
 
     def save_review(self, action: str, label: dict | None, comment: str | None) -> None:
         if not self.require_reviewer() or self.trajectory_id is None:
@@ -231,6 +244,70 @@ class AuditSession(ReviewerSession):
         items = "".join(f"<li><b>{escape(r['reviewer'])}</b>: {escape(r['action'])} {escape(r.get('label') or '')}"
                         f"{' – ' + escape(r['comment']) if r.get('comment') else ''}</li>" for r in rows)
         self.others.object = f"<ul class='sr-others-list'>{items}</ul>"
+
+    # ---- conflicts, curation, stats -------------------------------------------------------------------
+    def refresh_conflicts(self) -> None:
+        self.conflicts.items = self.store.conflict_queue(session=self.session_id)
+
+    def resolve_conflict(self, item: dict, action: str, label, merger_comment) -> None:
+        if not self.require_reviewer():
+            return
+        if item["kind"] == "spectrum":
+            action, label = None, label or {}
+        try:
+            self.store.add_resolution(item["kind"], item["item_id"], self.reviewer, action=action, label=label,
+                                      merger_comment=merger_comment, session_id=self.session_id)
+        except ValueError as err:
+            self.conflicts.status = str(err)
+            return
+        self.conflicts.status = f"Resolved {item['item_id']}."
+        self._acknowledge("resolution")
+        self.refresh_conflicts()
+
+    def refresh_board(self) -> None:
+        self.curation.rows = self.store.curation_board(session=self.session_id)
+
+    def save_step_revision(self, text: str, tool_args, comment) -> None:
+        if not self.require_reviewer() or self.trajectory is None or self.player.current is None:
+            return
+        from reviewer.curation import save_revision
+
+        step = self.player.current
+        try:
+            save_revision(self.store, self.trajectory, step.index, self.reviewer,
+                          text=text if text != (step.text or "") else None,
+                          tool_args=tool_args if tool_args != step.tool_args else None,
+                          spectrum=self.plot.spectrum, comment=comment)
+            self.store.add_curation_event(self.trajectory_id, self.reviewer, "revise", comment=comment,
+                                          session_id=self.session_id)
+        except ValueError as err:
+            self.curation.status = str(err)
+            return
+        self.curation.status = f"Revision of step {step.index + 1} saved."
+        self._acknowledge("revision")
+        self.refresh_board()
+
+    def save_curation_event(self, event: str, value: str, comment) -> None:
+        if not self.require_reviewer() or self.trajectory_id is None:
+            return
+        self.store.add_curation_event(self.trajectory_id, self.reviewer, event, value=value, comment=comment,
+                                      session_id=self.session_id)
+        self.curation.status = f"{event}: {value} saved."
+        self._acknowledge(f"{event} '{value}'")
+        self.refresh_board()
+
+    def load_stats(self) -> dict:
+        ratings = self.store.ratings_frame(session=self.session_id)
+        verdicts = self.store.verdicts_frame(session=self.session_id)
+        evaluation = self.store.evaluation_frame(session=self.session_id)
+        return {
+            "distributions": stats.rating_distributions(ratings) if not ratings.empty else {},
+            "correlations": stats.rater_correlations(ratings) if not ratings.empty else ratings,
+            "kappas": stats.verdict_kappas(verdicts) if not verdicts.empty else verdicts,
+            "scores": stats.task_scores(evaluation[evaluation["truth"].notna()]) if not evaluation.empty else evaluation,
+            "coverage": stats.accuracy_vs_coverage(evaluation[evaluation["task"] == "verify"])
+            if not evaluation.empty else evaluation,
+        }
 
     def toggle_help(self) -> None:
         self.show_help = not self.show_help

@@ -15,6 +15,8 @@ SUBCOMMANDS = {
     "export": "export",
     "vet": "vet",
     "eval": "eval",
+    "verify": "verify",
+    "ablate": "ablate",
 }
 
 

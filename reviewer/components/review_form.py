@@ -45,7 +45,7 @@ class ReviewForm(Viewer):
                                                             css_classes=["sr-review-comment"])
         self._score = pn.widgets.RadioButtonGroup(options=[0, 1, 2, 3, 4, 5], value=None, button_type="light",
                                                   css_classes=["sr-score"])
-        self._score.param.watch(lambda e: e.new is not None and self.rate(e.new), "value")
+        self._score.param.watch(lambda e: e.new is not None and e.new != self.score and self.rate(e.new), "value")
         self._rubric_text = pn.pane.HTML("", css_classes=["sr-rubric"], sizing_mode="stretch_width")
         self._saved = pn.pane.HTML("", css_classes=["sr-saved"], sizing_mode="stretch_width")
         self._sync_mode()

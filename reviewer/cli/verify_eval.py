@@ -1,0 +1,81 @@
+"""`specreview eval --verify [--plot PNG] [--json]`: agreement of stored FORMA verify trajectories
+with the survey pipeline labels of their spectra, per credibility tier (class agreement and
+|dz| <= 0.01), coverage at each threshold, and the accuracy-versus-coverage plot."""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--plot", default=None, metavar="PNG", help="with --verify: write the accuracy-vs-coverage plot")
+
+
+def collect_rows(store, survey: str | None = None) -> list:
+    from agents.verify.evaluation import Row
+    rows, seen = [], set()
+    for t in store.list_trajectories(limit=None, task="verify"):  # newest first: keep the latest
+        if t["spectrum_id"] in seen:
+            continue
+        seen.add(t["spectrum_id"])
+        traj = store.load_trajectory(t["id"])
+        if traj is None or not traj.spectrum_id:
+            continue
+        rec = store.get_spectrum(traj.spectrum_id)
+        if rec is None or rec.get("pipeline_class") not in ("STAR", "GALAXY", "QSO") or rec.get("pipeline_z") is None:
+            continue
+        if survey and not re.search(survey, rec.get("survey") or ""):
+            continue
+        b = traj.outcome.get("brief", {})
+        rows.append(Row(rec["source_path"], rec["pipeline_class"], float(rec["pipeline_z"]), b.get("type"),
+                        b.get("redshift"), b.get("credibility", "LOW")))
+    return rows
+
+
+def plot(summary: dict, path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from agents.verify.evaluation import TIERS
+
+    cov = [summary["gates"][t]["coverage"] * 100 for t in TIERS]
+    acc = [100 * (summary["gates"][t]["agreement"] or 0) for t in TIERS]
+    fig, ax = plt.subplots(figsize=(5, 4), dpi=100)
+    ax.plot(cov, acc, "o-")
+    for c, a, t in zip(cov, acc, TIERS):
+        ax.annotate(f">= {t}", (c, a), textcoords="offset points", xytext=(5, -12))
+    ax.set_xlabel("coverage (%)")
+    ax.set_ylabel("agreement with pipeline (%)")
+    ax.set_title("FORMA verify: accuracy vs coverage")
+    ax.set_xlim(0, 105)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def run_verify_eval(args: argparse.Namespace) -> int:
+    from agents.verify.evaluation import format_summary, summarise
+    from reviewer.cli.common import open_store
+
+    store = open_store(args)
+    if store is None:
+        return 1
+    try:
+        rows = collect_rows(store, getattr(args, "survey", None))
+    finally:
+        store.close()
+    if not rows:
+        print("specreview eval --verify: no verify trajectory of a labelled spectrum in the store", file=sys.stderr)
+        return 1
+    s = summarise(rows)
+    if getattr(args, "json", False):
+        print(json.dumps(s))
+    else:
+        print(format_summary(s))
+    if getattr(args, "plot", None):
+        plot(s, args.plot)
+        print(f"plot: {args.plot}", file=sys.stderr)
+    return 0

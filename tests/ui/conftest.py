@@ -7,68 +7,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
+from served_app import CHROMIUM_ARGS, ServedApp
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ARTIFACTS = REPO_ROOT / "test-artifacts"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"panel serve exited early with code {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise TimeoutError(f"panel serve did not open port {port} within {timeout} s")
-
-
-class ServedApp:
-    def __init__(self, db: Path, log: Path):
-        self.db, self.log, self.port = db, log, free_port()
-        env = dict(os.environ, SPECREVIEW_DB=str(db), PYTHONUNBUFFERED="1")
-        self._log_fh = open(log, "w")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "panel", "serve", "reviewer", "--address", "127.0.0.1",
-             "--port", str(self.port), "--num-procs", "1", "--allow-websocket-origin", f"127.0.0.1:{self.port}"],
-            cwd=REPO_ROOT, env=env, stdout=self._log_fh, stderr=subprocess.STDOUT, start_new_session=True)
-        wait_for_port(self.port, self.proc)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/reviewer"
-
-    def stop(self, sig=signal.SIGTERM) -> None:
-        # `panel serve` in the background ignores SIGINT: stop it with SIGTERM (or SIGKILL).
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, sig)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        self._log_fh.close()
-
-    def log_text(self) -> str:
-        return self.log.read_text(errors="replace")
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,138 @@
+"""The review workflow in a real browser: keyboard playback, rating, a step note, approval, reload;
+two reviewers reach a conflict and a third resolves it; XSS probes execute nothing."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from agents.trajectory import AgentInfo, Trajectory
+from reviewer.app import seed_demo_if_empty
+from reviewer.store import Store
+from served_app import ServedApp
+
+pytestmark = pytest.mark.ui
+
+XSS_TEXT = ("Looks fine. <script>window.__xss = 1</script> <img src=x onerror=\"window.__xss = 2\"> "
+            "[details](javascript:window.__xss=3)")
+
+
+@pytest.fixture(scope="module")
+def review_app(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("review")
+    db = tmp / "review.duckdb"
+    store = Store(db)
+    seed_demo_if_empty(store)
+    spec = store.list_spectra(search="0853", limit=1)[0]
+    evil = Trajectory(spectrum_id=spec["spectrum_id"], task="cv", agent=AgentInfo(name="vet", backend="openai", model="probe"))
+    evil.add("think", text=XSS_TEXT)
+    evil.add("answer", text="<answer>\\boxed{NO}</answer>", answer={"answer": "NO"})
+    evil.outcome = {"status": "answered", "answer": "NO"}
+    store.save_trajectory(evil)
+    first = store.queue_items()[0]["trajectory_id"]
+    store.close()  # the server process must own the file
+    app = ServedApp(db, tmp / "panel.log")
+    app.evil_id, app.first_id = evil.id, first
+    yield app
+    app.stop()
+
+
+def open_tab(page, title):
+    page.locator(".bk-tab").filter(has_text=re.compile(f"^{title}$")).first.click()
+
+
+def open_as(page, app, reviewer, extra=""):
+    page.goto(f"{app.url}?reviewer={reviewer}{extra}", wait_until="domcontentloaded")
+    expect(page.locator(".sr-step-view")).to_contain_text("Step 1", timeout=60_000)
+    page.locator(".sr-step-view").first.click()  # focus the page, not an input
+
+
+def test_keyboard_playback_rating_note_approval_survive_reload(review_app, page, artifacts):
+    open_as(page, review_app, "alice", f"&trajectory={review_app.first_id}")
+    for _ in range(3):
+        page.keyboard.press("j")
+    expect(page.locator(".sr-step-view")).to_contain_text("Step 4")
+    page.keyboard.press("ArrowLeft")
+    expect(page.locator(".sr-step-view")).to_contain_text("Step 3")
+    page.keyboard.press("4")
+    expect(page.locator(".sr-ack")).to_contain_text("score 4")
+
+    # A note on step 3; typing "a" inside the text area must not approve anything.
+    note = page.locator(".sr-annotation-comment textarea")
+    note.fill("The H-delta zoom does not show what step 5 claims")
+    note.press("a")
+    page.locator(".sr-annotation-flags input").nth(1).check()
+    page.locator(".sr-annotation-save button").click()
+    expect(page.locator(".sr-ack")).to_contain_text("note on step 3")
+    expect(page.locator(".sr-saved")).not_to_contain_text("approve")
+
+    page.locator(".sr-step-view").first.click()
+    page.keyboard.press("a")
+    expect(page.locator(".sr-ack")).to_contain_text("verdict 'approve'")
+    page.screenshot(path=str(artifacts / "review.png"))
+
+    page.reload()
+    expect(page.locator(".sr-saved")).to_contain_text("Your verdict: approve; your score: 4", timeout=60_000)
+    page.locator(".sr-step-view").first.click()
+    page.keyboard.press("j"), page.keyboard.press("j")
+    expect(page.locator(".sr-step-view")).to_contain_text("Step 3")
+    expect(page.locator(".sr-annotation-comment textarea")).to_have_value(
+        "The H-delta zoom does not show what step 5 claimsa")
+    assert page.console_errors == []
+
+
+def test_help_overlay_on_question_mark(review_app, page):
+    open_as(page, review_app, "alice")
+    page.keyboard.press("?")
+    expect(page.locator(".sr-help")).to_be_visible()
+    expect(page.locator(".sr-help")).to_contain_text("next item in the queue")
+
+
+def test_two_reviewers_conflict_and_a_merger_resolves_it(review_app, browser):
+    pages = {}
+    for name in ("bob", "carol", "dora"):
+        ctx = browser.new_context(viewport={"width": 1600, "height": 1000})
+        pages[name] = ctx.new_page()
+        open_as(pages[name], review_app, name, f"&trajectory={review_app.first_id}")
+    pages["bob"].keyboard.press("a")
+    expect(pages["bob"].locator(".sr-ack")).to_contain_text("approve")
+    pages["carol"].keyboard.press("r")
+    expect(pages["carol"].locator(".sr-ack")).to_contain_text("reject")
+    expect(pages["carol"].locator(".sr-others")).to_contain_text("bob")  # saved hers, so she sees his
+
+    dora = pages["dora"]
+    open_tab(dora, "Conflicts")
+    table = dora.locator(".sr-conflict-table")
+    expect(table).to_contain_text(review_app.first_id)
+    row = table.locator(".tabulator-row").filter(has_text=review_app.first_id)
+    row.click()
+    expect(dora.locator(".sr-conflict-detail")).to_contain_text(review_app.first_id)
+    dora.locator(".sr-merger-comment textarea").fill("Balmer absorption is clear in the overview: approve.")
+    dora.locator(".sr-resolve button").click()
+    expect(dora.locator(".sr-conflict-status")).to_contain_text("Resolved")
+    expect(table).not_to_contain_text(review_app.first_id)
+    for pg in pages.values():
+        pg.context.close()
+
+
+def test_xss_probes_execute_nothing(review_app, page):
+    open_as(page, review_app, "erin", f"&trajectory={review_app.evil_id}")
+    expect(page.locator(".sr-step-view")).to_contain_text("Step 1")
+    expect(page.locator(".sr-step-view")).to_contain_text("window.__xss = 1")  # shown as text
+    note = page.locator(".sr-annotation-comment textarea")
+    note.fill("<img src=x onerror=\"window.__xss = 4\"><script>window.__xss = 5</script>")
+    page.locator(".sr-annotation-save button").click()
+    page.locator(".sr-step-view").first.click()
+    page.keyboard.press("a")
+    expect(page.locator(".sr-ack")).to_contain_text("approve")
+    # a second reviewer sees erin's verdict and comment after saving theirs
+    page.goto(f"{review_app.url}?reviewer=fred&trajectory={review_app.evil_id}")
+    expect(page.locator(".sr-step-view")).to_contain_text("Step 1", timeout=60_000)
+    page.locator(".sr-step-view").first.click()
+    page.keyboard.press("r")
+    expect(page.locator(".sr-others")).to_contain_text("erin")
+    page.wait_for_timeout(500)
+    assert page.evaluate("window.__xss") is None
+    assert page.locator("a[href^='javascript']").count() == 0
+    assert page.locator(".sr-step-view img[src='x']").count() == 0

@@ -1,0 +1,92 @@
+"""Labels under load and under a crash: 20 browser contexts write 50 labels each at once; a server
+killed with SIGKILL mid-write keeps every label it acknowledged."""
+from __future__ import annotations
+
+import re
+import signal
+
+import pytest
+from playwright.sync_api import expect
+
+from reviewer.app import seed_demo_if_empty
+from reviewer.store import Store
+from served_app import ServedApp
+
+pytestmark = pytest.mark.ui
+
+N_REVIEWERS, N_LABELS = 20, 50
+
+
+def seeded(tmp_path) -> tuple:
+    db = tmp_path / "labels.duckdb"
+    store = Store(db)
+    seed_demo_if_empty(store)
+    first = store.queue_items()[0]["trajectory_id"]
+    store.close()
+    return db, first
+
+
+def acked(page) -> int:
+    # the pane's text lives in its shadow root: the inner span is what holds it
+    text = " ".join(page.locator(".sr-ack span").all_text_contents())
+    found = re.search(r"#(\d+) this session", text)
+    return int(found.group(1)) if found else 0
+
+
+def test_twenty_reviewers_fifty_labels_each(browser, tmp_path):
+    db, first = seeded(tmp_path)
+    app = ServedApp(db, tmp_path / "panel.log")
+    try:
+        pages = []
+        for i in range(N_REVIEWERS):
+            ctx = browser.new_context(viewport={"width": 1280, "height": 800})
+            pg = ctx.new_page()
+            pg.goto(f"{app.url}?reviewer=load{i:02d}&trajectory={first}", wait_until="domcontentloaded")
+            pages.append(pg)
+        for pg in pages:
+            expect(pg.locator(".sr-step-view")).to_contain_text("Step 1", timeout=120_000)
+            pg.locator(".sr-step-view").first.click()
+        for k in range(N_LABELS):  # interleaved: every reviewer writes while the others do
+            for pg in pages:
+                pg.keyboard.press(str(k % 6))
+        for pg in pages:
+            expect(pg.locator(".sr-ack")).to_contain_text(f"#{N_LABELS} this session", timeout=120_000)
+        for pg in pages:
+            pg.context.close()
+    finally:
+        app.stop()
+    store = Store(db)
+    rows = [r for r in store.label_history("ratings", trajectory_id=first) if r["rater"].startswith("load")]
+    per_rater = {}
+    for r in rows:
+        per_rater[r["rater"]] = per_rater.get(r["rater"], 0) + 1
+    assert len(rows) == N_REVIEWERS * N_LABELS
+    assert len({r["id"] for r in rows}) == len(rows)
+    assert set(per_rater.values()) == {N_LABELS}
+    store.close()
+
+
+def test_sigkill_keeps_every_acknowledged_label(browser, tmp_path):
+    db, first = seeded(tmp_path)
+    app = ServedApp(db, tmp_path / "panel.log")
+    ctx = browser.new_context()
+    pg = ctx.new_page()
+    try:
+        pg.goto(f"{app.url}?reviewer=crash&trajectory={first}", wait_until="domcontentloaded")
+        expect(pg.locator(".sr-step-view")).to_contain_text("Step 1", timeout=120_000)
+        pg.locator(".sr-step-view").first.click()
+        for k in range(40):
+            pg.keyboard.press(str(k % 6))
+        expect(pg.locator(".sr-ack")).to_contain_text(re.compile(r"#(1\d|[2-9]\d) this session"), timeout=60_000)
+        acknowledged = acked(pg)  # every label up to this one was acknowledged before the kill
+        app.stop(sig=signal.SIGKILL)  # mid-stream: unacknowledged presses may be lost, acknowledged ones not
+    finally:
+        ctx.close()
+        app.stop()
+    assert acknowledged >= 10
+    restarted = ServedApp(db, tmp_path / "panel2.log")  # the app comes back on the same file
+    restarted.stop()
+    store = Store(db)
+    stored = [r for r in store.label_history("ratings", trajectory_id=first) if r["rater"] == "crash"]
+    assert len(stored) >= acknowledged
+    store.close()

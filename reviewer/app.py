@@ -109,7 +109,7 @@ class ReviewerSession(param.Parameterized):
         self.refresh_list()
 
     def _on_select(self, event):
-        if event.new:
+        if event.new and event.new != self.record.get("spectrum_id"):
             self.open_spectrum(event.new)
 
     def open_spectrum(self, spectrum_id: str) -> bool:

@@ -7,6 +7,9 @@ name. Labels are append-only: an action is a new row, the latest row wins.
 from __future__ import annotations
 
 import logging
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 import panel as pn
@@ -27,6 +30,13 @@ from reviewer.components.trajectory_player import TrajectoryPlayer
 from reviewer.components.vi_form import VIForm
 
 log = logging.getLogger(__name__)
+write_log = logging.getLogger("specreview.writes")
+_prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="specreview-render")
+LOG_WRITES = os.environ.get("SPECREVIEW_LOG_WRITES") == "1"
+if LOG_WRITES and not write_log.handlers:
+    write_log.setLevel(logging.INFO)
+    write_log.addHandler(logging.StreamHandler())
+    write_log.propagate = False  # once, not again through the server's root handler
 
 
 def help_html() -> str:
@@ -46,6 +56,8 @@ class AuditSession(ReviewerSession):
     def __init__(self, store, reviewer: str = "", **params):
         super().__init__(store, reviewer=reviewer, **params)
         self.trajectory = None
+        self._images: dict = {}  # (trajectory id, step index) -> PNG bytes or None
+        self._my_notes: dict | None = None  # step index -> this reviewer's current note on the item
         self.queue = Queue()
         self.player = TrajectoryPlayer(image_for=self.image_for)
         self.form = ReviewForm(save_review=self.save_review, save_rating=self.save_rating)
@@ -108,8 +120,11 @@ class AuditSession(ReviewerSession):
             return False
         self.trajectory = traj
         self.trajectory_id = trajectory_id
+        self._images = {}
+        self._my_notes = None
         if traj.spectrum_id:
             self.open_spectrum(traj.spectrum_id)
+        self._prefetch_images()
         self.form.clear()
         self.form.mode = "verify" if traj.task == "verify" else "vet"
         self.player.trajectory = traj
@@ -123,20 +138,57 @@ class AuditSession(ReviewerSession):
         self.curation.load_step(step)
         self.annotation.step_index = None if step is None else step.index
         self._load_my_annotation()
-        rng = (step.tool_args or {}).get("wavelength_range") if step is not None else None
+        rng = self._current_zoom(step)
         z = float((self.player.trajectory.steps[0].data.get("tool_state") or {}).get("redshift") or 0.0) \
             if (self.player.trajectory and self.player.trajectory.steps) else 0.0
+        shaded = []
         if isinstance(rng, (list, tuple)) and len(rng) == 2:
             try:  # tool ranges are rest-frame when the tool had a redshift: shade in the observed frame
-                self.plot.shaded_ranges = [(float(rng[0]) * (1 + z), float(rng[1]) * (1 + z))]
+                shaded = [(float(rng[0]) * (1 + z), float(rng[1]) * (1 + z))]
             except (TypeError, ValueError):
-                self.plot.shaded_ranges = []
-        else:
-            self.plot.shaded_ranges = []
+                shaded = []
+        if shaded != self.plot.shaded_ranges:  # most steps keep the previous zoom: no redraw
+            self.plot.shaded_ranges = shaded
+
+    def _current_zoom(self, step):
+        """The zoom in force at this step: the latest tool call's range at or before it (a
+        reasoning step keeps the previous zoom on screen, as the agent had it)."""
+        if step is None or self.trajectory is None:
+            return None
+        for earlier in reversed(self.trajectory.steps[: step.index + 1]):
+            if earlier.kind in ("tool_call", "tool_result") and earlier.tool_args is not None:
+                return earlier.tool_args.get("wavelength_range")
+            if earlier.kind == "prompt":
+                return None
+        return None
 
     # ---- images -------------------------------------------------------------------------------------
+    def _prefetch_images(self) -> None:
+        """Render a newly opened trajectory's deferred images in the background, so that stepping
+        through it serves cached PNGs instead of rendering on the key press."""
+        traj = self.trajectory
+        if traj is None:
+            return
+        steps = [s for s in traj.steps if s.kind in ("prompt", "tool_result") and not s.is_error]
+
+        def work():
+            for step in steps:
+                if self.trajectory is not traj:  # the reviewer moved on
+                    return
+                self.image_for(step)
+
+        _prefetcher.submit(work)
+
     def image_for(self, step) -> bytes | None:
         """The step's stored render, or the same render re-made from the spectrum and the call."""
+        key = (self.trajectory.id if self.trajectory else None, step.index)
+        if key in self._images:
+            return self._images[key]
+        png = self._make_image(step)
+        self._images[key] = png
+        return png
+
+    def _make_image(self, step) -> bytes | None:
         if step.image_sha:
             png = self.store.get_image(step.image_sha)
             if png is not None:
@@ -159,6 +211,15 @@ class AuditSession(ReviewerSession):
             return None
 
     # ---- writes -------------------------------------------------------------------------------------
+    def _write(self, method, *args, **kwargs):
+        """One label write, timed: with SPECREVIEW_LOG_WRITES=1 the latency goes to the server log
+        (bench/bench_labels.py reads it)."""
+        start = time.perf_counter()
+        result = method(*args, **kwargs)
+        if LOG_WRITES:
+            write_log.info("label-write-ms %.3f %s", 1000 * (time.perf_counter() - start), method.__name__)
+        return result
+
     def _acknowledge(self, what: str) -> None:
         # Shown only after the store returned: an acknowledged label is committed.
         self.labels_written += 1
@@ -170,7 +231,7 @@ class AuditSession(ReviewerSession):
         if not self.require_reviewer() or self.trajectory_id is None:
             return
         try:
-            self.store.add_review(self.trajectory_id, self.reviewer, action, label=label, comment=comment,
+            self._write(self.store.add_review, self.trajectory_id, self.reviewer, action, label=label, comment=comment,
                                   session_id=self.session_id)
         except ValueError as err:
             self.error = str(err)
@@ -182,7 +243,7 @@ class AuditSession(ReviewerSession):
     def save_rating(self, score: int) -> None:
         if not self.require_reviewer() or self.trajectory_id is None:
             return
-        self.store.add_rating(self.trajectory_id, self.reviewer, score, self.form.rubric_version,
+        self._write(self.store.add_rating, self.trajectory_id, self.reviewer, score, self.form.rubric_version,
                               session_id=self.session_id)
         self._acknowledge(f"score {score}")
         self._load_my_labels()
@@ -190,16 +251,17 @@ class AuditSession(ReviewerSession):
     def save_annotation(self, step_index, comment, flags) -> None:
         if not self.require_reviewer() or self.trajectory_id is None:
             return
-        self.store.add_annotation(self.trajectory_id, self.reviewer, comment=comment, step_idx=step_index,
+        self._write(self.store.add_annotation, self.trajectory_id, self.reviewer, comment=comment, step_idx=step_index,
                                   flags=flags, session_id=self.session_id)
         self.annotation.status = "Saved."
+        self._my_notes = None
         self._acknowledge("note" + (f" on step {step_index + 1}" if step_index is not None else ""))
 
     def save_vi(self, quality, issues, z, spectype, comment) -> None:
         if not self.require_reviewer() or not self.record:
             return
         try:
-            self.store.add_vi_label(self.record["spectrum_id"], self.reviewer, quality=quality, issues=issues, z=z,
+            self._write(self.store.add_vi_label, self.record["spectrum_id"], self.reviewer, quality=quality, issues=issues, z=z,
                                     spectype=spectype, comment=comment, session_id=self.session_id)
         except ValueError as err:
             self.error = str(err)
@@ -225,12 +287,12 @@ class AuditSession(ReviewerSession):
         self._show_others(mine is not None)
         self._load_my_annotation()
 
-    def _load_my_annotation(self) -> None:
+    def _load_my_annotation(self, reload: bool = False) -> None:
         if self.trajectory_id is None or not self.reviewer:
             return
-        notes = [a for a in self.store.annotations_for(self.trajectory_id, self.reviewer)
-                 if a.get("step_idx") == self.annotation.step_index]
-        latest = notes[-1] if notes else None
+        if reload or self._my_notes is None:  # one query per item, not per step
+            self._my_notes = {a.get("step_idx"): a for a in self.store.annotations_for(self.trajectory_id, self.reviewer)}
+        latest = self._my_notes.get(self.annotation.step_index)
         self.annotation.load(latest.get("comment") if latest else None, (latest or {}).get("flags") or [])
 
     def _show_others(self, mine_saved: bool) -> None:
@@ -255,7 +317,7 @@ class AuditSession(ReviewerSession):
         if item["kind"] == "spectrum":
             action, label = None, label or {}
         try:
-            self.store.add_resolution(item["kind"], item["item_id"], self.reviewer, action=action, label=label,
+            self._write(self.store.add_resolution, item["kind"], item["item_id"], self.reviewer, action=action, label=label,
                                       merger_comment=merger_comment, session_id=self.session_id)
         except ValueError as err:
             self.conflicts.status = str(err)
@@ -278,7 +340,7 @@ class AuditSession(ReviewerSession):
                           text=text if text != (step.text or "") else None,
                           tool_args=tool_args if tool_args != step.tool_args else None,
                           spectrum=self.plot.spectrum, comment=comment)
-            self.store.add_curation_event(self.trajectory_id, self.reviewer, "revise", comment=comment,
+            self._write(self.store.add_curation_event, self.trajectory_id, self.reviewer, "revise", comment=comment,
                                           session_id=self.session_id)
         except ValueError as err:
             self.curation.status = str(err)
@@ -290,7 +352,7 @@ class AuditSession(ReviewerSession):
     def save_curation_event(self, event: str, value: str, comment) -> None:
         if not self.require_reviewer() or self.trajectory_id is None:
             return
-        self.store.add_curation_event(self.trajectory_id, self.reviewer, event, value=value, comment=comment,
+        self._write(self.store.add_curation_event, self.trajectory_id, self.reviewer, event, value=value, comment=comment,
                                       session_id=self.session_id)
         self.curation.status = f"{event}: {value} saved."
         self._acknowledge(f"{event} '{value}'")

@@ -46,7 +46,9 @@ class MetadataPanel(Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._table = pn.pane.HTML(sizing_mode="stretch_width", css_classes=["sr-metadata"])
+        # fixed height: a longer file name must not re-lay-out the sidebar on every spectrum
+        self._table = pn.pane.HTML(sizing_mode="stretch_width", height=430, css_classes=["sr-metadata"],
+                                   styles={"overflow-y": "auto"})
         self._header = pn.pane.HTML(sizing_mode="stretch_width", max_height=320, styles={"overflow": "auto"})
         self._copy = pn.widgets.Button(label="Copy metadata (JSON)", button_type="light",
                                        sizing_mode="stretch_width")
@@ -54,7 +56,21 @@ class MetadataPanel(Viewer):
         self._copy.js_on_click(args={"src": self._copy_text},
                                code="navigator.clipboard && navigator.clipboard.writeText(src.value)")
         self._card = pn.Card(self._header, title="FITS header", collapsed=True, sizing_mode="stretch_width")
+        # the header (often hundreds of cards) is only rendered while the card is open
+        self._card.param.watch(lambda e: self._render_header(), "collapsed")
         self._refresh()
+
+    def _render_header(self):
+        if self._card.collapsed:
+            return
+        header = (self.record or {}).get("header") or {}
+        if isinstance(header, str):
+            try:
+                header = json.loads(header)
+            except ValueError:
+                header = {"HEADER": header}
+        lines = "\n".join(f"{str(k):<8} = {v}" for k, v in header.items())
+        self._header.object = f"<pre class='sr-header'>{html.escape(lines) or '(no header)'}</pre>"
 
     @param.depends("record", watch=True)
     def _refresh(self):
@@ -66,14 +82,7 @@ class MetadataPanel(Viewer):
                         f"{html.escape(value)}</td></tr>")
         self._table.object = ("<table class='sr-meta-table'>" + "".join(rows) + "</table>") if rec else \
             "<p><em>No spectrum selected.</em></p>"
-        header = rec.get("header") or {}
-        if isinstance(header, str):
-            try:
-                header = json.loads(header)
-            except ValueError:
-                header = {"HEADER": header}
-        lines = "\n".join(f"{str(k):<8} = {v}" for k, v in header.items())
-        self._header.object = f"<pre class='sr-header'>{html.escape(lines) or '(no header)'}</pre>"
+        self._render_header()
         public = {k: rec.get(k) for k, _ in FIELDS}
         self._copy_text.value = json.dumps(public, default=str)
 

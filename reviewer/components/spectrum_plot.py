@@ -1,8 +1,12 @@
 """The interactive flux-vs-wavelength plot: Bokeh via HoloViews, updated in place.
 
-One DynamicMap whose overlay always has the same members (flux, noise, masked pixels, three line
-kinds, their labels, shaded ranges), so a new spectrum or a new range patches the existing Bokeh
-figure instead of rebuilding it: that is what keeps a click in the list fast.
+HoloViews draws the figure once (one overlay whose members never change: flux, noise, masked
+pixels, three line kinds, their labels, shaded ranges). Hooks keep the Bokeh data sources and
+ranges of that figure, and later changes (a new spectrum, a zoom, smoothing, line settings) patch
+only the sources that changed. That is what keeps a click in the list, or a step of a playback,
+well under the 100-150 ms a reviewer notices; a full HoloViews re-render costs ~75 ms of server
+time alone. Before the figure exists (or when the axis itself changes, observed <-> rest frame)
+the DynamicMap re-renders as usual.
 """
 from __future__ import annotations
 
@@ -10,18 +14,26 @@ import holoviews as hv
 import numpy as np
 import panel as pn
 import param
+from bokeh.models import BoxAnnotation
 from panel.viewable import Viewer
 
 from agents.tools.lines import LINE_KINDS, lines_in_window, stagger_labels
 from agents.tools.smoothing import SMOOTHING_MODES, smooth_flux
 
 hv.extension("bokeh", logo=False)
+# Canvas, not WebGL: a few thousand points draw in a millisecond either way, but on machines without
+# a GPU (VMs, headless browsers) WebGL runs in software and compositing it cost ~450 ms per update.
+hv.renderer("bokeh").webgl = False
 
 LINE_COLOURS = {"emission": "#1f9d55", "absorption": "#c0392b", "sky": "#7f8c8d"}
 PLOT_WIDTH_PX = 640  # typical drawn width in the three-column layout; used to space line labels
+ELEMENT_TYPES = ("Curve", "Scatter", "VLines", "Labels")
+# which overlay members depend on which parameters (everything depends on the spectrum)
+DATA_PARAMS = {"spectrum", "smoothing", "sigma_px"}
+VIEW_PARAMS = {"x_range", "line_kinds", "major_only", "z", "shaded_ranges"}
 
 
-def robust_y_range(flux: np.ndarray, noise: np.ndarray | None = None, *, lo_pct=1.0, hi_pct=99.0):
+def robust_y_range(flux: np.ndarray, *, lo_pct=1.0, hi_pct=99.0):
     """A y-range that ignores cosmic rays and dead pixels: percentiles of the finite flux, padded.
 
     Padding leaves room at the top for the line labels.
@@ -45,23 +57,26 @@ class SpectrumPlot(Viewer):
     major_only = param.Boolean(default=False)
     rest_frame = param.Boolean(default=False, doc="x axis in the rest frame (observed / (1+z))")
     z = param.Number(default=0.0, doc="redshift used for line positions and the rest frame")
-    shaded_ranges = param.List(default=[], doc="(min, max[, label]) ranges to shade, observed frame")
+    shaded_ranges = param.List(default=[], doc="(min, max) ranges to shade, observed frame (the first is drawn)")
     status = param.String(default="No spectrum", doc="what is shown, as text")
     history = param.List(default=[], doc="previous x ranges, for 'previous zoom'")
 
     def __init__(self, **params):
         super().__init__(**params)
         self._arrays = None
-        self._dmap = hv.DynamicMap(self._overlay, streams=[hv.streams.Params(
-            self, ["spectrum", "x_range", "smoothing", "sigma_px", "line_kinds", "major_only",
-                   "rest_frame", "z", "shaded_ranges"])])
-        # framewise: each new frame sets the axis ranges (typed range, new spectrum) in place.
-        self._dmap = self._dmap.opts(*(getattr(hv.opts, name)(framewise=True) for name in
-                                       ("Curve", "Scatter", "VLines", "Labels", "VSpans")))
+        self._sources: dict = {}  # overlay member label -> its Bokeh ColumnDataSource
+        self._ranges: dict = {}  # "x" / "y" -> Bokeh Range1d
+        self._box = None  # BoxAnnotation showing the agent's current zoom
+        self._redraw = hv.streams.Stream.define("Redraw", tick=0)()
+        hooks = [self._capture]
+        # framewise: each HoloViews frame sets the axis ranges (the fallback path) in place.
+        self._dmap = hv.DynamicMap(self._overlay, streams=[self._redraw]).opts(
+            *(getattr(hv.opts, name)(framewise=True, hooks=hooks) for name in ELEMENT_TYPES))
         self._range_stream = hv.streams.RangeX(source=self._dmap)
         self._range_stream.add_subscriber(self._on_user_range)
-        self._pane = pn.pane.HoloViews(self._dmap, sizing_mode="stretch_both", min_height=420,
-                                       linked_axes=False)
+        self._pane = pn.pane.HoloViews(self._dmap, sizing_mode="stretch_both", min_height=420, linked_axes=False)
+        self.param.watch(self._on_change, sorted(DATA_PARAMS | VIEW_PARAMS | {"rest_frame"}))
+        self._frame()  # status text for the initial state
 
     # ---- zoom actions -------------------------------------------------------------------------
     def zoom_to(self, lo: float, hi: float) -> None:
@@ -100,23 +115,18 @@ class SpectrumPlot(Viewer):
         self.zoom_to(lo, hi)
 
     # ---- data ---------------------------------------------------------------------------------
-    @param.depends("spectrum", watch=True)
-    def _reset_for_new_spectrum(self):
-        self._arrays = None
-        self.history = []
-
     def _get_arrays(self):
         if self._arrays is None and self.spectrum is not None:
             spec = self.spectrum
             wave = np.asarray(spec.spectral_axis.to_value("Angstrom"), dtype=float)
             flux = np.asarray(spec.flux.value, dtype=float)
-            ivar = None
-            if spec.uncertainty is not None:
-                ivar = np.asarray(spec.uncertainty.array, dtype=float)
+            ivar = np.asarray(spec.uncertainty.array, dtype=float) if spec.uncertainty is not None else None
             mask = np.zeros(flux.shape, bool) if spec.mask is None else np.asarray(spec.mask, bool)
             mask = mask | ~np.isfinite(flux)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                noise = np.where((ivar is not None) & (ivar > 0), 1.0 / np.sqrt(ivar), np.nan) if ivar is not None else None
+            noise = np.full_like(flux, np.nan)
+            if ivar is not None:
+                good = ivar > 0
+                noise[good] = 1.0 / np.sqrt(ivar[good])
             self._arrays = {"wave": wave, "flux": flux, "ivar": ivar, "mask": mask, "noise": noise,
                             "unit": spec.flux.unit.to_string() or "arbitrary"}
         return self._arrays
@@ -128,54 +138,117 @@ class SpectrumPlot(Viewer):
             return None
         return smooth_flux(a["flux"], a["ivar"], a["mask"], mode=self.smoothing, sigma_px=self.sigma_px)
 
-    # ---- plot ---------------------------------------------------------------------------------
-    def _overlay(self, **_):
+    def _frame(self, parts=("data", "view")) -> dict:
+        """Everything the figure shows, as plain columns (one dict per overlay member)."""
         a = self._get_arrays()
-        kdims = [hv.Dimension("wave", label="Rest wavelength (Å)" if self.rest_frame else "Wavelength (Å)")]
-        vdim = hv.Dimension("flux", label=f"Flux ({a['unit']})" if a else "Flux")
         if a is None:
-            empty = hv.Curve([], kdims, [vdim])
             self.status = "No spectrum"
-            return (empty * hv.Curve([], kdims, ["noise"]) * hv.Scatter([], kdims, [vdim])
-                    * hv.VLines([]) * hv.VLines([]) * hv.VLines([]) * hv.Labels([], ["x", "y"], ["text"])
-                    * hv.VSpans([]))
+            empty = np.array([], dtype=float)
+            return {"flux": {"wave": empty, "flux": empty}, "noise": {"wave": empty, "noise": empty},
+                    "masked": {"wave": empty, "flux": empty}, **{k: {"x": empty} for k in LINE_KINDS},
+                    "labels": {"x": empty, "y": empty, "text": []}, "shaded": None,
+                    "xlim": (0.0, 1.0), "ylim": (0.0, 1.0), "unit": ""}
         scale = 1.0 / (1.0 + self.z) if self.rest_frame else 1.0
         wave = a["wave"] * scale
         flux = self.drawn_flux()
         lo, hi = self.x_range if self.x_range is not None else (float(wave[0]), float(wave[-1]))
         in_view = (wave >= lo) & (wave <= hi)
         ylo, yhi = robust_y_range(flux[in_view] if in_view.any() else flux)
-        masked = a["mask"] & in_view
-        masked_y = np.clip(np.where(np.isfinite(a["flux"][masked]), a["flux"][masked], ylo), ylo, yhi)
-
-        curve = hv.Curve((wave, flux), kdims, [vdim], label="flux").opts(
-            color="#1f4e9c", line_width=1.0, tools=["hover"])
-        noise_y = a["noise"] if a["noise"] is not None else np.full_like(flux, np.nan)
-        noise = hv.Curve((wave, noise_y), kdims, ["noise"], label="noise").opts(color="#f39c12", line_width=0.8, alpha=0.8)
-        bad = hv.Scatter((wave[masked], masked_y), kdims, [vdim], label="masked").opts(
-            color="#e74c3c", marker="x", size=5)
-
-        lines = lines_in_window(lo, hi, z=self.z, kinds=self.line_kinds, rest_frame=self.rest_frame,
-                                major_only=self.major_only)
-        vlines = []
-        for kind in LINE_KINDS:
-            xs = [ln["x"] for ln in lines if ln["kind"] == kind]
-            vlines.append(hv.VLines(xs).opts(color=LINE_COLOURS[kind], line_dash="dashed", line_width=1, alpha=0.7))
-        levels = stagger_labels([ln["x"] for ln in lines], [ln["name"] for ln in lines],
-                                x_span=hi - lo, width_px=PLOT_WIDTH_PX)
-        step = 0.055 * (yhi - ylo)
-        label_rows = [(ln["x"], yhi - step * (0.6 + lvl), ln["name"]) for ln, lvl in zip(lines, levels)
-                      if lvl is not None]
-        labels = hv.Labels(label_rows, ["x", "y"], ["text"]).opts(text_font_size="8pt", text_color="#333333",
-                                                                   text_baseline="middle")
-        spans = [(s[0] * scale, s[1] * scale) for s in self.shaded_ranges]
-        shaded = hv.VSpans(spans).opts(color="#f1c40f", alpha=0.18)
-
+        out = {"xlim": (lo, hi), "ylim": (ylo, yhi), "unit": a["unit"]}
+        if "data" in parts:  # float32 halves what goes to the browser; 7 digits are plenty on screen
+            wave32 = wave.astype(np.float32)
+            out["flux"] = {"wave": wave32, "flux": flux.astype(np.float32)}
+            out["noise"] = {"wave": wave32, "noise": a["noise"].astype(np.float32)}
+        if "view" in parts:
+            # masked pixels are drawn at their flux, clipped into view so spikes stay visible
+            masked = a["mask"]
+            out["masked"] = {"wave": wave[masked],
+                             "flux": np.clip(np.nan_to_num(a["flux"][masked], nan=ylo), ylo, yhi)}
+            lines = lines_in_window(lo, hi, z=self.z, kinds=self.line_kinds, rest_frame=self.rest_frame,
+                                    major_only=self.major_only)
+            for kind in LINE_KINDS:
+                out[kind] = {"x": np.array([ln["x"] for ln in lines if ln["kind"] == kind], dtype=float)}
+            levels = stagger_labels([ln["x"] for ln in lines], [ln["name"] for ln in lines],
+                                    x_span=hi - lo, width_px=PLOT_WIDTH_PX)
+            step = 0.055 * (yhi - ylo)
+            placed = [(ln, lvl) for ln, lvl in zip(lines, levels) if lvl is not None]
+            out["labels"] = {"x": np.array([ln["x"] for ln, _ in placed], dtype=float),
+                             "y": np.array([yhi - step * (0.6 + lvl) for _, lvl in placed], dtype=float),
+                             "text": [ln["name"] for ln, _ in placed]}
+            spans = [(s[0] * scale, s[1] * scale) for s in self.shaded_ranges]
+            out["shaded"] = spans[0] if spans else None
         self.status = f"Showing {lo:.1f} – {hi:.1f} Å ({'rest' if self.rest_frame else 'observed'} frame)"
-        return (curve * noise * bad * vlines[0] * vlines[1] * vlines[2] * labels * shaded).opts(
-            hv.opts.Overlay(xlim=(lo, hi), ylim=(ylo, yhi), responsive=True, min_height=420,
-                            show_legend=True, legend_position="top_right", active_tools=["box_zoom"],
-                            toolbar="above"))
+        return out
+
+    # ---- drawing ------------------------------------------------------------------------------
+    def _capture(self, plot, element):
+        source = plot.handles.get("source")
+        if source is not None and element.label:
+            self._sources[element.label] = source
+        if element.label == "flux" and self._box is None:
+            # The agent's zoom is a BoxAnnotation on the overlay layer: moving it repaints only that
+            # layer, not the thousands of points below (a glyph change repaints everything).
+            self._box = BoxAnnotation(fill_color="#f1c40f", fill_alpha=0.22, line_alpha=0, level="overlay",
+                                      visible=False, name="agent-zoom")
+            plot.state.add_layout(self._box)
+            self._place_box(self._frame(("view",))["shaded"])
+        for axis in ("x", "y"):
+            rng = plot.handles.get(f"{axis}_range")
+            if rng is not None:
+                self._ranges[axis] = rng
+
+    def _overlay(self, **_):
+        f = self._frame()
+        kdims = [hv.Dimension("wave", label="Rest wavelength (Å)" if self.rest_frame else "Wavelength (Å)")]
+        vdim = hv.Dimension("flux", label=f"Flux ({f['unit']})" if f["unit"] else "Flux")
+        curve = hv.Curve(f["flux"], kdims, [vdim], label="flux").opts(color="#1f4e9c", line_width=1.0,
+                                                                      tools=["hover"])
+        noise = hv.Curve(f["noise"], kdims, ["noise"], label="noise").opts(color="#f39c12", line_width=0.8, alpha=0.8)
+        bad = hv.Scatter(f["masked"], kdims, [vdim], label="masked").opts(color="#e74c3c", marker="x", size=5)
+        vlines = [hv.VLines(f[kind]["x"], label=kind).opts(color=LINE_COLOURS[kind], line_dash="dashed",
+                                                           line_width=1, alpha=0.7) for kind in LINE_KINDS]
+        labels = hv.Labels(f["labels"], ["x", "y"], ["text"], label="labels").opts(
+            text_font_size="8pt", text_color="#333333", text_baseline="middle")
+        return (curve * noise * bad * vlines[0] * vlines[1] * vlines[2] * labels).opts(
+            hv.opts.Overlay(xlim=f["xlim"], ylim=f["ylim"], responsive=True, min_height=420, show_legend=True,
+                            legend_position="top_right", active_tools=["box_zoom"], toolbar="above"))
+
+    def _on_change(self, *events):
+        changed = {e.name for e in events}
+        if "spectrum" in changed:
+            self._arrays = None
+            self.history = []
+        members = {"flux", "noise", "masked", *LINE_KINDS, "labels"}
+        if "rest_frame" in changed or not self._ranges or not members <= set(self._sources):
+            self._redraw.event()  # the axis itself changes, or nothing is drawn yet
+            return
+        if changed == {"shaded_ranges"}:
+            self._place_box(self._frame(("view",))["shaded"])
+            return
+        parts = ("data", "view") if changed & DATA_PARAMS else ("view",)
+        f = self._frame(parts)
+        with pn.io.hold():
+            for name in members:
+                if name in f:
+                    self._sources[name].data = dict(f[name])
+            self._ranges["x"].update(start=f["xlim"][0], end=f["xlim"][1])
+            self._ranges["y"].update(start=f["ylim"][0], end=f["ylim"][1])
+            self._place_box(f["shaded"])
+
+    def _place_box(self, span) -> None:
+        if self._box is None:
+            return
+        if span is None:
+            if self._box.visible:
+                self._box.visible = False
+        else:
+            self._box.update(left=float(span[0]), right=float(span[1]), visible=True)
+
+    def shaded_span(self) -> tuple[float, float] | None:
+        """Where the agent-zoom box is drawn (None: hidden)."""
+        if self._box is None or not self._box.visible:
+            return None
+        return (self._box.left, self._box.right)
 
     def __panel__(self):
         return self._pane

@@ -37,7 +37,7 @@ class TrajectoryPlayer(Viewer):
                                            sizing_mode="stretch_width", css_classes=["sr-step-list"],
                                            layout="fit_data_stretch")
         self._steps.param.watch(self._on_step_click, "selection")
-        self.view = StepView(image_for=self._image)
+        self.view = StepView(image_for=self._image_in_view)
         self._header = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["sr-trajectory-head"])
         self._transcript = pn.Column(sizing_mode="stretch_width", css_classes=["sr-transcript"])
         self._tabs = pn.Tabs(("Step", pn.Column(self.view)), ("Transcript", self._transcript), dynamic=True,
@@ -47,6 +47,16 @@ class TrajectoryPlayer(Viewer):
 
     def _image(self, step):
         return self.image_for(step) if self.image_for else None
+
+    def _image_in_view(self, step):
+        """The step's own render, else the latest render before it (what the agent is reasoning
+        about), with the index of the step it belongs to. Keeping a picture on screen also keeps the
+        page layout still from step to step."""
+        for earlier in reversed(self.steps[: step.index + 1]):
+            png = self._image(earlier)
+            if png is not None:
+                return png, earlier.index
+        return None, None
 
     @property
     def steps(self):

@@ -13,7 +13,7 @@ X_RANGE_JS = """
   const doc = window.Bokeh && Bokeh.documents[0];
   if (!doc) return null;
   const models = doc._all_models ? [...doc._all_models.values()] : [...doc.all_models];
-  const ranges = models.filter(m => m.constructor.name === 'Range1d' || (m.type === 'Range1d'));
+  const ranges = models.filter(m => m.type === 'Range1d');  // BokehJS is minified: use the model type name
   // The wavelength axis is the range with the largest values (Angstrom), flux is far smaller.
   ranges.sort((a, b) => Math.abs(b.end) - Math.abs(a.end));
   return ranges.length ? [ranges[0].start, ranges[0].end] : null;

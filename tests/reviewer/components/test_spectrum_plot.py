@@ -80,7 +80,8 @@ def test_metadata_escapes_and_keeps_ids_as_strings():
                                   "header": {"OBJNAME": "<b>x</b>"}})
     assert "39633345008634465" in panel._table.object
     assert "<script>" not in panel._table.object and "&lt;script&gt;" in panel._table.object
-    assert "<b>x</b>" not in panel._header.object
+    panel._card.collapsed = False  # the header renders when opened
+    assert "&lt;b&gt;x&lt;/b&gt;" in panel._header.object and "<b>x</b>" not in panel._header.object
 
 
 def test_spectrum_list_next_previous_wraps():
@@ -93,3 +94,13 @@ def test_spectrum_list_next_previous_wraps():
     lst.step(+1)
     assert lst.selected_id == "a"
     assert lst._table.value["object_id"].dtype.name == "string"
+
+
+def test_agent_zoom_is_shaded_and_follows_the_frame(synthetic_spectrum):
+    plot = SpectrumPlot(spectrum=synthetic_spectrum, z=0.0)
+    pn.panel(plot).get_root(Document())
+    assert plot.shaded_span() is None
+    plot.shaded_ranges = [(6500.0, 6600.0)]
+    assert plot.shaded_span() == (6500.0, 6600.0)
+    plot.shaded_ranges = []
+    assert plot.shaded_span() is None

@@ -1,0 +1,134 @@
+"""Redshift hypotheses: the built-in engine (template scan + line matching), Redrock when asked.
+
+`generate_hypotheses` returns the top N distinct (z, class) pairs with a score in 0-100. Template
+candidates come from `agents.tools.templates` (Redrock PCA templates, when a template directory is
+known); line-matching candidates come from pairing detected CWT features with the kb/forma line
+list, so the engine works without templates. Scores follow FORMA: 100 / (1 + delta chi2), with
+delta chi2 scaled by the best fit's reduced chi2 (survey ivar is often off by a constant factor).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import kb
+from agents.tools import templates as tpl
+
+SAME_Z_TOL = 0.005  # two hypotheses of one class closer than this are one hypothesis
+
+
+@dataclass
+class Hypothesis:
+    z: float
+    spectype: str  # STAR / GALAXY / QSO
+    subtype: str = ""
+    score: float = 0.0
+    source: str = "template"  # template / lines / redrock
+    chi2: float | None = None
+    delta_chi2: float | None = None  # scaled chi2 above the best template fit
+    matched: list[str] = field(default_factory=list)  # line names (line matching)
+
+    def as_dict(self) -> dict:
+        return {"z": round(self.z, 6), "class": self.spectype, "subtype": self.subtype,
+                "score": round(self.score, 2), "source": self.source,
+                "chi2": None if self.chi2 is None else round(self.chi2, 1),
+                "delta_chi2": None if self.delta_chi2 is None else round(self.delta_chi2, 1),
+                "matched": self.matched}
+
+
+def forma_lines() -> list[dict]:
+    return kb.load("forma/lines")["lines"]
+
+
+def _template_hypotheses(pixels, template_dir) -> list[Hypothesis]:
+    d = tpl.template_dir(template_dir)
+    if d is None:
+        return []
+    cands = tpl.template_candidates(pixels.wave, pixels.flux, pixels.ivar, tpl.load_templates(str(d)))
+    if not cands:
+        return []
+    best = cands[0]
+    red = max(best.chi2 / max(best.npix, 1), 1.0)
+    out = []
+    for c in cands:
+        dchi2 = (c.chi2 - best.chi2) / red
+        out.append(Hypothesis(c.z, c.spectype, c.subtype, 100.0 / (1.0 + dchi2), "template", c.chi2, dchi2))
+    return out
+
+
+def _line_hypotheses(features, max_anchor: int = 8) -> list[Hypothesis]:
+    """Each strong feature read as each line of its kind; a z scores by the other features it explains."""
+    lines = forma_lines()
+    tol = kb.load("forma/rules")["matching"]["excellent_offset_A"]
+    strong = sorted(features, key=lambda f: -f.snr)[:max_anchor]
+    cands: list[Hypothesis] = []
+    for f in strong:
+        for ln in lines:
+            if ln["kind"] != f.kind:
+                continue
+            z = f.wavelength / ln["rest"] - 1
+            if not -0.005 <= z <= 6.0:
+                continue
+            matched, score, broad = [], 0.0, False
+            for ln2 in lines:
+                pred = ln2["rest"] * (1 + z)
+                hit = [g for g in features if g.kind == ln2["kind"] and abs(g.wavelength - pred) < tol]
+                if hit:
+                    g = max(hit, key=lambda g: g.snr)
+                    matched.append(ln2["name"])
+                    score += min(g.snr, 30.0)
+                    broad |= g.width_class == "broad" and ln2.get("width") in ("broad", "both")
+            if len(matched) < 2:
+                continue
+            if f.kind == "absorption" and abs(z) < 0.003:
+                cls = "STAR"
+            elif broad:
+                cls = "QSO"
+            else:
+                cls = "GALAXY"
+            cands.append(Hypothesis(z, cls, "", score, "lines", matched=matched))
+    cands.sort(key=lambda h: -h.score)
+    top = cands[0].score if cands else 1.0
+    for h in cands:
+        h.score = 100.0 * h.score / top
+    return cands
+
+
+def _distinct(hyps: list[Hypothesis]) -> list[Hypothesis]:
+    out: list[Hypothesis] = []
+    for h in hyps:
+        if all(not (g.spectype == h.spectype and abs(g.z - h.z) < SAME_Z_TOL * (1 + h.z)) for g in out):
+            out.append(h)
+    return out
+
+
+def generate_hypotheses(pixels, features, *, n: int = 6, template_dir=None, engine: str = "builtin") -> list[Hypothesis]:
+    """Top-n distinct hypotheses. The best of each class is always kept so the analysis can
+    test the rivals (a STAR / GALAXY / QSO alternative is never dropped by the cut)."""
+    if engine == "redrock":
+        from agents.tools import redrock_adapter
+        return redrock_adapter.redrock_hypotheses(pixels, n=n, template_dir=template_dir)
+    tmpl = _distinct(_template_hypotheses(pixels, template_dir))
+    lines = _distinct(_line_hypotheses(features))
+    if tmpl:
+        # line matches refine nothing here; they enter only when no template hypothesis is near
+        extra = [h for h in lines[:3] if all(abs(h.z - t.z) > SAME_Z_TOL * (1 + h.z) for t in tmpl)]
+        for h in extra:
+            h.score = min(h.score, 1.0)  # ranked below every template minimum
+        ranked = tmpl + extra
+    else:
+        ranked = lines
+    top = ranked[:n]
+    for cls in ("STAR", "GALAXY", "QSO"):
+        if not any(h.spectype == cls for h in top):
+            best = next((h for h in ranked if h.spectype == cls), None)
+            if best is not None:
+                top.append(best)
+    return top
+
+
+def default_template_dir() -> str | None:
+    d = tpl.template_dir(None)
+    return str(d) if d else os.environ.get("RR_TEMPLATE_DIR")

@@ -1,0 +1,274 @@
+"""Template redshift scan against the Redrock PCA templates (STAR / GALAXY / QSO), in numpy.
+
+The spectrum and every template are put on one grid uniform in ln(lambda) (step 1e-4 dex, the
+SDSS/LAMOST pixel), whose pixel index is global (index = ln(lambda)/STEP), so a redshift is an
+integer pixel shift k = ln(1+z)/STEP. For a linear model flux = sum_i c_i T_i(shifted) + sum_p d_p
+P_p (P = low-order Legendre polynomials in the observed frame that absorb flux-calibration
+errors), the normal equations at every shift are cross-correlations, computed for all shifts at
+once with FFTs; chi2(k) = sum w f^2 - b(k)^T A(k)^-1 b(k). Minima are refined by a parabola.
+
+Templates are read with astropy once per directory and cached. Lookup: explicit directory ->
+$RR_TEMPLATE_DIR -> $SPECREVIEW_TEMPLATE_DIR. Without templates the hypothesis engine falls back
+to line matching alone.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+from astropy.io import fits
+
+LN_STEP = 1e-4 * np.log(10.0)
+FIT_RANGE = (3600.0, 9800.0)  # observed range used for template fits (Redrock clips SDSS here)
+LEGENDRE_TERMS = 0  # Redrock fits PCA templates alone; polynomials let QSO/galaxy bases mimic stars
+# redshift ranges per class (Redrock defaults; STAR +-600 km/s)
+Z_RANGES = {"GALAXY": (-0.005, 1.7), "QSO": (0.05, 6.0), "STAR": (-0.002, 0.002)}
+TEMPLATE_ENV_VARS = ("RR_TEMPLATE_DIR", "SPECREVIEW_TEMPLATE_DIR")
+
+
+@dataclass
+class Template:
+    spectype: str
+    subtype: str
+    start: int  # global ln-grid index of the first pixel (rest frame)
+    basis: np.ndarray  # (n_basis, n_pix) on the global ln grid
+    z_range: tuple[float, float]
+    source: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.spectype}:{self.subtype}" if self.subtype else self.spectype
+
+
+@dataclass
+class ZCandidate:
+    z: float
+    spectype: str
+    subtype: str
+    chi2: float
+    npix: int
+    coeff: list[float]
+
+    def as_dict(self) -> dict:
+        return {"z": round(self.z, 6), "class": self.spectype, "subtype": self.subtype,
+                "chi2": round(self.chi2, 2), "npix": self.npix}
+
+
+def template_dir(explicit: str | os.PathLike | None = None) -> Path | None:
+    cands = [explicit] if explicit else [os.environ.get(v) for v in TEMPLATE_ENV_VARS]
+    for c in cands:
+        if c and Path(c).is_dir() and any(Path(c).glob("rrtemplate-*.fits")):
+            return Path(c)
+    return None
+
+
+def _rebin_to_ln_grid(wave: np.ndarray, flux: np.ndarray) -> tuple[int, np.ndarray]:
+    """Flux-conserving average of a finely sampled template onto the global ln grid."""
+    lnw = np.log(wave)
+    start = int(np.ceil(lnw[0] / LN_STEP)) + 1
+    stop = int(np.floor(lnw[-1] / LN_STEP)) - 1
+    edges = (np.arange(start, stop + 1) - 0.5) * LN_STEP
+    # integrate with the cumulative trapezoid, then difference at the bin edges
+    out = np.empty((flux.shape[0], stop - start))
+    for i, f in enumerate(flux):
+        cum = np.r_[0.0, np.cumsum(0.5 * (f[1:] + f[:-1]) * np.diff(lnw))]
+        at = np.interp(edges, lnw, cum)
+        out[i] = np.diff(at) / LN_STEP
+    return start, out
+
+
+def _read_template(path: Path) -> Template:
+    with fits.open(path, memmap=False) as hdul:
+        hdr = hdul[0].header if hdul[0].data is not None else hdul[1].header
+        data = hdul[0].data if hdul[0].data is not None else hdul["BASIS_VECTORS"].data
+        basis = np.atleast_2d(np.asarray(data, dtype=float))
+        crval, cdelt = float(hdr["CRVAL1"]), float(hdr["CDELT1"])
+        n = basis.shape[1]
+        if hdr.get("LOGLAM"):
+            wave = 10 ** (crval + cdelt * np.arange(n))
+        else:
+            wave = crval + cdelt * np.arange(n)
+        spectype = str(hdr["RRTYPE"]).strip().upper()
+        subtype = str(hdr.get("RRSUBTYP", "") or "").strip()
+        zr = Z_RANGES.get(spectype, (-0.005, 1.7))
+        if "REDSHIFTS" in hdul:  # new-style templates carry their own redshift grid
+            zgrid = np.asarray(hdul["REDSHIFTS"].data, dtype=float).ravel()
+            zr = (float(zgrid.min()), float(zgrid.max()))
+    start, rebinned = _rebin_to_ln_grid(wave, basis)
+    return Template(spectype, subtype, start, rebinned, zr, path.name)
+
+
+@lru_cache(maxsize=4)
+def load_templates(directory: str) -> tuple[Template, ...]:
+    """All `rrtemplate-*.fits` of a directory (templates-default.txt honoured when present)."""
+    d = Path(directory)
+    listing = d / "templates-default.txt"
+    if listing.is_file():
+        names = [ln.strip() for ln in listing.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+        paths = [d / n for n in names if (d / n).is_file()]
+    else:
+        paths = sorted(d.glob("rrtemplate-*.fits"))
+    return tuple(_read_template(p) for p in paths)
+
+
+@dataclass
+class LnSpectrum:
+    """A spectrum rebinned onto the global ln grid (observed frame)."""
+
+    start: int
+    flux: np.ndarray
+    ivar: np.ndarray  # 0 where no data
+
+    @property
+    def loglam(self) -> np.ndarray:
+        return (self.start + np.arange(self.flux.size)) * LN_STEP
+
+
+def to_ln_grid(wave: np.ndarray, flux: np.ndarray, ivar: np.ndarray,
+               fit_range: tuple[float, float] = FIT_RANGE) -> LnSpectrum:
+    """Inverse-variance weighted binning of good pixels onto the ln grid within fit_range."""
+    sel = (wave >= fit_range[0]) & (wave <= fit_range[1]) & (ivar > 0) & np.isfinite(flux)
+    w, f, iv = wave[sel], flux[sel], ivar[sel]
+    if w.size < 10:
+        return LnSpectrum(0, np.zeros(0), np.zeros(0))
+    idx = np.rint(np.log(w) / LN_STEP).astype(int)
+    start = idx.min()
+    n = idx.max() - start + 1
+    wsum = np.bincount(idx - start, weights=iv, minlength=n)
+    fsum = np.bincount(idx - start, weights=f * iv, minlength=n)
+    out = np.zeros(n)
+    ok = wsum > 0
+    out[ok] = fsum[ok] / wsum[ok]
+    # robust ivar rescale: keep relative weights but cap single-pixel dominance (bad ivar in some files)
+    cap = 25.0 * np.median(wsum[ok])
+    return LnSpectrum(start, out, np.minimum(wsum, cap))
+
+
+def _legendre(n: int, terms: int) -> np.ndarray:
+    x = np.linspace(-1, 1, n)
+    return np.polynomial.legendre.legvander(x, terms - 1).T  # (terms, n)
+
+
+def _fft_len(n: int) -> int:
+    return 1 << int(np.ceil(np.log2(n)))
+
+
+_BY_ID: dict[int, Template] = {}
+
+
+@lru_cache(maxsize=64)
+def _template_ffts(tmpl_id: int, nfft: int) -> dict:
+    """rFFTs of the reversed basis vectors and their pairwise products, cached per template."""
+    T = _BY_ID[tmpl_id].basis
+    out = {}
+    for i in range(T.shape[0]):
+        out[(i,)] = np.fft.rfft(T[i][::-1], nfft)
+        for j in range(i, T.shape[0]):
+            out[(i, j)] = np.fft.rfft((T[i] * T[j])[::-1], nfft)
+    return out
+
+
+def _xcorr(obs_fft, tmpl_fft, nfft: int, L: int, o_lo: int, ns: int) -> np.ndarray:
+    """c[s] = sum_j obs[j] * T[o_lo + s + j] for s in [0, ns), by one inverse rFFT:
+    conv(obs, T reversed)[p] = sum_j obs[j] T[L - 1 - p + j], so c[s] = conv[L - 1 - o_lo - s]."""
+    conv = np.fft.irfft(obs_fft * tmpl_fft, nfft)
+    return conv[L - 1 - o_lo - np.arange(ns)]
+
+
+def scan_template(spec: LnSpectrum, tmpl: Template, *, legendre_terms: int = LEGENDRE_TERMS,
+                  z_range: tuple[float, float] | None = None):
+    """chi2 on the redshift grid for one template; returns (z array, chi2 array, coeffs) or None."""
+    n = spec.flux.size
+    zlo, zhi = z_range or tmpl.z_range
+    # shift k: observed global index g <-> rest index g - k; template must cover the spectrum
+    k_min_cover = spec.start + n - 1 - (tmpl.start + tmpl.basis.shape[1] - 1)
+    k_max_cover = spec.start - tmpl.start
+    k_lo = max(int(np.floor(np.log1p(zlo) / LN_STEP)), k_min_cover)
+    k_hi = min(int(np.ceil(np.log1p(zhi) / LN_STEP)), k_max_cover)
+    if k_hi < k_lo or n < 10:
+        return None
+    # rest index window needed: offsets o = spec.start - k - tmpl.start, over k in [k_lo, k_hi]
+    o_lo = spec.start - k_hi - tmpl.start
+    o_hi = spec.start - k_lo - tmpl.start
+    T = tmpl.basis
+    L = T.shape[1]
+    nfft = _fft_len(L + n)
+    _BY_ID.setdefault(id(tmpl), tmpl)
+    tf = _template_ffts(id(tmpl), nfft)
+    w, f = spec.ivar, spec.flux
+    P = _legendre(n, legendre_terms) if legendre_terms else np.zeros((0, n))
+    nb, npoly = T.shape[0], P.shape[0]
+    m = nb + npoly
+    ns = o_hi - o_lo + 1
+    A = np.empty((ns, m, m))
+    b = np.empty((ns, m))
+    wf = w * f
+    w_fft, wf_fft = np.fft.rfft(w, nfft), np.fft.rfft(wf, nfft)
+    wp_fft = [np.fft.rfft(w * P[p], nfft) for p in range(npoly)]
+    for i in range(nb):
+        b[:, i] = _xcorr(wf_fft, tf[(i,)], nfft, L, o_lo, ns)
+        for j in range(i, nb):
+            A[:, i, j] = A[:, j, i] = _xcorr(w_fft, tf[(i, j)], nfft, L, o_lo, ns)
+        for p in range(npoly):
+            A[:, i, nb + p] = A[:, nb + p, i] = _xcorr(wp_fft[p], tf[(i,)], nfft, L, o_lo, ns)
+    for p in range(npoly):
+        b[:, nb + p] = np.dot(wf, P[p])
+        for q in range(p, npoly):
+            A[:, nb + p, nb + q] = A[:, nb + q, nb + p] = np.dot(w * P[p], P[q])
+    # tiny ridge keeps degenerate shifts (template zero over the data) solvable
+    A += np.eye(m) * 1e-9 * np.trace(A, axis1=1, axis2=2)[:, None, None] / m
+    coeff = np.linalg.solve(A, b[..., None])[..., 0]
+    chi2 = float(np.dot(wf, f)) - np.einsum("si,si->s", b, coeff)
+    # shift index s corresponds to offset o = o_lo + s, i.e. k = spec.start - tmpl.start - o
+    k = spec.start - tmpl.start - (o_lo + np.arange(ns))
+    order = np.argsort(k)
+    z = np.expm1(k[order] * LN_STEP)
+    return z, chi2[order], coeff[order]
+
+
+def _local_minima(chi2: np.ndarray, n_min: int, min_sep: int) -> list[int]:
+    interior = np.flatnonzero((chi2[1:-1] <= chi2[:-2]) & (chi2[1:-1] <= chi2[2:])) + 1
+    cands = list(interior) + [0, chi2.size - 1]
+    cands.sort(key=lambda i: chi2[i])
+    picked: list[int] = []
+    for i in cands:
+        if all(abs(i - j) >= min_sep for j in picked):
+            picked.append(i)
+        if len(picked) >= n_min:
+            break
+    return picked
+
+
+def _refine(z: np.ndarray, chi2: np.ndarray, i: int) -> tuple[float, float]:
+    if 0 < i < z.size - 1:
+        y0, y1, y2 = chi2[i - 1], chi2[i], chi2[i + 1]
+        den = y0 - 2 * y1 + y2
+        if den > 0:
+            off = 0.5 * (y0 - y2) / den
+            lnz = np.log1p(z[i]) + off * LN_STEP
+            return float(np.expm1(lnz)), float(y1 - 0.25 * (y0 - y2) * off)
+    return float(z[i]), float(chi2[i])
+
+
+def template_candidates(wave, flux, ivar, templates, *, n_per_template: int = 3,
+                        legendre_terms: int = LEGENDRE_TERMS) -> list[ZCandidate]:
+    """Best chi2 minima of every template, sorted by chi2 (smallest first)."""
+    spec = to_ln_grid(np.asarray(wave, float), np.asarray(flux, float), np.asarray(ivar, float))
+    npix = int((spec.ivar > 0).sum())
+    out: list[ZCandidate] = []
+    for tmpl in templates:
+        res = scan_template(spec, tmpl, legendre_terms=legendre_terms)
+        if res is None:
+            continue
+        z, chi2, coeff = res
+        # minima at least 1000 km/s apart (stars: the single best)
+        sep = max(1, int(round(1000 / 299792.458 / LN_STEP)))
+        nmin = 1 if tmpl.spectype == "STAR" else n_per_template
+        for i in _local_minima(chi2, nmin, sep):
+            zr, c2 = _refine(z, chi2, i)
+            out.append(ZCandidate(zr, tmpl.spectype, tmpl.subtype, c2, npix, [float(c) for c in coeff[i]]))
+    out.sort(key=lambda c: c.chi2)
+    return out

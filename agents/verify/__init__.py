@@ -1,0 +1,11 @@
+"""FORMA verification protocol as a LangGraph StateGraph (reference.md section 2).
+
+visual_interpreter -> hypotheses -> analysis -> feature_auditor -> synthesis -> result_auditor ->
+report_writer. Every node is a deterministic rule set by default and writes trajectory steps; the
+optional LLM nodes (agents/verify/llm_review.py) add an adversarial review beside the rules.
+
+    from agents.verify import verify_spectrum
+    traj = verify_spectrum(spectrum)          # agents.trajectory.Trajectory, task="verify"
+    traj.outcome["brief"]                     # the JSON brief
+"""
+from agents.verify.graph import build_graph, verify_spectrum, verify_pixels  # noqa: F401

@@ -1,0 +1,107 @@
+"""Counterfactual ablation (FORMA App. B): re-run the pipeline on a modified copy of the spectrum
+and report how the verdict and credibility changed.
+
+- remove_range(pixels, a, b): the pixels in [a, b] A are dropped (as if masked), e.g. the
+  strongest broad line;
+- narrow_lines(pixels, results, target_kms): every broad emission line the best hypothesis found
+  is replaced by a Gaussian of the same flux centre and peak height but `target_kms` FWHM, on the
+  continuum interpolated under the line.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from agents.tools.features import Pixels
+from agents.verify.graph import verify_pixels
+
+C_KMS = 299792.458
+
+
+def remove_range(pixels: Pixels, wave_min: float, wave_max: float) -> Pixels:
+    """Erase whatever is in [wave_min, wave_max]: the flux there becomes the straight line between
+    the medians of 20 A on either side (the window stays clean data, so a missing line reads as
+    NOT_FOUND, not MASKED)."""
+    w = pixels.wave
+    inside = (w >= wave_min) & (w <= wave_max)
+    left = (w >= wave_min - 20) & (w < wave_min)
+    right = (w > wave_max) & (w <= wave_max + 20)
+    if not inside.any() or not left.any() or not right.any():
+        return pixels
+    fl, fr = float(np.median(pixels.flux[left])), float(np.median(pixels.flux[right]))
+    flux = pixels.flux.copy()
+    flux[inside] = np.interp(w[inside], [wave_min, wave_max], [fl, fr])
+    return replace(pixels, flux=flux)
+
+
+def _best_lines(traj) -> tuple[dict | None, list[dict]]:
+    syn = next((s.data for s in traj.steps if s.kind == "verdict" and s.verdict and s.verdict.who == "synthesis"), None)
+    if not syn or syn.get("best_hypothesis_idx") is None:
+        return None, []
+    idx = syn["best_hypothesis_idx"]
+    for s in traj.steps:
+        if s.kind == "tool_result" and s.tool_name == "analyse_hypothesis" and s.data["summary"]["idx"] == idx:
+            return s.data["summary"], s.data["lines"]
+    return None, []
+
+
+def broad_lines(traj, min_kms: float = 1500.0) -> list[dict]:
+    """Broad emission lines (LIKELY/MARGINAL) of the chosen hypothesis, strongest first."""
+    _, lines = _best_lines(traj)
+    out = [ln for ln in lines if ln["kind"] == "emission" and ln["status"] in ("LIKELY", "MARGINAL")
+           and (ln["fwhm_kms"] or 0) >= min_kms and ln["observed"]]
+    return sorted(out, key=lambda ln: -abs((ln["amplitude"] or 0) * ln["fwhm_kms"]))  # by line flux
+
+
+def narrow_lines(pixels: Pixels, lines: list[dict], target_kms: float = 900.0) -> Pixels:
+    flux = pixels.flux.copy()
+    w = pixels.wave
+    for ln in lines:
+        c, fwhm_A = ln["observed"], ln["fwhm_kms"] / C_KMS * ln["observed"]
+        half = 1.5 * fwhm_A
+        inside = (w >= c - half) & (w <= c + half)
+        side = ((w >= c - half - 30) & (w < c - half)) | ((w > c + half) & (w <= c + half + 30))
+        if inside.sum() < 3 or side.sum() < 4:
+            continue
+        cont = np.polyval(np.polyfit(w[side], flux[side], 1), w[inside])
+        peak = float(np.max(flux[inside] - cont))
+        sigma = target_kms / C_KMS * c / 2.3548
+        flux[inside] = cont + peak * np.exp(-0.5 * ((w[inside] - c) / sigma) ** 2)
+    return replace(pixels, flux=flux)
+
+
+def compare(before, after) -> dict:
+    b, a = before.outcome["brief"], after.outcome["brief"]
+    levels = {"LOW": 0, "MEDIUM": 1, "HIGH": 2}
+    return {
+        "before": {k: b.get(k) for k in ("type", "redshift", "credibility", "verdict", "feature_score")},
+        "after": {k: a.get(k) for k in ("type", "redshift", "credibility", "verdict", "feature_score")},
+        "verdict_changed": b.get("verdict") != a.get("verdict") or b.get("type") != a.get("type"),
+        "credibility_change": levels[a["credibility"]] - levels[b["credibility"]],
+    }
+
+
+def ablate(pixels: Pixels, meta: dict | None = None, *, remove: tuple[float, float] | None = None,
+           narrow_kms: float | None = None, **options) -> dict:
+    """Run original and modified copies; returns {before, after, change, modification}."""
+    before = verify_pixels(pixels, meta, **options)
+    if remove is not None:
+        modified, what = remove_range(pixels, *remove), f"removed {remove[0]:.0f}-{remove[1]:.0f} Å"
+    elif narrow_kms is not None:
+        lines = broad_lines(before)
+        modified = narrow_lines(pixels, lines, narrow_kms)
+        what = f"narrowed {', '.join(ln['name'] for ln in lines) or 'no broad line'} to {narrow_kms:.0f} km/s"
+    else:
+        raise ValueError("give remove=(a, b) or narrow_kms")
+    after = verify_pixels(modified, meta, **options)
+    return {"modification": what, "before": before, "after": after, "change": compare(before, after)}
+
+
+def strongest_broad_line_range(traj, pad_fwhm: float = 1.0) -> tuple[float, float] | None:
+    lines = broad_lines(traj)
+    if not lines:
+        return None
+    ln = lines[0]
+    fwhm_A = ln["fwhm_kms"] / C_KMS * ln["observed"]
+    return ln["observed"] - pad_fwhm * fwhm_A, ln["observed"] + pad_fwhm * fwhm_A

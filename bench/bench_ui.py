@@ -1,0 +1,166 @@
+"""Browser responsiveness, measured in Debian's Chromium through Playwright:
+
+1. click a spectrum in the list -> the new spectrum's data is in the plot and painted;
+2. key press `j` -> the next trajectory step (its text and its render) is visible.
+
+Each timing is taken inside the page: it starts when the click / key event is dispatched and ends at
+the animation frame after the one in which the change was detected (so the change has been painted).
+Run: .venv/bin/python bench/bench_ui.py [--repeats 40]
+"""
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from ui_timing import ServedApp, launch, machine, seeded_db, summary
+
+# The largest ColumnDataSource with a flux column is the flux curve: a few of its values identify the
+# spectrum shown (LAMOST spectra often share one wavelength grid, so x alone does not).
+FLUX_SIGNATURE = """() => {
+  const doc = window.Bokeh && Bokeh.documents[0];
+  if (!doc) return null;
+  const models = doc._all_models ? [...doc._all_models.values()] : [...doc.all_models];
+  let best = null;
+  for (const m of models) {
+    if (m.type !== 'ColumnDataSource') continue;  // BokehJS is minified: use the model type name
+    const flux = m.data.flux;
+    if (!flux) continue;
+    const n = flux.length;
+    if (!best || n > best.n) best = {n, a: flux[Math.floor(n / 3)], b: flux[Math.floor(n / 2)], x: m.data.wave[0]};
+  }
+  return best ? `${best.n}:${best.x}:${best.a}:${best.b}` : null;
+}"""
+STEP_SHOWN = """([host, want]) => {
+  const root = host.shadowRoot || host;
+  return root.textContent.includes(want);
+}"""
+# Dispatch the click in the page and wait, frame by frame, for the flux data to change.
+TIMED_CLICK = f"""(row) => new Promise(resolve => {{
+  const signature = {FLUX_SIGNATURE};
+  const before = signature();
+  const start = performance.now();
+  const cell = row.querySelector('.tabulator-cell') || row;
+  cell.dispatchEvent(new MouseEvent('mousedown', {{bubbles: true}}));
+  cell.dispatchEvent(new MouseEvent('mouseup', {{bubbles: true}}));
+  cell.click();
+  const poll = () => {{
+    if (signature() !== before) requestAnimationFrame(() => resolve(performance.now() - start));
+    else requestAnimationFrame(poll);
+  }};
+  requestAnimationFrame(poll);
+}})"""
+TIMED_KEY = """([host, image, want, needImage]) => new Promise(resolve => {
+  const root = host.shadowRoot || host;
+  const imgOf = () => (image.shadowRoot || image).querySelector('img');
+  const srcBefore = imgOf() ? imgOf().src : '';
+  const start = performance.now();
+  document.dispatchEvent(new KeyboardEvent('keydown', {key: 'j', bubbles: true}));
+  const poll = () => {
+    const shown = root.textContent.includes(want);
+    const img = imgOf();
+    const imageOk = !needImage || (img && img.src !== srcBefore && img.complete);
+    if (shown && imageOk) requestAnimationFrame(() => resolve(performance.now() - start));
+    else requestAnimationFrame(poll);
+  };
+  requestAnimationFrame(poll);
+})"""
+
+
+def tab(page, title):
+    import re
+    page.locator(".bk-tab").filter(has_text=re.compile(f"^{title}$")).first.click()
+
+
+def bench_spectrum_switch(page, app, repeats: int) -> list[float]:
+    page.goto(f"{app.url}?reviewer=bench", wait_until="domcontentloaded")
+    page.wait_for_function(f"({FLUX_SIGNATURE})() !== null", timeout=120_000)
+    tab(page, "Spectra")
+    rows = page.locator(".sr-spectrum-table .tabulator-row")
+    rows.first.wait_for()
+    n_rows = rows.count()
+    rows.first.click()  # a known starting point, then always a different row than the one shown
+    page.wait_for_timeout(1000)
+    times = []
+    for i in range(repeats + 3):
+        target = rows.nth((i + 1) % n_rows).element_handle()
+        ms = page.evaluate(TIMED_CLICK, target)
+        if i >= 3:  # warm-up: first renders of each code path
+            times.append(ms)
+    return times
+
+
+by_kind: dict[str, list[float]] = {"image": [], "text": []}
+
+
+def trajectory_kinds(app, trajectory_id: str) -> list[str]:
+    """Step kinds of the benchmarked trajectory, read before the server opened the database."""
+    return app.kinds[trajectory_id]
+
+
+def bench_step_switch(page, app, first: str, repeats: int) -> list[float]:
+    page.goto(f"{app.url}?reviewer=bench&trajectory={first}", wait_until="domcontentloaded")
+    view = page.locator(".sr-step-view")
+    view.first.wait_for(timeout=120_000)
+    page.locator(".sr-step-view").first.click()
+    host = view.first.element_handle()
+    image = page.locator(".sr-step-image").first.element_handle()
+    kinds = trajectory_kinds(app, first)
+    n_steps = len(kinds)
+    times = []
+    current = 1
+    for i in range(repeats + 3):
+        forward = current < n_steps
+        key, current = ("j", current + 1) if forward else ("0", current)
+        if not forward:  # back to the start with 'k' presses, untimed
+            for _ in range(n_steps - 1):
+                page.keyboard.press("k")
+            current = 1
+            page.wait_for_function(STEP_SHOWN, arg=[host, f"Step 1/{n_steps}"], timeout=30_000)
+            continue
+        with_image = kinds[current - 1] in ("tool_result", "prompt")
+        ms = page.evaluate(TIMED_KEY, [host, image, f"Step {current}/{n_steps}", with_image])
+        if i >= 3:
+            times.append(ms)
+            (by_kind["image"] if with_image else by_kind["text"]).append(ms)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=40)
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db, first = seeded_db(Path(tmp))
+        from reviewer.store import Store
+
+        store = Store(db)
+        kinds = [s.kind for s in store.load_trajectory(first).steps]
+        store.close()
+        app = ServedApp(db, Path(tmp) / "panel.log")
+        app.kinds = {first: kinds}
+        try:
+            with sync_playwright() as pw:
+                browser = launch(pw)
+                page = browser.new_page(viewport={"width": 1600, "height": 1000})
+                spectra = summary(bench_spectrum_switch(page, app, args.repeats))
+                steps = summary(bench_step_switch(page, app, first, args.repeats))
+                browser.close()
+        finally:
+            app.stop()
+    print(f"Machine: {machine()}\n")
+    print("| interaction | n | median ms | p95 ms | max ms |\n|---|---|---|---|---|")
+    for name, s in (("click spectrum in list -> new plot painted", spectra),
+                    ("key `j` -> next step (text + render) painted", steps)):
+        print(f"| {name} | {s['n']} | {s['median']:.0f} | {s['p95']:.0f} | {s['max']:.0f} |")
+    for kind, values in by_kind.items():
+        if values:
+            s = summary(values)
+            print(f"| ... steps with {'a render' if kind == 'image' else 'text only'} | {s['n']} | {s['median']:.0f} | "
+                  f"{s['p95']:.0f} | {s['max']:.0f} |")
+
+
+if __name__ == "__main__":
+    main()

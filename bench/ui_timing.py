@@ -1,0 +1,50 @@
+"""Shared helpers of the browser benchmarks: a seeded database, Chromium, percentiles, machine info."""
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import statistics
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO)]
+sys.path.append(str(REPO / "tests"))
+
+from served_app import CHROMIUM_ARGS, ServedApp  # noqa: E402
+
+
+def seeded_db(folder: Path) -> tuple[Path, str]:
+    from reviewer.app import seed_demo_if_empty
+    from reviewer.store import Store
+
+    db = folder / "bench.duckdb"
+    store = Store(db)
+    seed_demo_if_empty(store)
+    first = store.queue_items()[0]["trajectory_id"]
+    store.close()
+    return db, first
+
+
+def launch(pw):
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        sys.exit("Debian's chromium is needed (apt-get install chromium)")
+    return pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+
+
+def summary(values_ms: list[float]) -> dict:
+    ordered = sorted(values_ms)
+    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    return {"n": len(ordered), "median": statistics.median(ordered), "p95": p95, "max": ordered[-1]}
+
+
+def machine() -> str:
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+            f"load average {load:.1f}, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
+
+
+__all__ = ["ServedApp", "seeded_db", "launch", "summary", "machine"]

@@ -46,7 +46,9 @@ def seed_demo_if_empty(store: Store, demo_dir: Path = DEMO_DIR) -> int:
 
 
 def seed_demo_trajectories(store: Store) -> int:
-    """Run the offline agents on every stored spectrum that has no trajectory yet."""
+    """Run the offline agents (vet `rules` on DEMO_TASKS, the FORMA verification pipeline) on every
+    stored spectrum that has no trajectory of theirs yet."""
+    from agents.verify import verify_spectrum
     from agents.vet import vet_spectrum
 
     made = 0
@@ -60,6 +62,9 @@ def seed_demo_trajectories(store: Store) -> int:
             if store.find_trajectory(rec["spectrum_id"], task, "rules") is None:
                 store.save_trajectory(vet_spectrum(spec, task, "rules", spectrum_id=rec["spectrum_id"]))
                 made += 1
+        if store.find_trajectory(rec["spectrum_id"], "verify", "rules", "forma-rules-0.1.0") is None:
+            store.save_trajectory(verify_spectrum(spec, spectrum_id=rec["spectrum_id"]))
+            made += 1
     return made
 
 

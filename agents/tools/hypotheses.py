@@ -43,10 +43,10 @@ def forma_lines() -> list[dict]:
 
 
 def _template_hypotheses(pixels, template_dir) -> list[Hypothesis]:
-    d = tpl.template_dir(template_dir)
-    if d is None:
+    templates = tpl.resolve_templates(template_dir)
+    if not templates:
         return []
-    cands = tpl.template_candidates(pixels.wave, pixels.flux, pixels.ivar, tpl.load_templates(str(d)))
+    cands = tpl.template_candidates(pixels.wave, pixels.flux, pixels.ivar, templates)
     if not cands:
         return []
     best = cands[0]

@@ -101,6 +101,39 @@ def _read_template(path: Path) -> Template:
     return Template(spectype, subtype, start, rebinned, zr, path.name)
 
 
+BUNDLED = Path(__file__).resolve().parents[2] / "kb" / "templates" / "redrock-derived-v1.npz"
+
+
+def save_bundle(templates: tuple[Template, ...], path: str | os.PathLike) -> None:
+    """Write templates as they are used here (rebinned to the global ln grid, float32): what the
+    bundled `kb/templates/redrock-derived-v1.npz` is made of."""
+    arrays = {}
+    for i, t in enumerate(templates):
+        arrays[f"basis_{i}"] = t.basis.astype(np.float32)
+        arrays[f"meta_{i}"] = np.array([t.spectype, t.subtype, str(t.start), repr(t.z_range), t.source])
+    np.savez_compressed(path, **arrays)
+
+
+@lru_cache(maxsize=2)
+def load_bundle(path: str = str(BUNDLED)) -> tuple[Template, ...]:
+    """The derived templates shipped with SpecReview, so the built-in engine works with no set-up."""
+    out = []
+    with np.load(path) as data:
+        for i in range(sum(1 for k in data.files if k.startswith("basis_"))):
+            spectype, subtype, start, z_range, source = (str(v) for v in data[f"meta_{i}"])
+            lo, hi = (float(v) for v in z_range.strip("()").split(","))
+            out.append(Template(spectype, subtype, int(start), data[f"basis_{i}"].astype(float), (lo, hi), source))
+    return tuple(out)
+
+
+def resolve_templates(explicit: str | os.PathLike | None = None) -> tuple[Template, ...]:
+    """Templates from `explicit`, else $RR_TEMPLATE_DIR / $SPECREVIEW_TEMPLATE_DIR, else the bundle."""
+    d = template_dir(explicit)
+    if d is not None:
+        return load_templates(str(d))
+    return load_bundle() if BUNDLED.is_file() else ()
+
+
 @lru_cache(maxsize=4)
 def load_templates(directory: str) -> tuple[Template, ...]:
     """All `rrtemplate-*.fits` of a directory (templates-default.txt honoured when present)."""
@@ -272,3 +305,9 @@ def template_candidates(wave, flux, ivar, templates, *, n_per_template: int = 3,
             out.append(ZCandidate(zr, tmpl.spectype, tmpl.subtype, c2, npix, [float(c) for c in coeff[i]]))
     out.sort(key=lambda c: c.chi2)
     return out
+
+
+if __name__ == "__main__":  # python -m agents.tools.templates REDROCK_TEMPLATE_DIR OUT.npz
+    import sys
+
+    save_bundle(load_templates(sys.argv[1]), sys.argv[2])

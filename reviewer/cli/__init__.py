@@ -21,7 +21,8 @@ SUBCOMMANDS = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="specreview", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="specreview", description="SpecReview: vet and verify spectra with agents, review and export their labels.")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, module in SUBCOMMANDS.items():
         mod = importlib.import_module(f"reviewer.cli.{module}")

@@ -19,7 +19,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--dask", default=None, metavar="ADDRESS", help="run on an existing Dask scheduler")
     p.add_argument("--templates", default=None, metavar="DIR",
                    help="Redrock template folder (default: $RR_TEMPLATE_DIR / $SPECREVIEW_TEMPLATE_DIR; "
-                        "without templates only line matching proposes redshifts)")
+                        "else the derived templates bundled in kb/templates)")
     p.add_argument("--engine", choices=("builtin", "redrock"), default="builtin", help="hypothesis engine")
     p.add_argument("--eager-renders", action="store_true", help="render every window now (default: on demand)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -28,7 +28,7 @@ class TrajectoryPlayer(Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._player = pn.widgets.Player(start=0, end=1, value=0, interval=1200, loop_policy="once",
-                                         show_loop_controls=False, show_value=True, width=420,
+                                         show_loop_controls=False, show_value=False, width=420,
                                          visible_buttons=["slower", "first", "previous", "pause", "play",
                                                           "next", "last", "faster"],
                                          css_classes=["sr-player"])

@@ -48,11 +48,27 @@ def _flat_pixels(n=4000, snr=20.0):
     return pixels_from_arrays(w, 10.0 + np.random.default_rng(0).normal(0, sigma, n), np.full(n, 1 / sigma**2))
 
 
-def test_line_matching_alone_without_templates(monkeypatch):
+def test_line_matching_alone_without_templates(monkeypatch, tmp_path):
     for var in tpl.TEMPLATE_ENV_VARS:
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(tpl, "BUNDLED", tmp_path / "no-bundle.npz")  # no templates at all
     z = 0.25
     feats = [Feature("emission", r * (1 + z), 1.0, 5.0, 300.0, 5.0, 0.5, 30.0, 8, "narrow")
              for r in (3728.5, 4862.7, 5008.2, 6564.6)]
     hyps = generate_hypotheses(_flat_pixels(), feats, template_dir=None)
     assert hyps and hyps[0].source == "lines" and abs(hyps[0].z - z) < 0.001 and hyps[0].spectype == "GALAXY"
+
+
+def test_bundled_templates_are_the_redrock_templates_rebinned(template_dir):
+    bundle = tpl.load_bundle()
+    source = tpl.load_templates(template_dir)
+    assert [(t.spectype, t.subtype, t.start, t.z_range) for t in bundle] == \
+        [(t.spectype, t.subtype, t.start, t.z_range) for t in source]
+    for b, s in zip(bundle, source):
+        assert np.allclose(b.basis, s.basis, rtol=1e-6, atol=1e-6 * np.abs(s.basis).max())
+
+
+def test_bundled_templates_are_used_when_no_folder_is_configured(monkeypatch):
+    for var in tpl.TEMPLATE_ENV_VARS:
+        monkeypatch.delenv(var, raising=False)
+    assert tpl.resolve_templates(None) == tpl.load_bundle()

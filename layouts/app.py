@@ -42,6 +42,8 @@ def create_app(db: str | os.PathLike | None = None) -> pn.template.FastListTempl
     store = Store(db)
     seed_demo_if_empty(store)
     session = AuditSession(store, reviewer=reviewer_identity())
+    if _url_arg("session"):
+        session.open_campaign(_url_arg("session"))
     wanted_traj, wanted_spec = _url_arg("trajectory"), _url_arg("spectrum")
     if wanted_traj and session.open_trajectory(wanted_traj):
         pass

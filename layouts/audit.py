@@ -41,7 +41,7 @@ def audit_main(session: AuditSession) -> pn.Tabs:
 def audit_right(session: AuditSession) -> pn.Tabs:
     review = pn.Column(session.form, session.ack_pane, pn.pane.Markdown("#### Other reviewers"), session.others,
                        pn.pane.Markdown("#### Note on the current step"), session.annotation,
-                       sizing_mode="stretch_width")
+                       pn.pane.Markdown("#### Preference"), session.preference, sizing_mode="stretch_width")
     return pn.Tabs(("Review", review), ("View", session.controls), ("VI", session.vi), sizing_mode="stretch_width")
 
 

@@ -22,6 +22,7 @@ from reviewer.components.annotation_form import AnnotationForm
 from reviewer.components.conflicts import ConflictQueue
 from reviewer.components.curation_board import CurationBoard
 from reviewer.components.keyboard import KEY_MAP, Keyboard
+from reviewer.components.preference_form import PreferenceForm
 from reviewer.components.queue import Queue
 from reviewer.components.review_form import ReviewForm
 from reviewer.components.safe_text import escape
@@ -70,6 +71,8 @@ class AuditSession(ReviewerSession):
         self.stats_panel = StatsPanel(load=self.load_stats)
         self.curation = CurationBoard(revise=self.save_step_revision, curate=self.save_curation_event,
                                       open_item=lambda tid: setattr(self.queue, "selected_id", tid))
+        self.preference = PreferenceForm(save=self.save_preference)
+        self.campaign: dict | None = None  # the audit campaign this browser session works in, if any
         self.labels_written = 0
         self.keyboard = Keyboard()
         for key, action in {"n": lambda: self.queue.step(+1), "b": lambda: self.queue.step(-1),
@@ -99,9 +102,18 @@ class AuditSession(ReviewerSession):
     def refresh_queue(self) -> None:
         f = self.queue.filters()
         self.queue.items = self.store.queue_items(self.reviewer or None, session_id=self.session_id, **f)
-        prog = self.store.queue_progress(self.reviewer, session_id=self.session_id) if self.reviewer else None
-        self.queue.progress = (f"{self.reviewer}: {prog['done']} / {prog['total']} reviewed" if prog
-                               else f"{len(self.queue.items)} items")
+        people = list(self.campaign["reviewers"]) if self.campaign else []
+        if self.reviewer and self.reviewer not in people:
+            people.insert(0, self.reviewer)
+        lines = []
+        for person in people:  # progress per reviewer (a campaign's assigned reviewers, and me)
+            prog = self.store.queue_progress(person, session_id=self.session_id)
+            lines.append(f"{person}: {prog['done']} / {prog['total']} reviewed")
+        head = ""
+        if self.campaign:
+            closed = ", closed" if self.campaign["closed_at"] else ""
+            head = f"Campaign {self.campaign['name']} ({self.campaign['mode']}{closed})\n"
+        self.queue.progress = head + ("\n".join(lines) if lines else f"{len(self.queue.items)} items")
 
     def open_first_item(self) -> bool:
         if self.queue.items:
@@ -129,6 +141,9 @@ class AuditSession(ReviewerSession):
         self.form.mode = "verify" if traj.task == "verify" else "vet"
         self.player.trajectory = traj
         self._load_my_labels()
+        others = [r for r in self.store.list_trajectories(spectrum_id=traj.spectrum_id) if r["id"] != traj.id] \
+            if traj.spectrum_id else []
+        self.preference.set_candidates(others, prefer_task=traj.task)
         if self.queue.selected_id != trajectory_id:
             self.queue.selected_id = trajectory_id
         return True
@@ -211,63 +226,92 @@ class AuditSession(ReviewerSession):
             return None
 
     # ---- writes -------------------------------------------------------------------------------------
-    def _write(self, method, *args, **kwargs):
-        """One label write, timed: with SPECREVIEW_LOG_WRITES=1 the latency goes to the server log
-        (bench/bench_labels.py reads it)."""
+    def _write(self, what: str, method, *args, **kwargs) -> bool:
+        """One label write: refused (with the reason shown) when there is no reviewer name or the
+        campaign is closed; timed, and with SPECREVIEW_LOG_WRITES=1 its latency goes to the server
+        log (bench/bench_labels.py reads it). Acknowledged only after the store returned."""
+        if not self._writable():
+            return False
         start = time.perf_counter()
-        result = method(*args, **kwargs)
+        try:
+            method(*args, session_id=self.session_id, **kwargs)
+        except ValueError as err:  # a label the store refuses (e.g. an override without a label)
+            self.error = str(err)
+            return False
         if LOG_WRITES:
             write_log.info("label-write-ms %.3f %s", 1000 * (time.perf_counter() - start), method.__name__)
-        return result
-
-    def _acknowledge(self, what: str) -> None:
-        # Shown only after the store returned: an acknowledged label is committed.
         self.labels_written += 1
         self.error = ""
         self.ack = (f"Saved {what} as {self.reviewer} at {datetime.now().strftime('%H:%M:%S')} "
                     f"(#{self.labels_written} this session)")
+        return True
+
+    def _writable(self) -> bool:
+        if not self.require_reviewer():
+            return False
+        if self.session_id and self.store.get_session(self.session_id)["closed_at"] is not None:
+            self.error = f"Campaign '{self.campaign['name']}' is closed: its labels are frozen."
+            return False
+        return True
 
     def save_review(self, action: str, label: dict | None, comment: str | None) -> None:
-        if not self.require_reviewer() or self.trajectory_id is None:
+        if self.trajectory_id is None or not self._mode_allows("verdicts"):
             return
-        try:
-            self._write(self.store.add_review, self.trajectory_id, self.reviewer, action, label=label, comment=comment,
-                                  session_id=self.session_id)
-        except ValueError as err:
-            self.error = str(err)
-            return
-        self._acknowledge(f"verdict '{action}'")
-        self._load_my_labels()
-        self.refresh_queue()
+        if self._write(f"verdict '{action}'", self.store.add_review, self.trajectory_id, self.reviewer, action,
+                       label=label, comment=comment):
+            self._load_my_labels()
+            self.refresh_queue()
 
     def save_rating(self, score: int) -> None:
-        if not self.require_reviewer() or self.trajectory_id is None:
+        if self.trajectory_id is None:
             return
-        self._write(self.store.add_rating, self.trajectory_id, self.reviewer, score, self.form.rubric_version,
-                              session_id=self.session_id)
-        self._acknowledge(f"score {score}")
-        self._load_my_labels()
+        if self._write(f"score {score}", self.store.add_rating, self.trajectory_id, self.reviewer, score,
+                       self.form.rubric_version):
+            self._load_my_labels()
 
     def save_annotation(self, step_index, comment, flags) -> None:
-        if not self.require_reviewer() or self.trajectory_id is None:
+        if self.trajectory_id is None:
             return
-        self._write(self.store.add_annotation, self.trajectory_id, self.reviewer, comment=comment, step_idx=step_index,
-                                  flags=flags, session_id=self.session_id)
-        self.annotation.status = "Saved."
-        self._my_notes = None
-        self._acknowledge("note" + (f" on step {step_index + 1}" if step_index is not None else ""))
+        where = f" on step {step_index + 1}" if step_index is not None else ""
+        if self._write("note" + where, self.store.add_annotation, self.trajectory_id, self.reviewer,
+                       comment=comment, step_idx=step_index, flags=flags):
+            self.annotation.status = "Saved."
+            self._my_notes = None
 
     def save_vi(self, quality, issues, z, spectype, comment) -> None:
-        if not self.require_reviewer() or not self.record:
+        if not self.record:
             return
-        try:
-            self._write(self.store.add_vi_label, self.record["spectrum_id"], self.reviewer, quality=quality, issues=issues, z=z,
-                                    spectype=spectype, comment=comment, session_id=self.session_id)
-        except ValueError as err:
-            self.error = str(err)
+        if self._write("VI label", self.store.add_vi_label, self.record["spectrum_id"], self.reviewer,
+                       quality=quality, issues=issues, z=z, spectype=spectype, comment=comment):
+            self.vi.status = "Saved."
+
+    def save_preference(self, other_id: str, outcome: str) -> None:
+        if self.trajectory_id is None or not other_id:
             return
-        self.vi.status = "Saved."
-        self._acknowledge("VI label")
+        if self._write(f"preference '{outcome}'", self.store.add_preference, self.trajectory_id, other_id,
+                       self.reviewer, outcome, spectrum_id=self.trajectory.spectrum_id):
+            self.preference.status = f"Saved: this trajectory {outcome}s against the other."
+
+    def _mode_allows(self, what: str) -> bool:
+        """A 'rating' campaign takes scores and notes, not verdicts."""
+        if self.campaign and self.campaign["mode"] == "rating" and what == "verdicts":
+            self.error = f"Campaign '{self.campaign['name']}' is for rating only: give a 0-5 score."
+            return False
+        return True
+
+    # ---- campaigns ---------------------------------------------------------------------------------
+    def open_campaign(self, name_or_id: str) -> bool:
+        """Work inside an audit campaign: its items in its order, its blindness, its mode."""
+        found = self.store.find_session(name_or_id)
+        if found is None:
+            self.error = f"No audit campaign named '{name_or_id}'."
+            return False
+        self.campaign = self.store.get_session(found["id"])
+        self.session_id = found["id"]
+        self.blind = bool(found["blind"])
+        self.form.show_verdicts = found["mode"] != "rating"
+        self.refresh_queue()
+        return True
 
     # ---- reading my labels (and, unless blind, the others') ----------------------------------------
     def _load_my_labels(self) -> None:
@@ -312,51 +356,44 @@ class AuditSession(ReviewerSession):
         self.conflicts.items = self.store.conflict_queue(session=self.session_id)
 
     def resolve_conflict(self, item: dict, action: str, label, merger_comment) -> None:
-        if not self.require_reviewer():
-            return
         if item["kind"] == "spectrum":
             action, label = None, label or {}
-        try:
-            self._write(self.store.add_resolution, item["kind"], item["item_id"], self.reviewer, action=action, label=label,
-                                      merger_comment=merger_comment, session_id=self.session_id)
-        except ValueError as err:
-            self.conflicts.status = str(err)
-            return
-        self.conflicts.status = f"Resolved {item['item_id']}."
-        self._acknowledge("resolution")
-        self.refresh_conflicts()
+        if self._write("resolution", self.store.add_resolution, item["kind"], item["item_id"], self.reviewer,
+                       action=action, label=label, merger_comment=merger_comment):
+            self.conflicts.status = f"Resolved {item['item_id']}."
+            self.refresh_conflicts()
+        else:
+            self.conflicts.status = self.error
 
     def refresh_board(self) -> None:
         self.curation.rows = self.store.curation_board(session=self.session_id)
 
     def save_step_revision(self, text: str, tool_args, comment) -> None:
-        if not self.require_reviewer() or self.trajectory is None or self.player.current is None:
+        if self.trajectory is None or self.player.current is None or not self._writable():
             return
         from reviewer.curation import save_revision
 
         step = self.player.current
-        try:
+        try:  # the revised zoom is rendered and stored with the revision
             save_revision(self.store, self.trajectory, step.index, self.reviewer,
                           text=text if text != (step.text or "") else None,
                           tool_args=tool_args if tool_args != step.tool_args else None,
                           spectrum=self.plot.spectrum, comment=comment)
-            self._write(self.store.add_curation_event, self.trajectory_id, self.reviewer, "revise", comment=comment,
-                                          session_id=self.session_id)
         except ValueError as err:
             self.curation.status = str(err)
             return
-        self.curation.status = f"Revision of step {step.index + 1} saved."
-        self._acknowledge("revision")
-        self.refresh_board()
+        if self._write(f"revision of step {step.index + 1}", self.store.add_curation_event, self.trajectory_id,
+                       self.reviewer, "revise", comment=comment):
+            self.curation.status = f"Revision of step {step.index + 1} saved."
+            self.refresh_board()
 
     def save_curation_event(self, event: str, value: str, comment) -> None:
-        if not self.require_reviewer() or self.trajectory_id is None:
+        if self.trajectory_id is None:
             return
-        self._write(self.store.add_curation_event, self.trajectory_id, self.reviewer, event, value=value, comment=comment,
-                                      session_id=self.session_id)
-        self.curation.status = f"{event}: {value} saved."
-        self._acknowledge(f"{event} '{value}'")
-        self.refresh_board()
+        if self._write(f"{event} '{value}'", self.store.add_curation_event, self.trajectory_id, self.reviewer,
+                       event, value=value, comment=comment):
+            self.curation.status = f"{event}: {value} saved."
+            self.refresh_board()
 
     def load_stats(self) -> dict:
         ratings = self.store.ratings_frame(session=self.session_id)

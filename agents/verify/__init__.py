@@ -7,5 +7,9 @@ optional LLM nodes (agents/verify/llm_review.py) add an adversarial review besid
     from agents.verify import verify_spectrum
     traj = verify_spectrum(spectrum)          # agents.trajectory.Trajectory, task="verify"
     traj.outcome["brief"]                     # the JSON brief
+    traj = verify_spectrum(spectrum, llm_config=load_config())   # + adversarial LLM review
+    traj.outcome["llm_review"], traj.outcome.get("llm_disagrees")
 """
-from agents.verify.graph import build_graph, verify_spectrum, verify_pixels  # noqa: F401
+from agents.verify.graph import (  # noqa: F401
+    LLM_BACKEND, RULES_MODEL, agent_info, build_graph, verify_pixels, verify_spectrum)
+from agents.verify.llm_review import LLMReview, parse_review  # noqa: F401

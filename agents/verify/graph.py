@@ -4,6 +4,11 @@ State carries the working objects (pixels, features, hypotheses, results, audits
 Trajectory being written; each node appends its steps. Renders of the windows a node looked at are
 recorded as `render` tool results with their arguments (deferred: the reviewer re-renders them from
 the spectrum) or, with eager=True, as PNGs made by agents.tools.render.
+
+With a model configured (`llm_config=` or `chat_model=`), an `llm_review` node runs between the
+result auditor and the report writer (agents/verify/llm_review.py): its opinion is recorded beside
+the rule verdicts and the trajectory's agent is backend "rules+openai" with the model's name (the
+store's resume key); without one the graph skips that node and touches no network.
 """
 from __future__ import annotations
 
@@ -16,10 +21,11 @@ from agents.tools import features as feat
 from agents.tools.continuum import fit_continuum
 from agents.tools.hypotheses import generate_hypotheses
 from agents.trajectory import AgentInfo, Trajectory, Verdict
-from agents.verify import analysis, classify, feature_auditor, report, result_auditor, synthesis
+from agents.verify import analysis, classify, feature_auditor, llm_review, report, result_auditor, synthesis
 
 VERSION = "0.1.0"
 RULES_MODEL = f"forma-rules-{VERSION}"  # the store's resume key (backend, model) for rule runs
+LLM_BACKEND = "rules+openai"  # rules always decide; an OpenAI-compatible model reviews beside them
 
 
 class VerifyState(TypedDict, total=False):
@@ -38,6 +44,8 @@ class VerifyState(TypedDict, total=False):
     report: str
     trajectory: Trajectory
     timings: dict
+    llm: dict  # {"chat_model", "config"} when a model is configured
+    llm_review: Any  # llm_review.LLMReview
 
 
 def _render(state: VerifyState, wave_min: float | None, wave_max: float | None, label: str) -> None:
@@ -173,9 +181,8 @@ def audit_result(state: VerifyState) -> dict:
     return {"audit": res}
 
 
-@_timed("report_writer")
-def write_report(state: VerifyState) -> dict:
-    traj = state["trajectory"]
+def _draft(state: VerifyState):
+    """(synthesis, audit, feature audit, brief, continuum, report) as the rules leave them."""
     syn = state.get("synthesis") or synthesis.Synthesis(None, None)
     audit = state.get("audit") or result_auditor.audit_result(syn, feature_auditor.FeatureAudit(), state["pixels"])
     fa = state.get("feature_audit") or feature_auditor.FeatureAudit()
@@ -183,9 +190,50 @@ def write_report(state: VerifyState) -> dict:
     cont = state.get("continuum") or fit_continuum(state["pixels"].wave, state["pixels"].flux, [])
     md = report.markdown(state.get("meta", {}), state["pixels"], cont, state.get("features", []),
                          state.get("results", []), fa, syn, audit, b)
+    return syn, audit, fa, b, cont, md
+
+
+@_timed("llm_review")
+def review_with_llm(state: VerifyState) -> dict:
+    traj = state["trajectory"]
+    llm = state["llm"]
+    _, audit, _, b, _, md = _draft(state)
+    verdicts = [s.verdict for s in traj.steps if s.verdict is not None]
+    rev = llm_review.run_review(md, verdicts, b, chat_model=llm.get("chat_model"), cfg=llm.get("config"))
+    data = {"model": rev.model, "attempts": rev.attempts, "elapsed_s": rev.elapsed_s, "role": llm_review.WHO}
+    if not rev.ok:
+        text = rev.raw or f"LLM review failed: {rev.error}"
+        traj.add("think", text=text, is_error=True, data={**data, "error": rev.error})
+        return {"llm_review": rev}
+    traj.add("think", text=rev.raw, data={**data, "parse": rev.parse})
+    traj.add("verdict", text=rev.narrative,
+             verdict=Verdict(who=llm_review.WHO, value=rev.verdict, rule=None, credibility=rev.credibility,
+                             evidence=rev.concerns),
+             data={"model": rev.model, "agrees_with_rules": not rev.disagrees(audit.verdict, audit.credibility),
+                   "rules": {"verdict": audit.verdict, "credibility": audit.credibility}})
+    return {"llm_review": rev}
+
+
+@_timed("report_writer")
+def write_report(state: VerifyState) -> dict:
+    traj = state["trajectory"]
+    syn, audit, fa, b, cont, md = _draft(state)
+    rev = state.get("llm_review")
+    extra = {}
+    if rev is None and state.get("llm"):  # no features: the graph went straight here
+        extra["llm_review"] = {"model": state["trajectory"].agent.model,
+                               "skipped": "no features detected: nothing for the model to review"}
+    if rev is not None:  # advisory: the rules' verdict and credibility stand, a disagreement asks a human
+        review_out = rev.as_outcome(audit.verdict, audit.credibility)
+        extra["llm_review"] = review_out
+        if rev.disagrees(audit.verdict, audit.credibility):
+            extra["llm_disagrees"] = True
+            b["human_review"] = "Yes"
+        md = report.markdown(state.get("meta", {}), state["pixels"], cont, state.get("features", []),
+                             state.get("results", []), fa, syn, audit, b, llm_review=review_out)
     traj.add("answer", text=md, answer=b)
     traj.outcome.update({"brief": b, "report": md, "verdict": audit.verdict, "credibility": audit.credibility,
-                         "type": b["type"], "redshift": b["redshift"], "z": b["redshift"]})
+                         "type": b["type"], "redshift": b["redshift"], "z": b["redshift"], **extra})
     return {"brief": b, "report": md}
 
 
@@ -193,11 +241,16 @@ def _after_vi(state: VerifyState) -> str:
     return "hypotheses" if state["features"] else "report_writer"
 
 
+def _after_audit(state: VerifyState) -> str:
+    return "llm_review" if state.get("llm") else "report_writer"
+
+
 def build_graph():
     g = StateGraph(VerifyState)
     for name, fn in (("visual_interpreter", visual_interpreter), ("hypotheses", hypotheses), ("analysis", analyse),
                      ("feature_auditor", audit_features), ("synthesis", synthesise),
-                     ("result_auditor", audit_result), ("report_writer", write_report)):
+                     ("result_auditor", audit_result), ("llm_review", review_with_llm),
+                     ("report_writer", write_report)):
         g.add_node(name, fn)
     g.add_edge(START, "visual_interpreter")
     g.add_conditional_edges("visual_interpreter", _after_vi, ["hypotheses", "report_writer"])
@@ -205,7 +258,8 @@ def build_graph():
     g.add_edge("analysis", "feature_auditor")
     g.add_edge("feature_auditor", "synthesis")
     g.add_edge("synthesis", "result_auditor")
-    g.add_edge("result_auditor", "report_writer")
+    g.add_conditional_edges("result_auditor", _after_audit, ["llm_review", "report_writer"])
+    g.add_edge("llm_review", "report_writer")
     g.add_edge("report_writer", END)
     return g.compile()
 
@@ -220,27 +274,40 @@ def _graph():
     return _GRAPH
 
 
+def agent_info(llm_config=None, chat_model=None) -> AgentInfo:
+    """Who ran: rules alone (backend "rules", model RULES_MODEL), or rules reviewed by a model
+    (backend LLM_BACKEND, model = the model's name). The CLI's resume key is (backend, model)."""
+    if llm_config is None and chat_model is None:
+        return AgentInfo(name="verify", backend="rules", model=RULES_MODEL, version=VERSION)
+    return AgentInfo(name="verify", backend=LLM_BACKEND, model=llm_review.model_name(chat_model, llm_config),
+                     version=VERSION)
+
+
 def verify_pixels(pixels, meta: dict | None = None, *, spectrum=None, spectrum_id: str | None = None,
-                  **options) -> Trajectory:
+                  llm_config=None, chat_model=None, **options) -> Trajectory:
     """Run the pipeline on prepared good pixels (agents.tools.features.Pixels). Options:
     template_dir, engine ("builtin" / "redrock"), n_hypotheses, use_fits, eager_renders,
-    snr_threshold, min_ridge_length."""
+    snr_threshold, min_ridge_length. `llm_config` (agents.llm.LLMConfig) or `chat_model` (any
+    LangChain chat model) adds the LLM review; with neither, no model is called."""
     meta = dict(meta or {})
     traj = Trajectory(task="verify", source_path=meta.get("source_path"), target=meta.get("target"),
-                      spectrum_id=spectrum_id,
-                      agent=AgentInfo(name="verify", backend="rules", model=RULES_MODEL, version=VERSION))
+                      spectrum_id=spectrum_id, agent=agent_info(llm_config, chat_model))
+    initial = {"pixels": pixels, "spectrum": spectrum, "meta": meta, "options": options,
+               "trajectory": traj, "timings": {}}
+    if llm_config is not None or chat_model is not None:
+        initial["llm"] = {"chat_model": chat_model, "config": llm_config}
     t0 = time.perf_counter()
-    state = _graph().invoke({"pixels": pixels, "spectrum": spectrum, "meta": meta, "options": options,
-                             "trajectory": traj, "timings": {}})
+    state = _graph().invoke(initial)
     timings = dict(state.get("timings", {}))
     timings["total"] = round(time.perf_counter() - t0, 4)
     traj.outcome["timings"] = timings
     return traj
 
 
-def verify_spectrum(spectrum, *, spectrum_id: str | None = None, **options) -> Trajectory:
+def verify_spectrum(spectrum, *, spectrum_id: str | None = None, llm_config=None, chat_model=None,
+                    **options) -> Trajectory:
     """Verify a specutils Spectrum from agents.spectra.read_spectrum. Pipeline labels are blanked
-    first: the decision uses the flux only."""
+    first: the decision uses the flux only. `llm_config` / `chat_model`: see verify_pixels."""
     try:
         from agents.spectra import blank_pipeline_labels
         spectrum = blank_pipeline_labels(spectrum)
@@ -251,4 +318,5 @@ def verify_spectrum(spectrum, *, spectrum_id: str | None = None, **options) -> T
         spectrum.meta = meta
     meta = dict(spectrum.meta or {})
     meta.pop("header", None)
-    return verify_pixels(feat.good_pixels(spectrum), meta, spectrum=spectrum, spectrum_id=spectrum_id, **options)
+    return verify_pixels(feat.good_pixels(spectrum), meta, spectrum=spectrum, spectrum_id=spectrum_id,
+                         llm_config=llm_config, chat_model=chat_model, **options)

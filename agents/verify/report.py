@@ -47,7 +47,25 @@ def _table(rows: list[list], header: list[str]) -> str:
     return "\n".join(out)
 
 
-def markdown(meta: dict, pixels, continuum, features, results, fa, syn, audit, brief_: dict) -> str:
+def llm_section(review: dict, audit) -> str:
+    """The model's adversarial review as a clearly-labelled subsection of §3. Its text is quoted
+    (a model cannot add headings to the report) and the rules' verdict is restated as the one that
+    stands."""
+    head = f"### LLM adversarial review (advisory; model {review.get('model')})"
+    if review.get("error"):
+        return f"{head}\n\nThe review failed ({review['error']}). The rule verdicts above stand."
+    lines = [head, "", f"Model verdict: **{review['verdict']}**, credibility **{review.get('credibility') or '-'}**. "
+             f"Rules: {audit.verdict}, {audit.credibility} - the rules' verdict and credibility stand"
+             + ("." if review.get("agrees_with_rules") else "; the model disagrees, so human review is requested.")]
+    if review.get("concerns"):
+        lines += ["", "Concerns:"] + [f"- {' '.join(str(c).split())}" for c in review["concerns"]]
+    if review.get("narrative"):
+        lines += [""] + ["> " + ln for ln in str(review["narrative"]).strip().splitlines()]
+    return "\n".join(lines)
+
+
+def markdown(meta: dict, pixels, continuum, features, results, fa, syn, audit, brief_: dict,
+             llm_review: dict | None = None) -> str:
     name = meta.get("object_id") or meta.get("source_path") or "spectrum"
     s1 = [f"Coverage {pixels.wave_min_all:.0f}-{pixels.wave_max_all:.0f} Å, {pixels.wave.size} good pixels, "
           f"median S/N {pixels.median_snr:.1f}, spectrum quality {fa.spectrum_quality}.",
@@ -69,6 +87,8 @@ def markdown(meta: dict, pixels, continuum, features, results, fa, syn, audit, b
     s3 += [f"- excluded #{e['idx']} {e['class']} z={e['z']}: {e['reason']}" for e in syn.excluded]
     s3.append(f"Result auditor: **{audit.verdict}**, credibility **{audit.credibility}** (the auditor wins).")
     s3 += [f"- {o.rule}: allows {o.cap} - {o.evidence}" for o in audit.outcomes]
+    if llm_review is not None and not llm_review.get("skipped"):
+        s3.append("\n" + llm_section(llm_review, audit))
     issues = [f"- {v.rule} {v.value} {v.line} @ {v.wl_obs:.1f} Å: {v.evidence}"
               for v in fa.verdicts if syn.best and v.hypothesis == syn.best.idx and v.value != "KEEP"]
     issues += [f"- {c}" for c in syn.concerns]

@@ -11,12 +11,14 @@ import sys
 SUBCOMMANDS = {
     "ingest": "ingest",
     "serve": "serve",
+    "session": "session",
     "judge": "judge",
     "export": "export",
     "vet": "vet",
     "eval": "eval",
     "verify": "verify",
     "ablate": "ablate",
+    "import": "import_rows",
 }
 
 

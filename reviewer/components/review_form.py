@@ -23,6 +23,7 @@ class ReviewForm(Viewer):
     comment = param.String(default="")
     score = param.Integer(default=None, allow_None=True, bounds=(0, 5))
     saved = param.String(default="", doc="what this reviewer has saved on this item, as text")
+    show_verdicts = param.Boolean(default=True, doc="False in a rating-only campaign")
     save_review = param.Callable(default=None)
     save_rating = param.Callable(default=None)
 
@@ -52,10 +53,12 @@ class ReviewForm(Viewer):
         self._sync_score()
         self._sync_saved()
 
-    @param.depends("mode", watch=True)
+    @param.depends("mode", "show_verdicts", watch=True)
     def _sync_mode(self):
-        self._answer.visible = self.mode == "vet"
-        self._type.visible = self._z.visible = self.mode == "verify"
+        for widget in (self._approve, self._override, self._reject, self._comment):
+            widget.visible = self.show_verdicts
+        self._answer.visible = self.show_verdicts and self.mode == "vet"
+        self._type.visible = self._z.visible = self.show_verdicts and self.mode == "verify"
 
     @param.depends("score", watch=True)
     def _sync_score(self):

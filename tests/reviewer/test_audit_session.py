@@ -2,6 +2,8 @@
 real `rules` agent's trajectories, driven through the session's methods and its key map."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from bokeh.document import Document
 
@@ -140,3 +142,47 @@ def test_app_renders(seeded_db, tmp_path):
     template = create_app(seeded_db.path)
     assert template.session.trajectory is not None
     template.main[0].get_root(Document())
+
+
+def test_pairwise_preference_between_trajectories_of_one_spectrum(seeded_db):
+    s = session_for(seeded_db, "alice")
+    assert s.preference.other is not None  # the demo has several agents' trajectories per spectrum
+    other = s.preference.other
+    s.preference.submit("win")
+    rows = seeded_db.preferences_for(trajectory_id=s.trajectory_id)
+    assert rows[-1]["trajectory_b"] == other and rows[-1]["outcome"] == "win" and rows[-1]["reviewer"] == "alice"
+
+
+def test_campaign_scopes_the_queue_blinds_and_freezes(seeded_db):
+    ids = [r["trajectory_id"] for r in seeded_db.queue_items(task="wd")][:3]
+    sid = seeded_db.create_session("wd-pilot", "rating", ids, ["heidi", "ivan"], blind=True)
+    s = AuditSession(seeded_db, reviewer="heidi")
+    assert s.open_campaign("wd-pilot")
+    assert [r["trajectory_id"] for r in s.queue.items] == ids
+    assert "heidi: 0 / 3" in s.queue.progress and "ivan: 0 / 3" in s.queue.progress
+    s.open_first_item()
+    s.keyboard.press("a")  # rating-only campaign: no verdicts
+    assert seeded_db.latest_review(ids[0], "heidi") is None and "rating only" in s.error
+    s.keyboard.press("3")
+    assert seeded_db.latest_rating(ids[0], "heidi")["session_id"] == sid
+    seeded_db.close_session(sid)
+    s.keyboard.press("4")
+    assert "closed" in s.error and seeded_db.latest_rating(ids[0], "heidi")["score"] == 3
+
+
+def test_a_broken_file_shows_its_error_and_the_app_keeps_serving(seeded_db, tmp_path):
+    from agents.spectra import read_spectrum, write_fits
+    from reviewer.store import ingest_paths
+
+    demo = Path(__file__).resolve().parents[2] / "assets" / "demo" / "spec-55859-F5902_sp07-209.fits.gz"
+    copy = tmp_path / "spec-copy.fits.gz"
+    spec = read_spectrum(demo)
+    write_fits(spec * 1.0001, copy)  # a new file (the store keys files by content)
+    assert not ingest_paths(seeded_db, [copy], progress=False).failed
+    record = next(r for r in seeded_db.list_spectra(limit=1000) if r["source_path"] == str(copy))
+    copy.write_bytes(copy.read_bytes()[:2000])  # truncated after it was registered
+    s = session_for(seeded_db, "alice")
+    shown = s.record["spectrum_id"]
+    assert s.open_spectrum(record["spectrum_id"]) is False
+    assert "spec-copy.fits.gz" in s.error and s.record["spectrum_id"] == shown
+    assert s.open_spectrum(shown) and s.error == ""

@@ -1,0 +1,263 @@
+"""`specreview import sft|bench FILE`: bring Spec-o3 data into the review database.
+
+sft FILE.json|.jsonl [--images DIR] [--task T]: LLaMA-Factory sharegpt rows of the Spec-o3 cold
+start become vet trajectories (backend "spec-o3-sft"); the row's images, read from DIR (default:
+the file's folder; the rows name them like `images/lf_cv_0_0.png`), go into the store. A row's
+trajectory id is a hash of the row, so importing the same file again adds nothing. When a stored
+spectrum has the row's `source_name` as its file name, the trajectory is linked to it.
+
+bench FILE.parquet|.json|.jsonl [--task T] [--out DIR]: SpecVI-Bench rows become spectra. Each
+row's wavelength and flux are written as a SpecReview FITS table (agents.spectra.write_fits) under
+DIR (default: <database folder>/imported/<file stem>/) and ingested, so the app shows them like any
+other file. The rows carry no uncertainty: IVAR is a DER_SNR estimate from the flux (the FITS
+source header says so). The ground truth is NOT put in the FITS (agents must not see it): it goes to
+`manifest-labels.csv` in the same folder (columns path, object_id, task, label, redshift, index),
+the CSV `specreview eval --labels` reads. File names hash the spectrum, so re-importing adds nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reviewer.cli.common import db_path, open_store
+
+KINDS = ("sft", "bench")
+LABELS_FILE = "manifest-labels.csv"  # the `manifest` prefix keeps ingest from taking it for a spectrum
+LABEL_COLUMNS = ("path", "object_id", "task", "label", "redshift", "index")
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("import", help="import Spec-o3 SFT rows (trajectories) or SpecVI-Bench rows (spectra)",
+                              description=__doc__.splitlines()[0])
+    p.add_argument("kind", choices=KINDS)
+    p.add_argument("file", help="sft: sharegpt .json/.jsonl; bench: .parquet/.json/.jsonl")
+    p.add_argument("--images", default=None, metavar="DIR",
+                   help="sft: folder the rows' image paths are relative to (default: the file's folder)")
+    p.add_argument("--task", default=None, help="task id for every row (default: from the prompt / data_source)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="bench: folder for the FITS files and labels (default: <database folder>/imported/<stem>)")
+    return p
+
+
+@dataclass
+class ImportSummary:
+    added: int = 0
+    skipped_existing: int = 0
+    problems: list[str] = field(default_factory=list)
+    labels_file: Path | None = None
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """Rows of a .parquet (as plain Python values), .json (a list, or one object) or .jsonl file."""
+    name = path.name.lower()
+    if name.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        return pq.read_table(path).to_pylist()
+    text = path.read_text(encoding="utf-8")
+    if name.endswith(".jsonl"):
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    data = json.loads(text)
+    return data if isinstance(data, list) else [data]
+
+
+def row_key(kind: str, row: dict[str, Any]) -> str:
+    """A stable id for a row: the same row always maps to the same stored item."""
+    canon = json.dumps(row, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(f"{kind}\n{canon}".encode("utf-8")).hexdigest()[:32]
+
+
+# -- sft ----------------------------------------------------------------------------------------
+def _read_images(row: dict[str, Any], base: Path, problems: list[str], where: str) -> dict[str, bytes]:
+    out = {}
+    root = base.resolve()
+    for rel in row.get("images") or []:
+        path = (base / rel).resolve()
+        if root not in path.parents:  # a row names files under its data folder, nowhere else
+            problems.append(f"{where}: image {rel} is outside {base}; not read")
+        elif not path.is_file():
+            problems.append(f"{where}: image {rel} not found under {base}")
+        else:
+            png = path.read_bytes()
+            if png.startswith(PNG_MAGIC):
+                out[rel] = png
+            else:
+                problems.append(f"{where}: image {rel} is not a PNG; not stored")
+    return out
+
+
+def _linked_spectrum(store, source_name: str | None) -> str | None:
+    """The stored spectrum whose file name is the row's source file, when exactly one is."""
+    if not source_name:
+        return None
+    name = Path(str(source_name)).name
+    hits = [r for r in store.list_spectra(search=name, limit=None) if r["file_name"] == name]
+    exact = [r for r in hits if r["source_path"] == str(source_name)]
+    pick = exact or hits
+    return pick[0]["spectrum_id"] if len(pick) == 1 else None
+
+
+def import_sft(store, file: Path, images_dir: Path | None = None, task: str | None = None) -> ImportSummary:
+    from agents.interop import sft_row_to_trajectory
+
+    summary = ImportSummary()
+    base = images_dir or file.parent
+    for i, row in enumerate(read_rows(file)):
+        where = f"row {i}"
+        tid = row_key("sft", row)
+        if store.load_trajectory(tid) is not None:
+            summary.skipped_existing += 1
+            continue
+        try:
+            traj = sft_row_to_trajectory(row, _read_images(row, base, summary.problems, where), task=task)
+        except Exception as exc:  # noqa: BLE001 - one bad row must not stop the import
+            summary.problems.append(f"{where}: {type(exc).__name__}: {exc}")
+            continue
+        traj.id = tid
+        traj.spectrum_id = _linked_spectrum(store, row.get("source_name"))
+        store.save_trajectory(traj)
+        summary.added += 1
+    return summary
+
+
+# -- bench --------------------------------------------------------------------------------------
+def _task_for(row: dict[str, Any], spec_task: str | None, override: str | None) -> str | None:
+    import kb
+
+    if override:
+        return override
+    if spec_task:
+        return spec_task
+    source = row.get("data_source")
+    return source if source in kb.tasks() else None
+
+
+def _fits_spectrum(spec, file: Path):
+    """The row's spectrum ready for write_fits: DER_SNR ivar, LAMOST-style metadata, provenance in
+    the source header. The ground truth stays out."""
+    import numpy as np
+    from astropy.nddata import InverseVariance
+    from specutils import Spectrum
+
+    from agents.spectra.tables import der_snr_noise
+
+    flux = np.asarray(spec.flux.value, dtype=float)
+    noise = der_snr_noise(flux)
+    finite = np.isfinite(flux)
+    ivar = np.where(finite, 1.0 / noise**2 if noise else 1.0, 0.0)
+    meta = spec.meta
+    row = meta.get("specvi_row") or {}
+    extra = row.get("extra_info") or {}
+    header = {"SPECVI_FILE": file.name, "SPECVI_DATA_SOURCE": str(row.get("data_source")),
+              "SPECVI_INDEX": str(extra.get("index")), "SPECVI_NAME": str(extra.get("name")),
+              "IVARSRC": "DER_SNR estimate from the flux (SpecVI-Bench rows carry no uncertainty)"
+              if noise else "unit weights (no uncertainty in the row; DER_SNR undefined)"}
+    out_meta = {"survey": meta.get("survey"), "object_id": meta.get("object_id"), "format": meta.get("format"),
+                "wavelength_medium": meta.get("wavelength_medium"), "header": header}
+    return Spectrum(spectral_axis=spec.spectral_axis, flux=spec.flux, uncertainty=InverseVariance(ivar),
+                    mask=~finite, meta=out_meta)
+
+
+def _file_name(task: str | None, object_id: str, spec) -> str:
+    import numpy as np
+
+    digest = hashlib.sha256(np.ascontiguousarray(spec.spectral_axis.value, dtype=float).tobytes()
+                            + np.ascontiguousarray(spec.flux.value, dtype=float).tobytes()).hexdigest()[:12]
+    stem = re.sub(r"\.fits?(\.gz)?$", "", object_id, flags=re.I)
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", stem)[:80]
+    return f"{task or 'bench'}_{stem}-{digest}.fits"
+
+
+def _read_labels(path: Path) -> dict[tuple[str, str], dict[str, str]]:
+    if not path.exists():
+        return {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        return {(r["path"], r["task"]): r for r in csv.DictReader(fh)}
+
+
+def import_bench(store, file: Path, out_dir: Path, task: str | None = None) -> ImportSummary:
+    from agents.interop import specvi_row_to_spectrum
+    from agents.spectra import write_fits
+    from reviewer.store import ingest_paths
+
+    summary = ImportSummary(labels_file=out_dir / LABELS_FILE)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    labels = _read_labels(summary.labels_file)
+    for i, row in enumerate(read_rows(file)):
+        where = f"row {i}"
+        try:
+            spec = specvi_row_to_spectrum(row)
+            task_id = _task_for(row, spec.meta.get("task"), task)
+            path = out_dir / _file_name(task_id, str(spec.meta["object_id"]), spec)
+            if not path.exists():  # same spectrum, same name: never rewritten
+                write_fits(_fits_spectrum(spec, file), path)
+        except Exception as exc:  # noqa: BLE001
+            summary.problems.append(f"{where}: {type(exc).__name__}: {exc}")
+            continue
+        result = ingest_paths(store, [path], progress=False)
+        summary.added += result.added
+        summary.skipped_existing += result.skipped_existing
+        summary.problems += [f"{where}: {p}: {why}" for p, why in result.failed]
+        truth = str(spec.meta.get("ground_truth") or "").strip().upper()
+        if result.failed or truth not in ("YES", "NO") or task_id is None:
+            if not result.failed:
+                summary.problems.append(f"{where}: no YES/NO ground truth or task; spectrum stored without a label")
+            continue
+        key = str(path.resolve())
+        labels[(key, task_id)] = {"path": key, "object_id": str(spec.meta["object_id"]), "task": task_id,
+                                  "label": truth, "redshift": "" if spec.meta.get("redshift") is None
+                                  else repr(float(spec.meta["redshift"])),
+                                  "index": str((row.get("extra_info") or {}).get("index") or "")}
+    with open(summary.labels_file, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=LABEL_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(labels[k] for k in sorted(labels))
+    return summary
+
+
+def run(args: argparse.Namespace) -> int:
+    file = Path(args.file).expanduser()
+    if not file.is_file():
+        print(f"specreview import: no such file {file}", file=sys.stderr)
+        return 1
+    if args.task:
+        import kb
+
+        try:
+            kb.task(args.task)
+        except KeyError as exc:
+            print(f"specreview import: {exc.args[0]}", file=sys.stderr)
+            return 2
+    store = open_store(args)
+    if store is None:
+        return 1
+    try:
+        if args.kind == "sft":
+            images = Path(args.images).expanduser() if args.images else None
+            summary = import_sft(store, file, images, args.task)
+            what = "trajectories"
+        else:
+            stem = re.sub(r"\.(parquet|jsonl?)$", "", file.name, flags=re.I)
+            out = Path(args.out).expanduser() if args.out else db_path(args).parent / "imported" / stem
+            summary = import_bench(store, file, out, args.task)
+            what = "spectra"
+    except (OSError, ValueError) as exc:  # unreadable or malformed file
+        print(f"specreview import: {file}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        store.close()
+    print(f"database: {store.path}")
+    print(f"imported {what}: {summary.added}; already present: {summary.skipped_existing}")
+    if summary.labels_file is not None:
+        print(f"labels: {summary.labels_file} (score with: specreview eval --labels {summary.labels_file})")
+    for p in summary.problems:
+        print(f"  problem: {p}", file=sys.stderr)
+    return 0 if summary.added + summary.skipped_existing > 0 or not summary.problems else 1

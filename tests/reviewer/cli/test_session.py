@@ -1,0 +1,29 @@
+"""`specreview session` end to end on a real DuckDB file (subprocess, as a user runs it)."""
+import subprocess
+import sys
+
+from reviewer.app import seed_demo_if_empty
+from reviewer.store import Store
+
+
+def cli(*args, db):
+    return subprocess.run([sys.executable, "-m", "reviewer.cli", *args, "--db", str(db)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_create_list_progress_close(tmp_path):
+    db = tmp_path / "s.duckdb"
+    store = Store(db)
+    seed_demo_if_empty(store)
+    store.close()
+    made = cli("session", "create", "a-pilot", "--task", "a", "--reviewers", "ann,bo", "--limit", "5", db=db)
+    assert made.returncode == 0 and "5 trajectories" in made.stdout and "blind" in made.stdout
+    listed = cli("session", "list", db=db)
+    assert "a-pilot\tverdicts\tblind\topen\t5 items" in listed.stdout
+    progress = cli("session", "progress", "a-pilot", db=db)
+    assert "ann\t0/5" in progress.stdout and "bo\t0/5" in progress.stdout
+    closed = cli("session", "close", "a-pilot", db=db)
+    assert "frozen" in closed.stdout
+    assert "closed" in cli("session", "list", db=db).stdout
+    none = cli("session", "create", "empty", "--task", "nope", db=db)
+    assert none.returncode == 1 and "no trajectory matches" in none.stderr

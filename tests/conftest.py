@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 
 sys.path.append(str(Path(__file__).resolve().parent))  # after the repo: tests/agents must not shadow agents
+from scripted_openai_server import ScriptedOpenAIServer  # noqa: E402
 from shared_data import manifest_rows, shared_data_dir, spectra_dir  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -27,3 +28,10 @@ def manifest(shared_spectra) -> list[dict]:
 @pytest.fixture(scope="session")
 def demo_dir() -> Path:
     return DEMO_DIR
+
+
+@pytest.fixture
+def openai_server():
+    """A started local OpenAI-compatible server that replays scripted replies (tests/scripted_openai_server.py)."""
+    with ScriptedOpenAIServer() as server:
+        yield server

@@ -186,3 +186,17 @@ def test_a_broken_file_shows_its_error_and_the_app_keeps_serving(seeded_db, tmp_
     assert s.open_spectrum(record["spectrum_id"]) is False
     assert "spec-copy.fits.gz" in s.error and s.record["spectrum_id"] == shown
     assert s.open_spectrum(shown) and s.error == ""
+
+
+def test_view_and_spectrum_exports(seeded_db, tmp_path):
+    from agents.spectra import read_spectrum
+
+    s = session_for(seeded_db, "alice")
+    s.plot.zoom_to(6400, 6700)
+    png = s._export_png()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    for name, data in (("view.csv", s._export_csv()), ("view.fits", s._export_fits())):
+        path = tmp_path / name
+        path.write_bytes(data)
+        back = read_spectrum(path)
+        assert len(back.spectral_axis) == len(s.plot.spectrum.spectral_axis)

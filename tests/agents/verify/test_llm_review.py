@@ -7,15 +7,9 @@ import pytest
 
 from agents.llm import LLMConfig
 from agents.verify import LLM_BACKEND, RULES_MODEL, parse_review, verify_spectrum
-from scripted_openai_server import Reply, ScriptedOpenAIServer
+from scripted_openai_server import Reply
 
 QSO = "sdss_pyqsofit/spec-0332-52367-0639.fits"  # SDSS broad-line QSO, z = 0.1006
-
-
-@pytest.fixture
-def openai_server():
-    with ScriptedOpenAIServer() as server:
-        yield server
 
 
 @pytest.fixture(scope="module")

@@ -2,14 +2,6 @@ import re
 
 import pytest
 
-from scripted_openai_server import ScriptedOpenAIServer
-
-
-@pytest.fixture
-def openai_server():
-    """A started scripted OpenAI-compatible server (see tests/scripted_openai_server.py)."""
-    with ScriptedOpenAIServer() as server:
-        yield server
 
 
 @pytest.fixture(scope="session")

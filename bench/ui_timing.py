@@ -13,19 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO)]
 sys.path.append(str(REPO / "tests"))
 
-from served_app import CHROMIUM_ARGS, ServedApp  # noqa: E402
-
-
-def seeded_db(folder: Path) -> tuple[Path, str]:
-    from reviewer.app import seed_demo_if_empty
-    from reviewer.store import Store
-
-    db = folder / "bench.duckdb"
-    store = Store(db)
-    seed_demo_if_empty(store)
-    first = store.queue_items()[0]["trajectory_id"]
-    store.close()
-    return db, first
+from served_app import CHROMIUM_ARGS, ServedApp, seeded_db  # noqa: E402
 
 
 def launch(pw):

@@ -16,8 +16,8 @@ import panel as pn
 import param
 
 from agents.tools.render import render_png
-from reviewer.app import ReviewerSession, load_spectrum
 from reviewer import stats
+from reviewer.app import ReviewerSession
 from reviewer.components.annotation_form import AnnotationForm
 from reviewer.components.conflicts import ConflictQueue
 from reviewer.components.curation_board import CurationBoard
@@ -85,6 +85,7 @@ class AuditSession(ReviewerSession):
         self.queue.param.watch(lambda _: self.refresh_queue(), ["task", "agent_name", "backend", "state",
                                                                 "credibility", "disagreement", "reviewed_by"])
         self.player.param.watch(self._on_step, "step_index")
+        self.param.watch(self._on_reviewer, "reviewer")
         self.param.watch(lambda e: setattr(self.help_pane, "visible", e.new), "show_help")
         self.param.watch(lambda e: setattr(self.ack_pane, "object", f"<span>{escape(e.new)}</span>"), "ack")
         choices = self.store.queue_choices()
@@ -97,6 +98,13 @@ class AuditSession(ReviewerSession):
             self.error = "Enter your name first: every label is saved under a reviewer's name."
             return False
         return True
+
+    def _on_reviewer(self, _event=None) -> None:
+        """A name typed at the prompt: show that reviewer's progress and labels."""
+        self.error = ""
+        self._my_notes = None
+        self.refresh_queue()
+        self._load_my_labels()
 
     # ---- queue and navigation ---------------------------------------------------------------------
     def refresh_queue(self) -> None:

@@ -61,3 +61,17 @@ class ServedApp:
 
     def log_text(self) -> str:
         return self.log.read_text(errors="replace")
+
+
+def seeded_db(folder: Path, name: str = "seeded.duckdb") -> tuple[Path, str]:
+    """A database file seeded like the app's first run; returns it and the first queue item's id.
+    The store is closed again: the served app's process must own the file."""
+    from reviewer.app import seed_demo_if_empty
+    from reviewer.store import Store
+
+    db = folder / name
+    store = Store(db)
+    seed_demo_if_empty(store)
+    first = store.queue_items()[0]["trajectory_id"]
+    store.close()
+    return db, first

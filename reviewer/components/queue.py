@@ -4,16 +4,21 @@ from __future__ import annotations
 import pandas as pd
 import panel as pn
 import param
-from panel.viewable import Viewer
+
+from reviewer.components.row_navigator import RowNavigator
 
 ANY = "any"
 COLUMNS = {"object_id": "Object", "task": "Task", "backend": "Agent", "answer": "Answer", "credibility": "Cred.",
            "my_action": "Mine", "n_reviews": "#", "disagreement": "≠"}
 
 
-class Queue(Viewer):
+class Queue(RowNavigator):
+    """Trajectories to review; the app fills `items` from the store whenever a filter changes."""
+
+    id_key = "trajectory_id"
+    wrap = False
+
     items = param.List(default=[], doc="queue rows from the store (dicts with trajectory_id)")
-    selected_id = param.String(default=None, allow_None=True)
     task = param.Selector(default=ANY, objects=[ANY])
     backend = param.Selector(default=ANY, objects=[ANY])
     agent_name = param.Selector(default=ANY, objects=[ANY, "vet", "verify"])
@@ -62,30 +67,8 @@ class Queue(Viewer):
         self._table.value = self._frame()
         self._select_row_of(self.selected_id)
 
-    @param.depends("selected_id", watch=True)
-    def _sync_selection(self):
-        self._select_row_of(self.selected_id)
-
-    def _select_row_of(self, trajectory_id):
-        ids = [r["trajectory_id"] for r in self.items]
-        rows = [ids.index(trajectory_id)] if trajectory_id in ids else []
-        if self._table.selection != rows:
-            self._table.selection = rows
-        if rows:
-            page = rows[0] // self._table.page_size + 1
-            if self._table.page != page:
-                self._table.page = page
-
-    def _on_selection(self, event):
-        if event.new and 0 <= event.new[0] < len(self.items):
-            self.selected_id = self.items[event.new[0]]["trajectory_id"]
-
-    def step(self, delta: int) -> None:
-        ids = [r["trajectory_id"] for r in self.items]
-        if not ids:
-            return
-        pos = ids.index(self.selected_id) if self.selected_id in ids else -1
-        self.selected_id = ids[max(0, min(len(ids) - 1, pos + delta))] if pos >= 0 else ids[0]
+    def _records(self) -> list[dict]:
+        return self.items
 
     def __panel__(self):
         return pn.Column(self._table, pn.Row(self._prev, self._next), self._progress,

@@ -4,18 +4,21 @@ from __future__ import annotations
 import pandas as pd
 import panel as pn
 import param
-from panel.viewable import Viewer
+
+from reviewer.components.row_navigator import RowNavigator
 
 COLUMNS = {"object_id": "Object", "survey": "Survey", "pipeline_class": "Class",
            "pipeline_subclass": "Sub", "pipeline_z": "z"}
 
 
-class SpectrumList(Viewer):
+class SpectrumList(RowNavigator):
     """State: the records shown (the app fills them from the store on `search`) and the selection."""
+
+    id_key = "spectrum_id"
+    wrap = True
 
     records = param.List(default=[], doc="spectrum records: dicts with spectrum_id and COLUMNS")
     search = param.String(default="", doc="free-text filter; the app queries the store with it")
-    selected_id = param.String(default=None, allow_None=True)
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -48,32 +51,8 @@ class SpectrumList(Viewer):
         self._count.object = f"{len(self.records)} spectra"
         self._select_row_of(self.selected_id)
 
-    @param.depends("selected_id", watch=True)
-    def _sync_selection(self):
-        self._select_row_of(self.selected_id)
-
-    def _select_row_of(self, spectrum_id):
-        ids = [r["spectrum_id"] for r in self.records]
-        rows = [ids.index(spectrum_id)] if spectrum_id in ids else []
-        if self._table.selection != rows:
-            self._table.selection = rows
-        if rows:
-            page = rows[0] // self._table.page_size + 1
-            if self._table.page != page:
-                self._table.page = page
-
-    def _on_selection(self, event):
-        if event.new:
-            idx = event.new[0]
-            if 0 <= idx < len(self.records):
-                self.selected_id = self.records[idx]["spectrum_id"]
-
-    def step(self, delta: int) -> None:
-        ids = [r["spectrum_id"] for r in self.records]
-        if not ids:
-            return
-        pos = ids.index(self.selected_id) if self.selected_id in ids else -1
-        self.selected_id = ids[(pos + delta) % len(ids)] if pos >= 0 else ids[0]
+    def _records(self) -> list[dict]:
+        return self.records
 
     def __panel__(self):
         return pn.Column(self._search, self._table, pn.Row(self._prev, self._next), self._count,

@@ -8,22 +8,12 @@ import signal
 import pytest
 from playwright.sync_api import expect
 
-from reviewer.app import seed_demo_if_empty
 from reviewer.store import Store
-from served_app import ServedApp
+from served_app import ServedApp, seeded_db
 
 pytestmark = pytest.mark.ui
 
 N_REVIEWERS, N_LABELS = 20, 50
-
-
-def seeded(tmp_path) -> tuple:
-    db = tmp_path / "labels.duckdb"
-    store = Store(db)
-    seed_demo_if_empty(store)
-    first = store.queue_items()[0]["trajectory_id"]
-    store.close()
-    return db, first
 
 
 def acked(page) -> int:
@@ -34,7 +24,7 @@ def acked(page) -> int:
 
 
 def test_twenty_reviewers_fifty_labels_each(browser, tmp_path):
-    db, first = seeded(tmp_path)
+    db, first = seeded_db(tmp_path)
     app = ServedApp(db, tmp_path / "panel.log")
     try:
         pages = []
@@ -67,7 +57,7 @@ def test_twenty_reviewers_fifty_labels_each(browser, tmp_path):
 
 
 def test_sigkill_keeps_every_acknowledged_label(browser, tmp_path):
-    db, first = seeded(tmp_path)
+    db, first = seeded_db(tmp_path)
     app = ServedApp(db, tmp_path / "panel.log")
     ctx = browser.new_context()
     pg = ctx.new_page()

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import panel as pn
 from panel.io.resources import CDN_DIST
@@ -11,8 +10,6 @@ from layouts.audit import audit_main, audit_right, audit_sidebar
 from reviewer.app import seed_demo_if_empty
 from reviewer.audit import AuditSession
 from reviewer.store import Store
-
-CSS = Path(__file__).resolve().parents[1] / "assets" / "specreview.css"
 
 
 class OfflineFast(pn.theme.Fast):
@@ -59,7 +56,6 @@ def create_app(db: str | os.PathLike | None = None) -> pn.template.FastListTempl
         sidebar_width=380,
         right_sidebar_width=340,
         collapsed_right_sidebar=False,
-        raw_css=[CSS.read_text()] if CSS.exists() else [],
         accent="#1f4e9c",
         design=OfflineFast,
     )

@@ -27,6 +27,7 @@ from reviewer.components.queue import Queue
 from reviewer.components.review_form import ReviewForm
 from reviewer.components.safe_text import escape
 from reviewer.components.stats_panel import StatsPanel
+from reviewer.components.styles import STYLESHEETS
 from reviewer.components.trajectory_player import TrajectoryPlayer
 from reviewer.components.vi_form import VIForm
 
@@ -66,7 +67,7 @@ class AuditSession(ReviewerSession):
         self.vi = VIForm(save=self.save_vi)
         self.others = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["sr-others"])
         self.ack_pane = pn.pane.HTML("", css_classes=["sr-ack"], sizing_mode="stretch_width")
-        self.help_pane = pn.pane.HTML(help_html(), visible=False, css_classes=["sr-help-pane"])
+        self.help_pane = pn.pane.HTML(help_html(), visible=False, css_classes=["sr-help-pane"], stylesheets=STYLESHEETS)
         self.conflicts = ConflictQueue(resolve=self.resolve_conflict)
         self.stats_panel = StatsPanel(load=self.load_stats)
         self.curation = CurationBoard(revise=self.save_step_revision, curate=self.save_curation_event,

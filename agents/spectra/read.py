@@ -5,7 +5,6 @@ SpectrumReadError naming the file and the problem.
 """
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from specutils import Spectrum

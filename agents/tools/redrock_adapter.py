@@ -24,7 +24,6 @@ def redrock_hypotheses(pixels, *, n: int = 6, template_dir=None):
     if not available():
         raise RuntimeError("Redrock is not installed (pip install the `redrock` extra from desihub/redrock) "
                            "or RR_TEMPLATE_DIR is not set")
-    import numpy as np
     from redrock.targets import Spectrum as RRSpectrum, Target, DistTargetsCopy
     from redrock.templates import load_dist_templates
     from redrock.zfind import zfind

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
 import kb
 from agents.verify.analysis import HypothesisResult
 from agents.verify.feature_auditor import FeatureAudit

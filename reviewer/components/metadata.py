@@ -8,6 +8,8 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
+from reviewer.components.styles import STYLESHEETS
+
 FIELDS = [
     ("object_id", "Object id"),
     ("target", "Target"),
@@ -47,9 +49,9 @@ class MetadataPanel(Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         # fixed height: a longer file name must not re-lay-out the sidebar on every spectrum
-        self._table = pn.pane.HTML(sizing_mode="stretch_width", height=430, css_classes=["sr-metadata"],
+        self._table = pn.pane.HTML(sizing_mode="stretch_width", height=430, css_classes=["sr-metadata"], stylesheets=STYLESHEETS,
                                    styles={"overflow-y": "auto"})
-        self._header = pn.pane.HTML(sizing_mode="stretch_width", max_height=320, styles={"overflow": "auto"})
+        self._header = pn.pane.HTML(sizing_mode="stretch_width", max_height=320, stylesheets=STYLESHEETS, styles={"overflow": "auto"})
         self._copy = pn.widgets.Button(label="Copy metadata (JSON)", button_type="light",
                                        sizing_mode="stretch_width")
         self._copy_text = pn.widgets.TextInput(visible=False)

@@ -11,6 +11,7 @@ from panel.viewable import Viewer
 
 import kb
 from reviewer.components.safe_text import escape
+from reviewer.components.styles import STYLESHEETS
 
 VERIFY_TYPES = ["STAR", "GALAXY", "QSO", "UNKNOWN"]
 
@@ -47,7 +48,7 @@ class ReviewForm(Viewer):
         self._score = pn.widgets.RadioButtonGroup(options=[0, 1, 2, 3, 4, 5], value=None, button_type="light",
                                                   css_classes=["sr-score"])
         self._score.param.watch(lambda e: e.new is not None and e.new != self.score and self.rate(e.new), "value")
-        self._rubric_text = pn.pane.HTML("", css_classes=["sr-rubric"], sizing_mode="stretch_width")
+        self._rubric_text = pn.pane.HTML("", css_classes=["sr-rubric"], stylesheets=STYLESHEETS, sizing_mode="stretch_width")
         self._saved = pn.pane.HTML("", css_classes=["sr-saved"], sizing_mode="stretch_width")
         self._sync_mode()
         self._sync_score()

@@ -11,6 +11,7 @@ import param
 from panel.viewable import Viewer
 
 from reviewer.components.safe_text import escape, markdown_to_safe_html
+from reviewer.components.styles import STYLESHEETS
 
 KIND_COLOURS = {"prompt": "#6c757d", "think": "#1f4e9c", "tool_call": "#8e44ad", "tool_result": "#16a085",
                 "verdict": "#d35400", "answer": "#27ae60"}
@@ -74,7 +75,7 @@ class StepView(Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         # fixed height, scrolling inside: a step's text length must not re-lay-out the page
-        self._html = pn.pane.HTML("", sizing_mode="stretch_width", height=190, css_classes=["sr-step-view"],
+        self._html = pn.pane.HTML("", sizing_mode="stretch_width", height=190, css_classes=["sr-step-view"], stylesheets=STYLESHEETS,
                                   styles={"overflow-y": "auto"})
         # A fixed box that stays on the page: an image appearing or disappearing would re-lay-out the
         # whole column on every step (measured: +60 ms per step in Chromium).

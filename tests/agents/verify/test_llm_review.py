@@ -57,7 +57,7 @@ def test_without_a_model_nothing_changes(rules_only):
 
 
 def test_agreeing_review_is_recorded_beside_the_rules(openai_server, qso, template_dir, rules_only):
-    rv, rc = rules_only.outcome["verdict"], rules_only.outcome["credibility"]
+    rv = rules_only.outcome["verdict"]
     openai_server.push(Reply.text("<think>checking the lines</think>\n```json\n"
                                   + reply_json(rv, rc, ["H-alpha is outside the coverage"], "Broad Balmer lines and [O III] fix z.")
                                   + "\n```"))
@@ -93,7 +93,7 @@ def test_agreeing_review_is_recorded_beside_the_rules(openai_server, qso, templa
 
 
 def test_disagreeing_review_asks_for_a_human(openai_server, qso, template_dir, rules_only):
-    rv, rc = rules_only.outcome["verdict"], rules_only.outcome["credibility"]
+    rv = rules_only.outcome["verdict"]
     their = other(rv, ("NEEDS_REVISION", "UNCERTAIN", "CONFIRM"))
     openai_server.push(Reply.text("Verdict: " + their.replace("_", " ") + "\nCredibility: LOW\nConcerns:\n"
                                   "- [O III] 4960/5008 ratio looks off\n- rival z not excluded\n"
@@ -128,7 +128,7 @@ def test_unparsable_reply_is_an_error_step(openai_server, qso, template_dir, rul
 
 
 def test_http_500_then_success_is_retried(openai_server, qso, template_dir, rules_only):
-    rv, rc = rules_only.outcome["verdict"], rules_only.outcome["credibility"]
+    rv = rules_only.outcome["verdict"]
     openai_server.push(Reply.error(500), Reply.text(reply_json(rv, rc)))
     traj = verify_spectrum(qso, template_dir=template_dir, llm_config=config(openai_server))
     assert len(openai_server.requests) == 2 and openai_server.remaining == 0

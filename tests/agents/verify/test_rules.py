@@ -1,5 +1,4 @@
 """Every deterministic rule: one constructed case it must catch and one it must pass."""
-import pytest
 
 from agents.verify import classify, feature_auditor as fa_mod, result_auditor as ra
 from agents.verify.feature_auditor import FeatureAudit, FeatureVerdict

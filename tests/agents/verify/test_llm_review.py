@@ -57,7 +57,7 @@ def test_without_a_model_nothing_changes(rules_only):
 
 
 def test_agreeing_review_is_recorded_beside_the_rules(openai_server, qso, template_dir, rules_only):
-    rv = rules_only.outcome["verdict"]
+    rv, rc = rules_only.outcome["verdict"], rules_only.outcome["credibility"]
     openai_server.push(Reply.text("<think>checking the lines</think>\n```json\n"
                                   + reply_json(rv, rc, ["H-alpha is outside the coverage"], "Broad Balmer lines and [O III] fix z.")
                                   + "\n```"))
@@ -128,7 +128,7 @@ def test_unparsable_reply_is_an_error_step(openai_server, qso, template_dir, rul
 
 
 def test_http_500_then_success_is_retried(openai_server, qso, template_dir, rules_only):
-    rv = rules_only.outcome["verdict"]
+    rv, rc = rules_only.outcome["verdict"], rules_only.outcome["credibility"]
     openai_server.push(Reply.error(500), Reply.text(reply_json(rv, rc)))
     traj = verify_spectrum(qso, template_dir=template_dir, llm_config=config(openai_server))
     assert len(openai_server.requests) == 2 and openai_server.remaining == 0

@@ -41,6 +41,22 @@ if LOG_WRITES and not write_log.handlers:
     write_log.propagate = False  # once, not again through the server's root handler
 
 
+# Tools whose calls show a window of the spectrum: Spec-o3's zoom tool and the FORMA graph's renders.
+ZOOM_TOOLS = ("spectral_visualization_tool", "spectral_visualization", "render")
+
+
+def zoom_window(args: dict | None) -> tuple[float, float] | None:
+    """(min, max) of a zoom call: Spec-o3's `wavelength_range` or a render's `wave_min` / `wave_max`
+    (None: the full spectrum, or no usable window)."""
+    args = args or {}
+    rng = args.get("wavelength_range")
+    if isinstance(rng, (list, tuple)) and len(rng) == 2:
+        return rng[0], rng[1]
+    if args.get("wave_min") is not None and args.get("wave_max") is not None:
+        return args["wave_min"], args["wave_max"]
+    return None
+
+
 def help_html() -> str:
     rows = "".join(f"<tr><th><kbd>{escape(k)}</kbd></th><td>{escape(v)}</td></tr>" for k, v in KEY_MAP)
     return ("<div class='sr-help'><h3>Keyboard</h3><table>" + rows + "</table>"
@@ -175,13 +191,13 @@ class AuditSession(ReviewerSession):
             self.plot.shaded_ranges = shaded
 
     def _current_zoom(self, step):
-        """The zoom in force at this step: the latest tool call's range at or before it (a
-        reasoning step keeps the previous zoom on screen, as the agent had it)."""
+        """The zoom in force at this step: the window of the latest zoom call at or before it (a
+        reasoning or measuring step keeps the previous zoom on screen, as the agent had it)."""
         if step is None or self.trajectory is None:
             return None
         for earlier in reversed(self.trajectory.steps[: step.index + 1]):
-            if earlier.kind in ("tool_call", "tool_result") and earlier.tool_args is not None:
-                return earlier.tool_args.get("wavelength_range")
+            if earlier.kind in ("tool_call", "tool_result") and earlier.tool_name in ZOOM_TOOLS:
+                return zoom_window(earlier.tool_args)
             if earlier.kind == "prompt":
                 return None
         return None
@@ -217,19 +233,18 @@ class AuditSession(ReviewerSession):
             png = self.store.get_image(step.image_sha)
             if png is not None:
                 return png
-        if step.kind not in ("prompt", "tool_result") or step.is_error or self.trajectory is None:
+        if step.is_error or self.trajectory is None or self.plot.spectrum is None:
             return None
-        if not step.data.get("deferred") and not step.image_sha and not (step.tool_args or {}).get("wavelength_range"):
+        vet = self.trajectory.agent.name == "vet"
+        if not ((step.kind == "prompt" and vet) or (step.kind == "tool_result" and step.tool_name in ZOOM_TOOLS)):
             return None
         spec = self.plot.spectrum
-        if spec is None:
-            return None
-        try:
-            if self.trajectory.agent.name == "vet":
+        try:  # the same render the agent saw, re-made from the spectrum and the recorded call
+            if vet:
                 from agents.vet.renders import render_step
                 return render_step(self.trajectory, step, spec)
-            rng = (step.tool_args or {}).get("wavelength_range") or (None, None)
-            return render_png(spec, rng[0], rng[1], label=(step.tool_args or {}).get("label"))
+            lo, hi = zoom_window(step.tool_args) or (None, None)
+            return render_png(spec, lo, hi, label=(step.tool_args or {}).get("label"))
         except Exception as err:  # a render that fails must not break the review
             log.warning("could not re-render step %s: %s", step.index, err)
             return None

@@ -200,3 +200,15 @@ def test_view_and_spectrum_exports(seeded_db, tmp_path):
         path.write_bytes(data)
         back = read_spectrum(path)
         assert len(back.spectral_axis) == len(s.plot.spectrum.spectral_axis)
+
+
+def test_verify_renders_are_reproduced_and_their_windows_shaded(seeded_db):
+    s = session_for(seeded_db, "alice")
+    s.open_trajectory(seeded_db.queue_items(task="verify")[0]["trajectory_id"])
+    renders = [st for st in s.trajectory.steps if st.kind == "tool_result" and st.tool_name == "render"]
+    assert renders and all(s.image_for(st)[:4] == b"\x89PNG" for st in renders[:3])
+    window = next(st for st in renders if st.tool_args.get("wave_min") is not None)
+    s.player.go(window.index)
+    lo, hi = s.plot.shaded_ranges[0]
+    assert (lo, hi) == (window.tool_args["wave_min"], window.tool_args["wave_max"])
+    assert any(st.verdict is not None for st in s.trajectory.steps)  # auditor verdicts to badge

@@ -22,3 +22,15 @@ def open_store(args: argparse.Namespace) -> Store | None:
     except StoreUnavailable as exc:
         print(f"specreview: {exc}", file=sys.stderr)
         return None
+
+
+def known_task(command: str, task_id: str) -> bool:
+    """True for a kb task id; otherwise print why (naming the known tasks) and return False."""
+    import kb
+
+    try:
+        kb.task(task_id)
+    except KeyError as exc:
+        print(f"specreview {command}: {exc.args[0]}", file=sys.stderr)
+        return False
+    return True

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reviewer.cli.common import db_path, open_store
+from reviewer.cli.common import db_path, known_task, open_store
 
 KINDS = ("sft", "bench")
 LABELS_FILE = "manifest-labels.csv"  # the `manifest` prefix keeps ingest from taking it for a spectrum
@@ -228,14 +228,8 @@ def run(args: argparse.Namespace) -> int:
     if not file.is_file():
         print(f"specreview import: no such file {file}", file=sys.stderr)
         return 1
-    if args.task:
-        import kb
-
-        try:
-            kb.task(args.task)
-        except KeyError as exc:
-            print(f"specreview import: {exc.args[0]}", file=sys.stderr)
-            return 2
+    if args.task and not known_task("import", args.task):
+        return 2
     store = open_store(args)
     if store is None:
         return 1

@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from reviewer.cli.common import open_store
+from reviewer.cli.common import known_task, open_store
 from reviewer.store import ingest_paths
 from reviewer.store.ingest import file_sha256, find_spectrum_files, spectrum_id_for
 
@@ -63,18 +63,13 @@ def resolve_items(store, items: list[str], progress: bool) -> tuple[list[str], l
 
 
 def run(args: argparse.Namespace) -> int:
-    import kb
     from agents.batch import run_batch
     from agents.llm import load_config
     from agents.vet.rules_model import RULES_VERSION
 
     tasks = [t.strip() for t in args.task.split(",") if t.strip()]
-    for t in tasks:
-        try:
-            kb.task(t)
-        except KeyError as exc:
-            print(f"specreview vet: {exc.args[0]}", file=sys.stderr)
-            return 2
+    if not all(known_task("vet", t) for t in tasks):
+        return 2
     store = open_store(args)
     if store is None:
         return 1

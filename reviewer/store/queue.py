@@ -71,10 +71,18 @@ class QueueMixin(StoreBase):
         return self._rows(sql, params)
 
     def queue_progress(self, reviewer: str, session_id: str | None = None) -> dict[str, int]:
-        """How many items this reviewer has a verdict on, of how many."""
-        items = self.queue_items(reviewer, session_id=session_id)
-        done = sum(1 for r in items if r["my_action"])
-        return {"done": done, "total": len(items)}
+        """How many items this reviewer has a current verdict on, of how many (one count query)."""
+        params: list = [reviewer]
+        scope = ""
+        if session_id:
+            scope = "JOIN session_items si ON si.trajectory_id = t.id AND si.session_id = ?"
+            params.append(session_id)
+        row = self._row(
+            "WITH mine AS (SELECT trajectory_id, action FROM reviews WHERE reviewer = ? "
+            "QUALIFY row_number() OVER (PARTITION BY trajectory_id ORDER BY created_at DESC, seq DESC) = 1) "
+            "SELECT count(*) AS total, count(m.action) FILTER (WHERE m.action <> 'clear') AS done "
+            f"FROM trajectories t {scope} LEFT JOIN mine m ON m.trajectory_id = t.id", params)
+        return {"done": int(row["done"]), "total": int(row["total"])}
 
     def queue_choices(self) -> dict[str, list[str]]:
         """Values the queue filters can take: the tasks and backends that have trajectories."""

@@ -99,3 +99,68 @@ class Trajectory(BaseModel):
     @classmethod
     def from_json(cls, text: str) -> "Trajectory":
         return cls.model_validate_json(text)
+
+    # ---- questions a reviewer asks of a step, answered once here ---------------------------------
+    def tool_redshift(self) -> float:
+        """The redshift the agent's zoom tool worked at (Spec-o3's tool state): its ranges are rest-frame."""
+        state = (self.steps[0].data.get("tool_state") or {}) if self.steps else {}
+        try:
+            return float(state.get("redshift") or 0.0)
+        except (TypeError, ValueError):
+            return 0.0
+
+    def zoom_at(self, index: int) -> tuple[float, float] | None:
+        """The observed-frame window the agent was looking at during step `index`: the latest zoom call
+        at or before it (a reasoning step keeps the previous zoom on screen, as the agent had it), or
+        None for the whole spectrum."""
+        scale = 1.0 + self.tool_redshift()
+        for step in reversed(self.steps[: index + 1]):
+            if step.kind in ("tool_call", "tool_result") and step.tool_name in ZOOM_TOOLS:
+                window = call_window(step.tool_args)
+                return None if window is None else (window[0] * scale, window[1] * scale)
+            if step.kind == "prompt":
+                return None
+        return None
+
+    def render_index_at(self, index: int) -> int | None:
+        """The step whose render belongs with step `index`: its own, else the latest before it."""
+        for step in reversed(self.steps[: index + 1]):
+            if step.image_sha or step.kind == "prompt" or (
+                    step.kind == "tool_result" and step.tool_name in ZOOM_TOOLS and not step.is_error):
+                return step.index
+        return None
+
+    def verdicts_at(self, index: int) -> list[Verdict]:
+        """Auditor verdicts recorded at step `index` (FORMA's feature and result auditors, synthesis)."""
+        step = self.steps[index] if 0 <= index < len(self.steps) else None
+        return [step.verdict] if step is not None and step.verdict is not None else []
+
+    def agent_label(self) -> dict[str, Any]:
+        """The agent's own answer in the shape a reviewer's corrected label takes:
+        {"answer": "YES"|"NO"} for a vet task, {"type": ..., "z": ...} for verify."""
+        out = self.outcome or {}
+        if self.task == "verify":
+            z = out.get("redshift")
+            return {"type": (str(out.get("type") or "UNKNOWN")).upper(), "z": None if z is None else float(z)}
+        answer = out.get("answer") or out.get("prediction")
+        return {"answer": None if answer is None else str(answer).upper()}
+
+
+# Tools whose calls show a window of the spectrum: Spec-o3's zoom tool and the FORMA graph's renders.
+ZOOM_TOOLS = ("spectral_visualization_tool", "spectral_visualization", "render")
+
+
+def call_window(args: dict[str, Any] | None) -> tuple[float, float] | None:
+    """(min, max) of a zoom call: Spec-o3's `wavelength_range` or a render's `wave_min` / `wave_max`."""
+    args = args or {}
+    rng = args.get("wavelength_range")
+    try:
+        if isinstance(rng, (list, tuple)) and len(rng) == 2:
+            lo, hi = float(rng[0]), float(rng[1])
+        elif args.get("wave_min") is not None and args.get("wave_max") is not None:
+            lo, hi = float(args["wave_min"]), float(args["wave_max"])
+        else:
+            return None
+    except (TypeError, ValueError):
+        return None
+    return (lo, hi) if lo < hi else None

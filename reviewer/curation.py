@@ -104,6 +104,29 @@ def curation_status(events: Iterable[dict[str, Any]], revisions: Iterable[dict[s
     return status
 
 
+def curation_board(store, session: str | None = None, task: str | None = None, state: str | None = None,
+                   **rules: Any) -> list[dict[str, Any]]:
+    """Every trajectory (of the session, if given) with its curation state and who did what:
+    trajectory_id, spectrum_id, object_id, survey, task, agent_name, backend, model, answer, state,
+    reviser, revised_at, approvals, change_requests, accepts, rejects, revised_steps."""
+    inputs = store.curation_inputs(session, task)
+    events: dict[str, list] = {}
+    revisions: dict[str, list] = {}
+    for row in inputs["events"]:
+        events.setdefault(row["trajectory_id"], []).append(row)
+    for row in inputs["revisions"]:
+        revisions.setdefault(row["trajectory_id"], []).append(row)
+    board = []
+    for t in inputs["trajectories"]:
+        status = curation_status(events.get(t["id"], []), revisions.get(t["id"], []), **rules)
+        if state is not None and status.state != state:
+            continue
+        board.append({"trajectory_id": t["id"], **{k: t[k] for k in ("spectrum_id", "object_id", "survey", "task",
+                                                                   "agent_name", "backend", "model", "answer")},
+                      **status.as_dict(), "revised_steps": sorted({r["step_idx"] for r in revisions.get(t["id"], [])})})
+    return board
+
+
 def curation_state(events: Iterable[dict[str, Any]], revisions: Iterable[dict[str, Any]] = (), **rules: Any) -> str:
     """Just the state name (one of CURATION_STATES)."""
     return curation_status(events, revisions, **rules).state

@@ -29,7 +29,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from reviewer.store import exports
+    from reviewer import exports
     from reviewer.store.review_queries import UnknownSession
 
     store = open_store(args)

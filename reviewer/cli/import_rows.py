@@ -186,7 +186,7 @@ def _read_labels(path: Path) -> dict[tuple[str, str], dict[str, str]]:
 def import_bench(store, file: Path, out_dir: Path, task: str | None = None) -> ImportSummary:
     from agents.interop import specvi_row_to_spectrum
     from agents.spectra import write_fits
-    from reviewer.store import ingest_paths
+    from reviewer.ingest import ingest_paths
 
     summary = ImportSummary(labels_file=out_dir / LABELS_FILE)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -9,8 +9,8 @@ from collections import Counter
 from pathlib import Path
 
 from reviewer.cli.common import known_task, open_store
-from reviewer.store import ingest_paths
-from reviewer.store.ingest import file_sha256, find_spectrum_files, spectrum_id_for
+from reviewer.ingest import ingest_paths
+from reviewer.ingest import file_sha256, find_spectrum_files, spectrum_id_for
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

@@ -1,10 +1,10 @@
-"""DuckDB store: schema + migrations and the one repository class (the only SQL in the house)."""
+"""DuckDB persistence: schema, migrations, row codecs and the SQL (the only SQL in the house).
+
+Review rules live above it (reviewer/labels.py, conflicts.py, curation.py, ...): nothing here
+imports from reviewer/ outside this package.
+"""
 from reviewer.store.connection import StoreUnavailable
-from reviewer.store.ingest import IngestSummary, ingest_paths, spectrum_id_for
 from reviewer.store.paths import default_db_path, resolve_db_path
 from reviewer.store.repository import Store
 
-__all__ = [
-    "Store", "StoreUnavailable", "default_db_path", "resolve_db_path", "ingest_paths", "IngestSummary",
-    "spectrum_id_for",
-]
+__all__ = ["Store", "StoreUnavailable", "default_db_path", "resolve_db_path"]

@@ -7,42 +7,34 @@ from reviewer.store.base import StoreBase
 
 QUEUE_STATES = ("todo", "done", "all")
 
+# Disagreement is read from `verdict_state`, which the label service keeps (reviewer/conflicts.py
+# decides what disagreeing means); this query only counts and pages.
 _QUEUE_SQL = """
-WITH latest AS (
-    SELECT trajectory_id, reviewer, action, CAST(label AS VARCHAR) AS label_text
-    FROM reviews
-    QUALIFY row_number() OVER (PARTITION BY trajectory_id, reviewer ORDER BY created_at DESC, seq DESC) = 1
-), agg AS (
-    SELECT trajectory_id,
-           count(*) FILTER (WHERE action <> 'clear') AS n_reviews,
-           count(DISTINCT CASE WHEN action <> 'clear' THEN action || coalesce(label_text, '') END) AS n_opinions
-    FROM latest GROUP BY trajectory_id
+WITH mine AS (
+    SELECT trajectory_id, action FROM reviews WHERE reviewer = ?
+    QUALIFY row_number() OVER (PARTITION BY trajectory_id ORDER BY created_at DESC, seq DESC) = 1
 )
-SELECT t.id AS trajectory_id, t.spectrum_id, t.task, t.agent_name, t.backend, t.model, t.answer, t.answer_z,
-       t.credibility, t.n_steps, t.created_at, s.object_id, s.survey, s.pipeline_class, s.pipeline_z,
-       coalesce(a.n_reviews, 0) AS n_reviews, coalesce(a.n_opinions, 0) > 1 AS disagreement,
-       CASE WHEN m.action IS NULL OR m.action = 'clear' THEN NULL ELSE m.action END AS my_action
-       {position}
+SELECT {columns}
 FROM trajectories t
 LEFT JOIN spectra s USING (spectrum_id)
-LEFT JOIN agg a ON a.trajectory_id = t.id
-LEFT JOIN latest m ON m.trajectory_id = t.id AND m.reviewer = ?
+LEFT JOIN verdict_state v ON v.trajectory_id = t.id AND v.scope = ?
+LEFT JOIN mine m ON m.trajectory_id = t.id
 {session_join}
 {where}
-ORDER BY {order}
 """
+_QUEUE_COLUMNS = """t.id AS trajectory_id, t.spectrum_id, t.task, t.agent_name, t.backend, t.model, t.answer,
+       t.answer_z, t.credibility, t.n_steps, t.created_at, s.object_id, s.survey, s.pipeline_class, s.pipeline_z,
+       coalesce(v.n_reviews, 0) AS n_reviews, coalesce(v.status = 'conflict', false) AS disagreement,
+       CASE WHEN m.action IS NULL OR m.action = 'clear' THEN NULL ELSE m.action END AS my_action"""
 
 
 class QueueMixin(StoreBase):
-    def queue_items(self, reviewer: str | None = None, *, task: str | None = None, agent_name: str | None = None,
-                    backend: str | None = None, credibility: str | None = None, state: str = "all",
-                    disagreement: bool | None = None, reviewed_by: str | None = None,
-                    session_id: str | None = None, limit: int = 5000) -> list[dict[str, Any]]:
-        """Queue rows in review order. `state` is relative to `reviewer` (todo: no verdict of theirs yet);
-        `reviewed_by` keeps items someone has a verdict on; `session_id` limits to a campaign, in its order."""
+    def _queue_query(self, columns: str, reviewer: str | None, *, task=None, agent_name=None, backend=None,
+                     credibility=None, state: str = "all", disagreement: bool | None = None,
+                     reviewed_by: str | None = None, session_id: str | None = None) -> tuple[str, list]:
         if state not in QUEUE_STATES:
             raise ValueError(f"state must be one of {', '.join(QUEUE_STATES)}; got {state!r}")
-        conds, params = [], [reviewer or ""]
+        conds, params = [], [reviewer or "", session_id or ""]
         for column, value in (("t.task", task), ("t.agent_name", agent_name), ("t.backend", backend),
                               ("t.credibility", credibility)):
             if value:
@@ -53,22 +45,43 @@ class QueueMixin(StoreBase):
         elif state == "done":
             conds.append("(m.action IS NOT NULL AND m.action <> 'clear')")
         if disagreement is not None:
-            conds.append("(coalesce(a.n_opinions, 0) > 1) = ?")
+            conds.append("coalesce(v.status = 'conflict', false) = ?")
             params.append(bool(disagreement))
         if reviewed_by:
-            conds.append("EXISTS (SELECT 1 FROM latest r WHERE r.trajectory_id = t.id AND r.reviewer = ? "
-                         "AND r.action <> 'clear')")
+            conds.append("t.id IN (SELECT trajectory_id FROM reviews WHERE reviewer = ? QUALIFY row_number() OVER "
+                         "(PARTITION BY trajectory_id ORDER BY created_at DESC, seq DESC) = 1 AND action <> 'clear')")
             params.append(reviewed_by)
-        session_join, position, order = "", "", "t.created_at, t.id"
+        session_join = ""
         if session_id:
             session_join = "JOIN session_items si ON si.trajectory_id = t.id AND si.session_id = ?"
-            params.insert(1, session_id)
-            position, order = ", si.position", "si.position"
+            params.append(session_id)
         where = ("WHERE " + " AND ".join(conds)) if conds else ""
-        sql = _QUEUE_SQL.format(position=position, session_join=session_join, where=where, order=order)
-        sql += " LIMIT ?"
-        params.append(int(limit))
-        return self._rows(sql, params)
+        # the session join's parameter comes after the joins' and before the WHERE's
+        if session_id:
+            params = params[:2] + [params[-1]] + params[2:-1]
+        return _QUEUE_SQL.format(columns=columns, session_join=session_join, where=where), params
+
+    def queue_items(self, reviewer: str | None = None, *, offset: int = 0, limit: int = 200,
+                    **filters: Any) -> list[dict[str, Any]]:
+        """One page of queue rows in review order (creation order, or the campaign's order). `state` is
+        relative to `reviewer` (todo: no verdict of theirs yet); `reviewed_by` keeps items someone has a
+        verdict on; `session_id` limits to a campaign. Page with `offset` / `limit`: nothing is capped."""
+        columns = _QUEUE_COLUMNS + (", si.position" if filters.get("session_id") else "")
+        sql, params = self._queue_query(columns, reviewer, **filters)
+        order = "si.position" if filters.get("session_id") else "t.created_at, t.id"
+        return self._rows(f"{sql} ORDER BY {order} LIMIT ? OFFSET ?", [*params, int(limit), int(offset)])
+
+    def queue_count(self, reviewer: str | None = None, **filters: Any) -> int:
+        sql, params = self._queue_query("count(*)", reviewer, **filters)
+        return int(self._scalar(sql, params))
+
+    def queue_position(self, trajectory_id: str, reviewer: str | None = None, **filters: Any) -> int | None:
+        """The 0-based position of an item in the filtered queue (None: not in it)."""
+        order = "si.position" if filters.get("session_id") else "t.created_at, t.id"
+        sql, params = self._queue_query(f"t.id AS tid, row_number() OVER (ORDER BY {order}) - 1 AS pos",
+                                        reviewer, **filters)
+        row = self._row(f"SELECT pos FROM ({sql}) WHERE tid = ?", [*params, trajectory_id])
+        return None if row is None else int(row["pos"])
 
     def queue_progress(self, reviewer: str, session_id: str | None = None) -> dict[str, int]:
         """How many items this reviewer has a current verdict on, of how many (one count query)."""

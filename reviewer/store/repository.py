@@ -15,6 +15,7 @@ from reviewer.store.labels import LabelsMixin
 from reviewer.store.queue import QueueMixin
 from reviewer.store.review_queries import ReviewQueriesMixin
 from reviewer.store.sessions import SessionsMixin
+from reviewer.store.verdict_state import VerdictStateMixin
 
 SPECTRUM_COLUMNS = (
     "spectrum_id", "source_path", "file_name", "target", "survey", "object_id", "ra", "dec",
@@ -41,7 +42,7 @@ def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
     return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}) ON CONFLICT DO NOTHING"
 
 
-class Store(LabelsMixin, SessionsMixin, QueueMixin, ReviewQueriesMixin, StoreBase):
+class Store(LabelsMixin, SessionsMixin, QueueMixin, ReviewQueriesMixin, VerdictStateMixin, StoreBase):
     """Everything SpecReview keeps, in one DuckDB file. Thread-safe; one per process per file is enough
     (two `Store(path)` in one process share the connection)."""
 
@@ -64,6 +65,10 @@ class Store(LabelsMixin, SessionsMixin, QueueMixin, ReviewQueriesMixin, StoreBas
                 values[key] = str(values[key])
         self._execute(_insert_sql("spectra", SPECTRUM_COLUMNS), [values.get(c) for c in SPECTRUM_COLUMNS])
         return values["spectrum_id"]
+
+    def trajectory_summary(self, trajectory_id: str) -> dict[str, Any] | None:
+        """A trajectory's summary row (no steps): task, agent, answer, answer_z, credibility, outcome, ..."""
+        return self._row(f"SELECT {', '.join(_TRAJECTORY_COLUMNS)} FROM trajectories WHERE id = ?", [trajectory_id])
 
     def get_spectrum(self, spectrum_id: str) -> dict[str, Any] | None:
         return self._row("SELECT * FROM spectra WHERE spectrum_id = ?", [spectrum_id])

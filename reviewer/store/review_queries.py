@@ -6,14 +6,11 @@ closed: a closed session's labels are frozen for export and stats.
 """
 from __future__ import annotations
 
-from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
 import pandas as pd
 
-from reviewer.consensus import agent_label, merge_vi_labels, normalise_label, verdict_consensus
-from reviewer.curation import curation_status
 from reviewer.store.base import StoreBase
 from reviewer.store.codec import new_id, now, to_json
 
@@ -121,75 +118,6 @@ class ReviewQueriesMixin(StoreBase):
             "QUALIFY row_number() OVER (PARTITION BY v.spectrum_id, v.reviewer ORDER BY v.created_at DESC, v.seq DESC) = 1 "
             "ORDER BY v.spectrum_id, v.created_at, v.seq", params)
 
-    # -- consensus and the conflict queue ----------------------------------------------------
-    def conflict_queue(self, kind: str | None = None, include_resolved: bool = False,
-                       session: str | None = None) -> list[dict[str, Any]]:
-        """Items where several reviewers disagree (see reviewer.consensus), oldest disagreement first.
-        Each: kind ('trajectory' / 'spectrum'), item_id, spectrum_id, task, reasons, labels (the
-        current labels in conflict), resolution (the latest merger row or None), resolved (a
-        resolution newer than every label), updated_at."""
-        items: list[dict[str, Any]] = []
-        if kind in (None, "trajectory"):
-            resolutions = self.latest_resolutions("trajectory", session)
-            for tid, rows in _group(self.current_reviews(session), "trajectory_id").items():
-                first = rows[0]
-                result = verdict_consensus(rows, agent_label(first["task"], first["answer"], first["answer_z"],
-                                                             first["outcome"]))
-                if result.is_conflict:
-                    items.append(_item("trajectory", tid, first, result.reasons, rows, resolutions.get(tid)))
-        if kind in (None, "spectrum"):
-            resolutions = self.latest_resolutions("spectrum", session)
-            for sid, rows in _group(self.current_vi_labels(session), "spectrum_id").items():
-                first = rows[0]
-                merge = merge_vi_labels(rows, first["pipeline_z"], first["pipeline_class"])
-                if merge.is_conflict:
-                    items.append(_item("spectrum", sid, first, merge.reasons, rows, resolutions.get(sid)))
-        if not include_resolved:
-            items = [i for i in items if not i["resolved"]]
-        return sorted(items, key=lambda i: (i["updated_at"], i["item_id"]))
-
-    def vi_consensus(self, spectrum_id: str, session: str | None = None) -> dict[str, Any]:
-        """The DESI merge of a spectrum's current VI labels, overridden by a newer merger resolution."""
-        rows = self.current_vi_labels(session, spectrum_id=spectrum_id)
-        spec = self.get_spectrum(spectrum_id) or {}
-        out = merge_vi_labels(rows, spec.get("pipeline_z"), spec.get("pipeline_class")).as_dict()
-        res = self.latest_resolutions("spectrum", session).get(spectrum_id)
-        out["resolution"] = res if res and _newer(res, rows) else None
-        return out
-
-    def verdict_for(self, trajectory_id: str, session: str | None = None) -> dict[str, Any]:
-        """The consensus verdict on a trajectory (reviewer.consensus.verdict_consensus as a dict),
-        with `resolution` when a merger resolved it after the last review, and `final`:
-        {action, label} that counts (the resolution, else the agreed verdict; None while in conflict)."""
-        rows = self.current_reviews(session, trajectory_id=trajectory_id)
-        traj = self._row("SELECT task, answer, answer_z, outcome FROM trajectories WHERE id = ?", [trajectory_id])
-        own = agent_label(traj["task"], traj["answer"], traj["answer_z"], traj["outcome"]) if traj else {}
-        return _final_verdict(rows, own, self.latest_resolutions("trajectory", session).get(trajectory_id))
-
-    def evaluation_frame(self, session: str | None = None, task: str | None = None) -> pd.DataFrame:
-        """One row per trajectory with a settled human label (agreed, single, or resolved; rejected
-        trajectories and open conflicts left out): trajectory_id, spectrum_id, task, agent_name,
-        backend, model, credibility, predicted, predicted_z, truth, truth_z, truth_source."""
-        resolutions = self.latest_resolutions("trajectory", session)
-        out = []
-        for tid, rows in _group(self.current_reviews(session, task), "trajectory_id").items():
-            first = rows[0]
-            own = agent_label(first["task"], first["answer"], first["answer_z"], first["outcome"])
-            final = _final_verdict(rows, own, resolutions.get(tid))["final"]
-            if final is None or final["action"] == "reject":
-                continue
-            truth = normalise_label(final["label"])
-            out.append({
-                "trajectory_id": tid, "spectrum_id": first["spectrum_id"], "task": first["task"],
-                "agent_name": first["agent_name"], "backend": first["backend"], "model": first["model"],
-                "credibility": _credibility(first), "predicted": own.get("answer", own.get("type")),
-                "predicted_z": own.get("z"), "truth": truth.get("answer", truth.get("type")),
-                "truth_z": truth.get("z"), "truth_source": final["source"],
-            })
-        return pd.DataFrame(out, columns=["trajectory_id", "spectrum_id", "task", "agent_name", "backend", "model",
-                                          "credibility", "predicted", "predicted_z", "truth", "truth_z",
-                                          "truth_source"])
-
     # -- stats tables ------------------------------------------------------------------------
     def ratings_frame(self, session: str | None = None, rater_kind: str | None = None,
                       rubric_version: str | None = None, task: str | None = None) -> pd.DataFrame:
@@ -209,49 +137,30 @@ class ReviewQueriesMixin(StoreBase):
         return pd.DataFrame(rows, columns=["trajectory_id", "rater", "rater_kind", "score", "rubric_version",
                                            "created_at", "task", "agent_name", "backend", "model"])
 
-    def verdicts_frame(self, session: str | None = None, task: str | None = None) -> pd.DataFrame:
-        """Each reviewer's current verdict: trajectory_id, reviewer, action, label (text), task, created_at."""
-        rows = [{"trajectory_id": r["trajectory_id"], "reviewer": r["reviewer"], "action": r["action"],
-                 "label": _label_text(r), "task": r["task"], "created_at": r["created_at"]}
-                for r in self.current_reviews(session, task)]
-        return pd.DataFrame(rows, columns=["trajectory_id", "reviewer", "action", "label", "task", "created_at"])
-
     # -- curation board ----------------------------------------------------------------------
-    def curation_board(self, session: str | None = None, task: str | None = None, state: str | None = None,
-                       **rules: Any) -> list[dict[str, Any]]:
-        """Every trajectory (of the session, if given) with its curation state and who did what:
-        trajectory_id, spectrum_id, task, agent_name, backend, model, answer, state, reviser,
-        revised_at, approvals, change_requests, accepts, rejects, revised_steps."""
+    def curation_inputs(self, session: str | None = None, task: str | None = None) -> dict[str, list[dict[str, Any]]]:
+        """What the curation board is computed from: the trajectories (with object and survey), and their
+        curation events and revision heads within the session's scope."""
         conds, params = [], []
         if session is not None:
             found = self.find_session(session)
             if found is None:
                 raise UnknownSession(f"no audit session named {session!r}")
-            conds.append("id IN (SELECT trajectory_id FROM session_items WHERE session_id = ?)")
+            conds.append("t.id IN (SELECT trajectory_id FROM session_items WHERE session_id = ?)")
             params.append(found["id"])
         if task is not None:
-            conds.append("task = ?")
+            conds.append("t.task = ?")
             params.append(task)
         where = ("WHERE " + " AND ".join(conds)) if conds else ""
-        trajs = self._rows("SELECT id, spectrum_id, task, agent_name, backend, model, answer FROM trajectories "
-                           f"{where} ORDER BY created_at, id", params)
+        trajectories = self._rows(
+            "SELECT t.id, t.spectrum_id, t.task, t.agent_name, t.backend, t.model, t.answer, s.object_id, s.survey "
+            f"FROM trajectories t LEFT JOIN spectra s USING (spectrum_id) {where} ORDER BY t.created_at, t.id", params)
         ev_scope, ev_params = self._scope(session, "curation_events")
-        events = _group(self._rows(f"SELECT * FROM curation_events WHERE true {ev_scope} ORDER BY created_at, seq",
-                                   ev_params), "trajectory_id")
+        events = self._rows(f"SELECT * FROM curation_events WHERE true {ev_scope} ORDER BY created_at, seq", ev_params)
         rv_scope, rv_params = self._scope(session, "revisions")
-        revisions = _group(self._rows(
-            "SELECT id, seq, trajectory_id, step_idx, version, reviewer, created_at FROM revisions "
-            f"WHERE true {rv_scope} ORDER BY created_at, seq", rv_params), "trajectory_id")
-        board = []
-        for t in trajs:
-            status = curation_status(events.get(t["id"], []), revisions.get(t["id"], []), **rules)
-            if state is not None and status.state != state:
-                continue
-            board.append({"trajectory_id": t["id"], **{k: t[k] for k in ("spectrum_id", "task", "agent_name",
-                                                                       "backend", "model", "answer")},
-                          **status.as_dict(),
-                          "revised_steps": sorted({r["step_idx"] for r in revisions.get(t["id"], [])})})
-        return board
+        revisions = self._rows("SELECT id, seq, trajectory_id, step_idx, version, reviewer, created_at FROM revisions "
+                               f"WHERE true {rv_scope} ORDER BY created_at, seq", rv_params)
+        return {"trajectories": trajectories, "events": events, "revisions": revisions}
 
     def revisions_in_scope(self, trajectory_id: str, session: str | None = None) -> list[dict[str, Any]]:
         """Every revision row of a trajectory (all versions) within the session's frozen time."""
@@ -295,49 +204,3 @@ class ReviewQueriesMixin(StoreBase):
         return self._execute(f"SELECT * FROM {table} WHERE true {cond}", params).df()
 
 
-# -- helpers ---------------------------------------------------------------------------------
-def _group(rows: list[dict[str, Any]], key: str) -> dict[str, list[dict[str, Any]]]:
-    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in rows:
-        groups[row[key]].append(row)
-    return groups
-
-
-def _newer(resolution: dict[str, Any], labels: list[dict[str, Any]]) -> bool:
-    return all((resolution["created_at"], resolution["seq"]) > (r["created_at"], r["seq"]) for r in labels)
-
-
-def _item(kind: str, item_id: str, first: dict[str, Any], reasons: list[str], rows: list[dict[str, Any]],
-          resolution: dict[str, Any] | None) -> dict[str, Any]:
-    return {"kind": kind, "item_id": item_id, "spectrum_id": first.get("spectrum_id"), "task": first.get("task"),
-            "reasons": reasons, "labels": rows, "resolution": resolution,
-            "resolved": bool(resolution) and _newer(resolution, rows),
-            "updated_at": max(r["created_at"] for r in rows)}
-
-
-def _final_verdict(rows: list[dict[str, Any]], own: dict[str, Any], resolution: dict[str, Any] | None) -> dict[str, Any]:
-    result = verdict_consensus(rows, own).as_dict()
-    result["resolution"] = resolution if resolution and _newer(resolution, rows) else None
-    final = None
-    if result["resolution"] is not None:
-        res = result["resolution"]
-        label = own if res["action"] == "approve" else (res["label"] if res["action"] == "override" else None)
-        final = {"action": res["action"], "label": label, "source": "resolution"}
-    elif result["status"] in ("single", "agreed"):
-        final = {"action": result["action"], "label": result["label"], "source": result["status"]}
-    result["final"] = final
-    return result
-
-
-def _credibility(row: dict[str, Any]) -> str | None:
-    if row.get("credibility"):
-        return str(row["credibility"]).upper()
-    brief = (row.get("outcome") or {}).get("brief") or {}
-    value = brief.get("confidence") or (row.get("outcome") or {}).get("credibility")
-    return str(value).upper() if value else None
-
-
-def _label_text(row: dict[str, Any]) -> str | None:
-    from reviewer.consensus import describe_label
-
-    return describe_label(row["label"]) if row.get("label") else None

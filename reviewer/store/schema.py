@@ -259,7 +259,22 @@ CREATE TABLE judge_failures (
 );
 """)
 
-MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS]
+# The consensus of each trajectory's current verdicts, kept by the label service after every verdict
+# or resolution (reviewer/conflicts.py decides it; this only stores it), so that the queue's
+# disagreement column, its filter and the Conflicts tab read one answer instead of recomputing it.
+V3_VERDICT_STATE = Migration("stored consensus of each trajectory's verdicts", """
+CREATE TABLE verdict_state (
+    trajectory_id VARCHAR NOT NULL,
+    scope VARCHAR NOT NULL,       -- '' for every label, else an audit session id
+    n_reviews INTEGER NOT NULL,
+    status VARCHAR NOT NULL CHECK (status IN ('unreviewed', 'single', 'agreed', 'conflict', 'resolved')),
+    synced_seq BIGINT NOT NULL,   -- the newest label row (reviews / resolutions seq) it reflects
+    PRIMARY KEY (trajectory_id, scope)
+);
+CREATE INDEX reviews_trajectory ON reviews (trajectory_id);
+""")
+
+MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE]
 LATEST_VERSION = len(MIGRATIONS)
 
 

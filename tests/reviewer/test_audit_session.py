@@ -90,7 +90,7 @@ def test_two_reviewers_disagree_and_a_merger_resolves(seeded_db):
     carol.conflicts.submit()
     carol.refresh_conflicts()
     assert tid not in [i["item_id"] for i in carol.conflicts.items]
-    assert seeded_db.verdict_for(tid)["final"]["action"] == "reject"
+    assert verdict_for(seeded_db, tid)["final"]["action"] == "reject"
 
 
 def test_reviewer_name_is_required_before_writing(seeded_db):
@@ -172,7 +172,7 @@ def test_campaign_scopes_the_queue_blinds_and_freezes(seeded_db):
 
 def test_a_broken_file_shows_its_error_and_the_app_keeps_serving(seeded_db, tmp_path):
     from agents.spectra import read_spectrum, write_fits
-    from reviewer.store import ingest_paths
+    from reviewer.ingest import ingest_paths
 
     demo = Path(__file__).resolve().parents[2] / "assets" / "demo" / "spec-55859-F5902_sp07-209.fits.gz"
     copy = tmp_path / "spec-copy.fits.gz"

@@ -6,7 +6,7 @@ import pandas as pd
 
 from reviewer.cli import main
 from reviewer.store import Store
-from reviewer.store.exports import VI_COLUMNS
+from reviewer.exports import VI_COLUMNS
 
 
 def build(path):

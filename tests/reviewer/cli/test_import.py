@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from reviewer.cli import main
-from reviewer.store import Store, ingest_paths
+from reviewer.ingest import ingest_paths
+from reviewer.store import Store
 
 
 def accept(store, tid):
@@ -28,7 +29,7 @@ def exported(tmp_path_factory, shared_spectra, manifest):
     exported as SFT rows (+ PNGs) and as SpecVI-Bench parquet and JSON rows."""
     from agents.spectra import read_spectrum
     from agents.vet.run import vet_spectrum
-    from reviewer.store.exports import export_bench, export_sft
+    from reviewer.exports import export_bench, export_sft
 
     root = tmp_path_factory.mktemp("exported")
     picks = [next(r for r in manifest if r["survey"].startswith("LAMOST-LRS") and r["subclass"].startswith(p))

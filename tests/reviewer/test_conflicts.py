@@ -3,6 +3,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from reviewer.conflicts import conflict_queue, evaluation_frame, verdict_for, verdicts_frame, vi_consensus
+from reviewer.curation import curation_board
 from reviewer.store.review_queries import UnknownSession
 
 T0 = datetime(2026, 4, 1, 12, 0, tzinfo=timezone.utc)
@@ -26,21 +28,21 @@ def test_disagreeing_verdicts_enter_the_queue_until_a_merger_resolves_them(store
     store.add_review(a, "bob", "override", {"answer": "NO"}, created_at=at(2))
     store.add_review(b, "ann", "approve", created_at=at(1))
     store.add_review(b, "bob", "approve", created_at=at(2))
-    queue = store.conflict_queue()
+    queue = conflict_queue(store)
     assert [(i["kind"], i["item_id"]) for i in queue] == [("trajectory", a)]
     assert queue[0]["reasons"] == ["label differs: ann=YES vs bob=NO"]
     assert {r["reviewer"] for r in queue[0]["labels"]} == {"ann", "bob"}
 
     store.add_resolution("trajectory", a, "mia", "override", {"answer": "NO"}, merger_comment="weak H-alpha",
                          created_at=at(3))
-    assert store.conflict_queue() == []
-    resolved = store.conflict_queue(include_resolved=True)
+    assert conflict_queue(store) == []
+    resolved = conflict_queue(store, include_resolved=True)
     assert resolved[0]["resolved"] and resolved[0]["resolution"]["merger_comment"] == "weak H-alpha"
-    final = store.verdict_for(a)["final"]
+    final = verdict_for(store, a)["final"]
     assert final == {"action": "override", "label": {"answer": "NO"}, "source": "resolution"}
 
     store.add_review(a, "ann", "approve", comment="still think so", created_at=at(4))  # newer label reopens it
-    assert [i["item_id"] for i in store.conflict_queue()] == [a]
+    assert [i["item_id"] for i in conflict_queue(store)] == [a]
 
 
 def test_vi_conflict_and_merge(store):
@@ -48,16 +50,16 @@ def test_vi_conflict_and_merge(store):
     store.add_vi_label("s1", "bob", quality=4, z=0.10, spectype="STAR", created_at=at(2))
     store.add_vi_label("s2", "ann", quality=3, z=1.0, spectype="QSO", issues="R", created_at=at(1))
     store.add_vi_label("s2", "bob", quality=4, z=1.001, spectype="QSO", comment="BAL", created_at=at(2))
-    queue = store.conflict_queue(kind="spectrum")
+    queue = conflict_queue(store, kind="spectrum")
     assert [i["item_id"] for i in queue] == ["s1"] and "spectype" in queue[0]["reasons"][0]
-    merged = store.vi_consensus("s2")
+    merged = vi_consensus(store, "s2")
     assert merged["status"] == "merged" and merged["best_quality"] == 3.5 and merged["best_issues"] == "R"
     with pytest.raises(ValueError):
         store.add_resolution("spectrum", "s1", "mia")  # needs the merged label
     store.add_resolution("spectrum", "s1", "mia", label={"quality": 4, "z": 0.1, "spectype": "GALAXY"},
                          merger_comment="clear 4000 break", created_at=at(3))
-    assert store.conflict_queue(kind="spectrum") == []
-    assert store.vi_consensus("s1")["resolution"]["label"]["spectype"] == "GALAXY"
+    assert conflict_queue(store, kind="spectrum") == []
+    assert vi_consensus(store, "s1")["resolution"]["label"]["spectype"] == "GALAXY"
 
 
 def test_resolution_arguments_are_checked(store):
@@ -78,7 +80,7 @@ def test_evaluation_rows_use_settled_labels_only(store, make_trajectory):
     store.add_review(ids[3], "ann", "reject")                                   # unusable: left out
     store.add_review(ids[4], "ann", "approve", created_at=at(1))
     store.add_review(ids[4], "ann", "clear", created_at=at(2))                  # withdrawn: left out
-    frame = store.evaluation_frame().set_index("trajectory_id")
+    frame = evaluation_frame(store).set_index("trajectory_id")
     assert sorted(frame.index) == sorted(ids[:2])
     assert frame.loc[ids[0], "truth"] == "YES" and frame.loc[ids[1], "truth"] == "NO"
     assert (frame["predicted"] == "YES").all() and (frame["credibility"] == "HIGH").all()
@@ -98,15 +100,15 @@ def test_closed_session_freezes_its_labels(store, two):
     store.add_review(a, "bob", "reject", session_id=sid, created_at=at(6))  # after close: not frozen in
     store.add_rating(a, "ann", 1, "1", session_id=sid, created_at=at(6))
 
-    frozen = store.verdicts_frame(session="april")
+    frozen = verdicts_frame(store, session="april")
     assert frozen[["trajectory_id", "reviewer", "action"]].values.tolist() == [[a, "ann", "approve"]]
     assert store.ratings_frame(session=sid)["score"].tolist() == [4.0]
-    assert len(store.verdicts_frame()) == 3 and store.ratings_frame()["score"].tolist() == [1.0]
-    assert store.conflict_queue(session="april") == [] and len(store.conflict_queue()) == 1
+    assert len(verdicts_frame(store)) == 3 and store.ratings_frame()["score"].tolist() == [1.0]
+    assert conflict_queue(store, session="april") == [] and len(conflict_queue(store)) == 1
     assert len(store.table_frame("reviews", session="april")) == 1
     assert sorted(store.table_frame("session_items", session="april")["trajectory_id"]) == sorted([a, b])
     with pytest.raises(UnknownSession):
-        store.verdicts_frame(session="nope")
+        verdicts_frame(store, session="nope")
 
 
 def test_ratings_frame_keeps_each_raters_latest(store, two):
@@ -131,12 +133,12 @@ def test_curation_board_follows_the_events(store, two):
     store.add_curation_event(a, "aud2", "audit", "approve", created_at=at(4))
     for i, who in enumerate(("rev", "aud1", "aud2")):
         store.add_curation_event(a, who, "vote", "accept", created_at=at(5 + i))
-    board = {r["trajectory_id"]: r for r in store.curation_board()}
+    board = {r["trajectory_id"]: r for r in curation_board(store)}
     assert board[a]["state"] == "accepted" and board[a]["revised_steps"] == [1]
     assert board[a]["approvals"] == ["aud1", "aud2"] and board[a]["reviser"] == "rev"
     assert board[b]["state"] == "draft"
-    assert [r["trajectory_id"] for r in store.curation_board(state="accepted")] == [a]
-    assert store.curation_board(task="wd")[0]["trajectory_id"] == b
+    assert [r["trajectory_id"] for r in curation_board(store, state="accepted")] == [a]
+    assert curation_board(store, task="wd")[0]["trajectory_id"] == b
 
 
 def test_judge_failures_are_kept_apart_from_ratings(store, two):

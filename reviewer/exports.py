@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from reviewer.conflicts import evaluation_frame, verdict_for
+from reviewer.curation import curation_board
+
 # prospect's CSV (desihub/prospect utilities.py / save_vi.js), in this exact order
 VI_COLUMNS = ("TARGETID", "EXPID", "NIGHT", "TILEID", "Spec_version", "Redrock_version", "Template_version",
               "Redrock_spectype", "Redrock_z", "Redrock_deltachi2", "VI_scanner", "VI_quality", "VI_issue",
@@ -161,7 +164,7 @@ def curated_trajectory(store, trajectory_id: str, session: str | None = None,
 
 
 def _ground_truth(store, trajectory_id: str, session: str | None) -> str | None:
-    final = store.verdict_for(trajectory_id, session)["final"]
+    final = verdict_for(store, trajectory_id, session)["final"]
     if final is None or final["action"] == "reject":
         return None
     from reviewer.consensus import normalise_label
@@ -192,7 +195,7 @@ def export_sft(store, out_dir: str | os.PathLike, session: str | None = None, ta
     (out / "images").mkdir(parents=True, exist_ok=True)
     result = RowsExport()
     rows = []
-    for item in store.curation_board(session=session, task=task, state="accepted"):
+    for item in curation_board(store, session=session, task=task, state="accepted"):
         tid = item["trajectory_id"]
         if item["task"] == "verify":
             result.skipped.append((tid, "verify trajectories have no Spec-o3 SFT form"))
@@ -237,7 +240,7 @@ def export_bench(store, out_dir: str | os.PathLike, session: str | None = None, 
     (out / "images").mkdir(parents=True, exist_ok=True)
     result = RowsExport()
     by_task: dict[str, list[dict[str, Any]]] = {}
-    frame = store.evaluation_frame(session=session, task=task)
+    frame = evaluation_frame(store, session=session, task=task)
     for rec in frame.to_dict("records"):
         tid = rec["trajectory_id"]
         if rec["task"] == "verify" or rec["truth"] not in ("YES", "NO"):

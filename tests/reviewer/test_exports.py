@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from reviewer.curation import save_revision
-from reviewer.store import ingest_paths
-from reviewer.store.exports import (
+from reviewer.ingest import ingest_paths
+from reviewer.exports import (
     VI_COLUMNS, export_bench, export_parquet, export_sft, export_vi_csv, vi_comment,
 )
 

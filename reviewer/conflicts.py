@@ -1,0 +1,174 @@
+"""Where reviewers disagree: the one place that decides it, and everything that reads it.
+
+`reviewer.consensus` holds the rules (DESI merge for VI labels, effective labels for verdicts).
+This service applies them to the store: after every verdict or resolution it stores the
+trajectory's consensus (`verdict_state`), and the queue's disagreement column and filter, the
+Conflicts tab, `verdict_for` and the exports all read that one stored answer. An approval and an
+override to the same answer therefore agree everywhere, and a conflict shown in the queue is a
+conflict a merger can resolve.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import pandas as pd
+
+from reviewer.consensus import agent_label, describe_label, merge_vi_labels, normalise_label, verdict_consensus
+
+
+def _scope_session(scope: str) -> str | None:
+    return scope or None
+
+
+def sync_verdict_states(store, trajectory_id: str | None = None) -> int:
+    """Recompute the stored consensus wherever it is behind its labels (one trajectory, or all);
+    returns how many (trajectory, scope) rows were updated."""
+    behind = store.verdict_states_behind(trajectory_id)
+    for row in behind:
+        tid, scope = row["trajectory_id"], row["scope"]
+        result = _final_verdict_of(store, tid, _scope_session(scope))
+        status = "resolved" if result["status"] == "conflict" and result["resolution"] else result["status"]
+        store.put_verdict_state(tid, scope, result["n_reviews"], status, row["seq"])
+    return len(behind)
+
+
+def _final_verdict_of(store, trajectory_id: str, session: str | None) -> dict[str, Any]:
+    rows = store.current_reviews(session, trajectory_id=trajectory_id)
+    traj = store.trajectory_summary(trajectory_id)
+    own = agent_label(traj["task"], traj["answer"], traj["answer_z"], traj["outcome"]) if traj else {}
+    resolution = store.latest_resolution(trajectory_id, session_id=_session_id(store, session))
+    return final_verdict(rows, own, resolution)
+
+
+def _session_id(store, session: str | None) -> str | None:
+    if session is None:
+        return None
+    found = store.find_session(session)
+    return found["id"] if found else session
+
+
+def verdict_for(store, trajectory_id: str, session: str | None = None) -> dict[str, Any]:
+    """The consensus verdict on a trajectory (`verdict_consensus` as a dict) with `resolution` when a
+    merger resolved it after the last review, and `final`: {action, label, source} that counts (the
+    resolution, else the agreed verdict; None while in conflict)."""
+    return _final_verdict_of(store, trajectory_id, session)
+
+
+def final_verdict(rows: list[dict[str, Any]], own: dict[str, Any], resolution: dict[str, Any] | None) -> dict[str, Any]:
+    result = verdict_consensus(rows, own).as_dict()
+    result["resolution"] = resolution if resolution and _newer(resolution, rows) else None
+    final = None
+    if result["resolution"] is not None:
+        res = result["resolution"]
+        label = own if res["action"] == "approve" else (res["label"] if res["action"] == "override" else None)
+        final = {"action": res["action"], "label": label, "source": "resolution"}
+    elif result["status"] in ("single", "agreed"):
+        final = {"action": result["action"], "label": result["label"], "source": result["status"]}
+    result["final"] = final
+    return result
+
+
+def conflict_queue(store, kind: str | None = None, include_resolved: bool = False,
+                   session: str | None = None) -> list[dict[str, Any]]:
+    """Items where reviewers disagree, oldest disagreement first. Each: kind ('trajectory' /
+    'spectrum'), item_id, spectrum_id, task, object_id, survey, reasons, labels (the current labels in
+    conflict), resolution (the latest merger row or None), resolved, updated_at."""
+    items: list[dict[str, Any]] = []
+    scope = _session_id(store, session) or ""
+    if kind in (None, "trajectory"):
+        sync_verdict_states(store)
+        ids = store.conflicted_trajectory_ids(scope)
+        if include_resolved:
+            ids = sorted(set(ids) | set(store.resolved_trajectory_ids(scope)))
+        for tid in ids:
+            rows = store.current_reviews(session, trajectory_id=tid)
+            if not rows:
+                continue
+            first = rows[0]
+            own = agent_label(first["task"], first["answer"], first["answer_z"], first["outcome"])
+            result = verdict_consensus(rows, own)
+            resolution = store.latest_resolution(tid, session_id=scope or None)
+            if result.is_conflict:
+                items.append(_item("trajectory", tid, first, result.reasons, rows, resolution))
+    if kind in (None, "spectrum"):
+        resolutions = store.latest_resolutions("spectrum", session)
+        for sid, rows in _group(store.current_vi_labels(session), "spectrum_id").items():
+            first = rows[0]
+            merge = merge_vi_labels(rows, first["pipeline_z"], first["pipeline_class"])
+            if merge.is_conflict:
+                items.append(_item("spectrum", sid, first, merge.reasons, rows, resolutions.get(sid)))
+    if not include_resolved:
+        items = [i for i in items if not i["resolved"]]
+    return sorted(items, key=lambda i: (i["updated_at"], i["item_id"]))
+
+
+def vi_consensus(store, spectrum_id: str, session: str | None = None) -> dict[str, Any]:
+    """The DESI merge of a spectrum's current VI labels, overridden by a newer merger resolution."""
+    rows = store.current_vi_labels(session, spectrum_id=spectrum_id)
+    spec = store.get_spectrum(spectrum_id) or {}
+    out = merge_vi_labels(rows, spec.get("pipeline_z"), spec.get("pipeline_class")).as_dict()
+    res = store.latest_resolutions("spectrum", session).get(spectrum_id)
+    out["resolution"] = res if res and _newer(res, rows) else None
+    return out
+
+
+def evaluation_frame(store, session: str | None = None, task: str | None = None) -> pd.DataFrame:
+    """One row per trajectory with a settled human label (agreed, single, or resolved; rejected
+    trajectories and open conflicts left out): trajectory_id, spectrum_id, task, agent_name,
+    backend, model, credibility, predicted, predicted_z, truth, truth_z, truth_source."""
+    resolutions = store.latest_resolutions("trajectory", session)
+    out = []
+    for tid, rows in _group(store.current_reviews(session, task), "trajectory_id").items():
+        first = rows[0]
+        own = agent_label(first["task"], first["answer"], first["answer_z"], first["outcome"])
+        final = final_verdict(rows, own, resolutions.get(tid))["final"]
+        if final is None or final["action"] == "reject":
+            continue
+        truth = normalise_label(final["label"])
+        out.append({
+            "trajectory_id": tid, "spectrum_id": first["spectrum_id"], "task": first["task"],
+            "agent_name": first["agent_name"], "backend": first["backend"], "model": first["model"],
+            "credibility": _credibility(first), "predicted": own.get("answer", own.get("type")),
+            "predicted_z": own.get("z"), "truth": truth.get("answer", truth.get("type")),
+            "truth_z": truth.get("z"), "truth_source": final["source"],
+        })
+    return pd.DataFrame(out, columns=["trajectory_id", "spectrum_id", "task", "agent_name", "backend", "model",
+                                      "credibility", "predicted", "predicted_z", "truth", "truth_z", "truth_source"])
+
+
+def verdicts_frame(store, session: str | None = None, task: str | None = None) -> pd.DataFrame:
+    """Each reviewer's current verdict: trajectory_id, reviewer, action, label (text), task, created_at."""
+    rows = [{"trajectory_id": r["trajectory_id"], "reviewer": r["reviewer"], "action": r["action"],
+             "label": describe_label(r["label"]) if r.get("label") else None, "task": r["task"],
+             "created_at": r["created_at"]} for r in store.current_reviews(session, task)]
+    return pd.DataFrame(rows, columns=["trajectory_id", "reviewer", "action", "label", "task", "created_at"])
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def _group(rows: list[dict[str, Any]], key: str) -> dict[str, list[dict[str, Any]]]:
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        groups[row[key]].append(row)
+    return groups
+
+
+def _newer(resolution: dict[str, Any], labels: list[dict[str, Any]]) -> bool:
+    return all((resolution["created_at"], resolution["seq"]) > (r["created_at"], r["seq"]) for r in labels)
+
+
+def _item(kind: str, item_id: str, first: dict[str, Any], reasons: list[str], rows: list[dict[str, Any]],
+          resolution: dict[str, Any] | None) -> dict[str, Any]:
+    return {"kind": kind, "item_id": item_id, "spectrum_id": first.get("spectrum_id"), "task": first.get("task"),
+            "object_id": first.get("object_id"), "survey": first.get("survey"),
+            "reasons": reasons, "labels": rows, "resolution": resolution,
+            "resolved": bool(resolution) and _newer(resolution, rows),
+            "updated_at": max(r["created_at"] for r in rows)}
+
+
+def _credibility(row: dict[str, Any]) -> str | None:
+    if row.get("credibility"):
+        return str(row["credibility"]).upper()
+    brief = (row.get("outcome") or {}).get("brief") or {}
+    value = brief.get("confidence") or (row.get("outcome") or {}).get("credibility")
+    return str(value).upper() if value else None

@@ -1,0 +1,58 @@
+"""The stored consensus of each trajectory's verdicts (table `verdict_state`): persistence only.
+
+What the consensus is, is decided in `reviewer.conflicts`; the store keeps its result per
+trajectory and scope ('' = every label, or an audit session id) with the newest label row it
+reflects, and says which rows are behind the labels.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from reviewer.store.base import StoreBase
+
+_BEHIND_SQL = """
+WITH labels AS (
+    SELECT trajectory_id, session_id, seq FROM reviews
+    UNION ALL SELECT item_id, session_id, seq FROM resolutions WHERE item_kind = 'trajectory'
+), wanted AS (
+    SELECT trajectory_id, '' AS scope, max(seq) AS seq FROM labels {where} GROUP BY 1
+    UNION ALL
+    SELECT trajectory_id, session_id, max(seq) FROM labels WHERE session_id IS NOT NULL {also} GROUP BY 1, 2
+)
+SELECT w.trajectory_id, w.scope, w.seq FROM wanted w
+LEFT JOIN verdict_state v USING (trajectory_id, scope)
+WHERE v.synced_seq IS NULL OR v.synced_seq < w.seq
+"""
+
+
+class VerdictStateMixin(StoreBase):
+    def verdict_states_behind(self, trajectory_id: str | None = None) -> list[dict[str, Any]]:
+        """(trajectory_id, scope, seq) whose stored consensus predates their newest verdict or resolution."""
+        where, also, params = "", "", []
+        if trajectory_id is not None:
+            where, also, params = "WHERE trajectory_id = ?", "AND trajectory_id = ?", [trajectory_id, trajectory_id]
+        return self._rows(_BEHIND_SQL.format(where=where, also=also), params)
+
+    def put_verdict_state(self, trajectory_id: str, scope: str, n_reviews: int, status: str, synced_seq: int) -> None:
+        self._execute(
+            "INSERT INTO verdict_state (trajectory_id, scope, n_reviews, status, synced_seq) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (trajectory_id, scope) DO UPDATE SET n_reviews = excluded.n_reviews, "
+            "status = excluded.status, synced_seq = greatest(verdict_state.synced_seq, excluded.synced_seq)",
+            [trajectory_id, scope, int(n_reviews), status, int(synced_seq)])
+
+    def conflicted_trajectory_ids(self, scope: str = "") -> list[str]:
+        """Trajectories whose stored consensus is an open conflict."""
+        return [r[0] for r in self._execute(
+            "SELECT trajectory_id FROM verdict_state WHERE scope = ? AND status = 'conflict' ORDER BY trajectory_id",
+            [scope]).fetchall()]
+
+    def resolved_trajectory_ids(self, scope: str = "") -> list[str]:
+        return [r[0] for r in self._execute(
+            "SELECT trajectory_id FROM verdict_state WHERE scope = ? AND status = 'resolved' ORDER BY trajectory_id",
+            [scope]).fetchall()]
+
+    def latest_resolution(self, trajectory_id: str, session_id: str | None = None) -> dict[str, Any] | None:
+        cond, params = ("AND session_id = ?", [session_id]) if session_id else ("", [])
+        return self._row(
+            f"SELECT * FROM resolutions WHERE item_kind = 'trajectory' AND item_id = ? {cond} "
+            "ORDER BY created_at DESC, seq DESC LIMIT 1", [trajectory_id, *params])

@@ -1,15 +1,23 @@
-"""The app `panel serve reviewer` shows: the LAMOST-style viewer with the audit workflow around it."""
+"""The app `panel serve reviewer` shows: the LAMOST-style viewer with the review workflow around it."""
 from __future__ import annotations
 
+import logging
 import os
+from urllib.parse import urlencode
 
 import panel as pn
 from panel.io.resources import CDN_DIST
 
-from layouts.audit import audit_main, audit_right, audit_sidebar
-from reviewer.app import seed_demo_if_empty
-from reviewer.audit import AuditSession
-from reviewer.store import Store
+from layouts.audit import keyboard_for, left_area, main_area, right_area
+from reviewer.components.safe_text import escape
+from reviewer.components.spectrum_plot import SpectrumPlot
+from reviewer.conflicts import sync_verdict_states
+from reviewer.demo import seed_demo_if_empty
+from reviewer.labels import LabelRefused, check_name
+from reviewer.review_state import ReviewState
+from reviewer.store import Store, StoreUnavailable
+
+log = logging.getLogger("specreview.app")
 
 
 class OfflineFast(pn.theme.Fast):
@@ -18,7 +26,7 @@ class OfflineFast(pn.theme.Fast):
     _resources = {
         **pn.theme.Fast._resources,
         "font": {},
-        # relative resources resolve by class name: point at Fast's own bundled file
+        # relative resources resolve by class name: point at Fast's own file, which Panel serves locally
         "js_modules": {**pn.theme.Fast._resources["js_modules"],
                        "fast-design": f"{CDN_DIST}bundled/fast/js/fast_design.js"},
     }
@@ -30,35 +38,64 @@ def _url_arg(name: str) -> str:
     return values[0].decode("utf-8", "replace").strip()
 
 
-def reviewer_identity() -> str:
-    """The login (basic auth / OAuth) wins; otherwise ?reviewer=NAME; otherwise ask in the page."""
-    return (pn.state.user or "").strip() if pn.state.user and pn.state.user != "guest" else _url_arg("reviewer")
+def _identity() -> tuple[str, bool, str]:
+    """(reviewer, bound to a login, problem): the login (basic auth / OAuth) wins and cannot be
+    changed in the page; otherwise ?reviewer=NAME; otherwise the page asks."""
+    user = (pn.state.user or "").strip()
+    if user and user != "guest":
+        return user, True, ""
+    try:
+        return (check_name(_url_arg("reviewer")) if _url_arg("reviewer") else ""), False, ""
+    except LabelRefused as err:
+        return "", False, f"?reviewer= was not used: {err}"
+
+
+def error_page(message: str) -> pn.template.FastListTemplate:
+    return pn.template.FastListTemplate(
+        title="SpecReview", design=OfflineFast,
+        main=[pn.pane.Alert(escape(message), alert_type="danger", css_classes=["sr-fatal"])])
 
 
 def create_app(db: str | os.PathLike | None = None) -> pn.template.FastListTemplate:
-    store = Store(db)
+    try:
+        store = Store(db)
+    except StoreUnavailable as err:
+        log.error("cannot open the database: %s", err)
+        return error_page(f"The review database cannot be opened: {err}")
     seed_demo_if_empty(store)
-    session = AuditSession(store, reviewer=reviewer_identity())
+    sync_verdict_states(store)  # labels written outside the app (imports, older versions)
+    reviewer, login, problem = _identity()
+    state = ReviewState(store, reviewer=reviewer, login=login, error=problem)
     if _url_arg("session"):
-        session.open_campaign(_url_arg("session"))
+        state.open_campaign(_url_arg("session"))
     wanted_traj, wanted_spec = _url_arg("trajectory"), _url_arg("spectrum")
-    if wanted_traj and session.open_trajectory(wanted_traj):
-        pass
-    elif wanted_spec and session.open_spectrum(wanted_spec):
-        pass
-    elif not session.open_first_item():
-        session.open_first()
+    opened = (wanted_traj and state.open_item(trajectory_id=wanted_traj)) or \
+        (wanted_spec and state.open_item(spectrum_id=wanted_spec))
+    if not opened:
+        state.open_first()
+    plot = SpectrumPlot(state=state)
     template = pn.template.FastListTemplate(
-        title="SpecReview",
-        sidebar=[audit_sidebar(session), pn.pane.Markdown("#### Metadata"), session.metadata],
-        main=[audit_main(session)],
-        right_sidebar=[audit_right(session)],
-        sidebar_width=380,
-        right_sidebar_width=340,
-        collapsed_right_sidebar=False,
-        accent="#1f4e9c",
-        design=OfflineFast,
-    )
-    template.header.append(session.keyboard)
-    template.session = session  # for tests and other screens
+        title="SpecReview", sidebar=[left_area(state)], main=[main_area(state, plot)],
+        right_sidebar=[right_area(state, plot)], sidebar_width=330, right_sidebar_width=360,
+        collapsed_right_sidebar=False, accent="#1f4e9c", design=OfflineFast, header_background="#1f4e9c")
+    template.header.append(keyboard_for(state))
+    _remember_item_in_url(state)
+    template.state = state  # for tests and other screens
     return template
+
+
+def _remember_item_in_url(state: ReviewState) -> None:
+    """A reload resumes at the item I was on: the URL follows the item (?trajectory= / ?spectrum=)."""
+    location = pn.state.location
+    if location is None:
+        return
+
+    def follow(*_):
+        item = state.item
+        if item is None:
+            return
+        query = {k: v for k, v in location.query_params.items() if k not in ("trajectory", "spectrum")}
+        query.update({"trajectory": item.trajectory_id} if item.trajectory_id else {"spectrum": item.spectrum_id})
+        location.search = "?" + urlencode(query)
+
+    state.param.watch(follow, "item")

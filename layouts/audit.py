@@ -1,49 +1,123 @@
-"""The audit screen: queue + metadata | spectrum + trajectory player | review, view controls, VI."""
+"""The review screen: queue + metadata | spectrum, step text beside its render, player strip |
+verdict and rubric. Placement only: every component binds to the one ReviewState."""
 from __future__ import annotations
 
 import panel as pn
 
-from reviewer.audit import AuditSession
+from reviewer.components.annotation_form import AnnotationForm
+from reviewer.components.conflicts import ConflictQueue
+from reviewer.components.controls import Controls
+from reviewer.components.curation_board import CurationBoard
+from reviewer.components.feedback import AckView, OthersView
+from reviewer.components.keyboard import KEY_MAP, Keyboard
+from reviewer.components.metadata import MetadataPanel
+from reviewer.components.preference_form import PreferenceForm
+from reviewer.components.queue import QueueView
+from reviewer.components.review_form import ReviewForm
+from reviewer.components.safe_text import escape
+from reviewer.components.spectrum_list import SpectrumListView
+from reviewer.components.spectrum_plot import SpectrumPlot
+from reviewer.components.stats_panel import StatsPanel
+from reviewer.components.step_view import StepView
+from reviewer.components.styles import STYLESHEETS
+from reviewer.components.trajectory_player import TrajectoryPlayer, Transcript
+from reviewer.components.vi_form import VIForm
+from reviewer.labels import LabelRefused, check_name
+from reviewer.review_state import ReviewState
 
 
-def identity_prompt(session: AuditSession) -> pn.Column:
-    """Asked once per browser session when no login or ?reviewer= gave a name."""
-    name = pn.widgets.TextInput(placeholder="Your name", css_classes=["sr-reviewer-name"], width=220)
-    start = pn.widgets.Button(label="Start reviewing", button_type="primary", css_classes=["sr-reviewer-start"])
-    box = pn.Column(pn.pane.Markdown("**Who is reviewing?** Your labels are saved under this name."),
-                    pn.Row(name, start), css_classes=["sr-identity"], visible=not session.reviewer)
+def keyboard_for(state: ReviewState) -> Keyboard:
+    keys = Keyboard()
+    actions = {"n": lambda: state.step_item(+1), "b": lambda: state.step_item(-1), "j": state.next_step,
+               "k": state.previous_step, "a": lambda: state.save_verdict("approve"),
+               "o": lambda: state.save_verdict("override"), "r": lambda: state.save_verdict("reject"),
+               "u": state.undo, "?": state.toggle_help}
+    for key, action in actions.items():
+        keys.on(key, action)
+    for score in range(6):
+        keys.on(str(score), lambda s=score: state.save_score(s))
+    return keys
+
+
+def help_pane(state: ReviewState) -> pn.pane.HTML:
+    rows = "".join(f"<tr><th><kbd>{escape(k)}</kbd></th><td>{escape(v)}</td></tr>" for k, v in KEY_MAP)
+    pane = pn.pane.HTML("<div class='sr-help'><h3>Keyboard</h3><table>" + rows + "</table>"
+                        "<p>Keys never fire while you type in a text field.</p></div>",
+                        visible=state.show_help, css_classes=["sr-help-pane"], stylesheets=STYLESHEETS)
+    state.param.watch(lambda e: setattr(pane, "visible", e.new), "show_help")
+    return pane
+
+
+def identity_prompt(state: ReviewState):
+    """Asked once per browser session when no login or ?reviewer= gave a name. Under a login it is not
+    in the page at all: the login is the reviewer."""
+    if state.login:
+        return None
+    name = pn.widgets.TextInput(placeholder="Your name", css_classes=["sr-reviewer-name"], width=220, max_length=64)
+    start = pn.widgets.Button(name="Start reviewing", button_type="primary", css_classes=["sr-reviewer-start"])
+    why = pn.pane.HTML("", css_classes=["sr-identity-error"])
+    box = pn.Column(pn.pane.HTML("<b>Who is reviewing?</b> Your labels are saved under this name."),
+                    pn.Row(name, start), why, css_classes=["sr-identity"], visible=not state.reviewer)
 
     def accept(_=None):
-        if name.value.strip():
-            session.reviewer = name.value.strip()
-            box.visible = False
+        try:
+            state.reviewer = check_name(name.value)
+        except LabelRefused as err:
+            why.object = f"<span>{escape(str(err))}</span>"
+            return
+        box.visible = False
 
     start.on_click(accept)
     name.param.watch(accept, "enter_pressed")
     return box
 
 
-def audit_main(session: AuditSession) -> pn.Tabs:
-    review = pn.Column(identity_prompt(session), session.error_alert, session.help_pane, session.plot, session.player,
-                       sizing_mode="stretch_width")
-    tabs = pn.Tabs(("Review", review), ("Conflicts", session.conflicts), ("Curation", session.curation),
-                   ("Stats", session.stats_panel), dynamic=False, sizing_mode="stretch_width",
-                   css_classes=["sr-main-tabs"])
+class LazyTab(pn.Column):
+    """A tab whose component is built (and filled) the first time the tab is opened."""
 
-    def on_tab(event):  # fill a page when it is opened, so its numbers are current
-        {1: session.refresh_conflicts, 2: session.refresh_board, 3: session.stats_panel.refresh}.get(
-            event.new, lambda: None)()
+    def __init__(self, build, **params):
+        super().__init__(**params)
+        self._build, self.component = build, None
+
+    def open(self):
+        if self.component is None:
+            self.component = self._build()
+            self.objects = [self.component]
+        refresh = getattr(self.component, "refresh", None) or getattr(self.component, "build", None)
+        if refresh:
+            refresh()
+
+
+def main_area(state: ReviewState, plot: SpectrumPlot) -> pn.Tabs:
+    review = pn.Column(*(c for c in (identity_prompt(state), help_pane(state)) if c is not None),
+                       plot, TrajectoryPlayer(state=state), StepView(state=state),
+                       sizing_mode="stretch_width", css_classes=["sr-review-main"])
+    lazy = {"Transcript": lambda: Transcript(state=state), "Conflicts": lambda: ConflictQueue(state=state),
+            "Curation": lambda: CurationBoard(state=state), "Stats": lambda: StatsPanel(state=state)}
+    tabs = pn.Tabs(("Review", review), *((title, LazyTab(build, sizing_mode="stretch_width")) for title, build in lazy.items()),
+                   dynamic=False, sizing_mode="stretch_width", css_classes=["sr-main-tabs"])
+
+    def on_tab(event):
+        tab = tabs.objects[event.new]
+        if isinstance(tab, LazyTab):
+            tab.open()
 
     tabs.param.watch(on_tab, "active")
+    state.param.watch(lambda _: setattr(tabs, "active", 0), "item")  # opening an item shows it
     return tabs
 
 
-def audit_right(session: AuditSession) -> pn.Tabs:
-    review = pn.Column(session.form, session.ack_pane, pn.pane.Markdown("#### Other reviewers"), session.others,
-                       pn.pane.Markdown("#### Note on the current step"), session.annotation,
-                       pn.pane.Markdown("#### Preference"), session.preference, sizing_mode="stretch_width")
-    return pn.Tabs(("Review", review), ("View", session.controls), ("VI", session.vi), sizing_mode="stretch_width")
+def right_area(state: ReviewState, plot: SpectrumPlot) -> pn.Tabs:
+    review = pn.Column(AckView(state=state), ReviewForm(state=state), OthersView(state=state),
+                       sizing_mode="stretch_width")
+    notes = pn.Column(AnnotationForm(state=state), pn.pane.HTML("<b>Preference</b>"), PreferenceForm(state=state),
+                      sizing_mode="stretch_width")
+    return pn.Tabs(("Review", review), ("Note", notes), ("View", Controls(plot=plot, state=state)),
+                   ("VI", VIForm(state=state)), sizing_mode="stretch_width", css_classes=["sr-right-tabs"])
 
 
-def audit_sidebar(session: AuditSession) -> pn.Tabs:
-    return pn.Tabs(("Queue", session.queue), ("Spectra", session.spectra), sizing_mode="stretch_width")
+def left_area(state: ReviewState) -> pn.Column:
+    return pn.Column(pn.Tabs(("Queue", QueueView(state=state)), ("Spectra", SpectrumListView(state=state)),
+                             sizing_mode="stretch_width"),
+                     pn.pane.HTML("<b>Metadata</b>", margin=(0, 5)), MetadataPanel(state=state),
+                     sizing_mode="stretch_width")

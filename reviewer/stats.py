@@ -174,3 +174,21 @@ def accuracy_vs_coverage(rows: pd.DataFrame, tiers: tuple[str, ...] = CREDIBILIT
                     "n_kept": int(kept.sum()), "coverage": float(kept.mean()),
                     "accuracy": float(correct[kept].mean()) if kept.any() else float("nan")})
     return pd.DataFrame(out, columns=columns)
+
+
+def review_stats(store, session: str | None = None) -> dict[str, Any]:
+    """Everything the Stats tab shows, for the whole store or one campaign."""
+    from reviewer.conflicts import evaluation_frame, verdicts_frame
+
+    ratings = store.ratings_frame(session=session)
+    verdicts = verdicts_frame(store, session=session)
+    evaluation = evaluation_frame(store, session=session)
+    settled = evaluation[evaluation["truth"].notna()] if not evaluation.empty else evaluation
+    return {
+        "distributions": rating_distributions(ratings) if not ratings.empty else {},
+        "correlations": rater_correlations(ratings) if not ratings.empty else pd.DataFrame(columns=["spearman"]),
+        "kappas": verdict_kappas(verdicts) if not verdicts.empty else pd.DataFrame(),
+        "scores": task_scores(settled) if not settled.empty else pd.DataFrame(),
+        "coverage": accuracy_vs_coverage(evaluation[evaluation["task"] == "verify"])
+        if not evaluation.empty else pd.DataFrame(),
+    }

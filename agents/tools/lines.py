@@ -32,7 +32,8 @@ def lines_in_window(
         else:
             x = line["wave"] if rest_frame else line["wave"] * one_plus_z
         if wave_min <= x <= wave_max:
-            out.append({"name": line["name"], "kind": line["kind"], "rest": line["wave"], "x": x})
+            out.append({"name": line["name"], "kind": line["kind"], "rest": line["wave"], "x": x,
+                        "major": bool(line.get("major", False))})
     out.sort(key=lambda ln: ln["x"])
     return out
 

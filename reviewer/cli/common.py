@@ -34,3 +34,55 @@ def known_task(command: str, task_id: str) -> bool:
         print(f"specreview {command}: {exc.args[0]}", file=sys.stderr)
         return False
     return True
+
+
+# -- batch runs: the options vet, verify (and any later batch command, e.g. claims) share --------
+def add_batch_options(p: argparse.ArgumentParser, *, llm: bool = True) -> None:
+    """--workers, --dask, --no-progress and, for commands that may call a model, --concurrency and
+    --max-rps. Read them back with `batch_kwargs`."""
+    p.add_argument("--workers", type=int, default=1, help="worker processes for the rules backend (default 1)")
+    p.add_argument("--dask", default=None, metavar="ADDRESS|local[:N]",
+                   help="run on a Dask scheduler (tcp://host:8786) or on a LocalCluster of N worker processes; "
+                        "workers only compute, this process writes the database")
+    if llm:
+        p.add_argument("--concurrency", type=int, default=None, metavar="N",
+                       help="model requests in flight from this process for --backend openai "
+                            "(default: the LLM config's, else 16)")
+        p.add_argument("--max-rps", type=float, default=None, metavar="R",
+                       help="at most R model requests started per second (default: no bound)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def llm_overrides(args: argparse.Namespace, **extra) -> dict:
+    """LLM config overrides from the command line (None = keep the config's value); the key is never
+    among them: workers read it from their own environment or config file."""
+    out = {"model": getattr(args, "model", None), "concurrency": getattr(args, "concurrency", None),
+           "max_rps": getattr(args, "max_rps", None), **extra}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def batch_plan(args: argparse.Namespace, llm_config=None, llm: dict | None = None) -> tuple[dict, dict | None]:
+    """(agents.batch.run_batch keyword arguments, the LLM overrides each job carries).
+
+    With a model (llm_config given), one process keeps `concurrency` requests in flight from as many
+    threads (they wait on the server, not the CPU). With --dask local:N as well, the N worker
+    processes share that number (each gets concurrency / N threads and a limiter of that size), for
+    when renders fill one core. Without a model: --workers processes. On a scheduler address the
+    workers keep their own threads, and each worker process limits itself to `concurrency`."""
+    from agents.batch import local_workers, parse_dask
+
+    if llm_config is None:
+        return ({"dask_address": args.dask} if args.dask else {"workers": args.workers}), llm
+    threads = max(llm_config.concurrency, 1)
+    if not args.dask:
+        if args.workers > 1:
+            print("specreview: --workers is for the rules backend; with a model, --concurrency sets the "
+                  "requests in flight (add --dask local:N to spread them over N processes)", file=sys.stderr)
+        return {"threads": threads}, llm
+    if parse_dask(args.dask)[0] == "local":
+        llm = {**(llm or {}), "concurrency": max(1, -(-threads // local_workers(args.dask)))}
+    return {"dask_address": args.dask, "threads": threads}, llm
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    return not getattr(args, "no_progress", False) and sys.stderr.isatty()

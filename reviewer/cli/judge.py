@@ -1,11 +1,16 @@
 """`specreview judge --model M`: score stored trajectories with the 0-5 reasoning rubric through an
-OpenAI-compatible endpoint; each score is stored as a rating by rater "llm:<model>"."""
+OpenAI-compatible endpoint; each score is stored as a rating by rater "llm:<model>".
+
+--concurrency calls run at once from threads of this process, sharing one client and rate limiter
+(429/503 with Retry-After pause them all). Trajectories are read and scores written by this thread
+only, as each call finishes, so an interrupted run resumes with what is left."""
 from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 
-from reviewer.cli.common import open_store
+from reviewer.cli.common import open_store, show_progress
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -26,41 +31,63 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="score again what this judge already scored")
     p.add_argument("--images", action="store_true", help="send the stored renders too (vision models)")
     p.add_argument("--timeout", type=float, default=None, help="seconds per call")
+    p.add_argument("--concurrency", type=int, default=None, metavar="N",
+                   help="judge calls in flight at once (default: the LLM config's, else 16)")
+    p.add_argument("--max-rps", type=float, default=None, metavar="R", help="at most R calls started per second")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
 
-def run(args: argparse.Namespace) -> int:
-    from agents.judge import judge_trajectory, rubric
-    from agents.llm import load_config, make_chat_model
+def _judge_one(item, *, cfg, entry, with_images):
+    from agents.judge import judge_trajectory
 
-    cfg = load_config(args.config, model=args.model, base_url=args.base_url, timeout=args.timeout)
+    _, traj = item
+    return judge_trajectory(traj, cfg=cfg, rubric_entry=entry, with_images=with_images)
+
+
+def run(args: argparse.Namespace) -> int:
+    from agents.batch import run_batch
+    from agents.judge import rubric
+    from agents.llm import load_config
+    from agents.usage import RunSummary
+
+    cfg = load_config(args.config, model=args.model, base_url=args.base_url, timeout=args.timeout,
+                      concurrency=args.concurrency, max_rps=args.max_rps)
     entry = rubric()
     version = str(entry["version"])
     rater = f"llm:{cfg.model}"
     store = open_store(args)
     if store is None:
         return EXIT_FAILED
+    summary = RunSummary()
     try:
         done = set() if args.force else store.rated_trajectory_ids(rater, version)
         todo = [r["id"] for r in store.list_trajectories(task=args.task) if r["id"] not in done]
         todo.sort()  # stable order: the same --limit picks the same trajectories
         if args.limit is not None:
             todo = todo[:max(args.limit, 0)]
-        chat = make_chat_model(cfg)
-        scored = failed = 0
-        for tid in todo:
-            traj = store.load_trajectory(tid, with_images=args.images)
-            result = judge_trajectory(traj, chat, cfg=cfg, rubric_entry=entry, with_images=args.images)
-            if result.score is None:
-                failed += 1
-                store.add_judge_failure(tid, rater, version, result.error or "no score", result.reply or None)
-                print(f"{tid}: FAILED ({result.error})", file=sys.stderr)
+        # loaded lazily, by this thread, a few ahead of the calls: never the whole list in memory
+        items = ((tid, store.load_trajectory(tid, with_images=args.images)) for tid in todo)
+        job = partial(_judge_one, cfg=cfg, entry=entry, with_images=args.images)
+        summary = RunSummary()
+        for (tid, _), result in run_batch(job, items, threads=max(cfg.concurrency, 1), total=len(todo),
+                                          progress=show_progress(args), desc="judge", unit="traj",
+                                          postfix=lambda *_: summary.postfix()):
+            if isinstance(result, BaseException):  # a bug, not a model failure: record it all the same
+                result_error, reply, usage = f"{type(result).__name__}: {result}", None, None
+            else:
+                result_error, reply, usage = result.error, result.reply, result.usage
+            summary.add([usage] if usage else [], ok=not isinstance(result, BaseException) and result.score is not None)
+            if isinstance(result, BaseException) or result.score is None:
+                store.add_judge_failure(tid, rater, version, result_error or "no score", reply or None)
+                print(f"{tid}: FAILED ({result_error})", file=sys.stderr)
                 continue
             store.add_rating(tid, rater, result.score, version, rater_kind="llm",
                              comment=result.reply[-2000:] if result.reply else None)
-            scored += 1
             print(f"{tid}: {result.score:g}")
     finally:
         store.close()
-    print(f"judge {rater}: scored {scored}, failed {failed}, skipped {len(done)} already scored")
-    return EXIT_FAILED if failed and not scored else EXIT_OK
+    print(f"judge {rater}: scored {summary.done}, failed {summary.failed}, skipped {len(done)} already scored")
+    for line in summary.lines("trajectories"):
+        print(line)
+    return EXIT_FAILED if summary.failed and not summary.done else EXIT_OK

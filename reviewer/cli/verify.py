@@ -6,13 +6,24 @@ spectra already verified by the same backend and model are skipped unless --forc
 "forma-rules-<version>"). `--backend openai`: the same rules, then an adversarial review by an
 OpenAI-compatible model configured as for `specreview vet` (env / config file, `--model`); stored
 as backend "rules+openai", model = the model's name. The rules' verdict and credibility stand
-either way; a disagreeing model sets human_review to Yes."""
+either way; a disagreeing model sets human_review to Yes. With a model, --concurrency reviews run
+at once from this process (shared rate limiter, Retry-After obeyed) and the run ends with a summary
+of calls, tokens and latency; --dask ADDRESS or local[:N] spreads the work over Dask workers, which
+only compute (this process writes the database)."""
 from __future__ import annotations
 
 import argparse
 import json
 import sys
 from collections import Counter
+
+from reviewer.cli.common import (
+    add_batch_options,
+    batch_plan,
+    llm_overrides,
+    open_store,
+    show_progress,
+)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -21,8 +32,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("items", nargs="+", metavar="PATH_OR_ID", help="spectrum file, folder, or stored spectrum id")
     p.add_argument("--json", action="store_true", help="print one JSON brief per spectrum per line")
     p.add_argument("--force", action="store_true", help="verify again even when a trajectory exists")
-    p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
-    p.add_argument("--dask", default=None, metavar="ADDRESS", help="run on an existing Dask scheduler")
     p.add_argument("--templates", default=None, metavar="DIR",
                    help="Redrock template folder (default: $RR_TEMPLATE_DIR / $SPECREVIEW_TEMPLATE_DIR; "
                         "else the derived templates bundled in kb/templates)")
@@ -31,20 +40,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="openai: add an adversarial LLM review beside the rule verdicts")
     p.add_argument("--model", default=None, help="model name for --backend openai (else from env/config)")
     p.add_argument("--eager-renders", action="store_true", help="render every window now (default: on demand)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_batch_options(p)
     return p
-
-
-def verify_job(job: dict):
-    """Worker: read one spectrum, verify it, return the trajectory (module level: picklable)."""
-    from agents.llm import load_config
-    from agents.spectra import read_spectrum
-    from agents.verify import verify_spectrum
-
-    spec = read_spectrum(job["source_path"], job["target"])
-    cfg = load_config(model=job.get("model")) if job.get("backend") == "openai" else None
-    return verify_spectrum(spec, spectrum_id=job["spectrum_id"], template_dir=job["templates"],
-                           engine=job["engine"], eager_renders=job["eager"], llm_config=cfg)
 
 
 def brief_line(traj, source_path: str | None = None) -> str:
@@ -57,16 +54,21 @@ def brief_line(traj, source_path: str | None = None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from agents.batch import run_batch
+    from agents.jobs import verify_job
     from agents.llm import load_config
+    from agents.usage import RunSummary, step_usages
     from agents.verify.graph import agent_info
-    from reviewer.cli.common import open_store
     from reviewer.cli.vet import resolve_items
 
+    llm = llm_overrides(args) if args.backend == "openai" else None
+    cfg = load_config(**llm) if llm is not None else None
+    plan, llm = batch_plan(args, cfg, llm)
     store = open_store(args)
     if store is None:
         return 1
-    progress = not args.no_progress and sys.stderr.isatty()
-    agent = agent_info(load_config(model=args.model) if args.backend == "openai" else None)
+    progress = show_progress(args)
+    agent = agent_info(cfg)
+    summary = RunSummary()
     counts: Counter = Counter()
     problems: list[str] = []
     skipped = 0
@@ -84,14 +86,17 @@ def run(args: argparse.Namespace) -> int:
                 continue
             jobs.append({"spectrum_id": sid, "source_path": rec["source_path"], "target": rec["target"],
                          "templates": args.templates, "engine": args.engine, "eager": args.eager_renders,
-                         "backend": args.backend, "model": args.model})
-        for job, result in run_batch(verify_job, jobs, workers=args.workers, dask_address=args.dask,
-                                     progress=progress, desc="verify"):
+                         "backend": args.backend, "llm": llm})
+        summary = RunSummary()  # the clock starts when the jobs do
+        for job, result in run_batch(verify_job, jobs, **plan, progress=progress,
+                                     desc="verify", unit="spectrum", postfix=lambda *_: summary.postfix()):
             if isinstance(result, BaseException):
                 problems.append(f"{job['source_path']}#{job['target'] or ''}: {type(result).__name__}: {result}")
                 counts["failed"] += 1
+                summary.add(ok=False)
                 continue
             store.save_trajectory(result)
+            summary.add(step_usages(result))
             counts[result.outcome.get("credibility", "?")] += 1
             if result.outcome.get("llm_disagrees"):
                 counts["llm disagrees"] += 1
@@ -104,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"agent: {agent.backend} ({agent.model})", file=out)
     print(f"verified: {sum(v for k, v in counts.items() if k not in ('failed', 'llm disagrees'))} "
           f"({', '.join(f'{k}: {v}' for k, v in sorted(counts.items()))}); skipped (already verified): {skipped}", file=out)
+    for line in summary.lines("spectra"):
+        print(line, file=out)
     for p in problems:
         print(f"  problem: {p}", file=out)
     return 0 if ids and not counts.get("failed") else 1

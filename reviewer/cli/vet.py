@@ -1,16 +1,32 @@
 """`specreview vet --task TASK [--backend rules|openai] PATH_OR_ID...`: run the Spec-o3 vetting
 agent on spectra and store the trajectories. Paths not yet in the database are ingested first;
-spectra already vetted with the same task/backend/model are skipped unless --force."""
+spectra already vetted with the same task/backend/model are skipped unless --force, so an
+interrupted run resumes where it stopped (each trajectory is stored as soon as it finishes).
+
+The openai backend keeps --concurrency requests in flight from this one process (threads sharing
+one HTTP pool and rate limiter; 429/503 with Retry-After pause them all); each model step records
+its latency and tokens, and the run ends with a summary. The rules backend spreads over --workers
+processes; either can run on Dask (--dask ADDRESS or local[:N]), where workers only compute."""
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import Counter
 from pathlib import Path
 
-from reviewer.cli.common import known_task, open_store
-from reviewer.ingest import ingest_paths
-from reviewer.ingest import file_sha256, find_spectrum_files, spectrum_id_for
+from reviewer.cli.common import (
+    add_batch_options,
+    batch_plan,
+    known_task,
+    llm_overrides,
+    open_store,
+    show_progress,
+)
+from reviewer.ingest import (
+    file_sha256,
+    find_spectrum_files,
+    ingest_paths,
+    spectrum_id_for,
+)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -22,25 +38,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--model", default=None, help="model name for --backend openai (else from env/config)")
     p.add_argument("--tool-protocol", choices=("native", "hermes"), default=None, help="openai backend tool protocol")
     p.add_argument("--force", action="store_true", help="vet again even when a trajectory exists")
-    p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
-    p.add_argument("--dask", default=None, metavar="ADDRESS", help="run on an existing Dask scheduler")
     p.add_argument("--eager-renders", action="store_true", help="render every zoom now (default: on demand)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_batch_options(p)
     return p
-
-
-def vet_job(job: dict):
-    """Worker: read one spectrum, vet it, return the trajectory (module level: picklable)."""
-    from agents.llm import load_config
-    from agents.spectra import read_spectrum
-    from agents.vet import vet_spectrum
-
-    spec = read_spectrum(job["source_path"], job["target"])
-    cfg = None
-    if job["backend"] == "openai":
-        cfg = load_config(model=job.get("model"), tool_protocol=job.get("tool_protocol"))
-    return vet_spectrum(spec, job["task"], job["backend"], eager_renders=job["eager"], llm_config=cfg,
-                        spectrum_id=job["spectrum_id"])
 
 
 def resolve_items(store, items: list[str], progress: bool) -> tuple[list[str], list[str]]:
@@ -64,17 +64,24 @@ def resolve_items(store, items: list[str], progress: bool) -> tuple[list[str], l
 
 def run(args: argparse.Namespace) -> int:
     from agents.batch import run_batch
+    from agents.jobs import vet_job
     from agents.llm import load_config
+    from agents.usage import RunSummary, step_usages
     from agents.vet.rules_model import RULES_VERSION
 
     tasks = [t.strip() for t in args.task.split(",") if t.strip()]
     if not all(known_task("vet", t) for t in tasks):
         return 2
+    llm = cfg = None
+    if args.backend == "openai":
+        llm = llm_overrides(args, tool_protocol=args.tool_protocol)
+        cfg = load_config(**llm)
+    plan, llm = batch_plan(args, cfg, llm)
     store = open_store(args)
     if store is None:
         return 1
-    progress = not args.no_progress and sys.stderr.isatty()
-    model = RULES_VERSION if args.backend == "rules" else load_config(model=args.model).model
+    progress = show_progress(args)
+    model = RULES_VERSION if cfg is None else cfg.model
     try:
         ids, problems = resolve_items(store, args.items, progress)
         jobs, skipped = [], 0
@@ -85,16 +92,18 @@ def run(args: argparse.Namespace) -> int:
                     skipped += 1
                     continue
                 jobs.append({"spectrum_id": sid, "source_path": rec["source_path"], "target": rec["target"],
-                             "task": task, "backend": args.backend, "model": args.model,
-                             "tool_protocol": args.tool_protocol, "eager": args.eager_renders})
+                             "task": task, "backend": args.backend, "llm": llm, "eager": args.eager_renders})
         counts: Counter = Counter()
-        for job, result in run_batch(vet_job, jobs, workers=args.workers, dask_address=args.dask,
-                                     progress=progress, desc="vet"):
+        summary = RunSummary()  # the clock starts when the jobs do
+        for job, result in run_batch(vet_job, jobs, **plan, progress=progress, desc="vet",
+                                     unit="traj", postfix=lambda *_: summary.postfix()):
             if isinstance(result, BaseException):
                 problems.append(f"{job['source_path']}#{job['target'] or ''} [{job['task']}]: {type(result).__name__}: {result}")
                 counts["failed"] += 1
+                summary.add(ok=False)
                 continue
             store.save_trajectory(result)
+            summary.add(step_usages(result), ok=result.outcome.get("status") != "error")
             out = result.outcome
             counts[out.get("prediction") or out.get("status")] += 1
     finally:
@@ -102,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"database: {store.path}")
     print(f"vetted: {sum(v for k, v in counts.items() if k != 'failed')} ({', '.join(f'{k}: {v}' for k, v in sorted(counts.items()))})")
     print(f"skipped (already vetted): {skipped}")
+    for line in summary.lines("trajectories"):
+        print(line)
     for p in problems:
         print(f"  problem: {p}")
     return 0 if ids and counts.get("failed", 0) < max(len(jobs), 1) else 1

@@ -1,4 +1,4 @@
-"""A note and flags on the current step, or on the whole trajectory."""
+"""A note and flags on the current step (mine, reloaded whenever the item or the step changes)."""
 from __future__ import annotations
 
 import panel as pn
@@ -14,41 +14,39 @@ STEP_FLAGS = {
 
 
 class AnnotationForm(Viewer):
-    step_index = param.Integer(default=None, allow_None=True, doc="None = the whole trajectory")
-    comment = param.String(default="")
-    flags = param.ListSelector(default=[], objects=list(STEP_FLAGS))
-    save = param.Callable(default=None, doc="(step_index, comment, flags) -> None")
-    status = param.String(default="")
+    state = param.Parameter()
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._target = pn.pane.Str("", css_classes=["sr-annotation-target"])
-        self._comment = pn.widgets.TextAreaInput.from_param(self.param.comment, label="Note on this step", height=70,
-                                                            css_classes=["sr-annotation-comment"])
+        self._target = pn.pane.HTML("", css_classes=["sr-annotation-target"])
+        self._comment = pn.widgets.TextAreaInput(name="Note on this step", height=70, max_length=5000,
+                                                 css_classes=["sr-annotation-comment"])
         self._flags = pn.widgets.CheckBoxGroup(options={v: k for k, v in STEP_FLAGS.items()}, value=[],
                                                css_classes=["sr-annotation-flags"])
-        self._flags.param.watch(lambda e: setattr(self, "flags", list(e.new)), "value")
-        self._save = pn.widgets.Button(label="Save note", button_type="primary", css_classes=["sr-annotation-save"])
-        self._save.on_click(lambda _: self.submit())
-        self._status = pn.pane.Str(self.param.status, css_classes=["sr-annotation-status"])
-        self._sync_target()
+        self._save = pn.widgets.Button(name="Save note", button_type="primary", css_classes=["sr-annotation-save"])
+        self._save.on_click(lambda _: self.state.save_note(self._comment.value or "", list(self._flags.value)))
+        self._notes: dict = {}
+        self._notes_for = None
+        self.state.param.watch(self._load, ["item", "step_index", "reviewer"])
+        self.state.param.watch(self._saved, "ack")
+        self._load()
 
-    @param.depends("step_index", watch=True)
-    def _sync_target(self):
-        self._target.object = "Whole trajectory" if self.step_index is None else f"Step {self.step_index + 1}"
+    def _load(self, *_):
+        state = self.state
+        tid = state.item.trajectory_id if state.item is not None else None
+        if (tid, state.reviewer) != self._notes_for:  # one query per item, not per step
+            self._notes = {a.get("step_idx"): a for a in state.store.annotations_for(tid, state.reviewer)} \
+                if tid and state.reviewer else {}
+            self._notes_for = (tid, state.reviewer)
+        note = self._notes.get(state.step_index) or {}
+        self._target.object = f"<small>Step {state.step_index + 1}</small>" if tid else ""
+        self._comment.value = note.get("comment") or ""
+        self._flags.value = [f for f in note.get("flags") or [] if f in STEP_FLAGS]
+        self._save.disabled = tid is None
 
-    @param.depends("flags", watch=True)
-    def _sync_flags(self):
-        if list(self._flags.value) != list(self.flags):
-            self._flags.value = list(self.flags)
-
-    def submit(self):
-        if self.save:
-            self.save(self.step_index, self.comment or None, list(self.flags))
-
-    def load(self, comment: str | None, flags: list[str]):
-        self.param.update(comment=comment or "", flags=[f for f in flags if f in STEP_FLAGS], status="")
+    def _saved(self, event):
+        if event.new is not None and event.new.kind == "note":
+            self._notes_for = None  # re-read on the next step change
 
     def __panel__(self):
-        return pn.Column(self._target, self._comment, self._flags, self._save, self._status,
-                         sizing_mode="stretch_width")
+        return pn.Column(self._target, self._comment, self._flags, self._save, sizing_mode="stretch_width")

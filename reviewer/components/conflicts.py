@@ -1,7 +1,6 @@
-"""The conflict queue: items where reviewers disagree, and the merger's resolution with a comment."""
+"""The Conflicts tab: items where reviewers disagree (the same stored consensus the queue's ≠ shows),
+each reviewer's label, and the merger's resolution with a corrected label from the task's answer set."""
 from __future__ import annotations
-
-import json
 
 import pandas as pd
 import panel as pn
@@ -9,29 +8,27 @@ import param
 from panel.viewable import Viewer
 
 from reviewer.components.safe_text import escape
+from reviewer.conflicts import conflict_queue
+from reviewer.consensus import describe_label
+from reviewer.labels import VERIFY_TYPES
 
 
 def describe_labels(labels: list[dict]) -> str:
     items = []
     for row in labels:
-        who = row.get("reviewer", "?")
         if "action" in row:
-            what = row["action"] + (f" {json.dumps(row['label'])}" if row.get("label") else "")
+            what = row["action"] + (f" {describe_label(row['label'])}" if row.get("label") else "")
         else:
             what = f"quality {row.get('quality')}, {row.get('spectype') or '-'}, z {row.get('z')}"
-        items.append(f"<li><b>{escape(who)}</b>: {escape(what)}"
+        items.append(f"<li><b>{escape(row.get('reviewer', '?'))}</b>: {escape(what)}"
                      f"{' – ' + escape(row['comment']) if row.get('comment') else ''}</li>")
     return "<ul>" + "".join(items) + "</ul>"
 
 
 class ConflictQueue(Viewer):
-    items = param.List(default=[], doc="store.conflict_queue() rows")
+    state = param.Parameter()
+    items = param.List(default=[])
     selected = param.Integer(default=None, allow_None=True)
-    action = param.Selector(default="approve", objects=["approve", "override", "reject"])
-    override_label = param.String(default="", doc='the corrected label as JSON, e.g. {"answer": "YES"}')
-    merger_comment = param.String(default="")
-    resolve = param.Callable(default=None, doc="(item, action, label, merger_comment) -> None")
-    status = param.String(default="")
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -40,19 +37,28 @@ class ConflictQueue(Viewer):
                                            layout="fit_data_stretch")
         self._table.param.watch(lambda e: setattr(self, "selected", e.new[0] if e.new else None), "selection")
         self._detail = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["sr-conflict-detail"])
-        self._action = pn.widgets.RadioButtonGroup.from_param(self.param.action, button_type="light")
-        self._label = pn.widgets.TextInput.from_param(self.param.override_label, label="Corrected label (JSON)")
-        self._comment = pn.widgets.TextAreaInput.from_param(self.param.merger_comment, label="Merger's comment",
-                                                            height=60, css_classes=["sr-merger-comment"])
-        self._button = pn.widgets.Button(label="Resolve", button_type="primary", css_classes=["sr-resolve"])
+        self._open = pn.widgets.Button(name="Open in the Review tab", button_type="light", css_classes=["sr-conflict-open"])
+        self._open.on_click(lambda _: self.current and self.current["kind"] == "trajectory"
+                            and self.state.open_item(trajectory_id=self.current["item_id"]))
+        self._action = pn.widgets.RadioButtonGroup(options=["approve", "override", "reject"], value="approve",
+                                                   button_type="light", css_classes=["sr-resolve-action"])
+        self._answer = pn.widgets.RadioButtonGroup(options=["YES", "NO"], value=None, button_type="light",
+                                                   name="Corrected answer", css_classes=["sr-resolve-answer"])
+        self._type = pn.widgets.Select(options=list(VERIFY_TYPES), name="Corrected type", width=130)
+        self._z = pn.widgets.FloatInput(name="Corrected z", format="0.00000", width=120)
+        self._comment = pn.widgets.TextAreaInput(name="Merger's comment", height=60, css_classes=["sr-merger-comment"])
+        self._button = pn.widgets.Button(name="Resolve", button_type="primary", css_classes=["sr-resolve"])
         self._button.on_click(lambda _: self.submit())
-        self._status = pn.pane.Str(self.param.status, css_classes=["sr-conflict-status"])
+        self.state.param.watch(self.refresh, ["labels_version", "campaign"])
+
+    def refresh(self, *_):
+        self.items = conflict_queue(self.state.store, session=self.state.session_id)
 
     def _frame(self) -> pd.DataFrame:
-        rows = [{"kind": i["kind"], "item": i["item_id"], "task": i.get("task"),
-                 "reviewers": len(i.get("labels") or []), "why": "; ".join(i.get("reasons") or [])}
+        rows = [{"object": f"{i.get('object_id') or '?'} · {i.get('survey') or '?'}", "kind": i["kind"],
+                 "task": i.get("task"), "reviewers": len(i.get("labels") or []), "why": "; ".join(i.get("reasons") or [])}
                 for i in self.items]
-        return pd.DataFrame(rows, columns=["kind", "item", "task", "reviewers", "why"])
+        return pd.DataFrame(rows, columns=["object", "kind", "task", "reviewers", "why"])
 
     @param.depends("items", watch=True)
     def _sync(self):
@@ -67,7 +73,11 @@ class ConflictQueue(Viewer):
         if item is None:
             self._detail.object = "<p><em>No open conflicts.</em></p>"
             return
-        self._detail.object = (f"<div><b>{escape(item['kind'])} {escape(item['item_id'])}</b><br>"
+        verify = item.get("task") == "verify"
+        self._answer.visible = item["kind"] == "trajectory" and not verify
+        self._type.visible = self._z.visible = item["kind"] == "trajectory" and verify
+        self._detail.object = (f"<div><b>{escape(item.get('object_id') or item['item_id'])}</b> "
+                               f"({escape(item.get('survey') or '?')}, {escape(item.get('task') or item['kind'])})<br>"
                                f"<small>{escape('; '.join(item.get('reasons') or []))}</small>"
                                f"{describe_labels(item.get('labels') or [])}</div>")
 
@@ -79,17 +89,18 @@ class ConflictQueue(Viewer):
 
     def submit(self):
         item = self.current
-        if item is None or self.resolve is None:
+        if item is None:
             return
-        label = None
-        if self.override_label.strip():
-            try:
-                label = json.loads(self.override_label)
-            except ValueError as err:
-                self.status = f"The corrected label is not valid JSON: {err}"
-                return
-        self.resolve(item, self.action, label, self.merger_comment or None)
+        action, label = self._action.value, None
+        if item["kind"] == "spectrum":  # the merged VI fields: the first reviewer's, as a starting point
+            first = (item.get("labels") or [{}])[0]
+            action, label = None, {k: first.get(k) for k in ("quality", "issues", "z", "spectype")}
+        elif action == "override":
+            label = {"type": self._type.value, "z": self._z.value} if item.get("task") == "verify" \
+                else {"answer": self._answer.value}
+        if self.state.resolve_conflict(item, action, label, self._comment.value or None) is not None:
+            self._comment.value = ""
 
     def __panel__(self):
-        return pn.Column("### Conflicts", self._table, self._detail, self._action, self._label, self._comment,
-                         self._button, self._status, sizing_mode="stretch_width")
+        return pn.Column("### Conflicts", self._table, self._detail, self._open, self._action, self._answer,
+                         pn.Row(self._type, self._z), self._comment, self._button, sizing_mode="stretch_width")

@@ -1,27 +1,30 @@
-"""Right panel: typed range, presets, zoom history, line overlays, smoothing and exports."""
+"""View controls: typed range, presets, zoom history, line overlays, frame and z, smoothing, exports.
+
+Zoom and overlays drive the plot (this view's own settings); the frame and z are the review state's,
+so the plot, the presets and the line markers always agree on them. Presets are rest-frame windows:
+on an observed axis they move to where the line is observed, (1+z) x rest.
+"""
 from __future__ import annotations
 
 import io
+import re
 
 import panel as pn
 import param
 from panel.viewable import Viewer
 
 import kb
+from agents.spectra import write_csv, write_fits
+from agents.tools.render import render_png
 from reviewer.components.spectrum_plot import SpectrumPlot
 
 
 class Controls(Viewer):
-    """Drives a SpectrumPlot. Exports call the functions given (the app wires the real ones)."""
+    """Drives a SpectrumPlot; the frame and z are the review state's."""
 
     plot = param.ClassSelector(class_=SpectrumPlot)
-    wave_min = param.Number(default=None, allow_None=True, label="λ min (Å)")
-    wave_max = param.Number(default=None, allow_None=True, label="λ max (Å)")
+    state = param.Parameter()
     message = param.String(default="")
-    export_png = param.Callable(default=None, doc="() -> PNG bytes of the current view")
-    export_csv = param.Callable(default=None, doc="() -> CSV bytes of the spectrum")
-    export_fits = param.Callable(default=None, doc="() -> FITS bytes of the spectrum")
-    export_name = param.String(default="spectrum")
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -43,10 +46,11 @@ class Controls(Viewer):
         self._kinds = pn.widgets.CheckButtonGroup.from_param(plot.param.line_kinds, label="Lines",
                                                              button_type="light", css_classes=["sr-lines"])
         self._major = pn.widgets.Checkbox.from_param(plot.param.major_only, label="Major lines only")
-        self._frame = pn.widgets.RadioButtonGroup(options=["observed", "rest"], value="observed",
-                                                  button_type="light", css_classes=["sr-frame"])
-        self._frame.param.watch(lambda e: setattr(plot, "rest_frame", e.new == "rest"), "value")
-        self._z = pn.widgets.FloatInput.from_param(plot.param.z, label="z (lines, rest frame)", step=0.001, format="0.00000")
+        self._frame = pn.widgets.Toggle.from_param(self.state.param.rest_frame, name="Rest frame",
+                                                   button_type="light", css_classes=["sr-frame"])
+        self._z = pn.widgets.FloatInput.from_param(self.state.param.z, name="z (lines, rest frame)", step=0.001,
+                                                   format="0.00000", css_classes=["sr-z"])
+        self._legend = pn.widgets.Checkbox.from_param(plot.param.show_legend, name="Legend")
         self._smooth = pn.widgets.RadioButtonGroup.from_param(plot.param.smoothing, label="Smoothing",
                                                               button_type="light", css_classes=["sr-smoothing"])
         self._sigma = pn.widgets.FloatSlider.from_param(plot.param.sigma_px, label="σ (pixels)")
@@ -54,25 +58,48 @@ class Controls(Viewer):
         self._message = pn.pane.Alert(self.param.message, alert_type="warning", visible=False)
         self.param.watch(lambda e: setattr(self._message, "visible", bool(e.new)), "message")
         self._downloads = pn.Column(
-            pn.widgets.FileDownload(callback=lambda: self._bytes(self.export_png), filename="view.png",
+            pn.widgets.FileDownload(callback=lambda: io.BytesIO(self.export_png()), filename="view.png",
                                     label="View as PNG", button_type="light", css_classes=["sr-export-png"]),
-            pn.widgets.FileDownload(callback=lambda: self._bytes(self.export_csv), filename="spectrum.csv",
+            pn.widgets.FileDownload(callback=lambda: io.BytesIO(self.export_csv()), filename="spectrum.csv",
                                     label="Spectrum as CSV", button_type="light", css_classes=["sr-export-csv"]),
-            pn.widgets.FileDownload(callback=lambda: self._bytes(self.export_fits), filename="spectrum.fits",
+            pn.widgets.FileDownload(callback=lambda: io.BytesIO(self.export_fits()), filename="spectrum.fits",
                                     label="Spectrum as FITS", button_type="light", css_classes=["sr-export-fits"]),
         )
-        self.param.watch(self._rename_downloads, "export_name")
-        plot.param.watch(self._sync_inputs, "x_range")
+        self.state.param.watch(self._rename_downloads, "item")
+        plot.param.watch(self._sync_inputs, ["x_range", "rest_frame", "z", "spectrum"])
 
-    def _bytes(self, fn):
-        return io.BytesIO(fn() if fn else b"")
+    # ---- exports of the item on screen -------------------------------------------------------------
+    def export_png(self) -> bytes:
+        spec = self.plot.spectrum
+        if spec is None:
+            return b""
+        lo, hi = self.plot.x_range or (None, None)
+        if lo is not None:  # the renderer works in observed wavelengths
+            lo, hi = lo / self.plot.frame_scale(), hi / self.plot.frame_scale()
+        return render_png(spec, lo, hi)
 
-    def _rename_downloads(self, event):
+    def export_csv(self) -> bytes:
+        if self.plot.spectrum is None:
+            return b""
+        buf = io.StringIO()
+        write_csv(self.plot.spectrum, buf)
+        return buf.getvalue().encode()
+
+    def export_fits(self) -> bytes:
+        if self.plot.spectrum is None:
+            return b""
+        buf = io.BytesIO()
+        write_fits(self.plot.spectrum, buf)
+        return buf.getvalue()
+
+    def _rename_downloads(self, *_):
+        item = self.state.item
+        name = re.sub(r"[^\w.+-]", "_", str(item.record.get("object_id") or "spectrum"))[:80] if item else "spectrum"
         for widget, ext in zip(self._downloads, ("png", "csv", "fits")):
-            widget.filename = f"{event.new}.{ext}"
+            widget.filename = f"{name}.{ext}"
 
-    def _sync_inputs(self, event):
-        rng = event.new or self.plot.full_range()
+    def _sync_inputs(self, *_):
+        rng = self.plot.x_range or self.plot.full_range()
         if rng:
             self._min.value, self._max.value = round(rng[0], 1), round(rng[1], 1)
 
@@ -92,8 +119,10 @@ class Controls(Viewer):
         self.message = ""
         if preset["range"] is None:
             self.plot.reset_zoom()
-        else:
-            self.plot.zoom_to(*preset["range"])
+            return
+        # a preset is a rest-frame window: on the observed axis it sits at (1+z) x rest
+        shift = 1.0 if self.plot.rest_frame else 1.0 + self.plot.z
+        self.plot.zoom_to(preset["range"][0] * shift, preset["range"][1] * shift)
 
     def __panel__(self):
         return pn.Column(
@@ -101,7 +130,7 @@ class Controls(Viewer):
             pn.Row(self._min, self._max), self._apply, self._message,
             pn.Row(self._previous, self._reset),
             "### Presets", pn.FlexBox(*self._presets),
-            "### Lines", self._kinds, self._major, self._frame, self._z,
+            "### Lines", self._kinds, pn.Row(self._major, self._legend), pn.Row(self._frame, self._z),
             "### Smoothing", self._smooth, self._sigma,
             "### Export", self._downloads,
             self._status,

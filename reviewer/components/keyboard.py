@@ -19,6 +19,7 @@ KEY_MAP = [
     ("a", "approve"),
     ("o", "override"),
     ("r", "reject"),
+    ("u", "undo my last verdict"),
     ("?", "show / hide this help"),
 ]
 ALIASES = {"ArrowRight": "j", "ArrowDown": "j", "ArrowLeft": "k", "ArrowUp": "k"}

@@ -25,7 +25,7 @@ FIELDS = [
     ("wave_max", "λ max (Å)"),
     ("wavelength_medium", "Wavelengths"),
     ("format", "Format"),
-    ("source_path", "File"),
+    ("file_name", "File"),  # the name only: the server's folders are nobody's business
 ]
 
 
@@ -44,10 +44,11 @@ def format_value(key: str, value) -> str:
 class MetadataPanel(Viewer):
     """Metadata table (click a value to select it whole), copy-as-JSON and the raw header."""
 
-    record = param.Dict(default={}, doc="the store's spectrum record, header included")
+    state = param.Parameter(doc="the ReviewState whose item is shown")
 
     def __init__(self, **params):
         super().__init__(**params)
+        self.state.param.watch(self._refresh, "item")
         # fixed height: a longer file name must not re-lay-out the sidebar on every spectrum
         self._table = pn.pane.HTML(sizing_mode="stretch_width", height=430, css_classes=["sr-metadata"], stylesheets=STYLESHEETS,
                                    styles={"overflow-y": "auto"})
@@ -65,7 +66,7 @@ class MetadataPanel(Viewer):
     def _render_header(self):
         if self._card.collapsed:
             return
-        header = (self.record or {}).get("header") or {}
+        header = self.record.get("header") or {}
         if isinstance(header, str):
             try:
                 header = json.loads(header)
@@ -74,9 +75,12 @@ class MetadataPanel(Viewer):
         lines = "\n".join(f"{str(k):<8} = {v}" for k, v in header.items())
         self._header.object = f"<pre class='sr-header'>{html.escape(lines) or '(no header)'}</pre>"
 
-    @param.depends("record", watch=True)
-    def _refresh(self):
-        rec = self.record or {}
+    @property
+    def record(self) -> dict:
+        return self.state.item.record if self.state.item is not None else {}
+
+    def _refresh(self, *_):
+        rec = self.record
         rows = []
         for key, label in FIELDS:
             value = format_value(key, rec.get(key))

@@ -12,34 +12,32 @@ def describe(row: dict) -> str:
 
 
 class PreferenceForm(Viewer):
-    other = param.Selector(default=None, objects=[None], allow_None=True, doc="id of the other trajectory")
-    save = param.Callable(default=None, doc="(other_id, outcome) -> None")
-    status = param.String(default="")
+    state = param.Parameter()
 
     def __init__(self, **params):
         super().__init__(**params)
         self._other = pn.widgets.Select(label="Compare with", options={"(no other trajectory)": None},
                                         sizing_mode="stretch_width", css_classes=["sr-preference-other"])
-        self._other.param.watch(lambda e: setattr(self, "other", e.new), "value")
         self._buttons = []
         for label, outcome in (("This one is better", "win"), ("Tie", "tie"), ("The other is better", "loss")):
             btn = pn.widgets.Button(label=label, button_type="light", css_classes=[f"sr-preference-{outcome}"])
-            btn.on_click(lambda _, o=outcome: self.submit(o))
+            btn.on_click(lambda _, o=outcome: self.state.save_preference(self._other.value, o))
             self._buttons.append(btn)
-        self._status = pn.pane.Str(self.param.status)
+        self.state.param.watch(self._load, "item")
+        self._load()
 
-    def set_candidates(self, rows: list[dict], prefer_task: str | None = None) -> None:
-        rows = sorted(rows, key=lambda r: (r["task"] != prefer_task, r["task"], str(r["created_at"])))
+    def _load(self, *_):
+        item = self.state.item
+        traj = item.trajectory if item is not None else None
+        rows = [r for r in self.state.store.list_trajectories(spectrum_id=item.spectrum_id)
+                if traj is None or r["id"] != traj.id] if item is not None else []
+        task = traj.task if traj is not None else None
+        rows = sorted(rows, key=lambda r: (r["task"] != task, r["task"], str(r["created_at"])))
         options = {describe(r): r["id"] for r in rows} or {"(no other trajectory)": None}
-        self.param.other.objects = list(options.values())
         self._other.options = options
         self._other.value = next(iter(options.values()))
-        self.other = self._other.value
-        self.status = ""
-
-    def submit(self, outcome: str) -> None:
-        if self.other and self.save:
-            self.save(self.other, outcome)
+        for btn in self._buttons:
+            btn.disabled = traj is None or not rows
 
     def __panel__(self):
-        return pn.Column(self._other, pn.Row(*self._buttons), self._status, sizing_mode="stretch_width")
+        return pn.Column(self._other, pn.Row(*self._buttons), sizing_mode="stretch_width")

@@ -1,76 +1,111 @@
-"""The review queue: filters, the items, this reviewer's progress, next / previous."""
+"""The review queue: filters, one page of items, my progress, next / previous (n / b)."""
 from __future__ import annotations
 
-import pandas as pd
 import panel as pn
 import param
 
-from reviewer.components.row_navigator import RowNavigator
+from reviewer.components.paged_table import PagedTable
+from reviewer.components.safe_text import escape
 
 ANY = "any"
-COLUMNS = {"object_id": "Object", "task": "Task", "backend": "Agent", "answer": "Answer", "credibility": "Cred.",
-           "my_action": "Mine", "n_reviews": "#", "disagreement": "≠"}
+SURVEY_SHORT = {"LAMOST": "LAMOST", "SDSS": "SDSS", "DESI": "DESI"}
 
 
-class Queue(RowNavigator):
-    """Trajectories to review; the app fills `items` from the store whenever a filter changes."""
+class QueueView(PagedTable):
+    """Trajectories to review, paged from the database; bound to the review state."""
 
-    id_key = "trajectory_id"
-    wrap = False
-
-    items = param.List(default=[], doc="queue rows from the store (dicts with trajectory_id)")
+    state = param.Parameter()
     task = param.Selector(default=ANY, objects=[ANY])
     backend = param.Selector(default=ANY, objects=[ANY])
     agent_name = param.Selector(default=ANY, objects=[ANY, "vet", "verify"])
-    state = param.Selector(default="all", objects=["all", "todo", "done"])
+    queue_state = param.Selector(default="all", objects=["all", "todo", "done"], label="State")
     credibility = param.Selector(default=ANY, objects=[ANY, "HIGH", "MEDIUM", "LOW"])
     disagreement = param.Selector(default=ANY, objects=[ANY, "yes", "no"])
     reviewed_by = param.String(default="")
-    progress = param.String(default="")
+
+    id_key = "trajectory_id"
+    columns = {"object": "Object", "task": "Task", "answer": "Ans.", "cred": "Cred.", "mine": "Me", "split": "≠"}
+    widths = {"object": 118, "task": 44, "answer": 44, "cred": 44, "mine": 30, "split": 26}
+    css = "sr-queue"
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._filters = pn.Param(self, parameters=["task", "agent_name", "backend", "state", "credibility",
+        choices = self.state.store.queue_choices()
+        self.param.task.objects = [ANY, *choices["tasks"]]
+        self.param.backend.objects = [ANY, *choices["backends"]]
+        self._filters = pn.Param(self, parameters=["task", "agent_name", "backend", "queue_state", "credibility",
                                                    "disagreement", "reviewed_by"],
                                  show_name=False, default_layout=pn.Column, css_classes=["sr-queue-filters"],
                                  widgets={"reviewed_by": {"type": pn.widgets.TextInput, "placeholder": "reviewer"}})
-        self._table = pn.widgets.Tabulator(self._frame(), selectable=1, disabled=True, show_index=False,
-                                           pagination="local", page_size=12, sizing_mode="stretch_width",
-                                           hidden_columns=["trajectory_id"], titles=COLUMNS,
-                                           css_classes=["sr-queue-table"], layout="fit_data_stretch")
-        self._table.param.watch(self._on_selection, "selection")
         self._prev = pn.widgets.Button(label="◀ Previous (b)", css_classes=["sr-queue-prev"], sizing_mode="stretch_width")
         self._next = pn.widgets.Button(label="Next (n) ▶", css_classes=["sr-queue-next"], sizing_mode="stretch_width")
-        self._prev.on_click(lambda _: self.step(-1))
-        self._next.on_click(lambda _: self.step(+1))
-        self._progress = pn.pane.Str(self.param.progress, css_classes=["sr-progress"])
+        self._prev.on_click(lambda _: self.state.step_item(-1))
+        self._next.on_click(lambda _: self.state.step_item(+1))
+        self._progress = pn.pane.HTML("", css_classes=["sr-progress"], sizing_mode="stretch_width")
+        self.state.param.watch(self.refresh, ["labels_version", "reviewer", "campaign", "queue_filters"])
+        self.state.param.watch(self._follow_item, "item")
+        self.param.watch(self._filters_changed, ["task", "agent_name", "backend", "queue_state", "credibility",
+                                                 "disagreement", "reviewed_by"])
+        self._filters_changed()
 
-    def set_choices(self, tasks: list[str], backends: list[str]) -> None:
-        self.param.task.objects = [ANY, *tasks]
-        self.param.backend.objects = [ANY, *backends]
-
-    def filters(self) -> dict:
-        """The filters as store arguments (None = any)."""
+    def _filters_changed(self, *_):
         pick = lambda v: None if v == ANY else v  # noqa: E731
-        return {"task": pick(self.task), "agent_name": pick(self.agent_name), "backend": pick(self.backend),
-                "credibility": pick(self.credibility), "state": self.state,
-                "disagreement": None if self.disagreement == ANY else self.disagreement == "yes",
-                "reviewed_by": self.reviewed_by or None}
+        self.state.queue_filters = {
+            "task": pick(self.task), "agent_name": pick(self.agent_name), "backend": pick(self.backend),
+            "credibility": pick(self.credibility), "state": self.queue_state,
+            "disagreement": None if self.disagreement == ANY else self.disagreement == "yes",
+            "reviewed_by": self.reviewed_by.strip() or None}
 
-    def _frame(self) -> pd.DataFrame:
-        cols = ["trajectory_id", *COLUMNS]
-        return pd.DataFrame([{c: r.get(c) for c in cols} for r in self.items], columns=cols).astype(
-            {"object_id": "string"})
+    # ---- PagedTable -----------------------------------------------------------------------------
+    def count(self) -> int:
+        return self.state.store.queue_count(self.state.reviewer or None, **self.state.queue_args())
 
-    @param.depends("items", watch=True)
-    def _sync_table(self):
-        self._table.value = self._frame()
-        self._select_row_of(self.selected_id)
+    def fetch(self, offset: int, limit: int) -> list[dict]:
+        return self.state.store.queue_items(self.state.reviewer or None, offset=offset, limit=limit,
+                                            **self.state.queue_args())
 
-    def _records(self) -> list[dict]:
-        return self.items
+    def open_row(self, row: dict) -> None:
+        self.state.open_item(trajectory_id=row["trajectory_id"])
+
+    def current_id(self) -> str | None:
+        item = self.state.item
+        return item.trajectory_id if item is not None else None
+
+    def row_values(self, row: dict) -> dict:
+        survey = SURVEY_SHORT.get(str(row.get("survey") or "").upper(), row.get("survey") or "")
+        answer = row.get("answer")
+        return {"trajectory_id": row["trajectory_id"], "object": f"{row.get('object_id') or '?'} · {survey}",
+                "task": row.get("task"), "answer": None if answer is None else str(answer)[:5],
+                "cred": (row.get("credibility") or "")[:3], "mine": "✓" if row.get("my_action") else "",
+                "split": "≠" if row.get("disagreement") else ""}
+
+    def refresh(self, *_) -> None:
+        super().refresh()
+        self._show_progress()
+
+    def _follow_item(self, *_):
+        tid = self.current_id()
+        if tid is not None and tid not in [r["trajectory_id"] for r in self.rows]:
+            self.show_position(self.state.store.queue_position(tid, self.state.reviewer or None,
+                                                               **self.state.queue_args()))
+        self.select_current()
+
+    def _show_progress(self) -> None:
+        state, store = self.state, self.state.store
+        people = list(state.campaign["reviewers"]) if state.campaign else []
+        if state.reviewer and state.reviewer not in people:
+            people.insert(0, state.reviewer)
+        lines = []
+        for person in people:
+            prog = store.queue_progress(person, session_id=state.session_id)
+            lines.append(f"{escape(person)}: {prog['done']} / {prog['total']} reviewed")
+        head = ""
+        if state.campaign:
+            closed = ", closed" if state.campaign.get("closed_at") else ""
+            head = f"<b>Campaign {escape(state.campaign['name'])}</b> ({escape(state.campaign['mode'])}{closed})<br>"
+        self._progress.object = f"<div>{head}{'<br>'.join(lines) or f'{self.total} items'}</div>"
 
     def __panel__(self):
-        return pn.Column(self._table, pn.Row(self._prev, self._next), self._progress,
+        return pn.Column(self._table, self.pager(), pn.Row(self._prev, self._next), self._progress,
                          pn.Card(self._filters, title="Filters", collapsed=True, sizing_mode="stretch_width"),
                          sizing_mode="stretch_width")

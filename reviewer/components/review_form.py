@@ -1,7 +1,9 @@
-"""The reviewer's verdict, rubric score and comment for the trajectory on screen.
+"""The verdict on the item on screen: approve / override with a corrected label from the task's answer
+set / reject, undo, the 0-5 reasoning score with its rubric, and what I have saved.
 
-Persistence is the session's job: the form calls `save_review(action, label, comment)` and
-`save_rating(score)`, and shows what was saved. Keys (a / o / r / 0-5) call the same methods.
+Every value comes from and goes to the review state: the corrected label is the state's draft,
+which starts from the agent's own answer on each item, so nothing carries over from the previous one.
+Keys (a / o / r / u / 0-5) call the same state methods as the buttons.
 """
 from __future__ import annotations
 
@@ -12,100 +14,128 @@ from panel.viewable import Viewer
 import kb
 from reviewer.components.safe_text import escape
 from reviewer.components.styles import STYLESHEETS
-
-VERIFY_TYPES = ["STAR", "GALAXY", "QSO", "UNKNOWN"]
+from reviewer.consensus import describe_label
+from reviewer.labels import VERIFY_TYPES
 
 
 class ReviewForm(Viewer):
-    mode = param.Selector(default="vet", objects=["vet", "verify"], doc="which corrected label an override takes")
-    override_answer = param.Selector(default="NO", objects=["YES", "NO"])
-    override_type = param.Selector(default="GALAXY", objects=VERIFY_TYPES)
-    override_z = param.Number(default=None, allow_None=True)
-    comment = param.String(default="")
-    score = param.Integer(default=None, allow_None=True, bounds=(0, 5))
-    saved = param.String(default="", doc="what this reviewer has saved on this item, as text")
-    show_verdicts = param.Boolean(default=True, doc="False in a rating-only campaign")
-    save_review = param.Callable(default=None)
-    save_rating = param.Callable(default=None)
+    state = param.Parameter()
 
     def __init__(self, **params):
         super().__init__(**params)
         rubric = kb.load("rubrics")["reasoning"]
         self.rubric_version = str(rubric["version"])
         self._rubric = {int(k): v for k, v in rubric["scores"].items()}
-        self._approve = pn.widgets.Button(label="Approve (a)", button_type="success", css_classes=["sr-approve"])
-        self._override = pn.widgets.Button(label="Override (o)", button_type="warning", css_classes=["sr-override"])
-        self._reject = pn.widgets.Button(label="Reject (r)", button_type="danger", css_classes=["sr-reject"])
-        self._approve.on_click(lambda _: self.approve())
-        self._override.on_click(lambda _: self.override())
-        self._reject.on_click(lambda _: self.reject())
-        self._answer = pn.widgets.RadioButtonGroup.from_param(self.param.override_answer, label="Corrected answer",
-                                                              button_type="light", css_classes=["sr-override-answer"])
-        self._type = pn.widgets.Select.from_param(self.param.override_type, label="Corrected type")
-        self._z = pn.widgets.FloatInput.from_param(self.param.override_z, label="Corrected z", format="0.00000")
-        self._comment = pn.widgets.TextAreaInput.from_param(self.param.comment, label="Comment", height=70,
-                                                            css_classes=["sr-review-comment"])
+        self._reason = pn.pane.HTML("", css_classes=["sr-form-disabled"], sizing_mode="stretch_width")
+        self._approve = pn.widgets.Button(button_type="success", css_classes=["sr-approve"], margin=(2, 2))
+        self._override = pn.widgets.Button(button_type="warning", css_classes=["sr-override"], margin=(2, 2))
+        self._reject = pn.widgets.Button(label="Reject (r)", button_type="danger", css_classes=["sr-reject"],
+                                         margin=(2, 2))
+        self._undo = pn.widgets.Button(label="Undo my last verdict (u)", button_type="light", css_classes=["sr-undo"],
+                                       margin=(2, 2), sizing_mode="stretch_width")
+        self._approve.on_click(lambda _: self.state.save_verdict("approve"))
+        self._override.on_click(lambda _: self.state.save_verdict("override"))
+        self._reject.on_click(lambda _: self.state.save_verdict("reject"))
+        self._undo.on_click(lambda _: self.state.undo())
+        self._answer = pn.widgets.RadioButtonGroup(options=["YES", "NO"], value=None, button_type="light",
+                                                   css_classes=["sr-override-answer"], name="Corrected answer")
+        self._type = pn.widgets.Select(options=list(VERIFY_TYPES), name="Corrected type", width=130,
+                                       css_classes=["sr-override-type"])
+        self._z = pn.widgets.FloatInput(name="Corrected z", format="0.00000", width=120, start=-0.01, end=12,
+                                        css_classes=["sr-override-z"])
+        for widget in (self._answer, self._type, self._z):
+            widget.param.watch(self._edit_draft, "value")
+        self._comment = pn.widgets.TextAreaInput.from_param(self.state.param.comment, name="Comment", height=50,
+                                                            css_classes=["sr-review-comment"], max_length=2000)
         self._score = pn.widgets.RadioButtonGroup(options=[0, 1, 2, 3, 4, 5], value=None, button_type="light",
                                                   css_classes=["sr-score"])
-        self._score.param.watch(lambda e: e.new is not None and e.new != self.score and self.rate(e.new), "value")
-        self._rubric_text = pn.pane.HTML("", css_classes=["sr-rubric"], stylesheets=STYLESHEETS, sizing_mode="stretch_width")
+        self._score.param.watch(self._rate, "value")
+        self._rubric_text = pn.pane.HTML("", css_classes=["sr-rubric"], stylesheets=STYLESHEETS,
+                                         sizing_mode="stretch_width")
         self._saved = pn.pane.HTML("", css_classes=["sr-saved"], sizing_mode="stretch_width")
-        self._sync_mode()
-        self._sync_score()
+        self._syncing = False
+        self.state.param.watch(self._sync_item, ["item", "campaign"])
+        self.state.param.watch(self._sync_draft, "draft")
+        self.state.param.watch(self._sync_saved, ["item", "labels_version", "reviewer"])
+        self._sync_item()
         self._sync_saved()
 
-    @param.depends("mode", "show_verdicts", watch=True)
-    def _sync_mode(self):
-        for widget in (self._approve, self._override, self._reject, self._comment):
-            widget.visible = self.show_verdicts
-        self._answer.visible = self.show_verdicts and self.mode == "vet"
-        self._type.visible = self._z.visible = self.show_verdicts and self.mode == "verify"
+    # ---- from the state -----------------------------------------------------------------------
+    def _sync_item(self, *_):
+        item, campaign = self.state.item, self.state.campaign
+        traj = item.trajectory if item is not None else None
+        verdicts = not (campaign and campaign.get("mode") == "rating")
+        reviewable = traj is not None
+        self._reason.object = "" if reviewable else \
+            f"<p class='sr-why'><em>{escape(item.why_not_reviewable if item else 'Open an item from the queue.')}</em></p>"
+        for widget in (self._approve, self._override, self._reject, self._comment, self._score, self._undo):
+            widget.disabled = not reviewable
+        for widget in (self._approve, self._override, self._reject):
+            widget.visible = verdicts
+        verify = traj is not None and traj.task == "verify"
+        self._answer.visible = verdicts and not verify
+        self._type.visible = self._z.visible = verdicts and verify
+        self._sync_draft()
 
-    @param.depends("score", watch=True)
-    def _sync_score(self):
-        if self._score.value != self.score:
-            self._score.value = self.score
-        rows = "".join(
-            f"<tr class='{'sr-rubric-current' if s == self.score else ''}'><th>{s}</th><td>{escape(t)}</td></tr>"
-            for s, t in self._rubric.items())
+    def _sync_draft(self, *_):
+        draft, own = self.state.draft or {}, (self.state.item.agent_label if self.state.item else {})
+        self._syncing = True  # the widgets follow the draft here; their watchers must not write it back
+        try:
+            self._answer.value = draft.get("answer")
+            self._type.value = draft.get("type") if draft.get("type") in VERIFY_TYPES else None
+            self._z.value = draft.get("z")
+        finally:
+            self._syncing = False
+        self._approve.name = f"Approve: {describe_label(own)} (a)" if own else "Approve (a)"
+        self._override.name = f"Override → {describe_label(draft)} (o)" if draft else "Override (o)"
+
+    def _sync_saved(self, *_):
+        state = self.state
+        tid = state.item.trajectory_id if state.item is not None else None
+        mine = state.store.latest_review(tid, state.reviewer) if tid and state.reviewer else None
+        rating = state.store.latest_rating(tid, state.reviewer, self.rubric_version) if tid and state.reviewer else None
+        score = int(rating["score"]) if rating else None
+        if self._score.value != score:
+            self._score.value = score
+        parts = []
+        if mine:
+            label = f" {describe_label(mine['label'])}" if mine.get("label") else ""
+            parts.append(f"Your verdict: {mine['action']}{label}")
+        if rating:
+            parts.append(f"your score: {score}")
+        self._saved.object = f"<div class='sr-saved-text'>{escape('; '.join(parts))}</div>" if parts else ""
+        rows = "".join(f"<tr class='{'sr-rubric-current' if s == score else ''}'><th>{s}</th><td>{escape(t)}</td></tr>"
+                       for s, t in self._rubric.items())
         self._rubric_text.object = f"<table class='sr-rubric-table'>{rows}</table>"
 
-    @param.depends("saved", watch=True)
-    def _sync_saved(self):
-        self._saved.object = f"<div class='sr-saved-text'>{escape(self.saved)}</div>" if self.saved else ""
+    # ---- to the state -------------------------------------------------------------------------
+    def _edit_draft(self, _event):
+        if self._syncing:
+            return
+        traj = self.state.item.trajectory if self.state.item is not None else None
+        if traj is None:
+            return
+        if traj.task == "verify":
+            draft = {"type": self._type.value, "z": self._z.value}
+        else:
+            draft = {"answer": self._answer.value}
+        if draft != self.state.draft:
+            self.state.draft = draft
 
-    # ---- actions (buttons and keys) -----------------------------------------------------------
-    def corrected_label(self) -> dict:
-        if self.mode == "vet":
-            return {"answer": self.override_answer}
-        return {"type": self.override_type, "z": self.override_z}
-
-    def approve(self):
-        self._send("approve", None)
-
-    def override(self):
-        self._send("override", self.corrected_label())
-
-    def reject(self):
-        self._send("reject", None)
-
-    def _send(self, action, label):
-        if self.save_review:
-            self.save_review(action, label, self.comment or None)
-
-    def rate(self, score: int):
-        self.score = int(score)
-        if self.save_rating:
-            self.save_rating(int(score))
-
-    def clear(self):
-        """A new item: forget the form's inputs (saved labels are reloaded by the session)."""
-        self.param.update(comment="", score=None, saved="", override_z=None)
+    def _rate(self, event):
+        if event.new is None:
+            return
+        tid = self.state.item.trajectory_id if self.state.item else None
+        saved = self.state.store.latest_rating(tid, self.state.reviewer, self.rubric_version) \
+            if tid and self.state.reviewer else None
+        if saved is None or int(saved["score"]) != event.new:
+            self.state.save_score(int(event.new))
 
     def __panel__(self):
         return pn.Column(
-            "#### Verdict", pn.Row(self._approve, self._override, self._reject),
-            self._answer, self._type, self._z, self._comment,
-            "#### Reasoning score (0-5)", self._score, self._rubric_text, self._saved,
+            self._reason,
+            pn.Row(self._approve, self._override, self._reject, sizing_mode="stretch_width"),
+            self._answer, pn.Row(self._type, self._z), self._comment, self._undo,
+            pn.pane.HTML("<b>Reasoning score (0-5)</b>", margin=(0, 5)), self._score, self._rubric_text, self._saved,
             sizing_mode="stretch_width",
         )

@@ -7,6 +7,10 @@ only the sources that changed. That is what keeps a click in the list, or a step
 well under the 100-150 ms a reviewer notices; a full HoloViews re-render costs ~75 ms of server
 time alone. Before the figure exists (or when the axis itself changes, observed <-> rest frame)
 the DynamicMap re-renders as usual.
+
+The plot binds to the review state: the item's spectrum, the step's zoom window (shaded), the frame
+(rest frame divides the wavelength axis; flux stays with its pixels) and z. Zoom, smoothing and line
+settings are this view's own.
 """
 from __future__ import annotations
 
@@ -29,8 +33,8 @@ LINE_COLOURS = {"emission": "#1f9d55", "absorption": "#c0392b", "sky": "#7f8c8d"
 PLOT_WIDTH_PX = 640  # typical drawn width in the three-column layout; used to space line labels
 ELEMENT_TYPES = ("Curve", "Scatter", "VLines", "Labels")
 # which overlay members depend on which parameters (everything depends on the spectrum)
-DATA_PARAMS = {"spectrum", "smoothing", "sigma_px"}
-VIEW_PARAMS = {"x_range", "line_kinds", "major_only", "z", "shaded_ranges"}
+DATA_PARAMS = {"spectrum", "smoothing", "sigma_px", "rest_frame", "z"}
+VIEW_PARAMS = {"x_range", "line_kinds", "major_only", "shaded_ranges", "show_legend"}
 
 
 def robust_y_range(flux: np.ndarray, *, lo_pct=1.0, hi_pct=99.0):
@@ -46,6 +50,18 @@ def robust_y_range(flux: np.ndarray, *, lo_pct=1.0, hi_pct=99.0):
     return (float(lo - 0.08 * span), float(hi + 0.30 * span))
 
 
+def label_candidates(lines: list[dict]) -> list[dict]:
+    """One label per wavelength (an emission and an absorption entry at the same place share it),
+    major lines first, so that when labels must be thinned the important ones stay."""
+    seen, out = set(), []
+    for ln in sorted(lines, key=lambda ln: (not ln.get("major", False), ln["x"])):
+        key = round(ln["rest"], 0)
+        if key not in seen:
+            seen.add(key)
+            out.append(ln)
+    return sorted(out, key=lambda ln: (not ln.get("major", False), ln["x"]))
+
+
 class SpectrumPlot(Viewer):
     """Flux with noise (1/sqrt(ivar)), masked pixels, line overlays, smoothing and zoom history."""
 
@@ -58,6 +74,8 @@ class SpectrumPlot(Viewer):
     rest_frame = param.Boolean(default=False, doc="x axis in the rest frame (observed / (1+z))")
     z = param.Number(default=0.0, doc="redshift used for line positions and the rest frame")
     shaded_ranges = param.List(default=[], doc="(min, max) ranges to shade, observed frame (the first is drawn)")
+    show_legend = param.Boolean(default=False, doc="the legend, drawn outside the data")
+    state = param.Parameter(default=None, doc="the ReviewState this plot shows (None: driven directly)")
     status = param.String(default="No spectrum", doc="what is shown, as text")
     history = param.List(default=[], doc="previous x ranges, for 'previous zoom'")
 
@@ -75,8 +93,47 @@ class SpectrumPlot(Viewer):
         self._range_stream = hv.streams.RangeX(source=self._dmap)
         self._range_stream.add_subscriber(self._on_user_range)
         self._pane = pn.pane.HoloViews(self._dmap, sizing_mode="stretch_both", min_height=420, linked_axes=False)
-        self.param.watch(self._on_change, sorted(DATA_PARAMS | VIEW_PARAMS | {"rest_frame"}))
+        self._axis = None  # the Bokeh x axis: its label says which frame
+        self._legend = None
+        self.param.watch(self._on_change, sorted(DATA_PARAMS | VIEW_PARAMS))
+        if self.state is not None:
+            self.state.param.watch(self._follow_item, "item")
+            self.state.param.watch(self._follow_step, ["step_index", "item"])
+            self.state.param.watch(self._follow_frame, ["rest_frame", "z"])
+            self._follow_item()
+            self._follow_step()
+            self._follow_frame()
         self._frame()  # status text for the initial state
+
+    # ---- bound to the review state ------------------------------------------------------------
+    def _follow_item(self, *_):
+        item = self.state.item
+        spectrum = item.spectrum if item is not None else None
+        if spectrum is not self.spectrum:
+            self.param.update(spectrum=spectrum, x_range=None)
+
+    def _follow_step(self, *_):
+        window = self.state.zoom_window()
+        shaded = [window] if window else []
+        if shaded != self.shaded_ranges:
+            self.shaded_ranges = shaded
+
+    def _follow_frame(self, *_):
+        z, rest = float(self.state.z or 0.0), bool(self.state.rest_frame)
+        if (z, rest) == (self.z, self.rest_frame):
+            return
+        old = 1.0 + self.z if self.rest_frame else 1.0
+        new = 1.0 + z if rest else 1.0
+        # the same piece of spectrum stays in view when the axis changes frame
+        x_range = None if self.x_range is None else (self.x_range[0] * old / new, self.x_range[1] * old / new)
+        self.param.update(z=z, rest_frame=rest, x_range=x_range, history=[])
+
+    def frame_scale(self) -> float:
+        """Axis wavelength per observed wavelength: 1/(1+z) in the rest frame, else 1."""
+        return 1.0 / (1.0 + self.z) if self.rest_frame else 1.0
+
+    def axis_label(self) -> str:
+        return f"Rest-frame wavelength (Å, z = {self.z:.4f})" if self.rest_frame else "Observed wavelength (Å)"
 
     # ---- zoom actions -------------------------------------------------------------------------
     def zoom_to(self, lo: float, hi: float) -> None:
@@ -148,7 +205,7 @@ class SpectrumPlot(Viewer):
                     "masked": {"wave": empty, "flux": empty}, **{k: {"x": empty} for k in LINE_KINDS},
                     "labels": {"x": empty, "y": empty, "text": []}, "shaded": None,
                     "xlim": (0.0, 1.0), "ylim": (0.0, 1.0), "unit": ""}
-        scale = 1.0 / (1.0 + self.z) if self.rest_frame else 1.0
+        scale = self.frame_scale()
         wave = a["wave"] * scale
         flux = self.drawn_flux()
         lo, hi = self.x_range if self.x_range is not None else (float(wave[0]), float(wave[-1]))
@@ -168,10 +225,11 @@ class SpectrumPlot(Viewer):
                                     major_only=self.major_only)
             for kind in LINE_KINDS:
                 out[kind] = {"x": np.array([ln["x"] for ln in lines if ln["kind"] == kind], dtype=float)}
-            levels = stagger_labels([ln["x"] for ln in lines], [ln["name"] for ln in lines],
+            named = label_candidates(lines)
+            levels = stagger_labels([ln["x"] for ln in named], [ln["name"] for ln in named],
                                     x_span=hi - lo, width_px=PLOT_WIDTH_PX)
             step = 0.055 * (yhi - ylo)
-            placed = [(ln, lvl) for ln, lvl in zip(lines, levels) if lvl is not None]
+            placed = [(ln, lvl) for ln, lvl in zip(named, levels) if lvl is not None]
             out["labels"] = {"x": np.array([ln["x"] for ln, _ in placed], dtype=float),
                              "y": np.array([yhi - step * (0.6 + lvl) for _, lvl in placed], dtype=float),
                              "text": [ln["name"] for ln, _ in placed]}
@@ -196,10 +254,16 @@ class SpectrumPlot(Viewer):
             rng = plot.handles.get(f"{axis}_range")
             if rng is not None:
                 self._ranges[axis] = rng
+        if plot.state.xaxis:
+            self._axis = plot.state.xaxis[0]
+            self._axis.axis_label = self.axis_label()
+        if plot.state.legend and self._legend is None:
+            self._legend = plot.state.legend[0]
+            self._legend.visible = self.show_legend
 
     def _overlay(self, **_):
         f = self._frame()
-        kdims = [hv.Dimension("wave", label="Rest wavelength (Å)" if self.rest_frame else "Wavelength (Å)")]
+        kdims = [hv.Dimension("wave", label=self.axis_label())]
         vdim = hv.Dimension("flux", label=f"Flux ({f['unit']})" if f["unit"] else "Flux")
         curve = hv.Curve(f["flux"], kdims, [vdim], label="flux").opts(color="#1f4e9c", line_width=1.0,
                                                                       tools=["hover"])
@@ -210,8 +274,8 @@ class SpectrumPlot(Viewer):
         labels = hv.Labels(f["labels"], ["x", "y"], ["text"], label="labels").opts(
             text_font_size="8pt", text_color="#333333", text_baseline="middle")
         return (curve * noise * bad * vlines[0] * vlines[1] * vlines[2] * labels).opts(
-            hv.opts.Overlay(xlim=f["xlim"], ylim=f["ylim"], responsive=True, min_height=420, show_legend=True,
-                            legend_position="top_right", active_tools=["box_zoom"], toolbar="above"))
+            hv.opts.Overlay(xlim=f["xlim"], ylim=f["ylim"], responsive=True, min_height=360, show_legend=True,
+                            legend_position="right", active_tools=["box_zoom"], toolbar="above"))
 
     def _on_change(self, *events):
         changed = {e.name for e in events}
@@ -219,11 +283,15 @@ class SpectrumPlot(Viewer):
             self._arrays = None
             self.history = []
         members = {"flux", "noise", "masked", *LINE_KINDS, "labels"}
-        if "rest_frame" in changed or not self._ranges or not members <= set(self._sources):
-            self._redraw.event()  # the axis itself changes, or nothing is drawn yet
+        if not self._ranges or not members <= set(self._sources):
+            self._redraw.event()  # nothing is drawn yet
             return
         if changed == {"shaded_ranges"}:
-            self._place_box(self._frame(("view",))["shaded"])
+            # Bokeh models edited directly must be edited under hold(): outside it, a change made in a
+            # widget's callback reaches the server session without its document lock (RuntimeError
+            # "_pending_writes should be non-None") and never reaches the browser.
+            with pn.io.hold():
+                self._place_box(self._frame(("view",))["shaded"])
             return
         parts = ("data", "view") if changed & DATA_PARAMS else ("view",)
         f = self._frame(parts)
@@ -234,6 +302,10 @@ class SpectrumPlot(Viewer):
             self._ranges["x"].update(start=f["xlim"][0], end=f["xlim"][1])
             self._ranges["y"].update(start=f["ylim"][0], end=f["ylim"][1])
             self._place_box(f["shaded"])
+            if self._axis is not None and self._axis.axis_label != self.axis_label():
+                self._axis.axis_label = self.axis_label()
+            if self._legend is not None and self._legend.visible != self.show_legend:
+                self._legend.visible = self.show_legend
 
     def _place_box(self, span) -> None:
         if self._box is None:

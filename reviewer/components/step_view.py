@@ -66,36 +66,39 @@ BLANK_PNG = bytes.fromhex(
 
 
 class StepView(Viewer):
-    """Shows one step; `image_for(step) -> PNG bytes | None` supplies its render (stored or re-made)."""
+    """The current step's text and auditor verdict badges, with its zoom render beside them (so the
+    render, the text and the main plot are on screen together). Bound to the review state."""
 
-    step = param.Parameter(default=None, doc="agents.trajectory.Step or None")
-    total = param.Integer(default=0)
-    image_for = param.Callable(default=None, doc="(step) -> (PNG bytes or None, index of the step it belongs to)")
+    state = param.Parameter()
+    image_height = param.Integer(default=250)
 
     def __init__(self, **params):
         super().__init__(**params)
         # fixed height, scrolling inside: a step's text length must not re-lay-out the page
-        self._html = pn.pane.HTML("", sizing_mode="stretch_width", height=190, css_classes=["sr-step-view"], stylesheets=STYLESHEETS,
-                                  styles={"overflow-y": "auto"})
+        self._html = pn.pane.HTML("", sizing_mode="stretch_width", height=self.image_height + 22,
+                                  css_classes=["sr-step-view"], stylesheets=STYLESHEETS, styles={"overflow-y": "auto"})
         # A fixed box that stays on the page: an image appearing or disappearing would re-lay-out the
-        # whole column on every step (measured: +60 ms per step in Chromium).
-        self._caption = pn.pane.HTML("", css_classes=["sr-image-caption"], height=20)
-        self._image = pn.pane.PNG(BLANK_PNG, width=600, height=370, sizing_mode="fixed", css_classes=["sr-step-image"])
+        # whole page on every step (measured: +60 ms per step in Chromium).
+        self._caption = pn.pane.HTML("", css_classes=["sr-image-caption"], height=20, margin=(0, 5))
+        self._image = pn.pane.PNG(BLANK_PNG, width=int(self.image_height * 1.55), height=self.image_height,
+                                  sizing_mode="fixed", css_classes=["sr-step-image"], margin=(0, 5))
+        self.state.param.watch(self._refresh, ["item", "step_index"])
         self._refresh()
 
-    @param.depends("step", "total", watch=True)
-    def _refresh(self):
-        step = self.step
+    def _refresh(self, *_):
+        state = self.state
+        step = state.step
         if step is None:
-            self._html.object = "<p><em>No trajectory loaded.</em></p>"
+            why = state.item.why_not_reviewable if state.item is not None else "Open an item from the queue."
+            self._html.object = f"<p><em>{escape(why)}</em></p>"
             self._image.object = BLANK_PNG
             self._caption.object = ""
             return
-        self._html.object = step_html(step, self.total)
-        png, owner = self.image_for(step) if self.image_for else (None, None)
+        self._html.object = step_html(step, len(state.steps))
+        png, owner = state.render()
         self._image.object = png if png is not None else BLANK_PNG
         self._caption.object = ("" if png is None or owner == step.index else
                                 f"<small><i>The render the agent is looking at (step {owner + 1}).</i></small>")
 
     def __panel__(self):
-        return pn.Column(self._html, self._caption, self._image, sizing_mode="stretch_width")
+        return pn.Row(self._html, pn.Column(self._caption, self._image), sizing_mode="stretch_width")

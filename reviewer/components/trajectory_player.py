@@ -1,5 +1,5 @@
-"""Plays a trajectory back: step list, player buttons (first / previous / play / next / last, speed),
-the current step, and the whole trajectory as one scrolling transcript."""
+"""Plays a trajectory back: a compact strip of steps, first / previous / play / next / last with speed,
+and the whole trajectory as one scrolling transcript (built when opened). Bound to the review state."""
 from __future__ import annotations
 
 import panel as pn
@@ -7,125 +7,109 @@ import param
 from panel.viewable import Viewer
 
 from reviewer.components.safe_text import escape
-from reviewer.components.step_view import StepView, step_html
+from reviewer.components.step_view import step_html
+
+KIND_MARK = {"prompt": "P", "think": "T", "tool_call": "C", "tool_result": "R", "verdict": "V", "answer": "A"}
 
 
-def step_summary(step) -> str:
-    if step.tool_name:
-        return f"{step.tool_name} {step.tool_args or ''}"[:80]
-    if step.verdict is not None:
-        return f"{step.verdict.who}: {step.verdict.value}"[:80]
-    if step.answer is not None:
-        return ", ".join(f"{k}={v}" for k, v in step.answer.items() if k != "report")[:80]
-    return (step.text or "").strip().replace("\n", " ")[:80]
+def trajectory_summary(traj) -> str:
+    outcome = traj.outcome or {}
+    shown = ", ".join(f"{escape(k)}: {escape(v)}" for k, v in outcome.items()
+                      if k in ("answer", "prediction", "type", "redshift", "credibility", "format_correct", "status"))
+    model = f" / {escape(traj.agent.model)}" if traj.agent.model else ""
+    return (f"<div><b>{escape(traj.task)}</b> · {escape(traj.agent.name)} / {escape(traj.agent.backend)}{model}"
+            f" · {len(traj.steps)} steps · <small>{shown}</small></div>")
+
+
+class StepStrip(Viewer):
+    """One small button per step (its number and kind); the current one is highlighted."""
+
+    state = param.Parameter()
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._buttons = pn.widgets.RadioButtonGroup(options={}, button_type="light", css_classes=["sr-step-strip"],
+                                                    sizing_mode="stretch_width", margin=(0, 5))
+        self._buttons.param.watch(self._clicked, "value")
+        self.state.param.watch(self._load, "item")
+        self.state.param.watch(self._show, "step_index")
+        self._load()
+
+    def _load(self, *_):
+        steps = self.state.steps
+        options = {f"{s.index + 1}{KIND_MARK.get(s.kind, '')}": s.index for s in steps}
+        self._buttons.param.update(options=options, value=self.state.step_index if steps else None)
+
+    def _show(self, *_):
+        if self._buttons.value != self.state.step_index:
+            self._buttons.value = self.state.step_index
+
+    def _clicked(self, event):
+        if event.new is not None and event.new != self.state.step_index:
+            self.state.go_to_step(event.new)
+
+    def __panel__(self):
+        return self._buttons
 
 
 class TrajectoryPlayer(Viewer):
-    trajectory = param.Parameter(default=None, doc="agents.trajectory.Trajectory or None")
-    step_index = param.Integer(default=0, bounds=(0, None))
-    image_for = param.Callable(default=None, doc="(step) -> PNG bytes or None")
+    state = param.Parameter()
 
     def __init__(self, **params):
         super().__init__(**params)
         self._player = pn.widgets.Player(start=0, end=1, value=0, interval=1200, loop_policy="once",
-                                         show_loop_controls=False, show_value=False, width=420,
+                                         show_loop_controls=False, show_value=False, width=330, height=50,
                                          visible_buttons=["slower", "first", "previous", "pause", "play",
                                                           "next", "last", "faster"],
-                                         css_classes=["sr-player"])
-        self._player.param.watch(lambda e: self.go(e.new), "value")
-        self._steps = pn.widgets.Tabulator(None, disabled=True, selectable=1, show_index=False, height=260,
-                                           sizing_mode="stretch_width", css_classes=["sr-step-list"],
-                                           layout="fit_data_stretch")
-        self._steps.param.watch(self._on_step_click, "selection")
-        self.view = StepView(image_for=self._image_in_view)
-        self._header = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["sr-trajectory-head"])
-        self._transcript = pn.Column(sizing_mode="stretch_width", css_classes=["sr-transcript"])
-        self._tabs = pn.Tabs(("Step", pn.Column(self.view)), ("Transcript", self._transcript), dynamic=True,
-                             sizing_mode="stretch_width")
-        self._tabs.param.watch(self._maybe_fill_transcript, "active")
+                                         css_classes=["sr-player"], margin=(0, 5))
+        self._player.param.watch(lambda e: e.new != self.state.step_index and self.state.go_to_step(e.new), "value")
+        self.strip = StepStrip(state=self.state)
+        self._header = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["sr-trajectory-head"], margin=(0, 5))
+        self.state.param.watch(self._load, "item")
+        self.state.param.watch(self._show, "step_index")
         self._load()
 
-    def _image(self, step):
-        return self.image_for(step) if self.image_for else None
+    def _load(self, *_):
+        steps = self.state.steps
+        traj = self.state.item.trajectory if self.state.item is not None else None
+        self._player.param.update(end=max(1, len(steps) - 1), value=0, disabled=len(steps) < 2)
+        self._header.object = trajectory_summary(traj) if traj is not None else \
+            "<p><em>No trajectory for this spectrum.</em></p>"
 
-    def _image_in_view(self, step):
-        """The step's own render, else the latest render before it (what the agent is reasoning
-        about), with the index of the step it belongs to. Keeping a picture on screen also keeps the
-        page layout still from step to step."""
-        for earlier in reversed(self.steps[: step.index + 1]):
-            png = self._image(earlier)
-            if png is not None:
-                return png, earlier.index
-        return None, None
-
-    @property
-    def steps(self):
-        return self.trajectory.steps if self.trajectory is not None else []
-
-    @property
-    def current(self):
-        steps = self.steps
-        return steps[self.step_index] if steps else None
-
-    # ---- navigation ---------------------------------------------------------------------------
-    def go(self, index: int) -> None:
-        n = len(self.steps)
-        if n:
-            self.step_index = max(0, min(int(index), n - 1))
-
-    def next(self) -> None:
-        self.go(self.step_index + 1)
-
-    def previous(self) -> None:
-        self.go(self.step_index - 1)
-
-    def _on_step_click(self, event):
-        if event.new:
-            self.go(event.new[0])
-
-    @param.depends("trajectory", watch=True)
-    def _load(self):
-        import pandas as pd
-        steps = self.steps
-        rows = [{"#": s.index + 1, "kind": s.kind, "summary": step_summary(s)} for s in steps]
-        self._steps.value = pd.DataFrame(rows, columns=["#", "kind", "summary"])
-        self._player.end = max(1, len(steps) - 1)
-        self._player.disabled = len(steps) < 2
-        traj = self.trajectory
-        if traj is None:
-            self._header.object = "<p><em>No trajectory for this spectrum.</em></p>"
-        else:
-            outcome = traj.outcome or {}
-            shown = ", ".join(f"{escape(k)}: {escape(v)}" for k, v in outcome.items()
-                              if k in ("answer", "prediction", "type", "redshift", "credibility", "format_correct",
-                                       "status"))
-            self._header.object = (f"<div><b>{escape(traj.task)}</b> · {escape(traj.agent.name)} / "
-                                   f"{escape(traj.agent.backend)}{' / ' + escape(traj.agent.model) if traj.agent.model else ''}"
-                                   f" · {len(steps)} steps<br><small>{shown}</small></div>")
-        self._transcript.objects = []
-        self.step_index = 0
-        self._show()
-
-    @param.depends("step_index", watch=True)
-    def _show(self):
-        steps = self.steps
-        self.view.param.update(step=self.current, total=len(steps))
-        if steps:
-            if self._player.value != self.step_index:
-                self._player.value = self.step_index
-            if self._steps.selection != [self.step_index]:
-                self._steps.selection = [self.step_index]
-
-    def _maybe_fill_transcript(self, event=None):
-        # Built only when opened: a long trajectory with many renders costs nothing until read.
-        if self._tabs.active == 1 and not self._transcript.objects and self.steps:
-            items = []
-            for step in self.steps:
-                items.append(pn.pane.HTML(step_html(step, len(self.steps)), sizing_mode="stretch_width"))
-                png = self._image(step)
-                if png is not None:
-                    items.append(pn.pane.PNG(png, sizing_mode="scale_width", max_width=720))
-            self._transcript.objects = items
+    def _show(self, *_):
+        if self._player.value != self.state.step_index:
+            self._player.value = self.state.step_index
 
     def __panel__(self):
-        return pn.Column(self._header, self._player, self._steps, self._tabs, sizing_mode="stretch_width")
+        return pn.Column(pn.Row(self._player, self._header, sizing_mode="stretch_width"), self.strip,
+                         sizing_mode="stretch_width")
+
+
+class Transcript(Viewer):
+    """The whole trajectory as one scrolling page, built only when its tab is opened."""
+
+    state = param.Parameter()
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._column = pn.Column(sizing_mode="stretch_width", css_classes=["sr-transcript"])
+        self._built_for = None
+        self.state.param.watch(lambda _: setattr(self, "_built_for", None), "item")
+
+    def build(self):
+        from reviewer.renders import step_render
+
+        item = self.state.item
+        if item is None or self._built_for is item:
+            return
+        items = []
+        for step in self.state.steps:
+            items.append(pn.pane.HTML(step_html(step, len(self.state.steps)), sizing_mode="stretch_width"))
+            png = step_render(self.state.store, item, step.index)
+            if png is not None:
+                items.append(pn.pane.PNG(png, sizing_mode="scale_width", max_width=720))
+        self._column.objects = items
+        self._built_for = item
+
+    def __panel__(self):
+        return self._column

@@ -17,9 +17,7 @@ class VIForm(Viewer):
     z = param.Number(default=None, allow_None=True)
     spectype = param.Selector(default=None, objects=[None, "STAR", "GALAXY", "QSO"], allow_None=True)
     comment = param.String(default="")
-    save = param.Callable(default=None, doc="(quality, issues, z, spectype, comment) -> None")
-    status = param.String(default="")
-    pipeline_z = param.Number(default=None, allow_None=True)
+    state = param.Parameter()
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -34,7 +32,7 @@ class VIForm(Viewer):
         self._issues.param.watch(lambda e: setattr(self, "issues", list(e.new)), "value")
         self._z = pn.widgets.FloatInput.from_param(self.param.z, label="VI z", format="0.00000")
         self._copy_z = pn.widgets.Button(label="Copy pipeline z", button_type="light")
-        self._copy_z.on_click(lambda _: self.pipeline_z is not None and setattr(self, "z", self.pipeline_z))
+        self._copy_z.on_click(lambda _: self._copy_pipeline_z())
         self._type = pn.widgets.Select.from_param(self.param.spectype, label="VI spectype")
         self._standard = pn.widgets.Select(options=[""] + STANDARD_COMMENTS, value="", label="Standard comment")
         self._standard.param.watch(lambda e: e.new and setattr(self, "comment", e.new), "value")
@@ -42,20 +40,29 @@ class VIForm(Viewer):
                                                         max_length=100)
         self._save = pn.widgets.Button(label="Save VI", button_type="primary", css_classes=["sr-vi-save"])
         self._save.on_click(lambda _: self.submit())
-        self._status = pn.pane.Str(self.param.status)
+        self.state.param.watch(self.load, ["item", "reviewer"])
+        self.load()
 
-    def load(self, row: dict | None):
+    def _copy_pipeline_z(self):
+        item = self.state.item
+        if item is not None and item.record.get("pipeline_z") is not None:
+            self.z = float(item.record["pipeline_z"])
+
+    def load(self, *_):
+        state = self.state
+        row = state.store.latest_vi_label(state.item.spectrum_id, state.reviewer) \
+            if state.item is not None and state.reviewer else None
         row = row or {}
         self.param.update(quality=row.get("quality"), issues=list(row.get("issues") or ""), z=row.get("z"),
-                          spectype=row.get("spectype"), comment=row.get("comment") or "", status="")
+                          spectype=row.get("spectype"), comment=row.get("comment") or "")
         self._quality.value = self.quality
         self._issues.value = list(self.issues)
 
     def submit(self):
-        if self.save:
-            self.save(self.quality, "".join(self.issues), self.z, self.spectype, self.comment or None)
+        self.state.save_vi(quality=self.quality, issues="".join(self.issues), z=self.z, spectype=self.spectype,
+                           comment=self.comment or None)
 
     def __panel__(self):
         return pn.Column("#### Quality (0-4)", self._quality, self._quality_help, "#### Issues", self._issues,
                          pn.Row(self._z, self._copy_z), self._type, self._standard, self._comment, self._save,
-                         self._status, sizing_mode="stretch_width")
+                         sizing_mode="stretch_width")

@@ -100,8 +100,9 @@ class ReviewQueriesMixin(StoreBase):
                 params.append(value)
         return self._rows(
             "SELECT * FROM (SELECT r.trajectory_id, r.reviewer, r.action, r.label, r.comment, r.created_at, r.seq, "
-            "t.spectrum_id, t.task, t.agent_name, t.backend, t.model, t.answer, t.answer_z, t.credibility, t.outcome "
-            f"FROM reviews r JOIN trajectories t ON t.id = r.trajectory_id WHERE true {scope}{task_cond} "
+            "t.spectrum_id, t.task, t.agent_name, t.backend, t.model, t.answer, t.answer_z, t.credibility, t.outcome, "
+            "s.object_id, s.survey FROM reviews r JOIN trajectories t ON t.id = r.trajectory_id "
+            f"LEFT JOIN spectra s ON s.spectrum_id = t.spectrum_id WHERE true {scope}{task_cond} "
             "QUALIFY row_number() OVER (PARTITION BY r.trajectory_id, r.reviewer ORDER BY r.created_at DESC, r.seq DESC) = 1) "
             "WHERE action <> 'clear' ORDER BY trajectory_id, created_at, seq", params)
 

@@ -147,3 +147,42 @@ def test_judge_failures_are_kept_apart_from_ratings(store, two):
     assert store.judge_failures("llm:m")[0]["reply"] == "I think it is fine."
     assert store.ratings_frame().empty
     assert "judge_failures" in store.table_names() and "resolutions" in store.table_names()
+
+
+# -- one definition of "reviewers disagree": the queue column and filter equal Conflicts membership --
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from reviewer.conflicts import sync_verdict_states  # noqa: E402
+
+VERDICTS = st.sampled_from([("approve", None), ("reject", None), ("override", {"answer": "NO"}),
+                            ("override", {"answer": "YES"}), ("clear", None)])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(labels=st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["ann", "bob", "cy"]), VERDICTS),
+                       min_size=1, max_size=12))
+def test_queue_disagreement_equals_conflict_membership(tmp_path_factory, make_trajectory, labels):
+    from reviewer.store import Store
+
+    store = Store(tmp_path_factory.mktemp("prop") / "p.duckdb")
+    try:
+        ids = [store.save_trajectory(make_trajectory(spectrum_id=f"s{i}", task="a")) for i in range(4)]
+        for item, who, (action, label) in labels:  # the agent answered YES: approve == override to YES
+            store.add_review(ids[item], who, action, label)
+        sync_verdict_states(store)
+        flagged = {r["trajectory_id"] for r in store.queue_items(limit=10) if r["disagreement"]}
+        filtered = {r["trajectory_id"] for r in store.queue_items(limit=10, disagreement=True)}
+        in_conflicts = {i["item_id"] for i in conflict_queue(store, kind="trajectory")}
+        expected = {tid for tid in ids if verdict_for(store, tid)["status"] == "conflict"}
+        assert flagged == filtered == in_conflicts == expected
+    finally:
+        store.close()
+
+
+def test_approve_and_override_to_the_agents_answer_are_no_conflict(store, two):
+    a, _ = two
+    store.add_review(a, "ann", "approve")
+    store.add_review(a, "bob", "override", {"answer": "YES"})  # the agent's own answer
+    sync_verdict_states(store)
+    assert not store.queue_items(limit=5)[0]["disagreement"] and conflict_queue(store) == []

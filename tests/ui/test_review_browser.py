@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from agents.trajectory import AgentInfo, Trajectory
-from reviewer.app import seed_demo_if_empty
+from reviewer.demo import seed_demo_if_empty
 from reviewer.store import Store
 from served_app import ServedApp
 

@@ -49,7 +49,8 @@ def test_judge_scores_and_records_failures(db, vet_trajectories, capsys):
     with ScriptedOpenAIServer() as server:
         server.push(Reply.text("Coherent, zooms match the claims. Score: 4"),
                     Reply.text("Looks plausible to me."))
-        rc = main(["judge", "--db", str(db), "--model", "judge-m", "--base-url", server.base_url])
+        rc = main(["judge", "--db", str(db), "--model", "judge-m", "--base-url", server.base_url,
+                   "--concurrency", "1"])  # one at a time: the scripted replies are in order
         assert rc == 0
         sent = server.requests[0]
         assert sent["model"] == "judge-m"

@@ -1,0 +1,62 @@
+"""What the reviewer is told: the last stored label (acknowledged only after the store returned),
+the last problem, and, once blind review allows it, other reviewers' verdicts on the item."""
+from __future__ import annotations
+
+import panel as pn
+import param
+from panel.viewable import Viewer
+
+from reviewer.components.safe_text import escape
+from reviewer.consensus import describe_label
+
+
+class AckView(Viewer):
+    state = param.Parameter()
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._ack = pn.pane.HTML("", css_classes=["sr-ack"], sizing_mode="stretch_width", margin=(0, 5))
+        self._error = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=["sr-error"],
+                                    sizing_mode="stretch_width")
+        self.state.param.watch(self._show, ["ack", "error"])
+
+    def _show(self, *_):
+        ack = self.state.ack
+        self._ack.object = f"<span>{escape(ack.text())}</span>" if ack is not None else ""
+        # Alert renders Markdown: escape so a name or message cannot inject markup
+        self._error.object = escape(self.state.error)
+        self._error.visible = bool(self.state.error)
+
+    def __panel__(self):
+        return pn.Column(self._error, self._ack, sizing_mode="stretch_width")
+
+
+class OthersView(Viewer):
+    state = param.Parameter()
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._pane = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["sr-others"])
+        self.state.param.watch(self._show, ["item", "labels_version", "reviewer", "blind"])
+        self._show()
+
+    def _show(self, *_):
+        state = self.state
+        tid = state.item.trajectory_id if state.item is not None else None
+        if tid is None:
+            self._pane.object = ""
+            return
+        rows = state.labels.others_visible(state.reviewer, tid, state.blind)
+        if rows is None:
+            self._pane.object = "<p><em>Other reviewers' verdicts appear once you have saved yours.</em></p>"
+        elif not rows:
+            self._pane.object = "<p><em>No other reviewer has a verdict on this item.</em></p>"
+        else:
+            items = "".join(
+                f"<li><b>{escape(r['reviewer'])}</b>: {escape(r['action'])}"
+                f"{' ' + escape(describe_label(r['label'])) if r.get('label') else ''}"
+                f"{' – ' + escape(r['comment']) if r.get('comment') else ''}</li>" for r in rows)
+            self._pane.object = f"<ul class='sr-others-list'>{items}</ul>"
+
+    def __panel__(self):
+        return pn.Column(pn.pane.HTML("<b>Other reviewers</b>", margin=(0, 5)), self._pane, sizing_mode="stretch_width")

@@ -1,0 +1,104 @@
+"""A table whose rows live in the database: one page at a time, every row reachable.
+
+Subclasses say how to count and fetch rows (`count()`, `fetch(offset, limit)`) and what a click opens
+(`open_row(row)`); this keeps the page, the selection on the row of the item on screen, and the
+"rows a-b of N" line. No silent cap: paging reaches the last row, and n/b go through the state.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import panel as pn
+import param
+from panel.viewable import Viewer
+
+from reviewer.components.safe_text import escape
+
+
+class PagedTable(Viewer):
+    page = param.Integer(default=0, bounds=(0, None))
+    page_size = param.Integer(default=12, bounds=(1, None))
+    total = param.Integer(default=0)
+    rows = param.List(default=[], doc="the rows of the current page")
+
+    id_key = "id"
+    columns: dict[str, str] = {}  # row key -> column title
+    widths: dict[str, int] = {}
+    css = "sr-paged"
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._table = pn.widgets.Tabulator(
+            self._frame(), selectable=1, disabled=True, show_index=False, sizing_mode="stretch_width",
+            hidden_columns=[self.id_key], titles=self.columns, widths=self.widths, layout="fit_columns",
+            css_classes=[f"{self.css}-table"], height=32 + 30 * self.page_size)
+        self._table.param.watch(self._on_click, "selection")
+        self._prev_page = pn.widgets.Button(label="‹", width=36, css_classes=[f"{self.css}-prev-page"])
+        self._next_page = pn.widgets.Button(label="›", width=36, css_classes=[f"{self.css}-next-page"])
+        self._prev_page.on_click(lambda _: self.go_to_page(self.page - 1))
+        self._next_page.on_click(lambda _: self.go_to_page(self.page + 1))
+        self._where = pn.pane.HTML("", css_classes=[f"{self.css}-where"], margin=(8, 4))
+
+    # ---- to implement ---------------------------------------------------------------------------
+    def count(self) -> int:
+        raise NotImplementedError
+
+    def fetch(self, offset: int, limit: int) -> list[dict]:
+        raise NotImplementedError
+
+    def open_row(self, row: dict) -> None:
+        raise NotImplementedError
+
+    def current_id(self) -> str | None:
+        """The id of the item on screen (its row is selected when on this page)."""
+        return None
+
+    def row_values(self, row: dict) -> dict:
+        return {k: row.get(k) for k in (self.id_key, *self.columns)}
+
+    # ---- paging ---------------------------------------------------------------------------------
+    def refresh(self, *_) -> None:
+        self.total = self.count()
+        last = max(0, (self.total - 1) // self.page_size)
+        if self.page > last:
+            self.page = last
+        self.rows = self.fetch(self.page * self.page_size, self.page_size)
+
+    def go_to_page(self, page: int) -> None:
+        last = max(0, (self.total - 1) // self.page_size)
+        page = max(0, min(int(page), last))
+        if page != self.page:
+            self.page = page
+            self.rows = self.fetch(self.page * self.page_size, self.page_size)
+
+    def show_position(self, position: int | None) -> None:
+        """Turn to the page holding the row at `position` (0-based) of the whole list."""
+        if position is not None:
+            self.go_to_page(position // self.page_size)
+
+    def _frame(self) -> pd.DataFrame:
+        cols = [self.id_key, *self.columns]
+        return pd.DataFrame([self.row_values(r) for r in self.rows], columns=cols).astype("string")
+
+    @param.depends("rows", watch=True)
+    def _sync(self):
+        self._table.value = self._frame()
+        self.select_current()
+        first = self.page * self.page_size
+        shown = f"{first + 1}–{first + len(self.rows)} of {self.total}" if self.rows else f"0 of {self.total}"
+        self._where.object = f"<span>{escape(shown)}</span>"
+
+    def select_current(self, *_) -> None:
+        ids = [r[self.id_key] for r in self.rows]
+        wanted = self.current_id()
+        selection = [ids.index(wanted)] if wanted in ids else []
+        if self._table.selection != selection:
+            self._table.selection = selection
+
+    def _on_click(self, event) -> None:
+        if event.new and 0 <= event.new[0] < len(self.rows):
+            row = self.rows[event.new[0]]
+            if row[self.id_key] != self.current_id():
+                self.open_row(row)
+
+    def pager(self) -> pn.Row:
+        return pn.Row(self._prev_page, self._where, self._next_page, sizing_mode="stretch_width")

@@ -1,0 +1,88 @@
+"""The embedded default: the bundled demo spectra and the offline agents' trajectories on them.
+
+The trajectories ship precomputed (assets/trajectories/demo.jsonl.gz) so a fresh database serves a
+usable page in seconds; `python -m reviewer.demo` re-makes them with the agents as they are now, and
+a test checks the shipped file still equals what the agents produce.
+"""
+from __future__ import annotations
+
+import gzip
+import logging
+import threading
+from pathlib import Path
+
+from agents.trajectory import Trajectory
+from reviewer.ingest import ingest_paths
+
+log = logging.getLogger("specreview.demo")
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+DEMO_DIR = ASSETS / "demo"
+DEMO_TRAJECTORIES = ASSETS / "trajectories" / "demo.jsonl.gz"
+DEMO_TASKS = ("a", "wd", "mg", "cv")  # vet tasks run on the demo spectra so the queue has real items
+_seed_lock = threading.Lock()
+
+
+def make_demo_trajectories(store) -> list[Trajectory]:
+    """Run the offline agents (vet `rules` on DEMO_TASKS, the FORMA pipeline) on every stored spectrum."""
+    from agents.verify import verify_spectrum
+    from agents.vet import vet_spectrum
+    from reviewer.spectra_cache import load_spectrum
+
+    out = []
+    for rec in store.list_spectra(limit=1000):
+        spec = load_spectrum(rec["source_path"], rec.get("target"))
+        for task in DEMO_TASKS:
+            out.append(vet_spectrum(spec, task, "rules", spectrum_id=rec["spectrum_id"]))
+        out.append(verify_spectrum(spec, spectrum_id=rec["spectrum_id"]))
+    return out
+
+
+def read_shipped(path: Path = DEMO_TRAJECTORIES) -> list[Trajectory]:
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        return [Trajectory.from_json(line) for line in fh if line.strip()]
+
+
+def seed_demo_if_empty(store, demo_dir: Path = DEMO_DIR, trajectories: Path = DEMO_TRAJECTORIES) -> int:
+    """First run: an empty database gets the demo spectra and their shipped trajectories. Returns the
+    number of spectra added (0 when the database already had some)."""
+    with _seed_lock:
+        if store.count_spectra() > 0 or not demo_dir.is_dir():
+            return 0
+        log.warning("empty database: loading the demo spectra from %s", demo_dir.name)
+        summary = ingest_paths(store, [demo_dir], progress=False)
+        for path, problem in summary.failed:
+            log.warning("demo spectrum not loaded: %s: %s", Path(path).name, problem)
+        known = {r["spectrum_id"] for r in store.list_spectra(limit=1000)}
+        shipped = [t for t in read_shipped(trajectories) if t.spectrum_id in known] if trajectories.is_file() else []
+        for traj in shipped:
+            store.save_trajectory(traj)
+        log.warning("demo ready: %d spectra, %d trajectories", summary.added, len(shipped))
+        return summary.added
+
+
+def write_shipped(trajectories: list[Trajectory], path: Path = DEMO_TRAJECTORIES) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # mtime=0: the same trajectories give the same bytes, so a re-make shows no spurious diff
+    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
+        for traj in trajectories:
+            fh.write((traj.to_json() + "\n").encode("utf-8"))
+
+
+def main() -> None:
+    """Re-make the shipped demo trajectories with the agents as they are now."""
+    import tempfile
+
+    from reviewer.store import Store
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "demo.duckdb")
+        ingest_paths(store, [DEMO_DIR], progress=False)
+        trajectories = make_demo_trajectories(store)
+        store.close()
+    write_shipped(trajectories)
+    print(f"wrote {len(trajectories)} trajectories to {DEMO_TRAJECTORIES.relative_to(ASSETS.parent)}")
+
+
+if __name__ == "__main__":
+    main()

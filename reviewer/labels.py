@@ -1,0 +1,232 @@
+"""Label writing: the rules every human label passes before it is stored (no Panel, no SQL).
+
+Who may write (a named reviewer; in a campaign, an assigned one while it is open; verdicts not in a
+rating campaign), what a verdict must say (an override names a label from the task's answer set
+that differs from the agent's own answer), what others' labels a reviewer may see (blind review),
+and the acknowledgement that a label is stored. Labels are append-only: undo writes a new row that
+restores what was current before, and the latest row wins.
+"""
+from __future__ import annotations
+
+import re
+import time
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from reviewer.conflicts import sync_verdict_states
+from reviewer.consensus import DZ_MAX, describe_label, labels_agree, normalise_label
+
+VERIFY_TYPES = ("STAR", "GALAXY", "QSO", "UNKNOWN")
+VET_ANSWERS = ("YES", "NO")
+NAME_MAX = 64
+_NAME_OK = re.compile(r"^[\w .@'+-]+$")
+
+
+class LabelRefused(ValueError):
+    """A label the rules refuse; the message says why, in words a reviewer can act on."""
+
+
+def check_name(name: str, what: str = "reviewer name") -> str:
+    """A person's or campaign's name: printable, at most NAME_MAX characters, letters, digits and . _ - @ ' +
+    (names reach pages, logs and file names: refuse rather than escape everywhere)."""
+    name = unicodedata.normalize("NFC", (name or "").strip())
+    if not name:
+        raise LabelRefused(f"A {what} is needed.")
+    if len(name) > NAME_MAX:
+        raise LabelRefused(f"A {what} has at most {NAME_MAX} characters.")
+    if not _NAME_OK.match(name):
+        raise LabelRefused(f"A {what} may hold letters, digits, spaces and . _ - @ ' + only.")
+    return name
+
+
+def answer_set(task: str) -> dict[str, Any]:
+    """What a corrected label may be for a task: vet YES/NO; verify a type from VERIFY_TYPES and a z."""
+    if task == "verify":
+        return {"type": list(VERIFY_TYPES), "z": "number"}
+    return {"answer": list(VET_ANSWERS)}
+
+
+def validate_correction(task: str, label: dict[str, Any] | None, agent_label: dict[str, Any]) -> dict[str, Any]:
+    """The corrected label of an override, normalised; refused when outside the task's answer set or
+    equal to the agent's own answer (that is an approval, not an override)."""
+    label = normalise_label(label)
+    if task == "verify":
+        if label.get("type") not in VERIFY_TYPES:
+            raise LabelRefused(f"Choose the corrected type ({', '.join(VERIFY_TYPES)}).")
+        z = label.get("z")
+        if z is not None and not (-0.01 <= z <= 12):
+            raise LabelRefused(f"The corrected z must lie between -0.01 and 12; got {z}.")
+        label = {"type": label["type"], "z": z}
+    elif label.get("answer") not in VET_ANSWERS:
+        raise LabelRefused("Choose the corrected answer (YES or NO).")
+    else:
+        label = {"answer": label["answer"]}
+    if agent_label and labels_agree(label, agent_label):
+        extra = f" (z within {DZ_MAX} x (1+z))" if task == "verify" else ""
+        raise LabelRefused(f"An override must differ from the agent's answer ({describe_label(agent_label)}){extra}: "
+                           "change the corrected label, or approve.")
+    return label
+
+
+@dataclass(frozen=True)
+class Ack:
+    """A stored label, as the reviewer is told about it."""
+
+    kind: str  # verdict / score / note / vi / preference / resolution / revision / curation / undo
+    what: str
+    reviewer: str
+    row_id: str
+    trajectory_id: str | None
+    at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    previous: dict[str, Any] | None = None  # the verdict this one replaced (for undo)
+    latency_ms: float = 0.0
+
+    def text(self) -> str:
+        return f"Saved {self.what} as {self.reviewer} at {self.at.astimezone().strftime('%H:%M:%S')}."
+
+
+class LabelService:
+    """Writes labels for one reviewer in one scope (the whole queue, or a campaign)."""
+
+    def __init__(self, store):
+        self.store = store
+
+    # ---- who may write ------------------------------------------------------------------------
+    def check_writable(self, reviewer: str, campaign: dict | None, verdict: bool = False) -> str:
+        name = check_name(reviewer)
+        if campaign:
+            current = self.store.get_session(campaign["id"]) or campaign
+            if current.get("closed_at") is not None:
+                raise LabelRefused(f"Campaign '{campaign['name']}' is closed: its labels are frozen.")
+            members = current.get("reviewers") or []
+            if members and name not in members:
+                raise LabelRefused(f"{name} is not assigned to campaign '{campaign['name']}'.")
+            if verdict and current.get("mode") == "rating":
+                raise LabelRefused(f"Campaign '{campaign['name']}' is for rating only: give a 0-5 score.")
+        return name
+
+    @staticmethod
+    def _scope(campaign: dict | None) -> str | None:
+        return campaign["id"] if campaign else None
+
+    # ---- verdicts -----------------------------------------------------------------------------
+    def write_verdict(self, reviewer: str, trajectory, action: str, label: dict | None = None,
+                      comment: str | None = None, campaign: dict | None = None) -> Ack:
+        """approve / override (with a corrected label from the task's answer set) / reject."""
+        from reviewer.consensus import agent_label
+
+        name = self.check_writable(reviewer, campaign, verdict=True)
+        if action not in ("approve", "override", "reject"):
+            raise LabelRefused(f"A verdict is approve, override or reject; got {action!r}.")
+        own = agent_label(trajectory.task, None, None, trajectory.outcome)
+        if action == "override":
+            label = validate_correction(trajectory.task, label, own)
+            what = f"verdict 'override' to {describe_label(label)}"
+        else:
+            label, what = None, f"verdict '{action}'"
+        return self._verdict_row(name, trajectory.id, action, label, comment, campaign, "verdict", what)
+
+    def undo_verdict(self, reviewer: str, ack: Ack, campaign: dict | None = None) -> Ack:
+        """Undo a verdict this reviewer saved: a new row that restores the verdict it replaced (or
+        withdraws it when there was none). Nothing is deleted."""
+        name = self.check_writable(reviewer, campaign, verdict=True)
+        if ack.kind not in ("verdict",) or ack.reviewer != name:
+            raise LabelRefused("Only your own last verdict can be undone.")
+        prev = ack.previous
+        if prev:
+            action, label, comment = prev["action"], prev.get("label"), prev.get("comment")
+            what = f"undo: back to '{prev['action']}'"
+        else:
+            action, label, comment, what = "clear", None, None, "undo: verdict withdrawn"
+        return self._verdict_row(name, ack.trajectory_id, action, label, comment, campaign, "undo", what)
+
+    def _verdict_row(self, name, trajectory_id, action, label, comment, campaign, kind, what) -> Ack:
+        previous = self.store.latest_review(trajectory_id, name)
+        start = time.perf_counter()
+        row_id = self.store.add_review(trajectory_id, name, action, label=label, comment=comment or None,
+                                       session_id=self._scope(campaign))
+        latency = 1000 * (time.perf_counter() - start)
+        sync_verdict_states(self.store, trajectory_id)
+        return Ack(kind, what, name, row_id, trajectory_id, previous=previous, latency_ms=latency)
+
+    # ---- other labels -------------------------------------------------------------------------
+    def write_score(self, reviewer, trajectory_id, score: int, rubric_version: str, campaign=None) -> Ack:
+        name = self.check_writable(reviewer, campaign)
+        if isinstance(score, bool) or not isinstance(score, int) or not 0 <= score <= 5:
+            raise LabelRefused(f"A reasoning score is a whole number from 0 to 5; got {score!r}.")
+        row = self.store.add_rating(trajectory_id, name, score, rubric_version, session_id=self._scope(campaign))
+        return Ack("score", f"score {score}", name, row, trajectory_id)
+
+    def write_note(self, reviewer, trajectory_id, step_index, comment, flags, campaign=None) -> Ack:
+        name = self.check_writable(reviewer, campaign)
+        row = self.store.add_annotation(trajectory_id, name, comment=comment or None, step_idx=step_index,
+                                        flags=flags, session_id=self._scope(campaign))
+        where = f" on step {step_index + 1}" if step_index is not None else ""
+        return Ack("note", "note" + where, name, row, trajectory_id)
+
+    def write_vi(self, reviewer, spectrum_id, campaign=None, **fields) -> Ack:
+        name = self.check_writable(reviewer, campaign)
+        row = self.store.add_vi_label(spectrum_id, name, session_id=self._scope(campaign), **fields)
+        return Ack("vi", "VI label", name, row, None)
+
+    def write_preference(self, reviewer, trajectory_id, other_id, outcome, spectrum_id, campaign=None) -> Ack:
+        name = self.check_writable(reviewer, campaign)
+        row = self.store.add_preference(trajectory_id, other_id, name, outcome, spectrum_id=spectrum_id,
+                                        session_id=self._scope(campaign))
+        return Ack("preference", f"preference '{outcome}'", name, row, trajectory_id)
+
+    def write_resolution(self, reviewer, item: dict, action: str | None, label: dict | None,
+                         merger_comment: str | None, campaign=None) -> Ack:
+        """A merger's answer to a conflict: for a trajectory approve / override (a label from the
+        answer set) / reject; for a spectrum the merged VI fields."""
+        name = self.check_writable(reviewer, campaign)
+        if item["kind"] == "trajectory":
+            if action == "override":
+                summary = self.store.trajectory_summary(item["item_id"]) or {}
+                from reviewer.consensus import agent_label
+
+                own = agent_label(summary.get("task"), summary.get("answer"), summary.get("answer_z"),
+                                  summary.get("outcome"))
+                label = validate_correction(summary.get("task") or item.get("task"), label, own)
+            else:
+                label = None
+        else:
+            action = None
+        row = self.store.add_resolution(item["kind"], item["item_id"], name, action=action, label=label,
+                                        merger_comment=merger_comment, session_id=self._scope(campaign))
+        if item["kind"] == "trajectory":
+            sync_verdict_states(self.store, item["item_id"])
+        return Ack("resolution", "resolution", name, row, item["item_id"] if item["kind"] == "trajectory" else None)
+
+    def write_revision(self, reviewer, trajectory, step, text, tool_args, spectrum, comment, campaign=None) -> Ack:
+        """A revised step (text and/or tool arguments, re-rendered) and its `revise` curation event."""
+        from reviewer.curation import save_revision
+
+        name = self.check_writable(reviewer, campaign)
+        try:
+            save_revision(self.store, trajectory, step.index, name,
+                          text=text if text != (step.text or "") else None,
+                          tool_args=tool_args if tool_args != step.tool_args else None,
+                          spectrum=spectrum, comment=comment)
+        except ValueError as err:
+            raise LabelRefused(str(err)) from err
+        row = self.store.add_curation_event(trajectory.id, name, "revise", comment=comment,
+                                            session_id=self._scope(campaign))
+        return Ack("revision", f"revision of step {step.index + 1}", name, row, trajectory.id)
+
+    def write_curation_event(self, reviewer, trajectory_id, event, value, comment, campaign=None) -> Ack:
+        name = self.check_writable(reviewer, campaign)
+        row = self.store.add_curation_event(trajectory_id, name, event, value=value, comment=comment,
+                                            session_id=self._scope(campaign))
+        return Ack("curation", f"{event} '{value}'", name, row, trajectory_id)
+
+    # ---- reading ------------------------------------------------------------------------------
+    def others_visible(self, reviewer: str, trajectory_id: str, blind: bool) -> list[dict[str, Any]] | None:
+        """Other reviewers' current verdicts on the item, or None while blind review hides them
+        (until this reviewer has saved a verdict of their own)."""
+        mine = self.store.latest_review(trajectory_id, reviewer) if reviewer else None
+        if blind and mine is None:
+            return None
+        return [r for r in self.store.reviews_for(trajectory_id) if r["reviewer"] != reviewer and r["action"] != "clear"]

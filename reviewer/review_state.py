@@ -1,0 +1,283 @@
+"""One review state per browser session: who reviews, in which campaign, which item, which step, in
+which frame, the draft label and the last acknowledgement. No widgets: components bind to it.
+
+The item on screen is one object (`ReviewItem`: the spectrum record, the spectrum and its
+trajectory together), replaced whole by `open_item`, the only way to open anything. A label is
+always written for `item`, so what is shown and what is labelled cannot drift apart.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import param
+
+from agents.spectra import SpectrumReadError
+from agents.trajectory import Trajectory
+from reviewer.consensus import agent_label
+from reviewer.labels import Ack, LabelRefused, LabelService
+from reviewer.renders import prefetch_renders, render_in_view
+from reviewer.spectra_cache import load_spectrum
+
+log = logging.getLogger(__name__)
+write_log = logging.getLogger("specreview.writes")
+LOG_WRITES = os.environ.get("SPECREVIEW_LOG_WRITES") == "1"
+if LOG_WRITES and not write_log.handlers:
+    write_log.setLevel(logging.INFO)
+    write_log.addHandler(logging.StreamHandler())
+    write_log.propagate = False  # once, not again through the server's root handler
+
+QUEUE_FILTERS = ("task", "agent_name", "backend", "state", "credibility", "disagreement", "reviewed_by")
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    """What is on screen: a spectrum, and the trajectory on it that is being reviewed (if any)."""
+
+    record: dict[str, Any]
+    spectrum: Any = None
+    trajectory: Trajectory | None = None
+    agent_label: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def spectrum_id(self) -> str:
+        return self.record["spectrum_id"]
+
+    @property
+    def trajectory_id(self) -> str | None:
+        return self.trajectory.id if self.trajectory is not None else None
+
+    @property
+    def title(self) -> str:
+        return f"{self.record.get('object_id') or self.record.get('file_name') or '?'} ({self.record.get('survey') or '?'})"
+
+    @property
+    def why_not_reviewable(self) -> str:
+        return "" if self.trajectory is not None else (
+            "No agent trajectory on this spectrum: there is nothing to approve or override. "
+            "Run an agent on it (`specreview vet` / `verify`), or open an item from the queue.")
+
+    def frame_z(self) -> float:
+        """The redshift for the rest frame: the agent's answer for a verify item, else the pipeline's."""
+        if self.agent_label.get("z") is not None:
+            return float(self.agent_label["z"])
+        z = self.record.get("pipeline_z")
+        return float(z) if z is not None else 0.0
+
+
+class ReviewState(param.Parameterized):
+    reviewer = param.String(default="", doc="who is reviewing (login, ?reviewer= or typed once)")
+    login = param.Boolean(default=False, doc="the name is the server's authenticated user: it cannot change")
+    campaign = param.Dict(default=None, allow_None=True, doc="the audit campaign this session works in")
+    blind = param.Boolean(default=True, doc="hide other reviewers' verdicts until mine is saved")
+    item = param.ClassSelector(class_=ReviewItem, default=None, allow_None=True)
+    step_index = param.Integer(default=0, bounds=(0, None))
+    rest_frame = param.Boolean(default=False, doc="wavelengths divided by (1+z)")
+    z = param.Number(default=0.0, bounds=(-0.01, 12), doc="redshift of the rest frame and the line markers")
+    draft = param.Dict(default={}, doc="the corrected label an override would save")
+    comment = param.String(default="", doc="comment saved with the next verdict")
+    queue_filters = param.Dict(default={}, doc="the queue's filters (store arguments)")
+    ack = param.ClassSelector(class_=Ack, default=None, allow_None=True, doc="the last stored label")
+    error = param.String(default="", doc="the last problem, shown in the page (the app keeps serving)")
+    labels_version = param.Integer(default=0, doc="bumped after every stored label: views re-read")
+    show_help = param.Boolean(default=False)
+
+    def __init__(self, store, **params):
+        super().__init__(**params)
+        self.store = store
+        self.labels = LabelService(store)
+        self._acks: list[Ack] = []  # this session's verdicts, newest last (for undo)
+
+    # ---- scope ----------------------------------------------------------------------------------
+    @property
+    def session_id(self) -> str | None:
+        return self.campaign["id"] if self.campaign else None
+
+    def queue_args(self) -> dict[str, Any]:
+        return {**{k: v for k, v in self.queue_filters.items() if k in QUEUE_FILTERS}, "session_id": self.session_id}
+
+    def open_campaign(self, name_or_id: str) -> bool:
+        found = self.store.find_session(name_or_id)
+        if found is None:
+            self.error = f"No audit campaign named '{name_or_id}'."
+            return False
+        self.param.update(campaign=self.store.get_session(found["id"]), blind=bool(found["blind"]))
+        return True
+
+    # ---- opening an item: the one way ------------------------------------------------------------
+    def open_item(self, trajectory_id: str | None = None, spectrum_id: str | None = None) -> bool:
+        """Open a trajectory (with its spectrum), or a spectrum (with its first trajectory in the queue's
+        scope, if any). On bad input the previous item stays and the page says why."""
+        traj = None
+        if trajectory_id is not None:
+            traj = self.store.load_trajectory(trajectory_id)
+            if traj is None:
+                self.error = f"Trajectory {trajectory_id} is not in the database."
+                return False
+            spectrum_id = traj.spectrum_id
+        elif spectrum_id is not None:
+            found = self.store.list_trajectories(spectrum_id=spectrum_id, limit=1)
+            traj = self.store.load_trajectory(found[0]["id"]) if found else None
+        record = self.store.get_spectrum(spectrum_id) if spectrum_id else None
+        if record is None:
+            self.error = f"Spectrum {spectrum_id} is not in the database."
+            return False
+        try:
+            spec = load_spectrum(record["source_path"], record.get("target"))
+        except SpectrumReadError as err:
+            self.error = f"Cannot show this spectrum: {err}"
+            return False
+        except OSError as err:  # moved or unreadable file
+            self.error = f"Cannot show this spectrum: {Path(record['source_path']).name}: {err.strerror or err}"
+            return False
+        own = agent_label(traj.task, None, None, traj.outcome) if traj is not None else {}
+        item = ReviewItem(record=record, spectrum=spec, trajectory=traj, agent_label=own)
+        # one update: every view sees the new item, its first step, its draft and frame together
+        self.param.update(item=item, step_index=0, draft=dict(own), comment="", z=item.frame_z(), error="")
+        prefetch_renders(self.store, item, lambda: self.item is item)
+        return True
+
+    # ---- steps ----------------------------------------------------------------------------------
+    @property
+    def steps(self):
+        traj = self.item.trajectory if self.item is not None else None
+        return traj.steps if traj is not None else []
+
+    @property
+    def step(self):
+        steps = self.steps
+        return steps[self.step_index] if 0 <= self.step_index < len(steps) else None
+
+    def go_to_step(self, index: int) -> None:
+        if self.steps:
+            self.step_index = max(0, min(int(index), len(self.steps) - 1))
+
+    def next_step(self) -> None:
+        self.go_to_step(self.step_index + 1)
+
+    def previous_step(self) -> None:
+        self.go_to_step(self.step_index - 1)
+
+    def zoom_window(self) -> tuple[float, float] | None:
+        """The observed-frame window the agent was viewing at the current step (None: whole spectrum)."""
+        traj = self.item.trajectory if self.item is not None else None
+        return traj.zoom_at(self.step_index) if traj is not None else None
+
+    def render(self) -> tuple[bytes | None, int | None]:
+        return render_in_view(self.store, self.item, self.step_index)
+
+    # ---- the queue ------------------------------------------------------------------------------
+    def step_item(self, delta: int) -> None:
+        """n / b: the next or previous item of the filtered queue (server-side, every item reachable)."""
+        args = self.queue_args()
+        pos = self.store.queue_position(self.item.trajectory_id, self.reviewer or None, **args) \
+            if self.item is not None and self.item.trajectory_id else None
+        target = 0 if pos is None else max(0, pos + delta)
+        rows = self.store.queue_items(self.reviewer or None, offset=target, limit=1, **args)
+        if rows and rows[0]["trajectory_id"] != (self.item.trajectory_id if self.item else None):
+            self.open_item(trajectory_id=rows[0]["trajectory_id"])
+
+    def open_first(self) -> bool:
+        rows = self.store.queue_items(self.reviewer or None, limit=1, **self.queue_args())
+        if rows:
+            return self.open_item(trajectory_id=rows[0]["trajectory_id"])
+        spectra = self.store.list_spectra(limit=1)
+        return bool(spectra) and self.open_item(spectrum_id=spectra[0]["spectrum_id"])
+
+    # ---- writing labels -------------------------------------------------------------------------
+    def _stored(self, ack: Ack) -> None:
+        if LOG_WRITES:
+            write_log.info("label-write-ms %.3f %s", ack.latency_ms, ack.kind)
+        self.param.update(ack=ack, error="", labels_version=self.labels_version + 1)
+
+    def _attempt(self, write) -> Ack | None:
+        try:
+            ack = write()
+        except LabelRefused as err:
+            self.error = str(err)
+            return None
+        self._stored(ack)
+        return ack
+
+    def _reviewable(self):
+        if self.item is None or self.item.trajectory is None:
+            self.error = self.item.why_not_reviewable if self.item is not None else "Open an item first."
+            return None
+        return self.item.trajectory
+
+    def save_verdict(self, action: str) -> Ack | None:
+        traj = self._reviewable()
+        if traj is None:
+            return None
+        ack = self._attempt(lambda: self.labels.write_verdict(
+            self.reviewer, traj, action, label=self.draft if action == "override" else None,
+            comment=self.comment or None, campaign=self.campaign))
+        if ack is not None:
+            self._acks.append(ack)
+        return ack
+
+    def undo(self) -> Ack | None:
+        """Undo my last verdict in this session (on whatever item it was): a new row restoring the one before."""
+        if not self._acks:
+            self.error = "Nothing to undo: no verdict saved in this session."
+            return None
+        last = self._acks[-1]
+        ack = self._attempt(lambda: self.labels.undo_verdict(self.reviewer, last, self.campaign))
+        if ack is not None:
+            self._acks.pop()
+        return ack
+
+    def save_score(self, score: int) -> Ack | None:
+        traj = self._reviewable()
+        if traj is None:
+            return None
+        import kb
+
+        version = str(kb.load("rubrics")["reasoning"]["version"])
+        return self._attempt(lambda: self.labels.write_score(self.reviewer, traj.id, int(score), version,
+                                                             self.campaign))
+
+    def save_note(self, comment: str, flags: list[str], whole_trajectory: bool = False) -> Ack | None:
+        traj = self._reviewable()
+        if traj is None:
+            return None
+        index = None if whole_trajectory else self.step_index
+        return self._attempt(lambda: self.labels.write_note(self.reviewer, traj.id, index, comment, flags,
+                                                            self.campaign))
+
+    def save_vi(self, **fields) -> Ack | None:
+        if self.item is None:
+            return None
+        return self._attempt(lambda: self.labels.write_vi(self.reviewer, self.item.spectrum_id, self.campaign,
+                                                          **fields))
+
+    def save_preference(self, other_id: str, outcome: str) -> Ack | None:
+        traj = self._reviewable()
+        if traj is None or not other_id:
+            return None
+        return self._attempt(lambda: self.labels.write_preference(self.reviewer, traj.id, other_id, outcome,
+                                                                  self.item.spectrum_id, self.campaign))
+
+    def resolve_conflict(self, item: dict, action: str | None, label: dict | None, comment: str | None) -> Ack | None:
+        return self._attempt(lambda: self.labels.write_resolution(self.reviewer, item, action, label, comment,
+                                                                  self.campaign))
+
+    def save_revision(self, text: str, tool_args: dict | None, comment: str | None) -> Ack | None:
+        traj = self._reviewable()
+        if traj is None or self.step is None:
+            return None
+        return self._attempt(lambda: self.labels.write_revision(self.reviewer, traj, self.step, text, tool_args,
+                                                                self.item.spectrum, comment, self.campaign))
+
+    def save_curation_event(self, event: str, value: str, comment: str | None) -> Ack | None:
+        traj = self._reviewable()
+        if traj is None:
+            return None
+        return self._attempt(lambda: self.labels.write_curation_event(self.reviewer, traj.id, event, value, comment,
+                                                                      self.campaign))
+
+    def toggle_help(self) -> None:
+        self.show_help = not self.show_help

@@ -74,13 +74,14 @@ def create_app(db: str | os.PathLike | None = None) -> pn.template.FastListTempl
     if not opened:
         state.open_first()
     plot = SpectrumPlot(state=state)
+    views: dict = {"plot": plot}  # every component on the page, by role (tests and benchmarks reach them here)
     template = pn.template.FastListTemplate(
-        title="SpecReview", sidebar=[left_area(state)], main=[main_area(state, plot)],
-        right_sidebar=[right_area(state, plot)], sidebar_width=330, right_sidebar_width=360,
+        title="SpecReview", sidebar=[left_area(state, views)], main=[main_area(state, plot, views)],
+        right_sidebar=[right_area(state, plot, views)], sidebar_width=330, right_sidebar_width=360,
         collapsed_right_sidebar=False, accent="#1f4e9c", design=OfflineFast, header_background="#1f4e9c")
     template.header.append(keyboard_for(state))
     _remember_item_in_url(state)
-    template.state = state  # for tests and other screens
+    template.state, template.views = state, views
     return template
 
 

@@ -88,9 +88,10 @@ class LazyTab(pn.Column):
             refresh()
 
 
-def main_area(state: ReviewState, plot: SpectrumPlot) -> pn.Tabs:
+def main_area(state: ReviewState, plot: SpectrumPlot, views: dict) -> pn.Tabs:
+    views.update(player=TrajectoryPlayer(state=state), step=StepView(state=state))
     review = pn.Column(*(c for c in (identity_prompt(state), help_pane(state)) if c is not None),
-                       plot, TrajectoryPlayer(state=state), StepView(state=state),
+                       plot, views["player"], views["step"],
                        sizing_mode="stretch_width", css_classes=["sr-review-main"])
     lazy = {"Transcript": lambda: Transcript(state=state), "Conflicts": lambda: ConflictQueue(state=state),
             "Curation": lambda: CurationBoard(state=state), "Stats": lambda: StatsPanel(state=state)}
@@ -101,23 +102,26 @@ def main_area(state: ReviewState, plot: SpectrumPlot) -> pn.Tabs:
         tab = tabs.objects[event.new]
         if isinstance(tab, LazyTab):
             tab.open()
+            views[tabs._names[event.new].lower()] = tab.component
 
     tabs.param.watch(on_tab, "active")
     state.param.watch(lambda _: setattr(tabs, "active", 0), "item")  # opening an item shows it
     return tabs
 
 
-def right_area(state: ReviewState, plot: SpectrumPlot) -> pn.Tabs:
-    review = pn.Column(AckView(state=state), ReviewForm(state=state), OthersView(state=state),
-                       sizing_mode="stretch_width")
-    notes = pn.Column(AnnotationForm(state=state), pn.pane.HTML("<b>Preference</b>"), PreferenceForm(state=state),
+def right_area(state: ReviewState, plot: SpectrumPlot, views: dict) -> pn.Tabs:
+    views.update(ack=AckView(state=state), form=ReviewForm(state=state), others=OthersView(state=state),
+                 note=AnnotationForm(state=state), preference=PreferenceForm(state=state),
+                 controls=Controls(plot=plot, state=state), vi=VIForm(state=state))
+    review = pn.Column(views["ack"], views["form"], views["others"], sizing_mode="stretch_width")
+    notes = pn.Column(views["note"], pn.pane.HTML("<b>Preference</b>"), views["preference"],
                       sizing_mode="stretch_width")
-    return pn.Tabs(("Review", review), ("Note", notes), ("View", Controls(plot=plot, state=state)),
-                   ("VI", VIForm(state=state)), sizing_mode="stretch_width", css_classes=["sr-right-tabs"])
+    return pn.Tabs(("Review", review), ("Note", notes), ("View", views["controls"]), ("VI", views["vi"]),
+                   sizing_mode="stretch_width", css_classes=["sr-right-tabs"])
 
 
-def left_area(state: ReviewState) -> pn.Column:
-    return pn.Column(pn.Tabs(("Queue", QueueView(state=state)), ("Spectra", SpectrumListView(state=state)),
-                             sizing_mode="stretch_width"),
-                     pn.pane.HTML("<b>Metadata</b>", margin=(0, 5)), MetadataPanel(state=state),
-                     sizing_mode="stretch_width")
+def left_area(state: ReviewState, views: dict) -> pn.Column:
+    views.update(queue=QueueView(state=state), spectra=SpectrumListView(state=state),
+                 metadata=MetadataPanel(state=state))
+    return pn.Column(pn.Tabs(("Queue", views["queue"]), ("Spectra", views["spectra"]), sizing_mode="stretch_width"),
+                     pn.pane.HTML("<b>Metadata</b>", margin=(0, 5)), views["metadata"], sizing_mode="stretch_width")

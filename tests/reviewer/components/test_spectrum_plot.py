@@ -4,10 +4,7 @@ from bokeh.document import Document
 from bokeh.models import Range1d
 
 import panel as pn
-from reviewer.components.controls import Controls
-from reviewer.components.metadata import MetadataPanel
-from reviewer.components.spectrum_list import SpectrumList
-from reviewer.components.spectrum_plot import SpectrumPlot, robust_y_range
+from reviewer.components.spectrum_plot import SpectrumPlot, label_candidates, robust_y_range
 
 
 def x_range_of(root):
@@ -56,44 +53,41 @@ def test_smoothing_changes_what_is_drawn_and_masks_stay_out(synthetic_spectrum):
     assert smooth[1499] < 200  # the masked spike does not leak into its neighbours
 
 
-def test_rest_frame_and_lines_follow_z(synthetic_spectrum):
-    plot = SpectrumPlot(spectrum=synthetic_spectrum, z=0.1, rest_frame=True)
-    lo, hi = plot.full_range()
-    assert lo == pytest.approx(3800 / 1.1) and hi == pytest.approx(9000 / 1.1)
+def source_of(root, column, value=None):
+    from bokeh.models import ColumnDataSource
+
+    found = [src for src in root.select({"type": ColumnDataSource})
+             if column in src.data and (value is None or value in list(src.data[column]))]
+    assert found, f"no source with {column}={value}"
+    return max(found, key=lambda src: len(src.data[column]))  # the flux curve, not the masked points
 
 
-def test_controls_apply_typed_range_and_report_bad_input(synthetic_spectrum):
-    plot = SpectrumPlot(spectrum=synthetic_spectrum)
-    controls = Controls(plot=plot)
-    controls._min.value, controls._max.value = 6400, 6700
-    controls.apply_range()
-    assert plot.x_range == (6400, 6700) and controls.message == ""
-    controls._min.value, controls._max.value = 7000, 6000
-    controls.apply_range()
-    assert "minimum must be below" in controls.message and plot.x_range == (6400, 6700)
-    controls.apply_preset({"id": "full", "label": "Full", "range": None})
-    assert plot.x_range is None
+def test_rest_frame_divides_the_axis_and_lines_stay_on_their_pixels(synthetic_spectrum):
+    """A z = 0.1 spectrum whose absorption sits at 6564.6 x 1.1 observed: in both frames the H-alpha
+    marker is drawn where the flux has its minimum, and the axis label says which frame."""
+    wave = synthetic_spectrum.spectral_axis.value * 1.1
+    shifted = synthetic_spectrum.__class__(spectral_axis=wave * synthetic_spectrum.spectral_axis.unit,
+                                           flux=synthetic_spectrum.flux, uncertainty=synthetic_spectrum.uncertainty)
+    plot = SpectrumPlot(spectrum=shifted, z=0.1)
+    root = pn.panel(plot).get_root(Document())
+    for rest in (False, True):
+        plot.rest_frame = rest
+        flux = source_of(root, "flux")
+        x, y = np.asarray(flux.data["wave"], float), np.asarray(flux.data["flux"], float)
+        core = x[np.nanargmin(y)]
+        labels = source_of(root, "text", "H-alpha")
+        marker = labels.data["x"][list(labels.data["text"]).index("H-alpha")]
+        assert marker == pytest.approx(core, abs=3.0), (rest, marker, core)
+        assert ("Rest-frame" in plot.axis_label()) == rest
+    assert plot.full_range()[0] == pytest.approx(3800 * 1.1 / 1.1)
 
 
-def test_metadata_escapes_and_keeps_ids_as_strings():
-    panel = MetadataPanel(record={"object_id": "39633345008634465", "survey": "<script>alert(1)</script>",
-                                  "header": {"OBJNAME": "<b>x</b>"}})
-    assert "39633345008634465" in panel._table.object
-    assert "<script>" not in panel._table.object and "&lt;script&gt;" in panel._table.object
-    panel._card.collapsed = False  # the header renders when opened
-    assert "&lt;b&gt;x&lt;/b&gt;" in panel._header.object and "<b>x</b>" not in panel._header.object
-
-
-def test_spectrum_list_next_previous_wraps():
-    records = [{"spectrum_id": s, "object_id": s, "survey": "X"} for s in ("a", "b", "c")]
-    lst = SpectrumList(records=records)
-    lst.step(+1)
-    assert lst.selected_id == "a"
-    lst.step(-1)
-    assert lst.selected_id == "c"
-    lst.step(+1)
-    assert lst.selected_id == "a"
-    assert lst._table.value["object_id"].dtype.name == "string"
+def test_one_label_per_wavelength_major_lines_first():
+    lines = [{"name": "H-alpha", "kind": "emission", "rest": 6564.6, "x": 6564.6, "major": True},
+             {"name": "H-alpha", "kind": "absorption", "rest": 6564.6, "x": 6564.6, "major": True},
+             {"name": "[N II] 6550", "kind": "emission", "rest": 6549.9, "x": 6549.9, "major": False}]
+    named = label_candidates(lines)
+    assert [ln["name"] for ln in named] == ["H-alpha", "[N II] 6550"]
 
 
 def test_agent_zoom_is_shaded_and_follows_the_frame(synthetic_spectrum):

@@ -1,0 +1,98 @@
+"""The components bound to one review state, built by the real layout on a seeded database: they
+follow the item on screen, never a value pushed by a parent."""
+from __future__ import annotations
+
+import inspect
+import threading
+
+import pytest
+from bokeh.document import Document
+
+from layouts import create_app
+from reviewer.components import annotation_form, conflicts, controls, queue, review_form, step_view
+from reviewer.demo import seed_demo_if_empty
+from reviewer.review_state import ReviewState
+from reviewer.store import Store
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cockpit") / "cockpit.duckdb"
+    store = Store(path)
+    seed_demo_if_empty(store)
+    template = create_app(path)
+    template.main[0].get_root(Document())
+    yield template
+    store.close()
+
+
+def test_the_page_opens_on_the_first_item_with_everything_bound(app):
+    state = app.state
+    assert state.item is not None and state.item.trajectory is not None
+    assert all(getattr(v, 'state', state) is state for v in app.views.values())
+
+
+def test_the_form_follows_the_spectra_list(app):
+    state = app.state
+    spectra = state.store.list_spectra(limit=100)
+    state.open_item(spectrum_id=spectra[-1]["spectrum_id"])
+    form = app.views['form']
+    assert state.item.trajectory.spectrum_id == spectra[-1]["spectrum_id"]
+    agent = state.item.agent_label
+    assert form._approve.name.startswith("Approve: ") and str(list(agent.values())[0]) in form._approve.name
+
+
+def test_the_verify_form_shows_the_new_items_answer(app):
+    state, form = app.state, app.views['form']
+    verify = state.store.queue_items(task="verify", limit=100)
+    galaxy = next(r for r in verify if r["answer"] == "GALAXY")
+    star = next(r for r in verify if r["answer"] == "STAR")
+    state.open_item(trajectory_id=galaxy["trajectory_id"])
+    form._type.value = "QSO"
+    assert state.draft["type"] == "QSO"
+    state.open_item(trajectory_id=star["trajectory_id"])
+    assert form._type.value == "STAR" and state.draft["type"] == "STAR"
+
+
+def test_step_view_and_queue_follow_the_state(app):
+    state = app.state
+    state.open_first()
+    view, q = app.views['step'], app.views['queue']
+    state.go_to_step(2)
+    assert "Step 3/" in view._html.object
+    state.step_item(+1)
+    assert q._table.selection == [1] and "Step 1/" in view._html.object
+
+
+def test_components_take_the_state_not_callbacks_from_a_session():
+    """No component receives a callback or a pushed value: their only inputs are the state (and, for
+    the controls, the plot they drive)."""
+    for module in (annotation_form, conflicts, controls, queue, review_form, step_view):
+        source = inspect.getsource(module)
+        assert "param.Callable" not in source, module.__name__
+
+
+def test_several_sessions_at_once_share_the_caches_safely(app, tmp_path):
+    """`--num-threads 4`: sessions opening items and rendering steps at once on one store."""
+    store = app.state.store
+    ids = [r["trajectory_id"] for r in store.queue_items(limit=40)]
+    errors: list[BaseException] = []
+
+    def reviewer(k):
+        try:
+            state = ReviewState(store, reviewer=f"t{k}")
+            for tid in ids[k::4]:
+                assert state.open_item(trajectory_id=tid)
+                for i in range(len(state.steps)):
+                    state.go_to_step(i)
+                    state.render()
+                assert state.item.trajectory_id == tid
+        except BaseException as err:  # noqa: BLE001 - collected and re-raised below
+            errors.append(err)
+
+    threads = [threading.Thread(target=reviewer, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=240)
+    assert not errors, errors

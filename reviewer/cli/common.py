@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -50,6 +51,9 @@ def add_batch_options(p: argparse.ArgumentParser, *, llm: bool = True) -> None:
                             "(default: the LLM config's, else 16)")
         p.add_argument("--max-rps", type=float, default=None, metavar="R",
                        help="at most R model requests started per second (default: no bound)")
+        p.add_argument("--render-processes", type=int, default=None, metavar="P",
+                       help="with --backend openai and no --dask: draw the zooms in P processes while the "
+                            "threads wait on the model (default: CPUs - 1, at most 4; 0 = in the threads)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -82,6 +86,15 @@ def batch_plan(args: argparse.Namespace, llm_config=None, llm: dict | None = Non
     if parse_dask(args.dask)[0] == "local":
         llm = {**(llm or {}), "concurrency": max(1, -(-threads // local_workers(args.dask)))}
     return {"dask_address": args.dask, "threads": threads}, llm
+
+
+def render_processes(args: argparse.Namespace, plan: dict) -> int:
+    """Render processes for a threaded LLM run (0 otherwise: processes and Dask workers draw their own)."""
+    if "threads" not in plan or plan.get("dask_address"):
+        return 0
+    if getattr(args, "render_processes", None) is not None:
+        return max(args.render_processes, 0)
+    return min(4, (os.cpu_count() or 1) - 1)
 
 
 def show_progress(args: argparse.Namespace) -> bool:

@@ -19,6 +19,7 @@ from reviewer.cli.common import (
     known_task,
     llm_overrides,
     open_store,
+    render_processes,
     show_progress,
 )
 from reviewer.ingest import (
@@ -63,6 +64,7 @@ def resolve_items(store, items: list[str], progress: bool) -> tuple[list[str], l
 
 
 def run(args: argparse.Namespace) -> int:
+    from agents import render_pool
     from agents.batch import run_batch
     from agents.jobs import vet_job
     from agents.llm import load_config
@@ -95,17 +97,19 @@ def run(args: argparse.Namespace) -> int:
                              "task": task, "backend": args.backend, "llm": llm, "eager": args.eager_renders})
         counts: Counter = Counter()
         summary = RunSummary()  # the clock starts when the jobs do
-        for job, result in run_batch(vet_job, jobs, **plan, progress=progress, desc="vet",
-                                     unit="traj", postfix=lambda *_: summary.postfix()):
-            if isinstance(result, BaseException):
-                problems.append(f"{job['source_path']}#{job['target'] or ''} [{job['task']}]: {type(result).__name__}: {result}")
-                counts["failed"] += 1
-                summary.add(ok=False)
-                continue
-            store.save_trajectory(result)
-            summary.add(step_usages(result), ok=result.outcome.get("status") != "error")
-            out = result.outcome
-            counts[out.get("prediction") or out.get("status")] += 1
+        with render_pool.running(render_processes(args, plan) if jobs else 0):
+            for job, result in run_batch(vet_job, jobs, **plan, progress=progress, desc="vet", unit="traj",
+                                         postfix=lambda *_: summary.postfix()):
+                if isinstance(result, BaseException):
+                    problems.append(f"{job['source_path']}#{job['target'] or ''} [{job['task']}]: "
+                                    f"{type(result).__name__}: {result}")
+                    counts["failed"] += 1
+                    summary.add(ok=False)
+                    continue
+                store.save_trajectory(result)
+                summary.add(step_usages(result), ok=result.outcome.get("status") != "error")
+                out = result.outcome
+                counts[out.get("prediction") or out.get("status")] += 1
     finally:
         store.close()
     print(f"database: {store.path}")

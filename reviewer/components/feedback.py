@@ -22,7 +22,8 @@ class AckView(Viewer):
 
     def _show(self, *_):
         ack = self.state.ack
-        self._ack.object = f"<span>{escape(ack.text())}</span>" if ack is not None else ""
+        self._ack.object = (f"<span>{escape(ack.text())} (#{self.state.labels_version} this session)</span>"
+                            if ack is not None else "")
         # Alert renders Markdown: escape so a name or message cannot inject markup
         self._error.object = escape(self.state.error)
         self._error.visible = bool(self.state.error)

@@ -23,6 +23,7 @@ class PagedTable(Viewer):
     id_key = "id"
     columns: dict[str, str] = {}  # row key -> column title
     widths: dict[str, int] = {}
+    formatters: dict[str, dict] = {}
     css = "sr-paged"
 
     def __init__(self, **params):
@@ -30,7 +31,8 @@ class PagedTable(Viewer):
         self._table = pn.widgets.Tabulator(
             self._frame(), selectable=1, disabled=True, show_index=False, sizing_mode="stretch_width",
             hidden_columns=[self.id_key], titles=self.columns, widths=self.widths, layout="fit_columns",
-            css_classes=[f"{self.css}-table"], height=32 + 30 * self.page_size)
+            formatters=self.formatters, configuration={"columnDefaults": {"headerSort": False}},
+            css_classes=[f"{self.css}-table"], max_height=40 + 44 * self.page_size)
         self._table.param.watch(self._on_click, "selection")
         self._prev_page = pn.widgets.Button(label="‹", width=36, css_classes=[f"{self.css}-prev-page"])
         self._next_page = pn.widgets.Button(label="›", width=36, css_classes=[f"{self.css}-next-page"])

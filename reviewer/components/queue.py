@@ -25,7 +25,8 @@ class QueueView(PagedTable):
 
     id_key = "trajectory_id"
     columns = {"object": "Object", "task": "Task", "answer": "Ans.", "cred": "Cred.", "mine": "Me", "split": "≠"}
-    widths = {"object": 118, "task": 44, "answer": 44, "cred": 44, "mine": 30, "split": 26}
+    widths = {"object": 132, "task": 42, "answer": 46, "cred": 38, "mine": 26, "split": 22}
+    formatters = {"object": {"type": "textarea"}}  # long survey ids wrap instead of hiding the survey
     css = "sr-queue"
 
     def __init__(self, **params):

@@ -134,7 +134,7 @@ class ReviewForm(Viewer):
     def __panel__(self):
         return pn.Column(
             self._reason,
-            pn.Row(self._approve, self._override, self._reject, sizing_mode="stretch_width"),
+            pn.FlexBox(self._approve, self._override, self._reject, flex_wrap="wrap", sizing_mode="stretch_width"),
             self._answer, pn.Row(self._type, self._z), self._comment, self._undo,
             pn.pane.HTML("<b>Reasoning score (0-5)</b>", margin=(0, 5)), self._score, self._rubric_text, self._saved,
             sizing_mode="stretch_width",

@@ -92,7 +92,7 @@ class SpectrumPlot(Viewer):
             *(getattr(hv.opts, name)(framewise=True, hooks=hooks) for name in ELEMENT_TYPES))
         self._range_stream = hv.streams.RangeX(source=self._dmap)
         self._range_stream.add_subscriber(self._on_user_range)
-        self._pane = pn.pane.HoloViews(self._dmap, sizing_mode="stretch_width", height=340, linked_axes=False,
+        self._pane = pn.pane.HoloViews(self._dmap, sizing_mode="stretch_width", height=300, linked_axes=False,
                                        css_classes=["sr-plot"])
         self._axis = None  # the Bokeh x axis: its label says which frame
         self._legend = None
@@ -275,7 +275,7 @@ class SpectrumPlot(Viewer):
         labels = hv.Labels(f["labels"], ["x", "y"], ["text"], label="labels").opts(
             text_font_size="8pt", text_color="#333333", text_baseline="middle")
         return (curve * noise * bad * vlines[0] * vlines[1] * vlines[2] * labels).opts(
-            hv.opts.Overlay(xlim=f["xlim"], ylim=f["ylim"], responsive=True, height=340, show_legend=True,
+            hv.opts.Overlay(xlim=f["xlim"], ylim=f["ylim"], responsive=True, height=300, show_legend=True,
                             legend_position="right", active_tools=["box_zoom"], toolbar="above"))
 
     def _on_change(self, *events):

@@ -70,7 +70,7 @@ class StepView(Viewer):
     render, the text and the main plot are on screen together). Bound to the review state."""
 
     state = param.Parameter()
-    image_height = param.Integer(default=250)
+    image_height = param.Integer(default=220)
 
     def __init__(self, **params):
         super().__init__(**params)

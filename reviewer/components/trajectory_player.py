@@ -9,6 +9,11 @@ from panel.viewable import Viewer
 from reviewer.components.safe_text import escape
 from reviewer.components.step_view import step_html
 
+# a long trajectory wraps onto a second row of small buttons instead of widening the page
+STRIP_CSS = """
+.bk-btn-group { flex-wrap: wrap; }
+.bk-btn-group .bk-btn { flex: 0 0 auto; padding: 0 4px; font-size: 11px; line-height: 16px; min-width: 32px; border-radius: 3px; }
+"""
 KIND_MARK = {"prompt": "P", "think": "T", "tool_call": "C", "tool_result": "R", "verdict": "V", "answer": "A"}
 
 
@@ -29,7 +34,8 @@ class StepStrip(Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._buttons = pn.widgets.RadioButtonGroup(options={}, button_type="light", css_classes=["sr-step-strip"],
-                                                    sizing_mode="stretch_width", margin=(0, 5))
+                                                    sizing_mode="stretch_width", margin=(0, 5),
+                                                    stylesheets=[STRIP_CSS])
         self._buttons.param.watch(self._clicked, "value")
         self.state.param.watch(self._load, "item")
         self.state.param.watch(self._show, "step_index")

@@ -44,7 +44,9 @@ def test_native_tool_calls_round_trip_and_request_shape(openai_server, spectrum)
         Reply.tool_call(TOOL_NAME, {"wavelength_range": [6500, 6620], "label": "H-alpha"}, content="<think>zoom</think>"),
         Reply.text(FINAL))
     traj = vet_spectrum(spectrum, "a", backend="openai", llm_config=config(openai_server))
+    usage = traj.outcome.pop("usage")
     assert traj.outcome == {"status": "answered", "tool_calls": 1, "prediction": "YES", "answer": "YES", "format_correct": True}
+    assert usage["calls"] == 2 and usage["attempts"] == 2 and usage["images"] == 1 + 2  # overview, then overview + zoom
     assert traj.agent.backend == "openai" and traj.agent.model == "spec-o3-test"
     first, second = openai_server.requests
     tool = first["tools"][0]
@@ -144,6 +146,7 @@ def test_no_answer_within_eight_calls(openai_server, spectrum):
 def test_answer_without_boxed_is_a_format_error_with_fallback(openai_server, spectrum):
     openai_server.push(Reply.text("<think>hmm</think><answer>No, the lines are too weak.</answer>"))
     traj = vet_spectrum(spectrum, "a", backend="openai", llm_config=config(openai_server))
+    assert traj.outcome.pop("usage")["calls"] == 1
     assert traj.outcome == {"status": "answered", "tool_calls": 0, "prediction": "NO", "answer": "NO", "format_correct": False}
     assert traj.steps[-1].answer["source"] == "answer_word"
 

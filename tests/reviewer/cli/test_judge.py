@@ -1,10 +1,10 @@
 """`specreview judge` against a real OpenAI-compatible HTTP server (scripted) on 127.0.0.1."""
 import pytest
+from scripted_openai_server import Reply, ScriptedOpenAIServer
 
 from agents.judge import parse_score, trajectory_text
 from reviewer.cli import main
 from reviewer.store import Store
-from scripted_openai_server import Reply, ScriptedOpenAIServer
 
 
 @pytest.mark.parametrize("reply, score", [
@@ -93,3 +93,20 @@ def test_judge_with_a_dead_endpoint_fails_every_call(db):
         failures = store.judge_failures("llm:m3")
         assert len(failures) == 2 and all(f["error"].startswith("call failed") for f in failures)
         assert store.ratings_frame().empty
+
+
+def test_judge_calls_overlap_and_the_run_is_summed(db, vet_trajectories, capsys):
+    with ScriptedOpenAIServer() as server:
+        def reply(body):
+            server.wait_for_in_flight(2)  # a judge that sends one call at a time is answered late
+            return Reply.text("Careful zooms. Score: 3")
+
+        server.responder = reply
+        assert main(["judge", "--db", str(db), "--model", "m4", "--base-url", server.base_url,
+                     "--concurrency", "2"]) == 0
+        assert server.max_in_flight == 2
+    out = capsys.readouterr().out
+    assert "scored 2, failed 0" in out and "model calls: 2 (1.00 per item), 0 failed" in out
+    assert "tokens: prompt " in out
+    with Store(db) as store:
+        assert sorted(store.ratings_frame()["score"]) == [3.0, 3.0]

@@ -3,10 +3,11 @@ import json
 import shutil
 
 import pytest
+from scripted_openai_server import Reply
+from shared_data import shared_data_dir
 
 from reviewer.cli import main
 from reviewer.store import Store
-from shared_data import shared_data_dir
 
 FILES = ["sdss_pyqsofit/spec-0332-52367-0639.fits", "sdss_gelato/spec-0295-51585-0596.fits",
          "sdss_bossbrain/spec-3586-55181-0500.fits"]
@@ -66,3 +67,30 @@ def test_ablate_narrow_lines_reports_change(shared_spectra, templates, capsys):
 
 def test_verify_reports_missing_path(tmp_path, capsys):
     assert main(["verify", "--db", str(tmp_path / "x.duckdb"), "--no-progress", str(tmp_path / "nope.fits")]) == 1
+
+
+def test_verify_with_a_model_reviews_concurrently_and_records_usage(tmp_path, folder, templates, openai_server,
+                                                                     monkeypatch, capsys):
+    review = json.dumps({"verdict": "UNCERTAIN", "credibility": "LOW", "concerns": ["scripted"], "narrative": "n"})
+
+    def reply(body):
+        openai_server.wait_for_in_flight(2)  # the reviews of different spectra must overlap
+        return Reply.text(review)
+
+    openai_server.responder = reply
+    monkeypatch.setenv("SPECREVIEW_LLM_BASE_URL", openai_server.base_url)
+    monkeypatch.setenv("SPECREVIEW_LLM_API_KEY", "k")
+    db = tmp_path / "vl.duckdb"
+    assert main(["verify", "--db", str(db), "--templates", templates, "--backend", "openai", "--model", "rev",
+                 "--concurrency", "3", "--no-progress", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert openai_server.max_in_flight >= 2
+    calls = len(openai_server.requests)
+    assert 1 <= calls <= len(FILES) and f"model calls: {calls} (" in out and "tokens: prompt" in out
+    with Store(db) as store:
+        trajs = [store.load_trajectory(r["id"]) for r in store.list_trajectories(task="verify")]
+    reviewed = [t for t in trajs if "usage" in t.outcome.get("llm_review", {})]
+    assert len(reviewed) == calls
+    for t in reviewed:
+        step = next(s for s in t.steps if s.data.get("role") == "llm_reviewer")
+        assert step.data["usage"] == t.outcome["llm_review"]["usage"] and step.data["usage"]["prompt_tokens"] > 0

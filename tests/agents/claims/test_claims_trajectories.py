@@ -1,0 +1,81 @@
+"""Whole trajectories: the zoom in force at each step, and the rules policy's own trajectories,
+whose every quoted number is measured, have no contradicted claim."""
+import time
+
+import pytest
+
+import kb
+from agents.claims import check_trajectory, step_window, summarize
+from agents.trajectory import AgentInfo, Trajectory
+from agents.vet import vet_spectrum
+
+
+def _read(manifest, shared_spectra, rows):
+    from agents.spectra import read_spectrum
+
+    for row in rows:
+        path, _, target = row["file"].partition("#")
+        try:
+            yield row, read_spectrum(shared_spectra / path, target or None)
+        except Exception as exc:  # noqa: BLE001 - a corpus file the readers reject is the readers' test's business
+            print(f"skip {row['file']}: {exc}")
+
+
+def test_step_window_follows_zooms_and_rest_frame():
+    traj = Trajectory(task="a", agent=AgentInfo(name="vet", backend="openai"))
+    traj.add("prompt", text="p", data={"tool_state": {"redshift": 0.5}})
+    traj.add("think", text="overview")
+    traj.add("tool_call", tool_name="spectral_visualization_tool", tool_args={"wavelength_range": [4800, 5100]})
+    traj.add("tool_result", tool_name="spectral_visualization_tool", tool_args={"wavelength_range": [4800, 5100]})
+    traj.add("think", text="zoomed")
+    traj.add("tool_call", tool_name="spectral_visualization_tool", tool_args={"wavelength_range": [1, 2]})
+    traj.add("tool_result", tool_name="spectral_visualization_tool", tool_args={"wavelength_range": [1, 2]}, is_error=True)
+    traj.add("think", text="after a failed zoom")
+    assert step_window(traj, 1).range is None
+    view = step_window(traj, 4)
+    assert view.range == (7200.0, 7650.0) and view.rest_plot  # rest-frame range times 1 + z
+    assert step_window(traj, 7).range == (7200.0, 7650.0)  # the failed zoom changed nothing
+    verify = Trajectory(task="verify", agent=AgentInfo(name="verify", backend="rules"))
+    verify.add("tool_call", tool_name="render", tool_args={"wave_min": 6400.0, "wave_max": 6700.0, "label": "x"})
+    verify.add("tool_result", tool_name="render", tool_args={"wave_min": 6400.0, "wave_max": 6700.0, "label": "x"})
+    verify.add("think", text="t")
+    assert step_window(verify, 2).range == (6400.0, 6700.0) and not step_window(verify, 2).rest_plot
+
+
+def _rules_run(pairs):
+    steps, elapsed, bad = 0, 0.0, []
+    for row, spec in pairs:
+        for task_id in kb.tasks():
+            traj = vet_spectrum(spec, task_id)
+            t0 = time.perf_counter()
+            results = check_trajectory(traj, spec)
+            elapsed += time.perf_counter() - t0
+            steps += len(traj.steps)
+            bad += [(row["file"], task_id, r.claim.text, r.reason) for r in results if r.verdict == "contradicted"]
+    return steps, elapsed, bad
+
+
+def test_rules_trajectories_have_no_contradicted_claims_fast(manifest, shared_spectra):
+    picks = [r for r in manifest if r["survey"].startswith(("LAMOST", "SDSS", "DESI", "Pickles"))]
+    picks = picks[:: max(1, len(picks) // 10)][:10]
+    steps, _, bad = _rules_run(_read(manifest, shared_spectra, picks))
+    assert steps > 100 and bad == []
+
+
+@pytest.mark.slow
+def test_rules_trajectories_over_the_whole_corpus_have_no_contradicted_claims(manifest, shared_spectra):
+    steps, _, bad = _rules_run(_read(manifest, shared_spectra, manifest))
+    assert steps > 1000 and bad == []
+
+
+def test_a_false_number_in_rules_wording_is_contradicted(manifest, shared_spectra):
+    ((_row, spec),) = list(_read(manifest, shared_spectra, [r for r in manifest if r["subclass"].startswith("A7")][:1]))
+    traj = vet_spectrum(spec, "a")
+    honest = check_trajectory(traj, spec)
+    step = next(s for s in traj.steps if s.kind == "think" and "H-beta equivalent width = " in s.text)
+    quoted = step.text.split("H-beta equivalent width = ")[1].split(" ")[0]
+    step.text = step.text.replace(f"H-beta equivalent width = {quoted}", f"H-beta equivalent width = {float(quoted) * 3:.2f}")
+    lied = check_trajectory(traj, spec)
+    assert summarize(honest)["contradicted"] == 0
+    flagged = [r for r in lied if r.verdict == "contradicted"]
+    assert len(flagged) == 1 and flagged[0].step_index == step.index and flagged[0].view == [4640.0, 5090.0]

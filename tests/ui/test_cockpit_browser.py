@@ -1,0 +1,202 @@
+"""The review cockpit in Chromium at 1440x900: each way to open an item shows and labels the same
+item, the plot tells the truth in both frames, labels say what the reviewer meant, one screen holds
+what a review needs, and the Stats plots draw. Every wait is on a condition."""
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+from agents.trajectory import Trajectory
+from bokeh_probe import AXIS_LABELS_JS, LABEL_X_JS, PEAK_NEAR_JS, SHADE_JS, STATS_GLYPHS_JS, X_RANGE_JS
+from reviewer.demo import seed_demo_if_empty
+from reviewer.store import Store
+from served_app import ServedApp
+
+pytestmark = pytest.mark.ui
+GALAXY = "39633345008634465"  # the DESI emission-line galaxy of the demo, z = 0.3687
+
+
+@pytest.fixture(scope="module")
+def cockpit(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("cockpit")
+    db = tmp / "cockpit.duckdb"
+    store = Store(db)
+    seed_demo_if_empty(store)
+    queue = store.queue_items(limit=100)
+    trajectories = {r["trajectory_id"]: Trajectory.from_json(store.load_trajectory(r["trajectory_id"]).to_json())
+                    for r in queue}
+    galaxy_verify = next(r for r in queue if r["task"] == "verify" and r["object_id"] == GALAXY)
+    store.add_review(galaxy_verify["trajectory_id"], "bo", "override", {"type": "QSO", "z": 0.37})
+    for who, scores in (("ann", [4, 3, 5, 2, 4]), ("bo", [3, 3, 4, 1, 5])):
+        for row, score in zip(queue, scores):
+            store.add_rating(row["trajectory_id"], who, score, "1")
+    store.close()
+    app = ServedApp(db, tmp / "panel.log")
+    app.queue, app.trajectories, app.galaxy_verify = queue, trajectories, galaxy_verify["trajectory_id"]
+    yield app
+    app.stop()
+
+
+@pytest.fixture
+def screen(browser):
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.console_errors = []
+    page.on("pageerror", lambda err: page.console_errors.append(str(err)))
+    yield page
+    context.close()
+
+
+def open_as(page, app, reviewer, extra=""):
+    page.goto(f"{app.url}?reviewer={reviewer}{extra}", wait_until="domcontentloaded")
+    expect(page.locator(".sr-step-view")).to_contain_text("Step 1", timeout=60_000)
+    page.wait_for_function(f"({X_RANGE_JS})() !== null", timeout=60_000)
+
+
+def open_tab(page, title):
+    page.locator(".bk-tab").filter(has_text=re.compile(f"^{title}$")).first.click()
+
+
+def no_server_errors(app):
+    log = app.log_text()
+    assert "Traceback" not in log and "RuntimeError" not in log, log[-3000:]
+
+
+def shade_is(page, window):
+    expected = "null" if window is None else f"[{window[0]}, {window[1]}]"
+    page.wait_for_function(f"JSON.stringify(({SHADE_JS})()) === JSON.stringify({expected})", timeout=20_000)
+
+
+def test_queue_and_step_clicks_show_and_label_the_same_item(cockpit, screen):
+    open_as(screen, cockpit, "ann")
+    rows = screen.locator(".sr-queue-table .tabulator-row")
+    target = next(r for r in cockpit.queue[:12] if r["object_id"] != cockpit.queue[0]["object_id"])
+    position = [r["trajectory_id"] for r in cockpit.queue].index(target["trajectory_id"])
+    rows.nth(position).click()
+    expect(screen.locator(".sr-metadata")).to_contain_text(str(target["object_id"]))
+    traj = cockpit.trajectories[target["trajectory_id"]]
+    shade_is(screen, traj.zoom_at(0))
+    zoomed = next(s.index for s in traj.steps if traj.zoom_at(s.index) is not None)
+    screen.locator(".sr-step-strip button").nth(zoomed).click()
+    expect(screen.locator(".sr-step-view")).to_contain_text(f"Step {zoomed + 1}/")
+    shade_is(screen, traj.zoom_at(zoomed))
+    # bo's verdict on the galaxy must never show on another object
+    expect(screen.locator(".sr-others")).not_to_contain_text("bo")
+    screen.locator(".sr-step-view").first.click()
+    screen.keyboard.press("a")
+    expect(screen.locator(".sr-ack")).to_contain_text("approve")
+    expect(screen.locator(".sr-others")).to_contain_text("No other reviewer")
+    store_row = cockpit.trajectories[target["trajectory_id"]]
+    assert store_row.spectrum_id == target["spectrum_id"]
+    no_server_errors(cockpit)
+    assert screen.console_errors == []
+
+
+def test_choosing_a_spectrum_moves_the_review_form_with_it(cockpit, screen):
+    open_as(screen, cockpit, "cy")
+    open_tab(screen, "Spectra")
+    screen.locator(".sr-search input").fill("0853")
+    rows = screen.locator(".sr-spectra-table .tabulator-row")
+    expect(rows).to_have_count(1)
+    rows.first.click()
+    expect(screen.locator(".sr-metadata")).to_contain_text("0853-52374-0240")
+    expect(screen.locator(".sr-trajectory-head")).to_be_visible()
+    screen.locator(".sr-step-view").first.click()
+    screen.keyboard.press("r")
+    expect(screen.locator(".sr-ack")).to_contain_text("reject")
+    # reload: the URL followed the item, and the saved verdict is on the spectrum that was shown
+    screen.reload(wait_until="domcontentloaded")
+    expect(screen.locator(".sr-metadata")).to_contain_text("0853-52374-0240", timeout=60_000)
+    expect(screen.locator(".sr-saved")).to_contain_text("Your verdict: reject")
+    no_server_errors(cockpit)
+
+
+def test_identical_override_refused_no_stale_label_and_undo(cockpit, screen):
+    open_as(screen, cockpit, "dee")
+    screen.locator(".sr-step-view").first.click()
+    screen.keyboard.press("o")  # the draft is the agent's own answer: refused, nothing saved
+    expect(screen.locator(".sr-error")).to_contain_text("must differ from the agent's answer")
+    expect(screen.locator(".sr-saved")).not_to_contain_text("Your verdict")
+    # a verify galaxy: choose QSO, then open a verify star: the form shows STAR, not the galaxy's choice
+    galaxy = cockpit.galaxy_verify
+    star = next(r["trajectory_id"] for r in cockpit.queue if r["task"] == "verify" and r["answer"] == "STAR")
+    open_as(screen, cockpit, "dee", f"&trajectory={galaxy}")
+    screen.locator(".sr-override-type select").select_option("QSO")
+    expect(screen.locator(".sr-override button")).to_contain_text("QSO")
+    open_as(screen, cockpit, "dee", f"&trajectory={star}")
+    expect(screen.locator(".sr-override-type select")).to_have_value("STAR")
+    expect(screen.locator(".sr-override button")).to_contain_text("STAR")
+    screen.locator(".sr-step-view").first.click()
+    screen.keyboard.press("a")
+    expect(screen.locator(".sr-saved")).to_contain_text("Your verdict: approve")
+    screen.keyboard.press("u")
+    expect(screen.locator(".sr-ack")).to_contain_text("undo: verdict withdrawn")
+    expect(screen.locator(".sr-saved")).not_to_contain_text("Your verdict")
+
+
+def test_rest_frame_keeps_halpha_on_its_line(cockpit, screen):
+    open_as(screen, cockpit, "eli", f"&trajectory={cockpit.galaxy_verify}")
+    open_tab(screen, "View")
+    screen.locator(".sr-preset-halpha button").click()
+    z = 0.368744
+    screen.wait_for_function(f"Math.abs(({X_RANGE_JS})()[0] - {6400 * (1 + z)}) < 5", timeout=20_000)
+    for rest in (False, True):
+        if rest:
+            screen.locator(".sr-frame button").click()
+            screen.wait_for_function(f"Math.abs(({X_RANGE_JS})()[0] - 6400) < 5", timeout=20_000)
+        screen.wait_for_function(f"({LABEL_X_JS})('H-alpha') !== null", timeout=20_000)
+        marker = screen.evaluate(LABEL_X_JS, "H-alpha")
+        assert marker == pytest.approx(6564.6 * (1 if rest else 1 + z), abs=2)
+        peak = screen.evaluate(PEAK_NEAR_JS, [marker, 40])
+        assert peak == pytest.approx(marker, abs=8 / (1 + z) if rest else 8)  # the emission line is there
+        labels = screen.evaluate(AXIS_LABELS_JS)
+        assert any(("Rest-frame" in text) == rest and "wavelength" in text.lower() for text in labels)
+
+
+def test_one_screen_holds_what_a_review_needs(cockpit, screen, artifacts):
+    traj = cockpit.trajectories[cockpit.galaxy_verify]
+    badge_step = next(s.index for s in traj.steps if s.verdict is not None)
+    open_as(screen, cockpit, "fee", f"&trajectory={cockpit.galaxy_verify}")
+    screen.locator(".sr-step-strip button").nth(badge_step).click()
+    expect(screen.locator(".sr-step-view .sr-verdict")).to_be_visible()
+    checks = {"plot": ".sr-plot", "step text": ".sr-step-view", "render": ".sr-step-image",
+              "badges": ".sr-step-view .sr-verdict", "approve": ".sr-approve", "override": ".sr-override",
+              "reject": ".sr-reject", "rubric scores": ".sr-score", "rubric": ".sr-rubric"}
+    screen.screenshot(path=str(artifacts / "cockpit-1440x900.png"))
+    for what, selector in checks.items():
+        box = screen.locator(selector).first.bounding_box()
+        assert box is not None, what
+        assert box["x"] >= 0 and box["y"] >= 0, (what, box)
+        assert box["x"] + box["width"] <= 1440 and box["y"] + box["height"] <= 900, (what, box)
+
+
+def test_stats_plots_draw_glyphs(cockpit, screen):
+    open_as(screen, cockpit, "gil")
+    open_tab(screen, "Stats")
+    screen.wait_for_function(f"(({STATS_GLYPHS_JS})()['VBar'] || 0) >= 1", timeout=30_000)
+    glyphs = screen.evaluate(STATS_GLYPHS_JS)
+    assert glyphs.get("VBar", 0) >= 1 and glyphs.get("Line", 0) >= 2  # distribution bars, a CDF per rater
+    no_server_errors(cockpit)
+
+
+def test_a_fresh_database_serves_a_usable_page_quickly(browser, tmp_path):
+    app = ServedApp(tmp_path / "fresh.duckdb", tmp_path / "fresh.log")
+    try:
+        context = browser.new_context(viewport={"width": 1440, "height": 900})
+        page = context.new_page()
+        requests = []
+        page.on("request", lambda r: requests.append(r.url))
+        start = time.monotonic()
+        page.goto(f"{app.url}?reviewer=new", wait_until="domcontentloaded")
+        expect(page.locator(".sr-step-view")).to_contain_text("Step 1", timeout=10_000)
+        first = time.monotonic() - start
+        outside = [u for u in requests if not u.startswith(("http://127.0.0.1", "ws://127.0.0.1", "blob:", "data:"))]
+        assert outside == [], outside  # no request leaves the machine
+        assert "demo ready" in app.log_text()  # the log says what the server did
+        context.close()
+    finally:
+        app.stop()
+    print(f"fresh database: first usable page {first:.1f} s after the request")

@@ -1,0 +1,291 @@
+"""Checkable claims in an agent's think/answer text, found by patterns (no model needed).
+
+A sentence is cut into clauses (at . ; ! ? and line breaks, never inside a decimal number). In each:
+1. "<kb measurement name> = value" (the rules policy's wording) becomes a MEASURE claim;
+2. a quantity keyword (equivalent width, depth, FWHM, S/N, ratio, redshift, velocity) with a number
+   and a unit becomes a QUANTITY claim about the nearest line named;
+3. "A deeper / stronger / broader than B" becomes a COMPARISON;
+4. a line, group or band named with a presence or absence cue ("Hα emission", "no TiO bands",
+   "H-beta is absent", "an absorption line at 5890 Å") becomes a FEATURE claim.
+Plans and criteria are not claims: clauses that say what the agent will do or look for ("I will
+check", "zoom into", "whether", "if") and rule criteria ("(needs >= 7.50)") yield only MEASURE claims.
+Units are parsed with astropy.units; the frame is what the text says (rest / observed) or None.
+"""
+from __future__ import annotations
+
+import re
+
+import astropy.units as u
+
+from agents.claims.lexicon import Mention, find_mentions, measure_name_pattern
+from agents.claims.types import COMPARISON, FEATURE, MEASURE, QUANTITY, Claim
+
+NUM = r"[-+−]?\d+(?:\.\d+)?"
+APPROX = r"~|≈|≃|∼|about|approximately|approx\.?|roughly|around|nearly|close to|of order|some"
+LT = r"<|≤|less than|below|under|at most|no more than|smaller than"
+GT = r">|≥|more than|above|over|at least|exceeds?|exceeding|greater than|larger than"
+UNIT = r"Å|Angstroms?|angstroms?|Ang\b|A\b|nm|mÅ|km\s*/\s*s|km\s*s\^?-1|km\s*s⁻¹|per\s*cent|%"
+VALUE = re.compile(
+    rf"\s*(?:(?:is|are|of|=|:|at|equals?|measures?|reaches|reaching|with|only|just|a|an|value|its|the)\b\s*|[=:]\s*)*"
+    rf"(?P<mod>{APPROX}|{LT}|{GT})?\s*(?P<num>{NUM})"
+    rf"(?:\s*(?:-|–|to)\s*(?P<num2>{NUM}))?(?:\s*(?:±|\+/-)\s*{NUM})?\s*(?P<unit>{UNIT})?", re.IGNORECASE)
+KEYWORDS = [
+    ("ew", re.compile(r"equivalent[\s-]widths?|\bEWs?\b|W_?λ", re.IGNORECASE)),
+    ("fwhm", re.compile(r"\bFWHM\b|full[\s-]width at half[\s-](?:maximum|depth|max)|\bwidths?\b", re.IGNORECASE)),
+    ("depth", re.compile(r"\bdepths?\b", re.IGNORECASE)),
+    ("snr", re.compile(r"\bS/N\b|\bSNR\b|signal[\s-]to[\s-]noise(?:\s+ratio)?", re.IGNORECASE)),
+    ("ratio", re.compile(r"\bratios?\b", re.IGNORECASE)),
+    ("velocity", re.compile(r"(?:radial|line-of-sight)?\s*velocit(?:y|ies)|(?:blue|red)shifted by|offset of", re.IGNORECASE)),
+]
+SNR_PLACE = re.compile(r"\s*(?:per\s+pixel\s*)?(?:(?:near|around|at|in|about)\s*~?\d{4}(?:\.\d+)?\s*(?:Å|A\b|Angstroms?))")
+REDSHIFT = re.compile(rf"(?:\bz\s*(?:=|≈|~|≃|∼)\s*|\bredshift\s+(?:of\s+|is\s+|=\s*|at\s+|z\s*=\s*)*(?:(?P<mod>{APPROX})\s*)?)"
+                      rf"(?P<num>\d+\.\d+|0)(?!\s*(?:km|Å|A\b|nm))", re.IGNORECASE)
+COMPARE = re.compile(r"\b(deeper|shallower|stronger|weaker|broader|narrower|wider|more prominent|less prominent)\s+than\b", re.IGNORECASE)
+POSITION = re.compile(rf"\b(?:at|near|around|centred at|centered at|centred on|centered on|located at|peaking at|λ\s*=?)\s*"
+                      rf"(?:(?:{APPROX})\s*)?(?P<num>\d{{3,5}}(?:\.\d+)?)\s*(?P<unit>Å|Angstroms?|A\b|nm)", re.IGNORECASE)
+UNNAMED = re.compile(rf"\b(?P<kind>emission|absorption)(?:[\s-]+(?:line|feature|peak|trough|dip|band))?\s+"
+                     rf"(?:is\s+|are\s+)?(?:seen\s+|present\s+|visible\s+)?(?:at|near|around|centred at|centered at)\s*"
+                     rf"(?:(?:{APPROX})\s*)?(?P<num>\d{{3,5}}(?:\.\d+)?)\s*(?P<unit>Å|Angstroms?|A\b|nm)", re.IGNORECASE)
+PLAN = re.compile(r"\b(?:I will|I'll|let me|let's|next I|I need|need to|zoom(?:ing)? (?:in|into|to)|look(?:ing)? for|"
+                  r"check(?:ing)? (?:for|whether|if)|whether|if\b|would|should|\bexpect\b|to confirm|to verify|"
+                  r"to see|to check|criteri(?:a|on)|indicators?|key visual|are the deepest lines in the spectrum, with)", re.IGNORECASE)
+CRITERION = re.compile(r"\(needs\s*[<>=]|zoom I measure:|not measurable")
+NEG = re.compile(r"\b(?:no|not|none|absent|absence|lacks?|lacking|without|missing|neither|nor|undetected|"
+                 r"non-detection|free of)\b|n't\b", re.IGNORECASE)
+EMISSION = re.compile(r"\bemission|\bemitting|\bin emission|\bemission[\s-]line|\bpeaks?\b|\bspikes?\b", re.IGNORECASE)
+ABSORPTION = re.compile(r"\babsorption|\babsorbing|\btroughs?\b|\bdips?\b|\bdepressions?\b|\bdeep\b", re.IGNORECASE)
+PRESENT = re.compile(r"\b(?:present|detected|visible|seen|shows?|showing|strong|prominent|clear|clearly|obvious|evident|"
+                     r"dominat\w*|deep|broad|narrow|weak|faint|distinct|conspicuous|pronounced|bands?)\b", re.IGNORECASE)
+FRAME_REST = re.compile(r"rest[\s-]?frame|\(rest\)|rest wavelength|\brest\b", re.IGNORECASE)
+FRAME_OBS = re.compile(r"observed|\bobs\b|observer", re.IGNORECASE)
+SUBCLAUSE = re.compile(r",?\s*\b(?:and no|with no|but no)\b|,\s*(?:but|while|whereas|although|though|however)\b|\b(?:but|while|whereas|although)\b|,")
+
+
+def _clauses(text: str) -> list[tuple[int, int]]:
+    """Clause spans: cut at . ; ! ? and line breaks, but not at a decimal point or 'approx.'."""
+    out, start = [], 0
+    for m in re.finditer(r"[.;!?\n]|</?think>|</?answer>", text):
+        if m.group() == "." and (0 < m.start() < len(text) - 1 and text[m.start() - 1].isdigit()
+                                 and text[m.start() + 1].isdigit()):
+            continue
+        if m.group() == "." and text[max(0, m.start() - 6):m.start()].lower().endswith(("approx", "e.g", "i.e", "vs")):
+            continue
+        if m.start() > start:
+            out.append((start, m.start()))
+        start = m.end()
+    if start < len(text):
+        out.append((start, len(text)))
+    return [(a, b) for a, b in out if text[a:b].strip()]
+
+
+def _number(s: str) -> float:
+    return float(s.replace("−", "-"))
+
+
+def _decimals(s: str) -> int:
+    return len(s.split(".")[1]) if "." in s else 0
+
+
+def parse_unit(unit: str | None):
+    """An astropy unit for a unit string as agents write it (None: dimensionless)."""
+    if not unit:
+        return None
+    key = re.sub(r"\s+", "", unit).lower()
+    if key in ("å", "a", "ang", "angstrom", "angstroms"):
+        return u.AA
+    if key == "må":
+        return u.mAA
+    if key in ("%", "percent"):
+        return u.percent
+    if key.startswith("km"):
+        return u.km / u.s
+    return u.Unit(key)
+
+
+def _frame(sentence: str, near: int | None = None) -> str | None:
+    text = sentence if near is None else sentence[max(0, near - 40): near + 40]
+    if FRAME_REST.search(text):
+        return "rest"
+    if FRAME_OBS.search(text):
+        return "observed"
+    return None if near is None else _frame(sentence)
+
+
+def _value(m: re.Match) -> tuple[float, str, bool, int]:
+    value = _number(m.group("num"))
+    hedged = False
+    if m.group("num2"):
+        value = 0.5 * (value + _number(m.group("num2")))
+        hedged = True
+    mod = (m.group("mod") or "").lower()
+    relation = "="
+    if mod and re.fullmatch(LT, mod, re.IGNORECASE):
+        relation = "<"
+    elif mod and re.fullmatch(GT, mod, re.IGNORECASE):
+        relation = ">"
+    elif mod:
+        hedged = True
+    return value, relation, hedged, _decimals(m.group("num"))
+
+
+def _nearest(mentions: list[Mention], pos: int, lo: int, hi: int) -> Mention | None:
+    inside = [m for m in mentions if lo <= m.start and m.end <= hi]
+    before = [m for m in inside if m.end <= pos]
+    if before:
+        return before[-1]
+    after = [m for m in inside if m.start >= pos]
+    return after[0] if after else None
+
+
+def _wave_value(num: str, unit: str) -> float:
+    return float((_number(num) * parse_unit(unit)).to_value(u.AA))
+
+
+class _Builder:
+    def __init__(self, text: str):
+        self.text = text
+        self.claims: list[Claim] = []
+        self.used: list[tuple[int, int]] = []
+
+    def free(self, a: int, b: int) -> bool:
+        return all(b <= s or a >= e for s, e in self.used)
+
+    def add(self, claim: Claim) -> None:
+        self.claims.append(claim)
+        self.used.append((claim.start, claim.end))
+
+    def span(self, kind: str, a: int, b: int, **kw) -> Claim:
+        return Claim(kind=kind, text=self.text[a:b], start=a, end=b, **kw)
+
+
+def extract_claims(text: str) -> list[Claim]:
+    """Every checkable claim in `text`, in order of appearance, with offsets into `text`."""
+    b = _Builder(text)
+    mentions = find_mentions(text)
+    for lo, hi in _clauses(text):
+        clause = text[lo:hi]
+        found = _measures(b, lo, hi)
+        # a clause that lists kb measurements ("In the H-beta zoom I measure: ...") names its lines
+        # as labels of what was measured; plans and criteria state nothing about the spectrum
+        if found or CRITERION.search(clause) or PLAN.search(clause):
+            continue
+        _redshifts(b, lo, hi)
+        _quantities(b, mentions, lo, hi)
+        _comparisons(b, mentions, lo, hi)
+        _features(b, mentions, lo, hi)
+    b.claims.sort(key=lambda c: c.start)
+    return b.claims
+
+
+def _measures(b: _Builder, lo: int, hi: int) -> int:
+    n = 0
+    for m in measure_name_pattern().finditer(b.text, lo, hi):
+        v = re.compile(rf"\s*=\s*(?P<num>{NUM})(?:\s*(?P<unit>Å|A\b))?").match(b.text, m.end(), hi)
+        if v and b.free(m.start(), v.end()):
+            b.add(b.span(MEASURE, m.start(), v.end(), quantity=m.group(), value=_number(v.group("num")),
+                         unit=v.group("unit"), decimals=_decimals(v.group("num"))))
+            n += 1
+    return n
+
+
+def _redshifts(b: _Builder, lo: int, hi: int) -> None:
+    for m in REDSHIFT.finditer(b.text, lo, hi):
+        if b.free(m.start(), m.end()):
+            b.add(b.span(QUANTITY, m.start(), m.end(), quantity="z", value=_number(m.group("num")),
+                         hedged=bool(m.group("mod")), decimals=_decimals(m.group("num"))))
+
+
+def _quantities(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
+    for qty, pattern in KEYWORDS:
+        for k in pattern.finditer(b.text, lo, hi):
+            if not b.free(k.start(), k.end()):
+                continue
+            start = k.end()
+            if qty == "snr":  # "S/N near 5500 Å is 20": the place is not the value
+                place = SNR_PLACE.match(b.text, start, hi)
+                start = place.end() if place else start
+            v = VALUE.match(b.text, start, min(hi, start + 60))
+            if v is None:  # "an EW of 3 Å" has the keyword first; "3 Å EW" is rare in agent text
+                continue
+            unit = v.group("unit")
+            if qty in ("ew", "fwhm") and unit is None or qty == "velocity" and unit is None:
+                continue
+            if qty == "snr" and unit is not None:
+                continue
+            if qty == "ratio" and unit is not None and not unit.strip().startswith("%"):
+                continue
+            value, relation, hedged, dec = _value(v)
+            line = _nearest(mentions, k.start(), lo, hi)
+            lines = list(line.names) if line else []
+            if qty == "ratio":
+                pair = [m for m in mentions if lo <= m.start and m.end <= hi and m.what != "band"][:2]
+                lines = [n for m in pair for n in m.names][:2] if len(pair) == 2 else (list(pair[0].names)[:2] if pair else [])
+                if len(lines) != 2:
+                    continue
+            a = min([k.start()] + ([line.start] if line and qty != "ratio" else []) + [m.start for m in mentions if qty == "ratio" and lo <= m.start < k.start()])
+            a = max(a, lo)
+            if not b.free(a, v.end()):
+                a = k.start()
+            sent = b.text[lo:hi]
+            b.add(b.span(QUANTITY, a, v.end(), quantity=qty, lines=lines, value=value, relation=relation,
+                         unit=unit.strip() if unit else None, hedged=hedged, decimals=dec,
+                         line_kind=_kind(sent), frame=_frame(sent)))
+
+
+def _comparisons(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
+    for m in COMPARE.finditer(b.text, lo, hi):
+        first = _nearest([x for x in mentions if x.end <= m.start()], m.start(), lo, hi)
+        second = next((x for x in mentions if x.start >= m.end() and x.end <= hi), None)
+        if first is None or second is None or not b.free(first.start, second.end):
+            continue
+        word = m.group(1).lower()
+        qty = {"deeper": "depth", "shallower": "depth", "broader": "fwhm", "narrower": "fwhm", "wider": "fwhm"}.get(word, "strength")
+        relation = "<" if word in ("shallower", "weaker", "narrower", "less prominent") else ">"
+        b.add(b.span(COMPARISON, first.start, second.end, lines=[first.names[0], second.names[0]], quantity=qty,
+                     relation=relation, line_kind=_kind(b.text[lo:hi])))
+
+
+def _kind(text: str) -> str | None:
+    em, ab = EMISSION.search(text), ABSORPTION.search(text)
+    if em and ab:
+        return "emission" if em.start() < ab.start() else "absorption"
+    return "emission" if em else "absorption" if ab else None
+
+
+def _subclauses(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    out, start = [], lo
+    for m in SUBCLAUSE.finditer(text, lo, hi):
+        out.append((start, m.start()))
+        start = m.end() - 2 if m.group().rstrip().endswith(" no") else m.end()
+    out.append((start, hi))
+    return [(a, c) for a, c in out if c > a]
+
+
+def _features(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
+    sentence = b.text[lo:hi]
+    for a, c in _subclauses(b.text, lo, hi):
+        sub = b.text[a:c]
+        here = [m for m in mentions if a <= m.start and m.end <= c and b.free(m.start, m.end)]
+        neg = bool(NEG.search(sub))
+        kind = _kind(sub)
+        pos = POSITION.search(sub)
+        if not here:
+            un = UNNAMED.search(sub)
+            if un and b.free(a + un.start(), a + un.end()):
+                s = a + (NEG.search(sub).start() if neg and NEG.search(sub).start() < un.start() else un.start())
+                b.add(b.span(FEATURE, s, a + un.end(), line_kind=un.group("kind").lower(), polarity=-1 if neg else 1,
+                             wavelength=_wave_value(un.group("num"), un.group("unit")),
+                             frame=_frame(sentence, un.start() + a - lo)))
+            continue
+        if not (kind or neg or PRESENT.search(sub) or any(m.what == "band" for m in here)):
+            continue  # a line only named ("the Hα region") is not a claim
+        for m in here:
+            end = max(m.end, a + pos.end()) if pos and len(here) == 1 else m.end
+            start = m.start
+            ng = NEG.search(sub)
+            if ng and a + ng.start() < m.start:
+                start = a + ng.start()
+            wave = _wave_value(pos.group("num"), pos.group("unit")) if pos and len(here) == 1 else None
+            b.add(b.span(FEATURE, start, end, lines=list(m.names), polarity=-1 if neg else 1,
+                         line_kind="band" if m.what == "band" else kind, wavelength=wave,
+                         frame=_frame(sentence, (pos.start() + a - lo) if pos else None) if wave else _frame(sentence)))

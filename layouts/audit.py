@@ -109,15 +109,17 @@ def main_area(state: ReviewState, plot: SpectrumPlot, views: dict) -> pn.Tabs:
     return tabs
 
 
-def right_area(state: ReviewState, plot: SpectrumPlot, views: dict) -> pn.Tabs:
+def right_area(state: ReviewState, plot: SpectrumPlot, views: dict) -> pn.Column:
     views.update(ack=AckView(state=state), form=ReviewForm(state=state), others=OthersView(state=state),
                  note=AnnotationForm(state=state), preference=PreferenceForm(state=state),
                  controls=Controls(plot=plot, state=state), vi=VIForm(state=state))
-    review = pn.Column(views["ack"], views["form"], views["others"], sizing_mode="stretch_width")
+    review = pn.Column(views["form"], views["others"], sizing_mode="stretch_width")
     notes = pn.Column(views["note"], pn.pane.HTML("<b>Preference</b>"), views["preference"],
                       sizing_mode="stretch_width")
-    return pn.Tabs(("Review", review), ("Note", notes), ("View", views["controls"]), ("VI", views["vi"]),
-                   sizing_mode="stretch_width", css_classes=["sr-right-tabs"])
+    # the acknowledgement stays in sight whichever tab the reviewer is in
+    return pn.Column(views["ack"], pn.Tabs(("Review", review), ("Note", notes), ("View", views["controls"]),
+                                           ("VI", views["vi"]), sizing_mode="stretch_width",
+                                           css_classes=["sr-right-tabs"]), sizing_mode="stretch_width")
 
 
 def left_area(state: ReviewState, views: dict) -> pn.Column:

@@ -18,6 +18,7 @@ import sys
 from collections import Counter
 
 from reviewer.cli.common import (
+    TrajectoryWriter,
     add_batch_options,
     batch_plan,
     llm_overrides,
@@ -88,27 +89,32 @@ def run(args: argparse.Namespace) -> int:
                          "templates": args.templates, "engine": args.engine, "eager": args.eager_renders,
                          "backend": args.backend, "llm": llm})
         summary = RunSummary()  # the clock starts when the jobs do
-        for job, result in run_batch(verify_job, jobs, **plan, progress=progress,
-                                     desc="verify", unit="spectrum", postfix=lambda *_: summary.postfix()):
-            if isinstance(result, BaseException):
-                problems.append(f"{job['source_path']}#{job['target'] or ''}: {type(result).__name__}: {result}")
-                counts["failed"] += 1
-                summary.add(ok=False)
-                continue
-            store.save_trajectory(result)
-            summary.add(step_usages(result))
-            counts[result.outcome.get("credibility", "?")] += 1
-            if result.outcome.get("llm_disagrees"):
-                counts["llm disagrees"] += 1
-            if args.json:
-                print(brief_line(result, job["source_path"]), flush=True)
+        with TrajectoryWriter(store) as writer:
+            for job, result in run_batch(verify_job, jobs, **plan, progress=progress,
+                                         desc="verify", unit="spectrum", postfix=lambda *_: summary.postfix()):
+                if isinstance(result, BaseException):
+                    problems.append(f"{job['source_path']}#{job['target'] or ''}: {type(result).__name__}: {result}")
+                    counts["failed"] += 1
+                    summary.add(ok=False)
+                    continue
+                writer.add(result)
+                summary.add(step_usages(result))
+                counts[result.outcome.get("credibility", "?")] += 1
+                if result.outcome.get("llm_disagrees"):
+                    counts["llm disagrees"] += 1
+                if args.json:
+                    print(brief_line(result, job["source_path"]), flush=True)
+        for traj, exc in writer.errors:
+            problems.append(f"{traj.source_path}#{traj.target or ''}: not stored: {exc}")
+            counts["failed"] += 1
     finally:
         store.close()
     out = sys.stderr if args.json else sys.stdout
     print(f"database: {store.path}", file=out)
     print(f"agent: {agent.backend} ({agent.model})", file=out)
     print(f"verified: {sum(v for k, v in counts.items() if k not in ('failed', 'llm disagrees'))} "
-          f"({', '.join(f'{k}: {v}' for k, v in sorted(counts.items()))}); skipped (already verified): {skipped}", file=out)
+          f"({', '.join(f'{k}: {v}' for k, v in sorted(counts.items()))}); "
+          f"skipped (already verified): {skipped}", file=out)
     for line in summary.lines("spectra"):
         print(line, file=out)
     for p in problems:

@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from reviewer.cli.common import (
+    TrajectoryWriter,
     add_batch_options,
     batch_plan,
     known_task,
@@ -59,7 +60,8 @@ def resolve_items(store, items: list[str], progress: bool) -> tuple[list[str], l
         files, _ = find_spectrum_files([item])
         for path in files:
             sha = file_sha256(path)
-            ids += [spectrum_id_for(sha, t) for t in sorted(store.targets_for_file(sha), key=lambda t: (t is not None, str(t)))]
+            targets = sorted(store.targets_for_file(sha), key=lambda t: (t is not None, str(t)))
+            ids += [spectrum_id_for(sha, t) for t in targets]
     return list(dict.fromkeys(ids)), problems
 
 
@@ -97,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
                              "task": task, "backend": args.backend, "llm": llm, "eager": args.eager_renders})
         counts: Counter = Counter()
         summary = RunSummary()  # the clock starts when the jobs do
-        with render_pool.running(render_processes(args, plan) if jobs else 0):
+        with render_pool.running(render_processes(args, plan) if jobs else 0), TrajectoryWriter(store) as writer:
             for job, result in run_batch(vet_job, jobs, **plan, progress=progress, desc="vet", unit="traj",
                                          postfix=lambda *_: summary.postfix()):
                 if isinstance(result, BaseException):
@@ -106,14 +108,18 @@ def run(args: argparse.Namespace) -> int:
                     counts["failed"] += 1
                     summary.add(ok=False)
                     continue
-                store.save_trajectory(result)
+                writer.add(result)
                 summary.add(step_usages(result), ok=result.outcome.get("status") != "error")
                 out = result.outcome
                 counts[out.get("prediction") or out.get("status")] += 1
+        for traj, exc in writer.errors:
+            problems.append(f"{traj.source_path}#{traj.target or ''} [{traj.task}]: not stored: {exc}")
+            counts["failed"] += 1
     finally:
         store.close()
     print(f"database: {store.path}")
-    print(f"vetted: {sum(v for k, v in counts.items() if k != 'failed')} ({', '.join(f'{k}: {v}' for k, v in sorted(counts.items()))})")
+    breakdown = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+    print(f"vetted: {sum(v for k, v in counts.items() if k != 'failed')} ({breakdown})")
     print(f"skipped (already vetted): {skipped}")
     for line in summary.lines("trajectories"):
         print(line)

@@ -57,7 +57,7 @@ def open_as(page, app, reviewer, extra=""):
 
 
 def open_tab(page, title):
-    page.locator(".bk-tab").filter(has_text=re.compile(f"^{title}$")).first.click()
+    page.locator(".bk-tab").filter(has_text=re.compile(f"^{title}$")).first.click()  # titles are unique here
 
 
 def no_server_errors(app):

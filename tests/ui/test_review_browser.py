@@ -30,16 +30,16 @@ def review_app(tmp_path_factory):
     evil.add("answer", text="<answer>\\boxed{NO}</answer>", answer={"answer": "NO"})
     evil.outcome = {"status": "answered", "answer": "NO"}
     store.save_trajectory(evil)
-    first = store.queue_items()[0]["trajectory_id"]
+    first = store.queue_items()[0]
     store.close()  # the server process must own the file
     app = ServedApp(db, tmp / "panel.log")
-    app.evil_id, app.first_id = evil.id, first
+    app.evil_id, app.first_id, app.first_object = evil.id, first["trajectory_id"], first["object_id"]
     yield app
     app.stop()
 
 
-def open_tab(page, title):
-    page.locator(".bk-tab").filter(has_text=re.compile(f"^{title}$")).first.click()
+def open_tab(page, title, area=".sr-main-tabs"):
+    page.locator(f"{area} .bk-tab").filter(has_text=re.compile(f"^{title}$")).first.click()
 
 
 def open_as(page, app, reviewer, extra=""):
@@ -59,12 +59,14 @@ def test_keyboard_playback_rating_note_approval_survive_reload(review_app, page,
     expect(page.locator(".sr-ack")).to_contain_text("score 4")
 
     # A note on step 3; typing "a" inside the text area must not approve anything.
+    open_tab(page, "Note", ".sr-right-tabs")
     note = page.locator(".sr-annotation-comment textarea")
     note.fill("The H-delta zoom does not show what step 5 claims")
     note.press("a")
     page.locator(".sr-annotation-flags input").nth(1).check()
     page.locator(".sr-annotation-save button").click()
     expect(page.locator(".sr-ack")).to_contain_text("note on step 3")
+    open_tab(page, "Review", ".sr-right-tabs")
     expect(page.locator(".sr-saved")).not_to_contain_text("approve")
 
     page.locator(".sr-step-view").first.click()
@@ -74,9 +76,11 @@ def test_keyboard_playback_rating_note_approval_survive_reload(review_app, page,
 
     page.reload()
     expect(page.locator(".sr-saved")).to_contain_text("Your verdict: approve; your score: 4", timeout=60_000)
+    expect(page.locator(".sr-step-view")).to_contain_text("Step 1")
     page.locator(".sr-step-view").first.click()
     page.keyboard.press("j"), page.keyboard.press("j")
     expect(page.locator(".sr-step-view")).to_contain_text("Step 3")
+    open_tab(page, "Note", ".sr-right-tabs")
     expect(page.locator(".sr-annotation-comment textarea")).to_have_value(
         "The H-delta zoom does not show what step 5 claimsa")
     assert page.console_errors == []
@@ -102,16 +106,20 @@ def test_two_reviewers_conflict_and_a_merger_resolves_it(review_app, browser):
     expect(pages["carol"].locator(".sr-others")).to_contain_text("bob")  # saved hers, so she sees his
 
     dora = pages["dora"]
+    dora.reload()
+    expect(dora.locator(".sr-step-view")).to_contain_text("Step 1", timeout=60_000)
+    # the queue marks the item as disputed, and the Conflicts tab lists the same item by its object
+    expect(dora.locator(".sr-queue-table .tabulator-row").first).to_contain_text("≠")
     open_tab(dora, "Conflicts")
     table = dora.locator(".sr-conflict-table")
-    expect(table).to_contain_text(review_app.first_id)
-    row = table.locator(".tabulator-row").filter(has_text=review_app.first_id)
-    row.click()
-    expect(dora.locator(".sr-conflict-detail")).to_contain_text(review_app.first_id)
+    obj = review_app.first_object
+    expect(table).to_contain_text(obj)
+    table.locator(".tabulator-row").filter(has_text=obj).first.click()
+    expect(dora.locator(".sr-conflict-detail")).to_contain_text("carol")
     dora.locator(".sr-merger-comment textarea").fill("Balmer absorption is clear in the overview: approve.")
     dora.locator(".sr-resolve button").click()
-    expect(dora.locator(".sr-conflict-status")).to_contain_text("Resolved")
-    expect(table).not_to_contain_text(review_app.first_id)
+    expect(dora.locator(".sr-ack")).to_contain_text("resolution")
+    expect(table).not_to_contain_text(obj)
     for pg in pages.values():
         pg.context.close()
 
@@ -120,6 +128,7 @@ def test_xss_probes_execute_nothing(review_app, page):
     open_as(page, review_app, "erin", f"&trajectory={review_app.evil_id}")
     expect(page.locator(".sr-step-view")).to_contain_text("Step 1")
     expect(page.locator(".sr-step-view")).to_contain_text("window.__xss = 1")  # shown as text
+    open_tab(page, "Note", ".sr-right-tabs")
     note = page.locator(".sr-annotation-comment textarea")
     note.fill("<img src=x onerror=\"window.__xss = 4\"><script>window.__xss = 5</script>")
     page.locator(".sr-annotation-save button").click()

@@ -6,20 +6,9 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from bokeh_probe import X_RANGE_JS
+
 pytestmark = pytest.mark.ui
-
-X_RANGE_JS = """
-() => {
-  const doc = window.Bokeh && Bokeh.documents[0];
-  if (!doc) return null;
-  const models = doc._all_models ? [...doc._all_models.values()] : [...doc.all_models];
-  const ranges = models.filter(m => m.type === 'Range1d');  // BokehJS is minified: use the model type name
-  // The wavelength axis is the range with the largest values (Angstrom), flux is far smaller.
-  ranges.sort((a, b) => Math.abs(b.end) - Math.abs(a.end));
-  return ranges.length ? [ranges[0].start, ranges[0].end] : null;
-}
-"""
-
 
 def open_tab(page, title):
     page.locator(".bk-tab").filter(has_text=re.compile(f"^{title}$")).first.click()
@@ -27,7 +16,7 @@ def open_tab(page, title):
 
 def open_app(page, url):
     page.goto(url, wait_until="domcontentloaded")
-    page.wait_for_selector(".sr-spectrum-table .tabulator-row", state="attached", timeout=60_000)
+    page.wait_for_selector(".sr-queue-table .tabulator-row", state="attached", timeout=60_000)
     page.wait_for_function(f"({X_RANGE_JS})() !== null", timeout=60_000)
 
 
@@ -37,9 +26,9 @@ def test_viewer_select_zoom_smooth_lines(served_app, page, artifacts):
 
     # Select the SDSS broad-line QSO through the search box and the list.
     open_tab(page, "Spectra")
-    page.wait_for_selector(".sr-spectrum-table .tabulator-row", state="visible")
+    page.wait_for_selector(".sr-spectra-table .tabulator-row", state="visible")
     page.fill(".sr-search input", "0853")
-    rows = page.locator(".sr-spectrum-table .tabulator-row")
+    rows = page.locator(".sr-spectra-table .tabulator-row")
     expect(rows).to_have_count(1)  # Panel renders in shadow roots: Playwright locators pierce them
     rows.first.click()
     expect(page.locator(".sr-metadata")).to_contain_text("0853-52374-0240")

@@ -188,8 +188,18 @@ def test_broken_file_raises_named_error(build, problem, real, tmp_path):
     assert isinstance(err, ValueError)
 
 
-def test_corpus_is_large_enough():
-    assert len(CASES) >= 15
+def test_each_broken_file_gets_its_own_diagnosis(real, tmp_path):
+    """The messages tell the cases apart: a reviewer can act on each (not one catch-all 'cannot read')."""
+    messages = []
+    for build, _ in CASES:
+        folder = tmp_path / build.__name__
+        folder.mkdir()
+        path, target = build(real, folder)
+        with pytest.raises(SpectrumReadError) as info:
+            read_spectrum(path, target=target)
+        messages.append(info.value.problem)
+    # cases expecting different problems get different messages (junk gzipped is still junk)
+    assert len(set(messages)) == len({problem for _, problem in CASES})
 
 
 @pytest.mark.parametrize("build", [empty, binary_junk, truncated_data, truncated_gzip, missing_file],

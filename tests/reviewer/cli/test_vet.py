@@ -3,10 +3,10 @@ reload from the store identically."""
 import shutil
 
 import pytest
+from scripted_openai_server import Reply, ScriptedOpenAIServer
 
 from reviewer.cli import main
 from reviewer.store import Store
-from scripted_openai_server import Reply, ScriptedOpenAIServer
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """One connection per file per process, a cursor per thread, transactions on that cursor."""
 import threading
 
+import duckdb
 import pytest
 
 from reviewer.store import Store
@@ -38,7 +39,7 @@ def test_two_stores_on_one_file_share_the_connection(tmp_path):
     a.add_review("t1", "ann", "approve")
     assert b.latest_review("t1", "ann")["action"] == "approve"
     a.close()
-    with pytest.raises(Exception):
+    with pytest.raises(duckdb.ConnectionException, match="already closed"):  # b shared a's connection
         b.latest_review("t1", "ann")
     c = Store(path)  # the file is released and can be opened again
     assert c.latest_review("t1", "ann")["action"] == "approve"

@@ -1,0 +1,42 @@
+"""The embedded default: the shipped demo trajectories are what the agents produce now, and a fresh
+database gets them (with the demo spectra) in one step."""
+from __future__ import annotations
+
+from reviewer.demo import DEMO_TRAJECTORIES, make_demo_trajectories, read_shipped, seed_demo_if_empty
+from reviewer.store import Store
+
+VOLATILE = {"id", "created_at", "timings", "elapsed_s", "latency_ms", "latency_s"}  # identity, clock, speed
+
+
+def content(traj) -> dict:
+    def scrub(value):
+        if isinstance(value, dict):
+            return {k: scrub(v) for k, v in value.items() if k not in VOLATILE}
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        return value
+
+    return scrub(traj.model_dump(mode="json"))
+
+
+def test_shipped_demo_trajectories_equal_what_the_agents_make_now(tmp_path):
+    store = Store(tmp_path / "remake.duckdb")
+    from reviewer.demo import DEMO_DIR
+    from reviewer.ingest import ingest_paths
+
+    ingest_paths(store, [DEMO_DIR], progress=False)
+    fresh = sorted((content(t) for t in make_demo_trajectories(store)),
+                   key=lambda c: (c["spectrum_id"], c["task"]))
+    shipped = sorted((content(t) for t in read_shipped()), key=lambda c: (c["spectrum_id"], c["task"]))
+    store.close()
+    assert len(shipped) == len(fresh) == 65
+    for a, b in zip(shipped, fresh, strict=True):
+        assert a == b, f"{a['spectrum_id']} {a['task']}: re-make with `python -m reviewer.demo`"
+
+
+def test_a_fresh_database_is_seeded_once(tmp_path):
+    store = Store(tmp_path / "fresh.duckdb")
+    assert seed_demo_if_empty(store) == 13
+    assert store.count_trajectories() == len(read_shipped(DEMO_TRAJECTORIES))
+    assert seed_demo_if_empty(store) == 0  # idempotent
+    store.close()

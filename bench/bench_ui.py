@@ -1,7 +1,9 @@
 """Browser responsiveness, measured in Debian's Chromium through Playwright:
 
 1. click a spectrum in the list -> the new spectrum's data is in the plot and painted;
-2. key press `j` -> the next trajectory step (its text and its render) is visible.
+2. key press `j` -> the next trajectory step (its text and its render) is visible;
+3. key press `n` -> the next queue item (its trajectory, and its spectrum when it differs) is painted;
+4. page loads: a fresh database's first page (server started on an empty file), and later loads.
 
 Each timing is taken inside the page: it starts when the click / key event is dispatched and ends at
 the animation frame after the one in which the change was detected (so the change has been painted).
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+import time
 from pathlib import Path
 
 from ui_timing import ServedApp, launch, machine, seeded_db, summary
@@ -50,6 +53,20 @@ TIMED_CLICK = f"""(row) => new Promise(resolve => {{
   }};
   requestAnimationFrame(poll);
 }})"""
+TIMED_ITEM = f"""([head, wantFluxChange]) => new Promise(resolve => {{
+  const signature = {FLUX_SIGNATURE};
+  const before = signature();
+  const text = () => (head.shadowRoot || head).textContent;
+  const headBefore = text();
+  const start = performance.now();
+  document.dispatchEvent(new KeyboardEvent('keydown', {{key: 'n', bubbles: true}}));
+  const poll = () => {{
+    const done = text() !== headBefore && (!wantFluxChange || signature() !== before);
+    if (done) requestAnimationFrame(() => resolve(performance.now() - start));
+    else requestAnimationFrame(poll);
+  }};
+  requestAnimationFrame(poll);
+}})"""
 TIMED_KEY = """([host, image, want, needImage]) => new Promise(resolve => {
   const root = host.shadowRoot || host;
   const imgOf = () => (image.shadowRoot || image).querySelector('img');
@@ -76,7 +93,7 @@ def bench_spectrum_switch(page, app, repeats: int) -> list[float]:
     page.goto(f"{app.url}?reviewer=bench", wait_until="domcontentloaded")
     page.wait_for_function(f"({FLUX_SIGNATURE})() !== null", timeout=120_000)
     tab(page, "Spectra")
-    rows = page.locator(".sr-spectrum-table .tabulator-row")
+    rows = page.locator(".sr-spectra-table .tabulator-row")
     rows.first.wait_for()
     n_rows = rows.count()
     rows.first.click()  # a known starting point, then always a different row than the one shown
@@ -126,6 +143,57 @@ def bench_step_switch(page, app, first: str, repeats: int) -> list[float]:
     return times
 
 
+def bench_item_switch(page, app, repeats: int) -> list[float]:
+    """`n` through the queue from its first item; the queue order and spectra were read beforehand."""
+    times = []
+    while len(times) < repeats:
+        page.goto(f"{app.url}?reviewer=bench&trajectory={app.queue[0][0]}", wait_until="domcontentloaded")
+        page.locator(".sr-step-view").first.wait_for(timeout=120_000)
+        page.wait_for_function(f"({FLUX_SIGNATURE})() !== null", timeout=120_000)
+        page.locator(".sr-step-view").first.click()
+        head = page.locator(".sr-trajectory-head").first.element_handle()
+        for i in range(1, len(app.queue)):
+            flux_changes = app.queue[i][1] != app.queue[i - 1][1]
+            ms = page.evaluate(TIMED_ITEM, [head, flux_changes])
+            if i > 2:
+                times.append(ms)
+            if len(times) >= repeats:
+                break
+    return times
+
+
+def bench_page_loads(browser, app, repeats: int) -> list[float]:
+    """A new browser page on the served app -> the first step's text and the plot are painted."""
+    times = []
+    for _ in range(repeats):
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        start = time.perf_counter()
+        page.goto(f"{app.url}?reviewer=bench{_}", wait_until="domcontentloaded")
+        page.locator(".sr-step-view").filter(has_text="Step 1").first.wait_for(timeout=120_000)
+        page.wait_for_function(f"({FLUX_SIGNATURE})() !== null", timeout=120_000)
+        times.append(1000 * (time.perf_counter() - start))
+        page.close()
+    return times
+
+
+def bench_fresh_database(browser, tmp: Path) -> dict:
+    """`panel serve reviewer` on an empty database file: server start to a usable first page."""
+    start = time.perf_counter()
+    app = ServedApp(tmp / "fresh.duckdb", tmp / "fresh.log")
+    try:
+        listening = time.perf_counter() - start
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        t0 = time.perf_counter()
+        page.goto(f"{app.url}?reviewer=fresh", wait_until="domcontentloaded")
+        page.locator(".sr-step-view").filter(has_text="Step 1").first.wait_for(timeout=300_000)
+        page.wait_for_function(f"({FLUX_SIGNATURE})() !== null", timeout=120_000)
+        first_page = time.perf_counter() - t0
+        page.close()
+    finally:
+        app.stop()
+    return {"listening_s": listening, "first_page_s": first_page, "total_s": time.perf_counter() - start}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=40)
@@ -138,22 +206,30 @@ def main() -> None:
 
         store = Store(db)
         kinds = [s.kind for s in store.load_trajectory(first).steps]
+        queue = [(r["trajectory_id"], r["spectrum_id"]) for r in store.queue_items("bench", limit=100)]
         store.close()
-        app = ServedApp(db, Path(tmp) / "panel.log")
-        app.kinds = {first: kinds}
-        try:
-            with sync_playwright() as pw:
-                browser = launch(pw)
-                page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        with sync_playwright() as pw:
+            browser = launch(pw)
+            fresh = bench_fresh_database(browser, Path(tmp))
+            app = ServedApp(db, Path(tmp) / "panel.log")
+            app.kinds, app.queue = {first: kinds}, queue
+            try:
+                page = browser.new_page(viewport={"width": 1440, "height": 900})
                 spectra = summary(bench_spectrum_switch(page, app, args.repeats))
                 steps = summary(bench_step_switch(page, app, first, args.repeats))
+                items = summary(bench_item_switch(page, app, args.repeats))
+                loads = summary(bench_page_loads(browser, app, 10))
                 browser.close()
-        finally:
-            app.stop()
+            finally:
+                app.stop()
     print(f"Machine: {machine()}\n")
+    print(f"Fresh database: server listening after {fresh['listening_s']:.1f} s (demo seeded at start-up), "
+          f"first usable page {fresh['first_page_s']:.1f} s after the request\n")
     print("| interaction | n | median ms | p95 ms | max ms |\n|---|---|---|---|---|")
     for name, s in (("click spectrum in list -> new plot painted", spectra),
-                    ("key `j` -> next step (text + render) painted", steps)):
+                    ("key `j` -> next step (text + render) painted", steps),
+                    ("key `n` -> next queue item painted", items),
+                    ("later page load -> first step and plot painted", loads)):
         print(f"| {name} | {s['n']} | {s['median']:.0f} | {s['p95']:.0f} | {s['max']:.0f} |")
     for kind, values in by_kind.items():
         if values:

@@ -9,7 +9,6 @@ restores what was current before, and the latest row wins.
 from __future__ import annotations
 
 import re
-import time
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -81,7 +80,6 @@ class Ack:
     trajectory_id: str | None
     at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     previous: dict[str, Any] | None = None  # the verdict this one replaced (for undo)
-    latency_ms: float = 0.0
 
     def text(self) -> str:
         return f"Saved {self.what} as {self.reviewer} at {self.at.astimezone().strftime('%H:%M:%S')}."
@@ -144,12 +142,10 @@ class LabelService:
 
     def _verdict_row(self, name, trajectory_id, action, label, comment, campaign, kind, what) -> Ack:
         previous = self.store.latest_review(trajectory_id, name)
-        start = time.perf_counter()
         row_id = self.store.add_review(trajectory_id, name, action, label=label, comment=comment or None,
                                        session_id=self._scope(campaign))
-        latency = 1000 * (time.perf_counter() - start)
         sync_verdict_states(self.store, trajectory_id)
-        return Ack(kind, what, name, row_id, trajectory_id, previous=previous, latency_ms=latency)
+        return Ack(kind, what, name, row_id, trajectory_id, previous=previous)
 
     # ---- other labels -------------------------------------------------------------------------
     def write_score(self, reviewer, trajectory_id, score: int, rubric_version: str, campaign=None) -> Ack:

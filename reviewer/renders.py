@@ -41,6 +41,30 @@ def step_render(store, item, index: int) -> bytes | None:
     return cached_render((traj.id, index), lambda: _make(store, item, traj.steps[index]))
 
 
+def cached_step(item, index: int) -> tuple[bool, bytes | None]:
+    """(known, png): whether the step's render is already made, without making it."""
+    from reviewer.spectra_cache import peek_render
+
+    traj = item.trajectory if item is not None else None
+    if traj is None:
+        return True, None
+    return peek_render((traj.id, index))
+
+
+def owner_of_render(item, index: int) -> int | None:
+    """The step whose render goes with step `index` by the schema alone (no rendering): its own
+    render, else the latest earlier step that has or makes one."""
+    traj = item.trajectory if item is not None else None
+    if traj is None:
+        return None
+    vet = traj.agent.name == "vet"
+    for step in reversed(traj.steps[: index + 1]):
+        if step.image_sha or (step.kind == "prompt" and vet) or (
+                step.kind == "tool_result" and step.tool_name in ZOOM_TOOLS and not step.is_error):
+            return step.index
+    return None
+
+
 def render_in_view(store, item, index: int) -> tuple[bytes | None, int | None]:
     """The render that belongs with step `index` (its own, else the latest before it: what the agent is
     reasoning about), with the index of the step it comes from."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,7 @@ class ReviewState(param.Parameterized):
     error = param.String(default="", doc="the last problem, shown in the page (the app keeps serving)")
     labels_version = param.Integer(default=0, doc="bumped after every stored label: views re-read")
     show_help = param.Boolean(default=False)
+    position = param.Integer(default=None, allow_None=True, doc="the item's place in the filtered queue, when known")
 
     def __init__(self, store, **params):
         super().__init__(**params)
@@ -108,7 +110,8 @@ class ReviewState(param.Parameterized):
         return True
 
     # ---- opening an item: the one way ------------------------------------------------------------
-    def open_item(self, trajectory_id: str | None = None, spectrum_id: str | None = None) -> bool:
+    def open_item(self, trajectory_id: str | None = None, spectrum_id: str | None = None,
+                  position: int | None = None) -> bool:
         """Open a trajectory (with its spectrum), or a spectrum (with its first trajectory in the queue's
         scope, if any). On bad input the previous item stays and the page says why."""
         traj = None
@@ -136,7 +139,8 @@ class ReviewState(param.Parameterized):
         own = agent_label(traj.task, None, None, traj.outcome) if traj is not None else {}
         item = ReviewItem(record=record, spectrum=spec, trajectory=traj, agent_label=own)
         # one update: every view sees the new item, its first step, its draft and frame together
-        self.param.update(item=item, step_index=0, draft=dict(own), comment="", z=item.frame_z(), error="")
+        self.param.update(item=item, step_index=0, draft=dict(own), comment="", z=item.frame_z(), error="",
+                          position=position)
         prefetch_renders(self.store, item, lambda: self.item is item)
         return True
 
@@ -167,6 +171,7 @@ class ReviewState(param.Parameterized):
         return traj.zoom_at(self.step_index) if traj is not None else None
 
     def render(self) -> tuple[bytes | None, int | None]:
+        """The render that goes with the current step, and the step it comes from (made now if needed)."""
         return render_in_view(self.store, self.item, self.step_index)
 
     # ---- the queue ------------------------------------------------------------------------------
@@ -178,7 +183,7 @@ class ReviewState(param.Parameterized):
         target = 0 if pos is None else max(0, pos + delta)
         rows = self.store.queue_items(self.reviewer or None, offset=target, limit=1, **args)
         if rows and rows[0]["trajectory_id"] != (self.item.trajectory_id if self.item else None):
-            self.open_item(trajectory_id=rows[0]["trajectory_id"])
+            self.open_item(trajectory_id=rows[0]["trajectory_id"], position=target)
 
     def open_first(self) -> bool:
         rows = self.store.queue_items(self.reviewer or None, limit=1, **self.queue_args())
@@ -188,18 +193,19 @@ class ReviewState(param.Parameterized):
         return bool(spectra) and self.open_item(spectrum_id=spectra[0]["spectrum_id"])
 
     # ---- writing labels -------------------------------------------------------------------------
-    def _stored(self, ack: Ack) -> None:
-        if LOG_WRITES:
-            write_log.info("label-write-ms %.3f %s", ack.latency_ms, ack.kind)
-        self.param.update(ack=ack, error="", labels_version=self.labels_version + 1)
-
     def _attempt(self, write) -> Ack | None:
+        """One label write through the label service: refused with the reason shown, or stored and
+        acknowledged (only after the store returned). With SPECREVIEW_LOG_WRITES=1 the write's latency
+        (rules, store, consensus update) goes to the server log; bench/bench_labels.py reads it."""
+        start = time.perf_counter()
         try:
             ack = write()
         except LabelRefused as err:
             self.error = str(err)
             return None
-        self._stored(ack)
+        if LOG_WRITES:
+            write_log.info("label-write-ms %.3f %s", 1000 * (time.perf_counter() - start), ack.kind)
+        self.param.update(ack=ack, error="", labels_version=self.labels_version + 1)
         return ack
 
     def _reviewable(self):

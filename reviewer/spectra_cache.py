@@ -36,6 +36,10 @@ class LockedLRU:
                 self._data.popitem(last=False)
         return value
 
+    def peek(self, key) -> tuple[bool, Any]:
+        with self._lock:
+            return (True, self._data[key]) if key in self._data else (False, None)
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._data)
@@ -57,6 +61,10 @@ def load_spectrum(source_path: str, target: str | None):
 
 def cached_render(key, make: Callable[[], bytes | None]) -> bytes | None:
     return _renders.get(key, make)
+
+
+def peek_render(key) -> tuple[bool, bytes | None]:
+    return _renders.peek(key)
 
 
 def prefetch(fn: Callable[[], None]) -> None:

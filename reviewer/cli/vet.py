@@ -5,8 +5,10 @@ interrupted run resumes where it stopped (each trajectory is stored as soon as i
 
 The openai backend keeps --concurrency requests in flight from this one process (threads sharing
 one HTTP pool and rate limiter; 429/503 with Retry-After pause them all); each model step records
-its latency and tokens, and the run ends with a summary. The rules backend spreads over --workers
-processes; either can run on Dask (--dask ADDRESS or local[:N]), where workers only compute."""
+its latency and tokens, and the run ends with a summary; the zooms it asks for are drawn in
+--render-processes worker processes so that renders do not serialize the threads on one core. The
+rules backend spreads over --workers processes; either can run on Dask (--dask ADDRESS or
+local[:N]), where workers only compute and this process writes the database."""
 from __future__ import annotations
 
 import argparse

@@ -87,8 +87,10 @@ class QueueView(PagedTable):
     def _follow_item(self, *_):
         tid = self.current_id()
         if tid is not None and tid not in [r["trajectory_id"] for r in self.rows]:
-            self.show_position(self.state.store.queue_position(tid, self.state.reviewer or None,
-                                                               **self.state.queue_args()))
+            position = self.state.position  # known after n / b; else asked of the store
+            if position is None:
+                position = self.state.store.queue_position(tid, self.state.reviewer or None, **self.state.queue_args())
+            self.show_position(position)
         self.select_current()
 
     def _show_progress(self) -> None:

@@ -75,7 +75,7 @@ class ReviewForm(Viewer):
         verify = traj is not None and traj.task == "verify"
         self._answer.visible = verdicts and not verify
         self._type.visible = self._z.visible = verdicts and verify
-        self._sync_draft()
+        self._sync_draft()  # also when the new item's draft equals the old one (no draft event then)
 
     def _sync_draft(self, *_):
         draft, own = self.state.draft or {}, (self.state.item.agent_label if self.state.item else {})

@@ -11,6 +11,8 @@ import param
 from panel.viewable import Viewer
 
 from reviewer.components.safe_text import escape, markdown_to_safe_html
+from reviewer.renders import cached_step, owner_of_render, step_render
+from reviewer.spectra_cache import prefetch
 from reviewer.components.styles import STYLESHEETS
 
 KIND_COLOURS = {"prompt": "#6c757d", "think": "#1f4e9c", "tool_call": "#8e44ad", "tool_result": "#16a085",
@@ -95,9 +97,33 @@ class StepView(Viewer):
             self._caption.object = ""
             return
         self._html.object = step_html(step, len(state.steps))
-        png, owner = state.render()
+        item, owner = state.item, owner_of_render(state.item, step.index)
+        known, png = cached_step(item, owner) if owner is not None else (True, None)
+        if known or pn.state.curdoc is None or pn.state.curdoc.session_context is None:
+            if not known:
+                png = step_render(state.store, item, owner)
+            self._show_image(png, owner, step.index)
+            return
+        # Not rendered yet: the text shows now, the picture when the render thread has made it (a key
+        # press never waits ~40 ms for matplotlib). Bokeh documents take changes from other threads
+        # only through add_next_tick_callback.
+        self._caption.object = "<small><i>Rendering…</i></small>"
+        doc, index = pn.state.curdoc, step.index
+
+        def work():
+            made = step_render(state.store, item, owner)
+
+            def show():
+                if state.item is item and state.step_index == index:
+                    self._show_image(made, owner, index)
+
+            doc.add_next_tick_callback(show)
+
+        prefetch(work)
+
+    def _show_image(self, png, owner, index) -> None:
         self._image.object = png if png is not None else BLANK_PNG
-        self._caption.object = ("" if png is None or owner == step.index else
+        self._caption.object = ("" if png is None or owner == index else
                                 f"<small><i>The render the agent is looking at (step {owner + 1}).</i></small>")
 
     def __panel__(self):

@@ -226,6 +226,11 @@ class Store(LabelsMixin, SessionsMixin, QueueMixin, ReviewQueriesMixin, VerdictS
             params += [int(limit), int(offset)]
         return self._rows(sql, params)
 
+    def trajectories_on_spectrum(self, spectrum_id: str) -> list[dict[str, Any]]:
+        """The agents' trajectories on one spectrum, as short rows (no outcome, no steps)."""
+        return self._rows("SELECT id, task, agent_name, backend, model, answer, created_at FROM trajectories "
+                          "WHERE spectrum_id = ? ORDER BY created_at, id", [spectrum_id])
+
     def count_trajectories(self, **filters: Any) -> int:
         where, params = self._trajectory_where(filters)
         return int(self._scalar(f"SELECT count(*) FROM trajectories t {where}", params))

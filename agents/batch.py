@@ -1,93 +1,174 @@
-"""Run one function over many items: in this process, a process pool, or a Dask cluster.
+"""Run one function over many items: in this process, in threads, in a process pool, or on Dask.
 
     for item, result in run_batch(vet_one, paths, workers=4):
         if isinstance(result, BaseException): ...
 
 Results come back as they finish (not in input order); an exception raised by `fn` for one item
-is returned as that item's result, so one bad spectrum never stops a batch. `fn` and the items
-must be picklable when workers > 1 or a Dask address is given (use module-level functions).
-Dask is an optional extra (`pip install specreview[dask]`), imported only when asked for.
+is returned as that item's result, so one bad spectrum never stops a batch. Results always come
+back to the caller's thread: the caller alone writes the database, workers never open it.
+
+- `threads=N`: N items at once in this process. For work that waits on a model server (the
+  openai backend): the threads share one HTTP pool and one rate limiter (agents.llm.shared_chat).
+- `workers=N`: a process pool, for CPU-bound work (the rules policies).
+- `dask="local"`, `"local:N"` (a LocalCluster of N worker processes) or a scheduler address
+  (`tcp://host:8786`): one task per item on the cluster's workers. With `threads=T` as well, a
+  LocalCluster's workers get T / N threads each: processes for the CPU work (renders), threads
+  for the waits on a model server, the way one process alone cannot when renders fill its core.
+
+`fn` and the items must be picklable for processes and Dask (use module-level functions such as
+agents.jobs). Items are consumed lazily and at most a few per worker are in flight, so a long
+candidate list is never pickled or submitted all at once. Dask is an optional extra
+(`pip install specreview[dask]`), imported only when asked for.
 """
 from __future__ import annotations
 
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from typing import Any, Callable, Iterable, Iterator
+import os
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+    wait,
+)
+from typing import Any
+
+_END = object()
 
 
-def _progress(total: int | None, enabled: bool, desc: str):
+def _progress(total: int | None, enabled: bool, desc: str, unit: str):
     if not enabled:
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit="item")
+    # tqdm shows the rate (items/s) and the ETA from it; the postfix adds calls and tokens
+    return tqdm(total=total, desc=desc, unit=unit, dynamic_ncols=True)
 
 
-def run_batch(fn: Callable[[Any], Any], items: Iterable[Any], *, workers: int = 1,
-              dask_address: str | None = None, progress: bool = True,
-              desc: str = "batch") -> Iterator[tuple[Any, Any]]:
-    items = list(items)
-    bar = _progress(len(items), progress, desc)
+def run_batch(fn: Callable[[Any], Any], items: Iterable[Any], *, workers: int = 1, threads: int = 1,
+              dask_address: str | None = None, progress: bool = True, desc: str = "batch",
+              unit: str = "item", total: int | None = None,
+              postfix: Callable[[Any, Any], str | None] | None = None) -> Iterator[tuple[Any, Any]]:
+    """Yield (item, result or exception) as items finish. `postfix(item, result)`, called once the
+    caller has handled the item, may return a short text for the progress bar (calls, tokens)."""
+    if total is None and hasattr(items, "__len__"):
+        total = len(items)  # type: ignore[arg-type]
+    bar = _progress(total, progress, desc, unit)
+    if dask_address:
+        source = _dask(fn, items, dask_address, threads)
+    elif threads > 1:
+        source = _pool(ThreadPoolExecutor(max_workers=threads), fn, items, threads)
+    elif workers > 1:
+        source = _pool(ProcessPoolExecutor(max_workers=workers), fn, items, workers)
+    else:
+        source = _serial(fn, items)
     try:
-        if dask_address:
-            yield from _dask(fn, items, dask_address, bar)
-        elif workers > 1:
-            yield from _processes(fn, items, workers, bar)
-        else:
-            for item in items:
-                try:
-                    result = fn(item)
-                except Exception as exc:
-                    result = exc
-                if bar is not None:
-                    bar.update(1)
-                yield item, result
+        for item, result in source:
+            yield item, result
+            if bar is not None:  # after the caller handled the item, so a postfix sees its totals
+                text = postfix(item, result) if postfix is not None else None
+                if text:
+                    bar.set_postfix_str(text, refresh=False)
+                bar.update(1)
     finally:
+        source.close()  # stops the pool or cluster even when the caller stops early (Ctrl-C)
         if bar is not None:
             bar.close()
 
 
-def _processes(fn, items, workers, bar):
-    # keep at most 2 x workers in flight so a huge batch does not pickle everything up front
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        pending: dict = {}
-        it = iter(items)
+def _serial(fn, items):
+    for item in items:
+        try:
+            result = fn(item)
+        except Exception as exc:
+            result = exc
+        yield item, result
+
+
+def _pool(pool, fn, items, width):
+    # keep at most 2 x width in flight: workers never idle, and a huge batch is not pickled up front
+    it = iter(items)
+    pending: dict = {}
+    try:
         for item in it:
             pending[pool.submit(fn, item)] = item
-            if len(pending) >= 2 * workers:
+            if len(pending) >= 2 * width:
                 break
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
                 item = pending.pop(fut)
                 exc = fut.exception()
-                if bar is not None:
-                    bar.update(1)
                 yield item, (exc if exc is not None else fut.result())
                 nxt = next(it, _END)
                 if nxt is not _END:
                     pending[pool.submit(fn, nxt)] = nxt
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
-_END = object()
+def parse_dask(spec: str) -> tuple[str, int | None]:
+    """("local", N or None) for `local` / `local:N`, else ("address", None)."""
+    head, _, count = spec.partition(":")
+    if head != "local":
+        return "address", None
+    if not count:
+        return "local", None
+    if not count.isdigit() or int(count) < 1:
+        raise ValueError(f"--dask local:N needs a positive worker count, not {count!r}")
+    return "local", int(count)
 
 
-def _dask(fn, items, address, bar):
+def local_workers(spec: str) -> int:
+    """Worker processes of `local[:N]` (N, else this machine's CPUs)."""
+    return parse_dask(spec)[1] or os.cpu_count() or 1
+
+
+def dask_client(spec: str, threads: int = 1):
+    """(client, cluster): a LocalCluster and its client for `local[:N]` (close both), or a client
+    of the scheduler at an address (cluster None: the scheduler outlives the run, and its workers
+    keep the threads they were started with)."""
     try:
-        from dask.distributed import Client, as_completed
+        from dask.distributed import Client, LocalCluster
     except ImportError as exc:
         raise RuntimeError("Dask is not installed: pip install 'specreview[dask]' "
                            "(dask[distributed]) to run on a Dask cluster") from exc
-    client = Client(address)
+    if parse_dask(spec)[0] == "address":
+        return Client(spec), None
+    n = local_workers(spec)
+    # CPU-bound agents want one thread per process (threads would share one GIL); agents that wait
+    # on a model server want `threads` in flight in all, spread over the processes
+    per_worker = max(1, -(-threads // n))
+    cluster = LocalCluster(n_workers=n, threads_per_worker=per_worker, processes=True, dashboard_address=":0")
+    return Client(cluster), cluster
+
+
+def _dask(fn, items, spec, threads):
+    from dask.distributed import as_completed
+
+    client, cluster = dask_client(spec, threads)
     try:
-        futures = {client.submit(fn, item, pure=False): item for item in items}
-        for fut in as_completed(futures):
-            item = futures[fut]
+        width = max(sum(client.nthreads().values()), 1)
+        it = iter(items)
+        futures: dict = {}
+        for item in it:
+            futures[client.submit(fn, item, pure=False)] = item
+            if len(futures) >= 2 * width:
+                break
+        queue = as_completed(list(futures))
+        for fut in queue:
+            item = futures.pop(fut)
             try:
                 result = fut.result()
             except Exception as exc:
                 result = exc
-            if bar is not None:
-                bar.update(1)
+            fut.release()
             yield item, result
+            nxt = next(it, _END)
+            if nxt is not _END:
+                new = client.submit(fn, nxt, pure=False)
+                futures[new] = nxt
+                queue.add(new)
     finally:
         client.close()
+        if cluster is not None:
+            cluster.close()

@@ -40,6 +40,7 @@ class JudgeResult:
     reply: str
     error: str | None = None
     attempts: int = 1
+    usage: dict[str, Any] | None = None  # agents.usage per-call dict, when called with a config
 
 
 def rubric(name: str = RUBRIC) -> dict[str, Any]:
@@ -68,8 +69,8 @@ def _clip(text: str) -> str:
 
 def trajectory_text(traj: Trajectory) -> str:
     """The trajectory as the judge reads it: one block per step, in order."""
-    lines = [f"Task: {traj.task}   Agent: {traj.agent.name} ({traj.agent.backend}"
-             f"{', ' + traj.agent.model if traj.agent.model else ''})"]
+    lines = [(f"Task: {traj.task}   Agent: {traj.agent.name} ({traj.agent.backend}"
+              f"{', ' + traj.agent.model if traj.agent.model else ''})")]
     for s in traj.steps:
         head = f"[{s.index}] {s.kind}"
         body = []
@@ -111,23 +112,31 @@ def judge_messages(traj: Trajectory, rubric_entry: dict[str, Any] | None = None,
     return [SystemMessage(SYSTEM), HumanMessage(parts if with_images else instructions)]
 
 
-def judge_trajectory(traj: Trajectory, chat_model, cfg=None, rubric_entry: dict[str, Any] | None = None,
-                     with_images: bool = False) -> JudgeResult:
+def judge_trajectory(traj: Trajectory, chat_model=None, cfg=None, rubric_entry: dict[str, Any] | None = None,
+                     with_images: bool = False, limiter=None) -> JudgeResult:
     """Ask the model for a 0-5 score. Never raises for a model failure: the result's `error` says
-    what went wrong (call failed after retries, or no score in the reply)."""
-    from agents.llm import ModelCallFailed, invoke_with_retries
+    what went wrong (call failed after retries, or no score in the reply). With `cfg` the call is
+    retried (Retry-After obeyed) and its latency and tokens land in `result.usage`; without a
+    chat_model it goes through the process-wide client and limiter of `cfg` (agents.llm.shared_chat),
+    which is how many judge calls share one bound when run from threads."""
+    from agents.llm import ModelCallFailed, call_chat, shared_chat
     from agents.vet.protocols import text_of
 
     messages = judge_messages(traj, rubric_entry, with_images)
+    usage = None
     try:
         if cfg is None:
             msg, attempts = chat_model.invoke(messages), 1
         else:
-            msg, attempts = invoke_with_retries(lambda: chat_model.invoke(messages), cfg)
+            if chat_model is None:
+                shared = shared_chat(cfg)
+                chat_model, limiter = shared.chat, limiter or shared.limiter
+            msg, usage = call_chat(chat_model, messages, cfg, limiter)
+            attempts = usage["attempts"]
     except ModelCallFailed as exc:
-        return JudgeResult(None, "", f"call failed: {exc}", exc.attempts)
-    except Exception as exc:  # noqa: BLE001 - a judge failure is recorded, never fatal
+        return JudgeResult(None, "", f"call failed: {exc}", exc.attempts, exc.usage)
+    except Exception as exc:
         return JudgeResult(None, "", f"call failed: {type(exc).__name__}: {exc}")
     reply = text_of(msg)
     score = parse_score(reply)
-    return JudgeResult(score, reply, None if score is not None else "no score in the reply", attempts)
+    return JudgeResult(score, reply, None if score is not None else "no score in the reply", attempts, usage)

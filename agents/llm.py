@@ -5,17 +5,30 @@ Configuration comes from (later wins): defaults, a TOML/YAML/JSON config file
 SPECREVIEW_LLM_MODEL / SPECREVIEW_LLM_API_KEY, falling back to OPENAI_BASE_URL / OPENAI_MODEL /
 OPENAI_API_KEY), then explicit overrides. The key is a SecretStr: it never appears in repr, logs or
 trajectories (`LLMConfig.public()` is what gets recorded).
+
+Calls: `call_chat(model, messages, cfg, limiter)` retries (Retry-After obeyed, else exponential
+backoff) and returns the reply with its usage (latency, attempts, waits, tokens, images; see
+agents.usage). `shared_chat(cfg)` is the process-wide client and RateLimiter (agents.ratelimit) of a
+configuration: every thread of a run shares one connection pool, `cfg.concurrency` slots and any
+server-requested pause.
 """
 from __future__ import annotations
 
 import json
 import os
 import random
+import threading
 import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import BaseModel, SecretStr
+
+from agents.ratelimit import RateLimiter
+from agents.usage import CallStats, call_usage, count_images, failed_usage
 
 ENV_KEYS = {
     "base_url": ("SPECREVIEW_LLM_BASE_URL", "OPENAI_BASE_URL"),
@@ -36,6 +49,8 @@ class LLMConfig(BaseModel):
     backoff: float = 1.0  # first backoff in seconds, doubled per retry (with jitter)
     temperature: float | None = 0.0
     max_tokens: int | None = 4096
+    concurrency: int = 16  # requests in flight from this process (the run's threads share one limiter)
+    max_rps: float | None = None  # requests started per second, None = no bound
 
     def public(self) -> dict[str, Any]:
         """What may be recorded: everything but the key."""
@@ -76,8 +91,8 @@ def make_chat_model(cfg: LLMConfig):
     so the client's own are off and a dead server fails fast."""
     from langchain_openai import ChatOpenAI
 
-    kwargs: dict[str, Any] = dict(model=cfg.model, timeout=cfg.timeout, max_retries=0,
-                                  api_key=cfg.api_key or SecretStr("not-needed"))
+    kwargs: dict[str, Any] = {"model": cfg.model, "timeout": cfg.timeout, "max_retries": 0,
+                              "api_key": cfg.api_key or SecretStr("not-needed")}
     if cfg.base_url:
         kwargs["base_url"] = cfg.base_url
     if cfg.temperature is not None:
@@ -99,30 +114,116 @@ def is_retryable(exc: BaseException) -> bool:
     return isinstance(exc, TimeoutError)
 
 
+def is_throttled(exc: BaseException) -> bool:
+    """The server refused for load (429 Too Many Requests, 503 Service Unavailable)."""
+    return getattr(exc, "status_code", None) in (429, 503)
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds the server asked us to wait (`retry-after-ms`, `Retry-After` in seconds or as an
+    HTTP date), or None when it said nothing usable."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if not headers:
+        return None
+    for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if not value:
+            continue
+        try:
+            return max(0.0, float(value) * scale)
+        except ValueError:
+            pass
+        try:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
 class ModelCallFailed(RuntimeError):
-    def __init__(self, message: str, attempts: int):
+    def __init__(self, message: str, attempts: int, usage: dict | None = None):
         super().__init__(message)
         self.attempts = attempts
+        self.usage = usage  # agents.usage.failed_usage when the caller asked for it
 
 
-def invoke_with_retries(call: Callable[[], Any], cfg: LLMConfig, sleep: Callable[[float], None] = time.sleep):
-    """Run `call` with exponential backoff on retryable errors, within cfg.total_timeout.
+def invoke_with_retries(call: Callable[[], Any], cfg: LLMConfig, sleep: Callable[[float], None] = time.sleep,
+                        limiter: RateLimiter | None = None, stats: CallStats | None = None):
+    """Run `call` with retries on retryable errors, within cfg.total_timeout.
 
+    A 429 / 503 with Retry-After waits exactly that long (with a limiter, every thread of the run
+    waits: the server spoke to the client, not to one request); other retryable errors back off
+    exponentially with jitter. Each attempt takes a limiter slot when one is given; `stats` receives
+    attempts, throttled answers, seconds waited and the last attempt's latency.
     Returns (result, attempts). Raises ModelCallFailed naming the last error when attempts or the
     time budget run out, or at once for an error that retrying cannot fix (4xx, bad request).
     """
+    stats = stats if stats is not None else CallStats()
     start = time.monotonic()
-    attempt = 0
     while True:
-        attempt += 1
+        stats.attempts += 1
         try:
-            return call(), attempt
+            return _attempt(call, limiter, stats), stats.attempts
         except Exception as exc:  # classified below; anything else is final
             elapsed = time.monotonic() - start
-            if not is_retryable(exc) or attempt > cfg.max_retries:
-                raise ModelCallFailed(f"{type(exc).__name__}: {exc}", attempt) from exc
-            delay = cfg.backoff * (2 ** (attempt - 1)) * (0.75 + 0.5 * random.random())
+            if is_throttled(exc):
+                stats.throttled += 1
+            if not is_retryable(exc) or stats.attempts > cfg.max_retries:
+                raise ModelCallFailed(f"{type(exc).__name__}: {exc}", stats.attempts) from exc
+            hinted = retry_after(exc) if is_throttled(exc) else None
+            backoff = cfg.backoff * (2 ** (stats.attempts - 1)) * (0.75 + 0.5 * random.random())
+            delay = hinted if hinted is not None else backoff
             if elapsed + delay + cfg.timeout > cfg.total_timeout:
                 raise ModelCallFailed(f"{type(exc).__name__}: {exc} (total time budget "
-                                      f"{cfg.total_timeout:.0f} s exhausted)", attempt) from exc
-            sleep(delay)
+                                      f"{cfg.total_timeout:.0f} s exhausted)", stats.attempts) from exc
+            if limiter is not None and hinted is not None:
+                limiter.pause(delay)  # the next slot() waits it out, and so does every other thread
+            else:
+                sleep(delay)
+                stats.waited_s += delay
+
+
+def _attempt(call, limiter, stats: CallStats):
+    with (limiter.slot() if limiter is not None else nullcontext(0.0)) as waited:
+        stats.waited_s += waited
+        t0 = time.monotonic()
+        try:
+            return call()
+        finally:
+            stats.latency_s = time.monotonic() - t0
+
+
+def call_chat(model, messages, cfg: LLMConfig, limiter: RateLimiter | None = None):
+    """One model call with retries; returns (message, usage) where usage is agents.usage's dict.
+    On failure raises ModelCallFailed with `.usage` set (the attempts and waits it cost)."""
+    stats = CallStats()
+    images = count_images(messages)
+    try:
+        msg, _ = invoke_with_retries(lambda: model.invoke(messages), cfg, limiter=limiter, stats=stats)
+    except ModelCallFailed as exc:
+        exc.usage = failed_usage(stats, images)
+        raise
+    return msg, call_usage(msg, stats, images)
+
+
+class SharedChat:
+    """A chat model and the limiter every thread of this process uses for one configuration."""
+
+    def __init__(self, cfg: LLMConfig):
+        self.cfg = cfg
+        self.chat = make_chat_model(cfg)  # one HTTP connection pool for all threads
+        self.limiter = RateLimiter(cfg.concurrency, cfg.max_rps)
+
+
+_SHARED: dict[str, SharedChat] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_chat(cfg: LLMConfig) -> SharedChat:
+    """The process-wide SharedChat for this configuration. Jobs that arrive pickled (a process pool,
+    a Dask worker) rebuild their config and land on the same one, so the limit holds per process."""
+    key = cfg.model_dump_json() + "\0" + (cfg.api_key.get_secret_value() if cfg.api_key else "")
+    with _SHARED_LOCK:
+        if key not in _SHARED:
+            _SHARED[key] = SharedChat(cfg)
+        return _SHARED[key]

@@ -144,7 +144,8 @@ class _Handler(BaseHTTPRequestHandler):
         if reply is None and owner.responder is not None:
             reply = owner.responder(body)
         if reply is None:
-            return self._send(400, {"error": {"message": "scripted server: no reply left", "type": "invalid_request_error"}})
+            return self._send(400, {"error": {"message": "scripted server: no reply left",
+                                              "type": "invalid_request_error"}})
         if reply.delay or owner.latency:
             time.sleep(reply.delay + owner.latency)
         if reply.raw_body is not None:

@@ -201,6 +201,8 @@ def review_with_llm(state: VerifyState) -> dict:
     verdicts = [s.verdict for s in traj.steps if s.verdict is not None]
     rev = llm_review.run_review(md, verdicts, b, chat_model=llm.get("chat_model"), cfg=llm.get("config"))
     data = {"model": rev.model, "attempts": rev.attempts, "elapsed_s": rev.elapsed_s, "role": llm_review.WHO}
+    if rev.usage is not None:  # latency and tokens of the call (agents.usage), summed per run
+        data["usage"] = rev.usage
     if not rev.ok:
         text = rev.raw or f"LLM review failed: {rev.error}"
         traj.add("think", text=text, is_error=True, data={**data, "error": rev.error})

@@ -53,6 +53,7 @@ class LLMReview:
     error: str | None = None
     attempts: int = 0
     elapsed_s: float = 0.0
+    usage: dict[str, Any] | None = None  # agents.usage per-call dict, when called with a config
 
     @property
     def ok(self) -> bool:
@@ -66,6 +67,8 @@ class LLMReview:
 
     def as_outcome(self, rule_verdict: str, rule_credibility: str) -> dict[str, Any]:
         out: dict[str, Any] = {"model": self.model, "attempts": self.attempts, "elapsed_s": self.elapsed_s}
+        if self.usage is not None:
+            out["usage"] = self.usage
         if not self.ok:
             out["error"] = self.error or "no verdict in the reply"
             return out
@@ -107,8 +110,8 @@ def review_messages(report_md: str, verdicts, brief: dict) -> list:
 
 
 # -- parsing the reply -------------------------------------------------------------------------
-_THINK_RE = re.compile(r"<think>.*?</think>", re.S | re.I)
-_FENCE_RE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.S | re.I)
+_THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_FENCE_RE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL | re.IGNORECASE)
 _LABEL_RE = r"(?:^|\n)[\s*#>\-]*\**{name}\**\s*[:=]\s*\**\s*"
 
 
@@ -174,19 +177,19 @@ def _from_json(text: str) -> dict | None:
 
 
 def _from_labels(text: str) -> dict | None:
-    m = re.search(_LABEL_RE.format(name="verdict") + r"(CONFIRM|NEEDS[ _\-]REVISION|UNCERTAIN)\b", text, re.I)
+    m = re.search(_LABEL_RE.format(name="verdict") + r"(CONFIRM|NEEDS[ _\-]REVISION|UNCERTAIN)\b", text, re.IGNORECASE)
     if not m:
         return None
-    c = re.search(_LABEL_RE.format(name="credibility") + r"(HIGH|MEDIUM|LOW)\b", text, re.I)
+    c = re.search(_LABEL_RE.format(name="credibility") + r"(HIGH|MEDIUM|LOW)\b", text, re.IGNORECASE)
     concerns = []
     next_label = r"(?=\n[\s*#]*\**(?:narrative|verdict|credibility)\b|\Z)"
-    block = re.search(_LABEL_RE.format(name="concerns") + r"(.*?)" + next_label, text, re.I | re.S)
+    block = re.search(_LABEL_RE.format(name="concerns") + r"(.*?)" + next_label, text, re.IGNORECASE | re.DOTALL)
     if block:
         for line in block.group(1).splitlines():
             item = re.sub(r"^\s*(?:[-*•]|\d+[.)])\s*", "", line).strip()
             if item and item.lower() not in ("none", "none."):
                 concerns.append(_one_line(item, MAX_CONCERN_CHARS))
-    n = re.search(_LABEL_RE.format(name="narrative") + r"(.*)", text, re.I | re.S)
+    n = re.search(_LABEL_RE.format(name="narrative") + r"(.*)", text, re.IGNORECASE | re.DOTALL)
     return {"verdict": _norm_verdict(m.group(1)), "credibility": _norm_level(c.group(1)) if c else None,
             "concerns": concerns, "narrative": n.group(1).strip() if n else "", "parse": "labelled"}
 
@@ -211,23 +214,27 @@ def model_name(chat_model, cfg=None) -> str:
 
 
 def run_review(report_md: str, verdicts, brief: dict, *, chat_model=None, cfg=None) -> LLMReview:
-    """Ask the model; never raises. With `cfg` the call goes through agents.llm.invoke_with_retries
-    (backoff on 429 / 5xx / timeouts within cfg.total_timeout); a bare chat_model is called once."""
-    from agents.llm import ModelCallFailed, invoke_with_retries, make_chat_model
+    """Ask the model; never raises. With `cfg` the call goes through agents.llm.call_chat (backoff on
+    429 / 5xx / timeouts within cfg.total_timeout, Retry-After obeyed, latency and tokens in
+    `review.usage`) and, unless a chat_model is given, through the process-wide client and rate
+    limiter of that configuration, shared by all threads; a bare chat_model is called once."""
+    from agents.llm import ModelCallFailed, call_chat, shared_chat
     from agents.vet.protocols import text_of
 
     review = LLMReview(model=model_name(chat_model, cfg))
     t0 = time.perf_counter()
     try:
-        model = chat_model if chat_model is not None else make_chat_model(cfg)
         messages = review_messages(report_md, verdicts, brief)
         if cfg is None:
-            msg, review.attempts = model.invoke(messages), 1
+            msg, review.attempts = chat_model.invoke(messages), 1
         else:
-            msg, review.attempts = invoke_with_retries(lambda: model.invoke(messages), cfg)
+            shared = shared_chat(cfg) if chat_model is None else None
+            model, limiter = (chat_model, None) if shared is None else (shared.chat, shared.limiter)
+            msg, review.usage = call_chat(model, messages, cfg, limiter)
+            review.attempts = review.usage["attempts"]
     except ModelCallFailed as exc:
-        review.error, review.attempts = f"call failed: {exc}", exc.attempts
-    except Exception as exc:  # noqa: BLE001 - a review failure is recorded, never fatal
+        review.error, review.attempts, review.usage = f"call failed: {exc}", exc.attempts, exc.usage
+    except Exception as exc:
         review.error, review.attempts = f"call failed: {type(exc).__name__}: {exc}", max(review.attempts, 1)
     review.elapsed_s = round(time.perf_counter() - t0, 4)
     if review.error:

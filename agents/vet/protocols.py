@@ -75,7 +75,7 @@ class Protocol:
     def result_messages(self, calls: list[Call], results: list[ZoomResult]) -> list[BaseMessage]:
         msgs: list[BaseMessage] = []
         images = []
-        for call, res in zip(calls, results):
+        for call, res in zip(calls, results, strict=True):
             if res.png is not None and not self.images_in_user_message:
                 content: Any = [image_part(res.png), {"type": "text", "text": res.text}]
             else:

@@ -11,10 +11,13 @@ import time
 from typing import Any
 
 import kb
-from agents.llm import LLMConfig, ModelCallFailed, invoke_with_retries, load_config, make_chat_model
+from agents.llm import LLMConfig, ModelCallFailed, call_chat, load_config, shared_chat
+from agents.ratelimit import RateLimiter
+from agents.render_pool import PooledZoomTool
 from agents.tools.measure import Arrays
 from agents.tools.zoom import TOOL_NAME, SpectralVisualizationTool, ZoomResult
 from agents.trajectory import AgentInfo, Trajectory
+from agents.usage import sum_usage
 from agents.vet.answer import parse_answer
 from agents.vet.graph import MAX_TOOL_CALLS, vet_graph
 from agents.vet.prompt import task_prompt
@@ -28,30 +31,41 @@ class VetRun:
     """Per-run state the graph nodes act on: model, tool, protocol and the trajectory."""
 
     def __init__(self, traj: Trajectory, model, protocol: Protocol, tool: SpectralVisualizationTool,
-                 *, eager: bool, llm_config: LLMConfig | None = None, max_tool_calls: int = MAX_TOOL_CALLS):
+                 *, eager: bool, llm_config: LLMConfig | None = None, limiter: RateLimiter | None = None,
+                 max_tool_calls: int = MAX_TOOL_CALLS):
         self.traj = traj
         self.model = protocol.bind(model)
         self.protocol = protocol
         self.tool = tool
         self.eager = eager
         self.llm_config = llm_config
+        self.limiter = limiter
+        self.usage: list[dict[str, Any]] = []  # one dict per model call (agents.usage), LLM runs only
         self.max_tool_calls = max_tool_calls
         self.pending: list[Call] = []
 
     # -- graph nodes -------------------------------------------------------------------------
     def model_step(self, messages, calls_so_far: int) -> dict[str, Any]:
         t0 = time.perf_counter()
+        usage = None
         try:
             if self.llm_config is None:
                 msg, attempts = self.model.invoke(messages), 1
             else:
-                msg, attempts = invoke_with_retries(lambda: self.model.invoke(messages), self.llm_config)
+                msg, usage = call_chat(self.model, messages, self.llm_config, self.limiter)
+                attempts = usage["attempts"]
         except ModelCallFailed as exc:
+            if exc.usage:  # no step records a call that never got an answer: the outcome does
+                self.usage.append(exc.usage)
+                return self._stop("error", error=str(exc), attempts=exc.attempts, failed_call=exc.usage)
             return self._stop("error", error=str(exc), attempts=exc.attempts)
-        except Exception as exc:  # a policy bug must end the trajectory, not the batch
+        except Exception as exc:
             return self._stop("error", error=f"{type(exc).__name__}: {exc}", attempts=1)
         text = text_of(msg)
         data: dict[str, Any] = {"elapsed_s": round(time.perf_counter() - t0, 6), "attempts": attempts}
+        if usage is not None:
+            data["usage"] = usage
+            self.usage.append(usage)
         for key in ("measurements", "decision", "finish_reason", "token_usage"):
             if key in msg.response_metadata:
                 data[key] = msg.response_metadata[key]
@@ -112,6 +126,8 @@ class VetRun:
         self.traj.outcome = {"status": status, "tool_calls": calls, **info}
         if info.get("prediction") is not None:
             self.traj.outcome["answer"] = info["prediction"]  # the store's filterable answer column
+        if self.llm_config is not None:  # the rules policy calls no model: its outcome stays as it was
+            self.traj.outcome["usage"] = sum_usage(self.usage)
 
 
 def _label(value) -> str | None:
@@ -120,9 +136,15 @@ def _label(value) -> str | None:
 
 def vet_spectrum(spectrum, task_id: str, backend: str = "rules", *, eager_renders: bool = False,
                  llm_config: LLMConfig | None = None, chat_model=None, spectrum_id: str | None = None,
-                 redshift: float | None = None, title: str = "Spectrum") -> Trajectory:
+                 redshift: float | None = None, title: str = "Spectrum",
+                 limiter: RateLimiter | None = None) -> Trajectory:
     """Vet one spectrum for one task; returns the recorded trajectory (never raises for a
-    model failure: the outcome says what happened)."""
+    model failure: the outcome says what happened).
+
+    With the openai backend and no `chat_model`, calls go through the process-wide client and
+    limiter for the configuration (agents.llm.shared_chat), so trajectories vetted in parallel
+    threads share one connection pool, one concurrency bound and one Retry-After pause; each
+    model step records its latency and token usage in `data["usage"]`, summed in outcome["usage"]."""
     task = kb.task(task_id)
     try:
         from agents.spectra import blank_pipeline_labels
@@ -131,14 +153,19 @@ def vet_spectrum(spectrum, task_id: str, backend: str = "rules", *, eager_render
     except ImportError:  # pragma: no cover - readers not installed
         pass
     meta = spectrum.meta or {}
-    tool = SpectralVisualizationTool.from_spectrum(spectrum, redshift=redshift, title=title)
+    # draws in agents.render_pool's processes while one runs (an LLM campaign), else right here
+    tool = PooledZoomTool.from_spectrum(spectrum, redshift=redshift, title=title)
     if backend == "rules":
         model = chat_model or RulesVetModel(task=task, arrays=Arrays.from_spectrum(spectrum))
         protocol, cfg, eager = make_protocol("native"), None, eager_renders
         agent = AgentInfo(name="vet", backend="rules", model=RULES_VERSION)
     elif backend == "openai":
         cfg = llm_config or load_config()
-        model = chat_model or make_chat_model(cfg)
+        if chat_model is None:
+            shared = shared_chat(cfg)
+            model, limiter = shared.chat, limiter or shared.limiter
+        else:
+            model = chat_model
         protocol = make_protocol(cfg.tool_protocol, cfg.images_in_user_message)
         eager = True  # the model must see the images
         agent = AgentInfo(name="vet", backend="openai", model=cfg.model)
@@ -156,7 +183,7 @@ def vet_spectrum(spectrum, task_id: str, backend: str = "rules", *, eager_render
     if overview.png is None:
         prompt_data["deferred"] = True
     traj.add("prompt", text=prompt, tool_name=TOOL_NAME, tool_args={}, image_sha=sha, data=prompt_data)
-    run = VetRun(traj, model, protocol, tool, eager=eager, llm_config=cfg)
+    run = VetRun(traj, model, protocol, tool, eager=eager, llm_config=cfg, limiter=limiter)
     state = {"messages": protocol.first_messages(prompt, overview.png), "tool_calls": 0, "done": False}
     vet_graph().invoke(state, config={"configurable": {"vet_run": run},
                                       "recursion_limit": 4 * MAX_TOOL_CALLS + 10})

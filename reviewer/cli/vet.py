@@ -1,7 +1,7 @@
 """`specreview vet --task TASK [--backend rules|openai] PATH_OR_ID...`: run the Spec-o3 vetting
 agent on spectra and store the trajectories. Paths not yet in the database are ingested first;
 spectra already vetted with the same task/backend/model are skipped unless --force, so an
-interrupted run resumes where it stopped (each trajectory is stored as soon as it finishes).
+interrupted run resumes where it stopped (trajectories are stored as they finish, in small groups).
 
 The openai backend keeps --concurrency requests in flight from this one process (threads sharing
 one HTTP pool and rate limiter; 429/503 with Retry-After pause them all); each model step records

@@ -100,7 +100,8 @@ def test_retry_after_header(headers, seconds):
 
 def test_retry_after_as_an_http_date():
     when = datetime.now(UTC) + timedelta(seconds=30)
-    assert retry_after(status_error(503, {"retry-after": format_datetime(when, usegmt=True)})) == pytest.approx(30, abs=2)
+    error = status_error(503, {"retry-after": format_datetime(when, usegmt=True)})
+    assert retry_after(error) == pytest.approx(30, abs=2)
 
 
 def test_throttled_call_pauses_the_shared_limiter_for_exactly_the_hint():

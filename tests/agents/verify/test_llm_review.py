@@ -4,10 +4,10 @@ then success, a timeout. Each run ends with a recorded outcome and the rule verd
 import json
 
 import pytest
+from scripted_openai_server import Reply
 
 from agents.llm import LLMConfig
 from agents.verify import LLM_BACKEND, RULES_MODEL, parse_review, verify_spectrum
-from scripted_openai_server import Reply
 
 QSO = "sdss_pyqsofit/spec-0332-52367-0639.fits"  # SDSS broad-line QSO, z = 0.1006
 
@@ -59,7 +59,8 @@ def test_without_a_model_nothing_changes(rules_only):
 def test_agreeing_review_is_recorded_beside_the_rules(openai_server, qso, template_dir, rules_only):
     rv, rc = rules_only.outcome["verdict"], rules_only.outcome["credibility"]
     openai_server.push(Reply.text("<think>checking the lines</think>\n```json\n"
-                                  + reply_json(rv, rc, ["H-alpha is outside the coverage"], "Broad Balmer lines and [O III] fix z.")
+                                  + reply_json(rv, rc, ["H-alpha is outside the coverage"],
+                                               "Broad Balmer lines and [O III] fix z.")
                                   + "\n```"))
     traj = verify_spectrum(qso, template_dir=template_dir, llm_config=config(openai_server))
     assert traj.agent.backend == LLM_BACKEND and traj.agent.model == "forma-reviewer-test"
@@ -161,8 +162,10 @@ def test_chat_model_without_config_calls_once(openai_server, qso, template_dir, 
 
 
 @pytest.mark.parametrize("text, expected", [
-    ('{"Verdict": "needs revision", "credibility": "medium", "concerns": "one"}', ("NEEDS_REVISION", "MEDIUM", ["one"])),
-    ('<think>{"verdict": "CONFIRM"}</think> final: {"verdict": "UNCERTAIN", "credibility": "LOW"}', ("UNCERTAIN", "LOW", [])),
+    ('{"Verdict": "needs revision", "credibility": "medium", "concerns": "one"}',
+     ("NEEDS_REVISION", "MEDIUM", ["one"])),
+    ('<think>{"verdict": "CONFIRM"}</think> final: {"verdict": "UNCERTAIN", "credibility": "LOW"}',
+     ("UNCERTAIN", "LOW", [])),
     ("**Verdict:** CONFIRM\n**Credibility:** HIGH\n**Concerns:**\n1. none of note\nNarrative: fine",
      ("CONFIRM", "HIGH", ["none of note"])),
     ('{"verdict": "MAYBE"}', None),
@@ -188,11 +191,11 @@ def test_cli_verify_backend_openai(tmp_path, shared_spectra, template_dir, opena
     openai_server.push(Reply.text(reply_json("UNCERTAIN", "LOW", ["weak"])))
     db = tmp_path / "v.duckdb"
     common = ["verify", "--db", str(db), "--templates", template_dir, "--json", "--no-progress", str(path)]
-    assert main(common + ["--backend", "openai", "--model", "cli-model"]) == 0
+    assert main([*common, "--backend", "openai", "--model", "cli-model"]) == 0
     (line,) = capsys.readouterr().out.splitlines()
     assert json.loads(line)["human_review"] == "Yes"
     assert openai_server.requests[0]["model"] == "cli-model"
-    assert main(common + ["--backend", "openai", "--model", "cli-model"]) == 0  # resumed: no new request
+    assert main([*common, "--backend", "openai", "--model", "cli-model"]) == 0  # resumed: no new request
     assert len(openai_server.requests) == 1 and "agent: rules+openai (cli-model)" in capsys.readouterr().err
     assert main(common) == 0
     with Store(db) as store:

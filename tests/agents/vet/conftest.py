@@ -3,7 +3,6 @@ import re
 import pytest
 
 
-
 @pytest.fixture(scope="session")
 def read_manifest_spectra(shared_spectra, manifest):
     """read(survey_regex, subclass_regex, limit) -> [(row, spectrum)] from the shared data."""

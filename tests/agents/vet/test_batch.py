@@ -25,3 +25,26 @@ def test_results_and_exceptions_come_back_per_item(workers):
 def test_dask_without_the_extra_says_how_to_install():
     with pytest.raises(RuntimeError, match=r"specreview\[dask\]"):
         list(run_batch(sqrt_or_fail, [1], dask_address="tcp://127.0.0.1:1", progress=False))
+
+
+@pytest.mark.parametrize("threads", [3])
+def test_threads_return_each_items_result_or_exception(threads):
+    items = [4, -1, 9, 16, -2, 25]
+    got = dict(run_batch(sqrt_or_fail, items, threads=threads, progress=False))
+    assert set(got) == set(items) and got[16] == 4
+    assert isinstance(got[-1], ValueError) and isinstance(got[-2], ValueError)
+
+
+def test_items_are_pulled_lazily_a_few_per_worker():
+    pulled = []
+
+    def candidates():
+        for i in range(1000):
+            pulled.append(i)
+            yield i
+
+    results = run_batch(sqrt_or_fail, candidates(), threads=2, progress=False)
+    next(results)
+    assert len(pulled) <= 2 * 2  # never the whole list up front
+    results.close()  # stops the pool
+    assert len(pulled) < 1000

@@ -52,7 +52,7 @@ def test_usage_per_step_is_the_servers_and_sums_per_trajectory(openai_server, sp
     traj = vet_spectrum(spectrum, "a", backend="openai", llm_config=config(openai_server))
     usages = step_usages(traj)
     assert len(usages) == len(openai_server.requests) == 2
-    for usage, body in zip(usages, openai_server.requests):
+    for usage, body in zip(usages, openai_server.requests, strict=True):
         images = sum(1 for m in body["messages"] if isinstance(m["content"], list)
                      for p in m["content"] if p.get("type") == "image_url")
         assert usage["images"] == images and usage["image_tokens"] == images * IMAGE_TOKENS
@@ -105,7 +105,8 @@ def test_renders_in_the_render_pool_are_the_inline_ones(openai_server, spectrum)
 
     openai_server.responder = _conversation(openai_server, 1)
     inline = vet_spectrum(spectrum, "a", backend="openai", llm_config=config(openai_server))
-    with render_pool.running(1):
+    with render_pool.running(1) as pool:
         pooled = vet_spectrum(spectrum, "a", backend="openai", llm_config=config(openai_server))
+    assert pool.renders == len(pooled.images) == 2  # the overview and the zoom, drawn by the pool
     assert inline.images and pooled.images == inline.images
     assert [s.image_sha for s in pooled.steps] == [s.image_sha for s in inline.steps]

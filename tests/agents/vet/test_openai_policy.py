@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from astropy import units as u
 from astropy.nddata import InverseVariance
+from scripted_openai_server import Reply
 from specutils import Spectrum
 
 from agents.llm import LLMConfig
 from agents.tools.zoom import TOOL_NAME
 from agents.vet.run import vet_spectrum
-from scripted_openai_server import Reply
 
 FINAL = "<think>Balmer lines are deep.</think><answer>\\boxed{YES} Strong Balmer absorption.</answer>"
 
@@ -36,16 +36,20 @@ def config(server, **kw):
 
 def image_parts(message):
     content = message.get("content")
-    return [p for p in content if isinstance(p, dict) and p.get("type") == "image_url"] if isinstance(content, list) else []
+    if not isinstance(content, list):
+        return []
+    return [p for p in content if isinstance(p, dict) and p.get("type") == "image_url"]
 
 
 def test_native_tool_calls_round_trip_and_request_shape(openai_server, spectrum):
     openai_server.push(
-        Reply.tool_call(TOOL_NAME, {"wavelength_range": [6500, 6620], "label": "H-alpha"}, content="<think>zoom</think>"),
+        Reply.tool_call(TOOL_NAME, {"wavelength_range": [6500, 6620], "label": "H-alpha"},
+                        content="<think>zoom</think>"),
         Reply.text(FINAL))
     traj = vet_spectrum(spectrum, "a", backend="openai", llm_config=config(openai_server))
     usage = traj.outcome.pop("usage")
-    assert traj.outcome == {"status": "answered", "tool_calls": 1, "prediction": "YES", "answer": "YES", "format_correct": True}
+    assert traj.outcome == {"status": "answered", "tool_calls": 1, "prediction": "YES", "answer": "YES",
+                            "format_correct": True}
     assert usage["calls"] == 2 and usage["attempts"] == 2 and usage["images"] == 1 + 2  # overview, then overview + zoom
     assert traj.agent.backend == "openai" and traj.agent.model == "spec-o3-test"
     first, second = openai_server.requests
@@ -73,20 +77,23 @@ def test_images_can_go_in_a_follow_up_user_message(openai_server, spectrum):
 
 
 def test_hermes_text_protocol(openai_server, spectrum):
-    call = '<think>look at H-beta</think>\n<tool_call>\n{"name": "spectral_visualization_tool", "arguments": {"wavelength_range": [4800, 4950], "label": "Hb"}}\n</tool_call>'
+    call = ('<think>look at H-beta</think>\n<tool_call>\n{"name": "spectral_visualization_tool", '
+            '"arguments": {"wavelength_range": [4800, 4950], "label": "Hb"}}\n</tool_call>')
     openai_server.push(Reply.text(call), Reply.text(FINAL))
     traj = vet_spectrum(spectrum, "a", backend="openai", llm_config=config(openai_server, tool_protocol="hermes"))
     assert traj.outcome["status"] == "answered" and traj.outcome["prediction"] == "YES"
     first, second = openai_server.requests
     assert "tools" not in first
     system = first["messages"][0]["content"]
-    assert system.startswith("You are a helpful assistant.\n\n# Tools") and '"name": "spectral_visualization_tool"' in system
+    assert system.startswith("You are a helpful assistant.\n\n# Tools")
+    assert '"name": "spectral_visualization_tool"' in system
     turn = second["messages"][-1]
     assert turn["role"] == "user"
     texts = [p.get("text", "") for p in turn["content"]]
     assert texts[0].startswith("<tool_response>") and texts[-1].endswith("</tool_response>")
     assert turn["content"][1]["type"] == "image_url"  # image first, then the tool text
-    assert [s.tool_args for s in traj.steps if s.kind == "tool_call"] == [{"wavelength_range": [4800, 4950], "label": "Hb"}]
+    calls = [s.tool_args for s in traj.steps if s.kind == "tool_call"]
+    assert calls == [{"wavelength_range": [4800, 4950], "label": "Hb"}]
 
 
 def test_timeout_is_retried_then_recorded(openai_server, spectrum):
@@ -115,7 +122,8 @@ def test_http_400_is_not_retried(openai_server, spectrum):
 @pytest.mark.parametrize("protocol", ["native", "hermes"])
 def test_malformed_tool_call_json_is_fed_back_as_an_error(openai_server, spectrum, protocol):
     bad = (Reply.tool_call(TOOL_NAME, '{"wavelength_range": [6500, 66') if protocol == "native"
-           else Reply.text('<think>x</think><tool_call>{"name": "spectral_visualization_tool", "arguments": {bad json</tool_call>'))
+           else Reply.text('<think>x</think><tool_call>{"name": "spectral_visualization_tool", '
+                           '"arguments": {bad json</tool_call>'))
     openai_server.push(bad, Reply.text(FINAL))
     traj = vet_spectrum(spectrum, "a", backend="openai", llm_config=config(openai_server, tool_protocol=protocol))
     result = next(s for s in traj.steps if s.kind == "tool_result")
@@ -147,7 +155,8 @@ def test_answer_without_boxed_is_a_format_error_with_fallback(openai_server, spe
     openai_server.push(Reply.text("<think>hmm</think><answer>No, the lines are too weak.</answer>"))
     traj = vet_spectrum(spectrum, "a", backend="openai", llm_config=config(openai_server))
     assert traj.outcome.pop("usage")["calls"] == 1
-    assert traj.outcome == {"status": "answered", "tool_calls": 0, "prediction": "NO", "answer": "NO", "format_correct": False}
+    assert traj.outcome == {"status": "answered", "tool_calls": 0, "prediction": "NO", "answer": "NO",
+                            "format_correct": False}
     assert traj.steps[-1].answer["source"] == "answer_word"
 
 
@@ -156,7 +165,8 @@ def test_streaming_client_against_the_server(openai_server):
 
     openai_server.push(Reply.tool_call(TOOL_NAME, {"wavelength_range": [1, 2]}, content="<think>a</think>"))
     model = ChatOpenAI(base_url=openai_server.base_url, api_key="x", model="m", max_retries=0, timeout=2,
-                       streaming=True).bind_tools([{"type": "function", "function": {"name": TOOL_NAME, "parameters": {"type": "object"}}}])
+                       streaming=True)
+    model = model.bind_tools([{"type": "function", "function": {"name": TOOL_NAME, "parameters": {"type": "object"}}}])
     msg = model.invoke("hi")
     assert openai_server.requests[0]["stream"] is True
     assert msg.content == "<think>a</think>" and msg.tool_calls[0]["args"] == {"wavelength_range": [1, 2]}

@@ -44,8 +44,8 @@ def test_tio_band_depth_rises_from_k_to_m(read_manifest_spectra):
 @pytest.mark.parametrize("task_id", ["cv", "cs", "ss", "mg", "wd", "o", "b", "a"])
 def test_every_number_in_the_reasoning_is_measured_or_a_kb_threshold(task_id, read_manifest_spectra):
     task = kb.task(task_id)
-    thresholds = {quote(float(leaf["value"])) for crit in task["decision"].get("require", []) + task["decision"].get("veto", [])
-                  for leaf in _flatten(crit)}
+    criteria = task["decision"].get("require", []) + task["decision"].get("veto", [])
+    thresholds = {quote(float(leaf["value"])) for crit in criteria for leaf in _flatten(crit)}
     picks = read_manifest_spectra("LAMOST-LRS", r"^(A7|K3|dM1)", 3) + read_manifest_spectra("SDSS", r"^WD")
     for _, spec in picks:
         traj = vet_spectrum(spec, task_id)
@@ -55,7 +55,8 @@ def test_every_number_in_the_reasoning_is_measured_or_a_kb_threshold(task_id, re
         quoted = [n for step in traj.steps if step.kind == "think" for n in NUMBER.findall(step.text)]
         assert quoted, "the reasoning quotes no numbers"
         for number in quoted:
-            assert number in measured or number in thresholds, f"{task_id}: {number} is neither measured nor a threshold"
+            assert number in measured or number in thresholds, \
+                f"{task_id}: {number} is neither measured nor a threshold"
         for step in traj.steps:
             for m in step.data.get("measurements", []):
                 if m["value"] is not None:

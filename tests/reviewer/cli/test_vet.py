@@ -73,3 +73,30 @@ def test_trajectories_of_both_policies_reload_identically(tmp_path, shared_spect
             back = store.load_trajectory(traj.id, with_images=True)
             assert back.model_dump() == traj.model_dump()
             assert back.images == traj.images and back.images
+
+
+def test_trajectory_writer_groups_saves_and_isolates_a_bad_one(tmp_path, shared_spectra, manifest):
+    from agents.spectra import read_spectrum
+    from agents.vet import vet_spectrum
+    from reviewer.cli.common import TrajectoryWriter
+
+    row = next(r for r in manifest if "LAMOST-LRS" in r["survey"] and "#" not in r["file"])
+    spec = read_spectrum(shared_spectra / row["file"])
+    trajs = [vet_spectrum(spec, "a") for _ in range(5)]
+    bad = trajs[2]
+    with Store(tmp_path / "w.duckdb") as store:
+        save = store.save_trajectory
+
+        def refusing(traj):
+            if traj.id == bad.id:
+                raise ValueError("refused")
+            return save(traj)
+
+        store.save_trajectory = refusing
+        with TrajectoryWriter(store, group=10, max_wait_s=3600) as writer:
+            for t in trajs:
+                writer.add(t)
+            assert store.count_trajectories() == 0  # still grouped
+        # the group's transaction rolled back, then each was saved alone: only the bad one is missing
+        assert [(t.id, str(e)) for t, e in writer.errors] == [(bad.id, "refused")]
+        assert store.count_trajectories() == 4 and store.load_trajectory(bad.id) is None

@@ -1,0 +1,41 @@
+"""Batch jobs: one spectrum in (a plain dict), one trajectory out. Module level so that a process
+pool or a Dask worker can unpickle them; they import agents only, never the reviewer or its
+database, so a worker needs the spectrum files and nothing else. The caller stores the result.
+
+A job dict holds the spectrum (`source_path`, `target`, `spectrum_id`), the backend and, for the
+openai backend, `llm` (agents.llm.load_config overrides; the key is never in a job: each worker
+reads it from its own environment or config file).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+def _config(job: dict[str, Any]):
+    from agents.llm import load_config
+
+    return load_config(job.get("llm_config_path"), **(job.get("llm") or {}))
+
+
+def vet_job(job: dict[str, Any]):
+    """Read one spectrum and vet it for one task (agents.vet.vet_spectrum)."""
+    from agents.spectra import read_spectrum
+    from agents.vet import vet_spectrum
+
+    spec = read_spectrum(job["source_path"], job["target"])
+    cfg = _config(job) if job["backend"] == "openai" else None
+    return vet_spectrum(spec, job["task"], job["backend"], eager_renders=job.get("eager", False),
+                        llm_config=cfg, spectrum_id=job["spectrum_id"])
+
+
+def verify_job(job: dict[str, Any]):
+    """Read one spectrum and verify it (agents.verify.verify_spectrum), with the LLM review when
+    the backend is openai."""
+    from agents.spectra import read_spectrum
+    from agents.verify import verify_spectrum
+
+    spec = read_spectrum(job["source_path"], job["target"])
+    cfg = _config(job) if job.get("backend") == "openai" else None
+    return verify_spectrum(spec, spectrum_id=job["spectrum_id"], template_dir=job.get("templates"),
+                           engine=job.get("engine", "builtin"), eager_renders=job.get("eager", False),
+                           llm_config=cfg)

@@ -1,0 +1,75 @@
+"""Renders in worker processes, for runs whose threads mostly wait on a model server.
+
+An LLM campaign keeps dozens of requests in flight from threads of one process, but every zoom the
+model asks for is a matplotlib render (~15-30 ms of CPU): under one GIL the renders, not the model,
+end up bounding the run, and each thread would also build its own figures (~150 ms each, per
+size). While a pool is running, zoom tools made by `zoom_tool` hand their renders to it: the threads
+wait (the GIL free) while other cores draw. The renderer is the same function with the same
+arguments, so the PNG bytes are those an inline render makes.
+
+    with render_pool.running(2):
+        ... vet_spectrum(..., backend="openai") from many threads ...
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+
+from agents.tools.zoom import SpectralVisualizationTool
+
+
+class RenderPool:
+    """The running pool and how many renders it drew."""
+
+    def __init__(self, processes: int):
+        # spawn, not fork: this process has threads (HTTP pools, the batch) a fork would copy mid-state
+        self.executor = ProcessPoolExecutor(max_workers=processes, mp_context=mp.get_context("spawn"))
+        self.renders = 0
+        self._lock = threading.Lock()
+
+    def render(self, *args) -> bytes:
+        png = self.executor.submit(_render, *args).result()
+        with self._lock:
+            self.renders += 1
+        return png
+
+
+_pool: RenderPool | None = None
+
+
+def _render(wavelength, flux, wave_min, wave_max, label, title) -> bytes:
+    from agents.tools.render import render_arrays
+
+    return render_arrays(wavelength, flux, wave_min, wave_max, label=label, title=title)
+
+
+class PooledZoomTool(SpectralVisualizationTool):
+    """The Spec-o3 zoom tool, drawing in the render pool when one runs (else in this thread)."""
+
+    def render(self, wave_min=None, wave_max=None, label=None) -> bytes:
+        pool = _pool
+        if pool is not None:
+            try:
+                return pool.render(self.wavelength, self.flux, wave_min, wave_max, label, self.title)
+            except (BrokenProcessPool, OSError):  # the pool died, not the render: draw it here
+                pass
+        return super().render(wave_min, wave_max, label)
+
+
+@contextmanager
+def running(processes: int):
+    """Run a pool of `processes` render workers for the duration (0: render inline, yields None)."""
+    global _pool
+    if processes < 1:
+        yield None
+        return
+    pool = RenderPool(processes)
+    _pool = pool
+    try:
+        yield pool
+    finally:
+        _pool = None
+        pool.executor.shutdown(wait=True, cancel_futures=True)

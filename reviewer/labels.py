@@ -85,6 +85,10 @@ class Ack:
         return f"Saved {self.what} as {self.reviewer} at {self.at.astimezone().strftime('%H:%M:%S')}."
 
 
+VERDICT_KINDS = frozenset({"verdict", "undo", "resolution"})  # acks that change consensus and the queue
+CURATION_KINDS = frozenset({"revision", "curation"})
+
+
 class LabelService:
     """Writes labels for one reviewer in one scope (the whole queue, or a campaign)."""
 

@@ -10,7 +10,7 @@ from panel.viewable import Viewer
 from reviewer.components.safe_text import escape
 from reviewer.conflicts import conflict_queue
 from reviewer.consensus import describe_label
-from reviewer.labels import VERIFY_TYPES
+from reviewer.labels import VERDICT_KINDS, VERIFY_TYPES
 
 
 def describe_labels(labels: list[dict]) -> str:
@@ -49,7 +49,8 @@ class ConflictQueue(Viewer):
         self._comment = pn.widgets.TextAreaInput(name="Merger's comment", height=60, css_classes=["sr-merger-comment"])
         self._button = pn.widgets.Button(name="Resolve", button_type="primary", css_classes=["sr-resolve"])
         self._button.on_click(lambda _: self.submit())
-        self.state.param.watch(self.refresh, ["labels_version", "campaign"])
+        self.state.param.watch(self.refresh, "campaign")
+        self.state.param.watch(lambda e: e.new is not None and e.new.kind in VERDICT_KINDS and self.refresh(), "ack")
 
     def refresh(self, *_):
         self.items = conflict_queue(self.state.store, session=self.state.session_id)

@@ -9,6 +9,7 @@ import param
 from panel.viewable import Viewer
 
 from reviewer.curation import curation_board
+from reviewer.labels import CURATION_KINDS
 
 BOARD_COLUMNS = {"object": "Object", "task": "Task", "answer": "Answer", "state": "State", "reviser": "Reviser",
                  "approvals": "Audits ✓", "change_requests": "Changes", "accepts": "Votes ✓", "rejects": "Votes ✗"}
@@ -40,7 +41,8 @@ class CurationBoard(Viewer):
             btn.on_click(lambda _, e=event, v=value: self.act(e, v))
             self._buttons.append(btn)
         self.state.param.watch(self._load_step, ["item", "step_index"])
-        self.state.param.watch(self.refresh, ["labels_version", "campaign"])
+        self.state.param.watch(self.refresh, "campaign")
+        self.state.param.watch(lambda e: e.new is not None and e.new.kind in CURATION_KINDS and self.refresh(), "ack")
         self._load_step()
 
     def refresh(self, *_):

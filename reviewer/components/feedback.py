@@ -8,6 +8,7 @@ from panel.viewable import Viewer
 
 from reviewer.components.safe_text import escape
 from reviewer.consensus import describe_label
+from reviewer.labels import VERDICT_KINDS
 
 
 class AckView(Viewer):
@@ -38,7 +39,8 @@ class OthersView(Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._pane = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["sr-others"])
-        self.state.param.watch(self._show, ["item", "labels_version", "reviewer", "blind"])
+        self.state.param.watch(self._show, ["item", "reviewer", "blind"])
+        self.state.param.watch(lambda e: e.new is not None and e.new.kind in VERDICT_KINDS and self._show(), "ack")
         self._show()
 
     def _show(self, *_):

@@ -6,6 +6,7 @@ import param
 
 from reviewer.components.paged_table import PagedTable
 from reviewer.components.safe_text import escape
+from reviewer.labels import VERDICT_KINDS
 
 ANY = "any"
 SURVEY_SHORT = {"LAMOST": "LAMOST", "SDSS": "SDSS", "DESI": "DESI"}
@@ -43,7 +44,9 @@ class QueueView(PagedTable):
         self._prev.on_click(lambda _: self.state.step_item(-1))
         self._next.on_click(lambda _: self.state.step_item(+1))
         self._progress = pn.pane.HTML("", css_classes=["sr-progress"], sizing_mode="stretch_width")
-        self.state.param.watch(self.refresh, ["labels_version", "reviewer", "campaign", "queue_filters"])
+        self.state.param.watch(self.refresh, ["reviewer", "campaign", "queue_filters"])
+        # a score or a note changes nothing the queue shows; a verdict changes "Me", "≠" and progress
+        self.state.param.watch(lambda e: e.new is not None and e.new.kind in VERDICT_KINDS and self.refresh(), "ack")
         self.state.param.watch(self._follow_item, "item")
         self.param.watch(self._filters_changed, ["task", "agent_name", "backend", "queue_state", "credibility",
                                                  "disagreement", "reviewed_by"])

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import ClassVar
 from urllib.parse import urlencode
 
 import panel as pn
@@ -23,7 +24,7 @@ log = logging.getLogger("specreview.app")
 class OfflineFast(pn.theme.Fast):
     """The Fast design without its web font: an observatory network may not reach Google's CDN."""
 
-    _resources = {
+    _resources: ClassVar = {
         **pn.theme.Fast._resources,
         "font": {},
         # relative resources resolve by class name: point at Fast's own file, which Panel serves locally

@@ -13,9 +13,10 @@ for vet; type equal and dz/(1+z) < 0.0033 for verify.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
-from typing import Any, Iterable
+from typing import Any
 
 DZ_MAX = 0.0033  # |dz| / (1 + z): DESI auto-merge tolerance
 QUALITY_SPREAD_MAX = 1
@@ -72,7 +73,7 @@ def merge_vi_labels(labels: Iterable[dict[str, Any]], pipeline_z: float | None =
     types = [_upper(r.get("spectype")) or _upper(pipeline_spectype) for r in rows]
     qualities = [r.get("quality") for r in rows]
     issues = "".join(c for c in "RCS" if any(c in (r.get("issues") or "") for r in rows))
-    comments = " | ".join(f"{who}: {r['comment'].strip()}" for who, r in zip(reviewers, rows)
+    comments = " | ".join(f"{who}: {r['comment'].strip()}" for who, r in zip(reviewers, rows, strict=True)
                           if (r.get("comment") or "").strip())
     known_z = [z for z in zs if z is not None]
     known_q = [q for q in qualities if q is not None]
@@ -87,14 +88,14 @@ def merge_vi_labels(labels: Iterable[dict[str, Any]], pipeline_z: float | None =
         return merge
     reasons = merge.reasons
     if len(set(types)) > 1:
-        reasons.append("spectype differs: " + ", ".join(f"{w}={t or '-'}" for w, t in zip(reviewers, types)))
+        reasons.append("spectype differs: " + ", ".join(f"{w}={t or '-'}" for w, t in zip(reviewers, types, strict=True)))
     if any(q is None for q in qualities):
-        reasons.append("quality not set by " + ", ".join(w for w, q in zip(reviewers, qualities) if q is None))
+        reasons.append("quality not set by " + ", ".join(w for w, q in zip(reviewers, qualities, strict=True) if q is None))
     if known_q and max(known_q) - min(known_q) > QUALITY_SPREAD_MAX:
         reasons.append(f"quality differs by {max(known_q) - min(known_q)} (> {QUALITY_SPREAD_MAX})")
         merge.best_quality = QUALITY_CONFLICT
     if 0 < len(known_z) < len(zs):
-        reasons.append("z missing for " + ", ".join(w for w, z in zip(reviewers, zs) if z is None))
+        reasons.append("z missing for " + ", ".join(w for w, z in zip(reviewers, zs, strict=True) if z is None))
     worst = max((dz_over_1pz(a, b) for a, b in combinations(known_z, 2)), default=0.0)
     if worst >= DZ_MAX:
         reasons.append(f"dz/(1+z) = {worst:.4f} (>= {DZ_MAX})")
@@ -177,9 +178,9 @@ def verdict_consensus(reviews: Iterable[dict[str, Any]], agent_label: dict[str, 
     result = VerdictConsensus("single" if len(rows) == 1 else "agreed", len(rows), who)
     rejects = [a == "reject" for a in actions]
     if any(rejects) and not all(rejects):
-        result.reasons.append("reject vs not: " + ", ".join(f"{w}={a}" for w, a in zip(who, actions)))
+        result.reasons.append("reject vs not: " + ", ".join(f"{w}={a}" for w, a in zip(who, actions, strict=True)))
     else:
-        for (wa, la), (wb, lb) in combinations(zip(who, labels), 2):
+        for (wa, la), (wb, lb) in combinations(zip(who, labels, strict=True), 2):
             if la is not None and lb is not None and not labels_agree(la, lb):
                 result.reasons.append(f"label differs: {wa}={describe_label(la)} vs {wb}={describe_label(lb)}")
     if result.reasons:
@@ -188,7 +189,7 @@ def verdict_consensus(reviews: Iterable[dict[str, Any]], agent_label: dict[str, 
     result.action = "reject" if all(rejects) else ("override" if "override" in actions else "approve")
     if result.action != "reject":
         # the agreed label: an override's own (it may carry a z the approvals lack), else the agent's
-        result.label = next((lab for a, lab in zip(actions, labels) if a == "override"), labels[0])
+        result.label = next((lab for a, lab in zip(actions, labels, strict=True) if a == "override"), labels[0])
     return result
 
 

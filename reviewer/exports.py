@@ -11,9 +11,10 @@ import json
 import math
 import os
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from reviewer.conflicts import evaluation_frame, verdict_for
 from reviewer.curation import curation_board
@@ -202,7 +203,7 @@ def export_sft(store, out_dir: str | os.PathLike, session: str | None = None, ta
             continue
         try:
             traj, _ = curated_trajectory(store, tid, session, spectrum_loader)
-        except Exception as exc:  # noqa: BLE001 - one bad item must not stop the export
+        except Exception as exc:
             result.skipped.append((tid, f"{type(exc).__name__}: {exc}"))
             continue
         missing = [s.index for s in traj.steps if s.kind in ("prompt", "tool_result") and not s.is_error
@@ -247,7 +248,7 @@ def export_bench(store, out_dir: str | os.PathLike, session: str | None = None, 
             continue
         try:
             traj, spectrum = curated_trajectory(store, tid, session, spectrum_loader)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             result.skipped.append((tid, f"{type(exc).__name__}: {exc}"))
             continue
         if spectrum is None:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from tqdm import tqdm
 
@@ -99,7 +100,7 @@ def spectrum_record(spec: Any, path: Path, sha: str, target: str | None) -> dict
         "pipeline_subclass": meta.get("pipeline_subclass"),
         "pipeline_z": _finite(meta.get("pipeline_z")),
         "snr": _finite(meta.get("snr")),
-        "n_pix": int(len(wave)),
+        "n_pix": len(wave),
         "wave_min": float(wave.min()) if len(wave) else None,
         "wave_max": float(wave.max()) if len(wave) else None,
         "format": meta.get("format"),
@@ -134,7 +135,7 @@ def ingest_file(store: Store, path: Path, summary: IngestSummary) -> None:
     try:
         sha = file_sha256(path)
         targets = [None if t is None else str(t) for t in (list_targets(path) or [None])]
-    except Exception as exc:  # noqa: BLE001 - every problem of a file is reported, none raised
+    except Exception as exc:
         summary.failed.append((str(path), _describe(exc)))
         return
     known = store.targets_for_file(sha)
@@ -146,7 +147,7 @@ def ingest_file(store: Store, path: Path, summary: IngestSummary) -> None:
         try:
             spec = read_spectrum(path, target=target)
             records.append(spectrum_record(spec, path, sha, target))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             # One unreadable fibre fails the whole file: nothing of a file is half-registered.
             where = str(path) if target is None or len(targets) == 1 else f"{path}#{target}"
             summary.failed.append((where, _describe(exc)))
@@ -155,7 +156,7 @@ def ingest_file(store: Store, path: Path, summary: IngestSummary) -> None:
         with store.transaction():
             for record in records:
                 store.add_spectrum(record)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         summary.failed.append((str(path), f"not stored: {type(exc).__name__}: {exc}"))
         return
     summary.added += len(records)

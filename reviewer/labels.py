@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from reviewer.conflicts import sync_verdict_states
@@ -78,7 +78,7 @@ class Ack:
     reviewer: str
     row_id: str
     trajectory_id: str | None
-    at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    at: datetime = field(default_factory=lambda: datetime.now(UTC))
     previous: dict[str, Any] | None = None  # the verdict this one replaced (for undo)
 
     def text(self) -> str:

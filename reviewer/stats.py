@@ -59,7 +59,7 @@ def rater_correlations(ratings: pd.DataFrame, min_shared: int = 3) -> pd.DataFra
         if len(both) >= min_shared and both[a].nunique() > 1 and both[b].nunique() > 1:
             res = sps.spearmanr(both[a], both[b])
             rho, p = float(res.statistic), float(res.pvalue)
-        rows.append({"rater_a": a, "rater_b": b, "n_shared": int(len(both)), "spearman": rho, "p_value": p})
+        rows.append({"rater_a": a, "rater_b": b, "n_shared": len(both), "spearman": rho, "p_value": p})
     return pd.DataFrame(rows, columns=["rater_a", "rater_b", "n_shared", "spearman", "p_value"])
 
 
@@ -74,7 +74,7 @@ def cohen_kappa(a: list[Any], b: list[Any]) -> float:
     cats = sorted(set(a) | set(b), key=str)
     index = {c: i for i, c in enumerate(cats)}
     m = np.zeros((len(cats), len(cats)))
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         m[index[x], index[y]] += 1
     n = m.sum()
     p_o = np.trace(m) / n
@@ -92,7 +92,7 @@ def verdict_kappas(verdicts: pd.DataFrame, column: str = "action") -> pd.DataFra
     for a, b in combinations(sorted(table.columns), 2):
         both = table[[a, b]].dropna()
         la, lb = both[a].tolist(), both[b].tolist()
-        agreement = float(np.mean([x == y for x, y in zip(la, lb)])) if la else float("nan")
+        agreement = float(np.mean([x == y for x, y in zip(la, lb, strict=True)])) if la else float("nan")
         rows.append({"reviewer_a": a, "reviewer_b": b, "n_shared": len(la), "agreement": agreement,
                      "kappa": cohen_kappa(la, lb)})
     return pd.DataFrame(rows, columns=["reviewer_a", "reviewer_b", "n_shared", "agreement", "kappa"])
@@ -125,9 +125,9 @@ def _number(value: Any) -> float | None:
 def f1_positive(predicted: list[str], truth: list[str], positive: str = POSITIVE) -> float:
     """F1 of the positive class (YES): 2TP / (2TP + FP + FN); NaN when there is neither a positive
     truth nor a positive prediction."""
-    tp = sum(p == positive and t == positive for p, t in zip(predicted, truth))
-    fp = sum(p == positive and t != positive for p, t in zip(predicted, truth))
-    fn = sum(p != positive and t == positive for p, t in zip(predicted, truth))
+    tp = sum(p == positive and t == positive for p, t in zip(predicted, truth, strict=True))
+    fp = sum(p == positive and t != positive for p, t in zip(predicted, truth, strict=True))
+    fn = sum(p != positive and t == positive for p, t in zip(predicted, truth, strict=True))
     return float("nan") if tp + fp + fn == 0 else 2 * tp / (2 * tp + fp + fn)
 
 

@@ -26,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="specreview", description="SpecReview: vet and verify spectra with agents, review and export their labels.")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, module in SUBCOMMANDS.items():
+    for module in SUBCOMMANDS.values():
         mod = importlib.import_module(f"reviewer.cli.{module}")
         p = mod.add_parser(sub)
         p.add_argument("--db", default=None, help="DuckDB file (default: $SPECREVIEW_DB or the per-user data folder)")

@@ -72,7 +72,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 def row_key(kind: str, row: dict[str, Any]) -> str:
     """A stable id for a row: the same row always maps to the same stored item."""
     canon = json.dumps(row, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(f"{kind}\n{canon}".encode("utf-8")).hexdigest()[:32]
+    return hashlib.sha256(f"{kind}\n{canon}".encode()).hexdigest()[:32]
 
 
 # -- sft ----------------------------------------------------------------------------------------
@@ -118,7 +118,7 @@ def import_sft(store, file: Path, images_dir: Path | None = None, task: str | No
             continue
         try:
             traj = sft_row_to_trajectory(row, _read_images(row, base, summary.problems, where), task=task)
-        except Exception as exc:  # noqa: BLE001 - one bad row must not stop the import
+        except Exception as exc:
             summary.problems.append(f"{where}: {type(exc).__name__}: {exc}")
             continue
         traj.id = tid
@@ -199,7 +199,7 @@ def import_bench(store, file: Path, out_dir: Path, task: str | None = None) -> I
             path = out_dir / _file_name(task_id, str(spec.meta["object_id"]), spec)
             if not path.exists():  # same spectrum, same name: never rewritten
                 write_fits(_fits_spectrum(spec, file), path)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             summary.problems.append(f"{where}: {type(exc).__name__}: {exc}")
             continue
         result = ingest_paths(store, [path], progress=False)

@@ -38,13 +38,14 @@ def plot(summary: dict, path: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     from agents.verify.evaluation import TIERS
 
     cov = [summary["gates"][t]["coverage"] * 100 for t in TIERS]
     acc = [100 * (summary["gates"][t]["agreement"] or 0) for t in TIERS]
     fig, ax = plt.subplots(figsize=(5, 4), dpi=100)
     ax.plot(cov, acc, "o-")
-    for c, a, t in zip(cov, acc, TIERS):
+    for c, a, t in zip(cov, acc, TIERS, strict=True):
         ax.annotate(f">= {t}", (c, a), textcoords="offset points", xytext=(5, -12))
     ax.set_xlabel("coverage (%)")
     ax.set_ylabel("agreement with pipeline (%)")

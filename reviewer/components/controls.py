@@ -95,7 +95,7 @@ class Controls(Viewer):
     def _rename_downloads(self, *_):
         item = self.state.item
         name = re.sub(r"[^\w.+-]", "_", str(item.record.get("object_id") or "spectrum"))[:80] if item else "spectrum"
-        for widget, ext in zip(self._downloads, ("png", "csv", "fits")):
+        for widget, ext in zip(self._downloads, ("png", "csv", "fits"), strict=True):
             widget.filename = f"{name}.{ext}"
 
     def _sync_inputs(self, *_):

@@ -52,7 +52,8 @@ class MetadataPanel(Viewer):
         # fixed height: a longer file name must not re-lay-out the sidebar on every spectrum
         self._table = pn.pane.HTML(sizing_mode="stretch_width", height=430, css_classes=["sr-metadata"], stylesheets=STYLESHEETS,
                                    styles={"overflow-y": "auto"})
-        self._header = pn.pane.HTML(sizing_mode="stretch_width", max_height=320, stylesheets=STYLESHEETS, styles={"overflow": "auto"})
+        self._header = pn.pane.HTML(sizing_mode="stretch_width", max_height=320, stylesheets=STYLESHEETS,
+                                    styles={"overflow": "auto"})
         self._copy = pn.widgets.Button(label="Copy metadata (JSON)", button_type="light",
                                        sizing_mode="stretch_width")
         self._copy_text = pn.widgets.TextInput(visible=False)
@@ -72,7 +73,7 @@ class MetadataPanel(Viewer):
                 header = json.loads(header)
             except ValueError:
                 header = {"HEADER": header}
-        lines = "\n".join(f"{str(k):<8} = {v}" for k, v in header.items())
+        lines = "\n".join(f"{k!s:<8} = {v}" for k, v in header.items())
         self._header.object = f"<pre class='sr-header'>{html.escape(lines) or '(no header)'}</pre>"
 
     @property

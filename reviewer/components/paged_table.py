@@ -6,6 +6,8 @@ Subclasses say how to count and fetch rows (`count()`, `fetch(offset, limit)`) a
 """
 from __future__ import annotations
 
+from typing import ClassVar
+
 import pandas as pd
 import panel as pn
 import param
@@ -21,9 +23,9 @@ class PagedTable(Viewer):
     rows = param.List(default=[], doc="the rows of the current page")
 
     id_key = "id"
-    columns: dict[str, str] = {}  # row key -> column title
-    widths: dict[str, int] = {}
-    formatters: dict[str, dict] = {}
+    columns: ClassVar[dict[str, str]] = {}  # row key -> column title
+    widths: ClassVar[dict[str, int]] = {}
+    formatters: ClassVar[dict[str, dict]] = {}
     css = "sr-paged"
 
     def __init__(self, **params):

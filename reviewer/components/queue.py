@@ -1,6 +1,8 @@
 """The review queue: filters, one page of items, my progress, next / previous (n / b)."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 import panel as pn
 import param
 
@@ -25,9 +27,9 @@ class QueueView(PagedTable):
     reviewed_by = param.String(default="")
 
     id_key = "trajectory_id"
-    columns = {"object": "Object", "task": "Task", "answer": "Ans.", "cred": "Cred.", "mine": "Me", "split": "≠"}
-    widths = {"object": 132, "task": 42, "answer": 46, "cred": 38, "mine": 26, "split": 22}
-    formatters = {"object": {"type": "textarea"}}  # long survey ids wrap instead of hiding the survey
+    columns: ClassVar = {"object": "Object", "task": "Task", "answer": "Ans.", "cred": "Cred.", "mine": "Me", "split": "≠"}
+    widths: ClassVar = {"object": 132, "task": 42, "answer": 46, "cred": 38, "mine": 26, "split": 22}
+    formatters: ClassVar = {"object": {"type": "textarea"}}  # long survey ids wrap instead of hiding the survey
     css = "sr-queue"
 
     def __init__(self, **params):

@@ -2,6 +2,8 @@
 spectrum through the review state (with its first trajectory, or the viewer alone)."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 import panel as pn
 import param
 
@@ -13,8 +15,8 @@ class SpectrumListView(PagedTable):
     search = param.String(default="", doc="free-text filter on id, survey, class and file name")
 
     id_key = "spectrum_id"
-    columns = {"object_id": "Object", "survey": "Survey", "pipeline_class": "Class", "pipeline_z": "z"}
-    widths = {"object_id": 130, "survey": 64, "pipeline_class": 64, "pipeline_z": 56}
+    columns: ClassVar = {"object_id": "Object", "survey": "Survey", "pipeline_class": "Class", "pipeline_z": "z"}
+    widths: ClassVar = {"object_id": 130, "survey": 64, "pipeline_class": 64, "pipeline_z": 56}
     css = "sr-spectra"
 
     def __init__(self, **params):

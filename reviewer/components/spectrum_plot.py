@@ -141,7 +141,7 @@ class SpectrumPlot(Viewer):
         lo, hi = float(lo), float(hi)
         if not (np.isfinite(lo) and np.isfinite(hi)) or lo >= hi:
             raise ValueError(f"invalid wavelength range {lo}-{hi}: the minimum must be below the maximum")
-        self.history = self.history + [self.x_range]
+        self.history = [*self.history, self.x_range]
         self.x_range = (lo, hi)
 
     def previous_zoom(self) -> None:
@@ -152,7 +152,7 @@ class SpectrumPlot(Viewer):
 
     def reset_zoom(self) -> None:
         if self.x_range is not None:
-            self.history = self.history + [self.x_range]
+            self.history = [*self.history, self.x_range]
             self.x_range = None
 
     def full_range(self) -> tuple[float, float] | None:
@@ -230,7 +230,7 @@ class SpectrumPlot(Viewer):
             levels = stagger_labels([ln["x"] for ln in named], [ln["name"] for ln in named],
                                     x_span=hi - lo, width_px=PLOT_WIDTH_PX)
             step = 0.055 * (yhi - ylo)
-            placed = [(ln, lvl) for ln, lvl in zip(named, levels) if lvl is not None]
+            placed = [(ln, lvl) for ln, lvl in zip(named, levels, strict=True) if lvl is not None]
             out["labels"] = {"x": np.array([ln["x"] for ln, _ in placed], dtype=float),
                              "y": np.array([yhi - step * (0.6 + lvl) for _, lvl in placed], dtype=float),
                              "text": [ln["name"] for ln, _ in placed]}

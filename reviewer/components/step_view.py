@@ -11,9 +11,9 @@ import param
 from panel.viewable import Viewer
 
 from reviewer.components.safe_text import escape, markdown_to_safe_html
+from reviewer.components.styles import STYLESHEETS
 from reviewer.renders import cached_step, owner_of_render, step_render
 from reviewer.spectra_cache import prefetch
-from reviewer.components.styles import STYLESHEETS
 
 KIND_COLOURS = {"prompt": "#6c757d", "think": "#1f4e9c", "tool_call": "#8e44ad", "tool_result": "#16a085",
                 "verdict": "#d35400", "answer": "#27ae60"}

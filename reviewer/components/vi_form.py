@@ -34,7 +34,7 @@ class VIForm(Viewer):
         self._copy_z = pn.widgets.Button(label="Copy pipeline z", button_type="light")
         self._copy_z.on_click(lambda _: self._copy_pipeline_z())
         self._type = pn.widgets.Select.from_param(self.param.spectype, label="VI spectype")
-        self._standard = pn.widgets.Select(options=[""] + STANDARD_COMMENTS, value="", label="Standard comment")
+        self._standard = pn.widgets.Select(options=["", *STANDARD_COMMENTS], value="", label="Standard comment")
         self._standard.param.watch(lambda e: e.new and setattr(self, "comment", e.new), "value")
         self._comment = pn.widgets.TextInput.from_param(self.param.comment, label="Comment (≤ 100 characters)",
                                                         max_length=100)

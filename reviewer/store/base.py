@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import duckdb
 
@@ -122,5 +123,5 @@ def _decode(description, rows: list[tuple]) -> list[dict[str, Any]]:
             values[i] = from_json(values[i])
         for i in time_cols:
             values[i] = utc(values[i])
-        out.append(dict(zip(names, values)))
+        out.append(dict(zip(names, values, strict=True)))
     return out

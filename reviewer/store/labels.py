@@ -7,8 +7,9 @@ return, per reviewer and item, the row with the latest `created_at` (ties: inser
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any
 
 import duckdb
 

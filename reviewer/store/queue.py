@@ -58,7 +58,7 @@ class QueueMixin(StoreBase):
         where = ("WHERE " + " AND ".join(conds)) if conds else ""
         # the session join's parameter comes after the joins' and before the WHERE's
         if session_id:
-            params = params[:2] + [params[-1]] + params[2:-1]
+            params = [*params[:2], params[-1], *params[2:-1]]
         return _QUEUE_SQL.format(columns=columns, session_join=session_join, where=where), params
 
     def queue_items(self, reviewer: str | None = None, *, offset: int = 0, limit: int = 200,

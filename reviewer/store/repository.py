@@ -276,4 +276,4 @@ def _outcome_summary(traj: Trajectory) -> dict[str, Any]:
     }
 
 
-__all__ = ["Store", "SPECTRUM_COLUMNS"]
+__all__ = ["SPECTRUM_COLUMNS", "Store"]

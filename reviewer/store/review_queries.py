@@ -19,7 +19,7 @@ RESOLUTION_ACTIONS = ("approve", "override", "reject")
 # label tables whose rows carry session_id (revisions have none: they are scoped by time only)
 _SESSION_TABLES = ("reviews", "vi_labels", "annotations", "ratings", "preferences", "curation_events",
                    "resolutions")
-_TIME_TABLES = _SESSION_TABLES + ("revisions", "judge_failures")
+_TIME_TABLES = (*_SESSION_TABLES, "revisions", "judge_failures")
 
 
 class UnknownSession(ValueError):

@@ -3,8 +3,9 @@ not. Closing a session stamps `closed_at` once; freezing its labels (refusing la
 labels up to `closed_at` for export and stats) is the review layer's job."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any
 
 from reviewer.store.base import StoreBase
 from reviewer.store.codec import new_id, now, to_json

@@ -1,6 +1,6 @@
 import struct
 import zlib
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -29,7 +29,7 @@ def store(tmp_path):
 def make_trajectory():
     """A trajectory with every step kind, two renders, nested args and distinct step times."""
     def build(spectrum_id: str = "spec0001", task: str = "a", backend: str = "rules", model: str | None = None):
-        t0 = datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=timezone.utc)
+        t0 = datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)
         traj = Trajectory(
             spectrum_id=spectrum_id, source_path="lamost/spec-55859-F5902_sp01-001.fits", target=None, task=task,
             agent=AgentInfo(name="vet", backend=backend, model=model, version="0.1.0"), created_at=t0,

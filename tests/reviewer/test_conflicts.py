@@ -1,5 +1,5 @@
 """Consensus, stats, curation and judge queries on a real DuckDB file."""
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -7,7 +7,7 @@ from reviewer.conflicts import conflict_queue, evaluation_frame, verdict_for, ve
 from reviewer.curation import curation_board
 from reviewer.store.review_queries import UnknownSession
 
-T0 = datetime(2026, 4, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 
 
 def at(minutes):
@@ -118,7 +118,7 @@ def test_ratings_frame_keeps_each_raters_latest(store, two):
     store.add_rating(a, "llm:m", 5, "1", rater_kind="llm", created_at=at(1))
     store.add_rating(b, "llm:m", 1, "1", rater_kind="llm", created_at=at(1))
     frame = store.ratings_frame()
-    assert sorted(zip(frame.rater, frame.trajectory_id, frame.score)) == sorted(
+    assert sorted(zip(frame.rater, frame.trajectory_id, frame.score, strict=True)) == sorted(
         [("ann", a, 3.0), ("llm:m", a, 5.0), ("llm:m", b, 1.0)])
     assert store.ratings_frame(rater_kind="llm")["rater"].unique().tolist() == ["llm:m"]
     assert set(store.ratings_frame(task="wd")["trajectory_id"]) == {b}

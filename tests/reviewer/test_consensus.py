@@ -1,7 +1,13 @@
 import pytest
 
 from reviewer.consensus import (
-    DZ_MAX, QUALITY_CONFLICT, agent_label, dz_over_1pz, labels_agree, merge_vi_labels, verdict_consensus,
+    DZ_MAX,
+    QUALITY_CONFLICT,
+    agent_label,
+    dz_over_1pz,
+    labels_agree,
+    merge_vi_labels,
+    verdict_consensus,
 )
 
 

@@ -2,16 +2,21 @@
 agents.interop) and SpecVI-Bench rows, with trajectories made by the real rules vet policy."""
 import csv
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 import pytest
 
 from reviewer.curation import save_revision
-from reviewer.ingest import ingest_paths
 from reviewer.exports import (
-    VI_COLUMNS, export_bench, export_parquet, export_sft, export_vi_csv, vi_comment,
+    VI_COLUMNS,
+    export_bench,
+    export_parquet,
+    export_sft,
+    export_vi_csv,
+    vi_comment,
 )
+from reviewer.ingest import ingest_paths
 
 BIG_ID = "39633345008634465"  # > 2**53: a float would change it
 
@@ -34,7 +39,7 @@ def test_vi_csv_columns_ids_and_comment_rules(store, tmp_path):
     with open(out, newline="") as fh:
         reader = csv.reader(fh)
         header = next(reader)
-        rows = [dict(zip(header, r)) for r in reader]
+        rows = [dict(zip(header, r, strict=True)) for r in reader]
     assert tuple(header) == VI_COLUMNS
     first = rows[0]
     assert first["TARGETID"] == "12" and first["VI_quality"] == "-1" and first["VI_comment"] == "check later"
@@ -88,7 +93,7 @@ def vetted(store, shared_spectra, manifest):
 
 def accept(store, tid):
     """Revise event, two audits, three votes, all after the revisions already saved."""
-    start = datetime.now(timezone.utc)
+    start = datetime.now(UTC)
     at = iter(start + timedelta(seconds=i + 1) for i in range(10))
     store.add_curation_event(tid, "rev", "revise", created_at=next(at))
     store.add_curation_event(tid, "aud1", "audit", "approve", created_at=next(at))
@@ -134,7 +139,7 @@ def test_sft_export_of_an_accepted_revised_trajectory_round_trips(store, vetted,
     assert back.outcome["prediction"] == traj.outcome["prediction"]
     # the revised zoom's render is the one the reviewer saved
     zoom_pngs = [back.images[s.image_sha] for s in back.steps if s.kind == "tool_result" and s.image_sha]
-    saved = [r for r in store.revisions_for(traj.id) if r["step_idx"] == call.index][0]
+    saved = next(r for r in store.revisions_for(traj.id) if r["step_idx"] == call.index)
     assert store.get_image(saved["image_sha"]) == zoom_pngs[0]
     # exported again from the imported trajectory, the row is unchanged
     again, again_files = trajectory_to_sft_row(back)

@@ -6,7 +6,12 @@ import pytest
 from scipy import stats as sps
 
 from reviewer.stats import (
-    accuracy_vs_coverage, cohen_kappa, f1_positive, rater_correlations, rating_distributions, task_scores,
+    accuracy_vs_coverage,
+    cohen_kappa,
+    f1_positive,
+    rater_correlations,
+    rating_distributions,
+    task_scores,
     verdict_kappas,
 )
 

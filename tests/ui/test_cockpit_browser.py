@@ -7,13 +7,13 @@ import re
 import time
 
 import pytest
+from bokeh_probe import AXIS_LABELS_JS, LABEL_X_JS, PEAK_NEAR_JS, SHADE_JS, STATS_GLYPHS_JS, X_RANGE_JS
 from playwright.sync_api import expect
+from served_app import ServedApp
 
 from agents.trajectory import Trajectory
-from bokeh_probe import AXIS_LABELS_JS, LABEL_X_JS, PEAK_NEAR_JS, SHADE_JS, STATS_GLYPHS_JS, X_RANGE_JS
 from reviewer.demo import seed_demo_if_empty
 from reviewer.store import Store
-from served_app import ServedApp
 
 pytestmark = pytest.mark.ui
 GALAXY = "39633345008634465"  # the DESI emission-line galaxy of the demo, z = 0.3687
@@ -31,7 +31,7 @@ def cockpit(tmp_path_factory):
     galaxy_verify = next(r for r in queue if r["task"] == "verify" and r["object_id"] == GALAXY)
     store.add_review(galaxy_verify["trajectory_id"], "bo", "override", {"type": "QSO", "z": 0.37})
     for who, scores in (("ann", [4, 3, 5, 2, 4]), ("bo", [3, 3, 4, 1, 5])):
-        for row, score in zip(queue, scores):
+        for row, score in zip(queue, scores, strict=False):
             store.add_rating(row["trajectory_id"], who, score, "1")
     store.close()
     app = ServedApp(db, tmp / "panel.log")

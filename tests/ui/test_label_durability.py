@@ -7,9 +7,9 @@ import signal
 
 import pytest
 from playwright.sync_api import expect
+from served_app import ServedApp, seeded_db
 
 from reviewer.store import Store
-from served_app import ServedApp, seeded_db
 
 pytestmark = pytest.mark.ui
 

@@ -6,11 +6,11 @@ import re
 
 import pytest
 from playwright.sync_api import expect
+from served_app import ServedApp
 
 from agents.trajectory import AgentInfo, Trajectory
 from reviewer.demo import seed_demo_if_empty
 from reviewer.store import Store
-from served_app import ServedApp
 
 pytestmark = pytest.mark.ui
 

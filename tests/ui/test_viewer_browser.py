@@ -4,9 +4,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import expect
-
 from bokeh_probe import X_RANGE_JS
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.ui
 

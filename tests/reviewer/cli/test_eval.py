@@ -45,7 +45,7 @@ def test_eval_json_with_pipeline_labels(vetted_db, capsys):
 
 
 def test_eval_with_label_csv_overrides_pipeline(vetted_db, tmp_path, capsys):
-    db, picks = vetted_db
+    db, _picks = vetted_db
     with Store(db) as store:
         spectra = store.list_spectra()
     path = tmp_path / "labels.csv"

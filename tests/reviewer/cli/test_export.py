@@ -5,8 +5,8 @@ import json
 import pandas as pd
 
 from reviewer.cli import main
-from reviewer.store import Store
 from reviewer.exports import VI_COLUMNS
+from reviewer.store import Store
 
 
 def build(path):

@@ -2,7 +2,7 @@
 trajectories the rules vet policy made on real LAMOST spectra of the shared data."""
 import csv
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +15,7 @@ from reviewer.store import Store
 
 def accept(store, tid):
     """Revise event, two audits, three votes: the curation board then says `accepted`."""
-    at = iter(datetime.now(timezone.utc) + timedelta(seconds=i + 1) for i in range(10))
+    at = iter(datetime.now(UTC) + timedelta(seconds=i + 1) for i in range(10))
     store.add_curation_event(tid, "rev", "revise", created_at=next(at))
     store.add_curation_event(tid, "aud1", "audit", "approve", created_at=next(at))
     store.add_curation_event(tid, "aud2", "audit", "approve", created_at=next(at))
@@ -67,7 +67,7 @@ def test_import_sft_stores_trajectories_with_images_once(tmp_path, exported, cap
         stored = store.list_trajectories(task="a", backend="spec-o3-sft")
         assert len(stored) == 2
         by_source = {r["source_path"]: store.load_trajectory(r["id"], with_images=True) for r in stored}
-        for original, row in zip(exported["trajectories"], rows):
+        for original, row in zip(exported["trajectories"], rows, strict=True):
             traj = by_source[row["source_name"]]
             assert [s.kind for s in traj.steps] == [s.kind for s in original.steps]
             assert [s.tool_args for s in traj.steps if s.kind == "tool_call"] == \
@@ -118,7 +118,7 @@ def test_import_bench_writes_fits_ingests_and_labels(tmp_path, exported, capsys,
     assert sorted(r["index"] for r in labels) == sorted(truth)
     for r in labels:
         assert r["task"] == "a" and r["label"] == truth[r["index"]] and Path(r["path"]).is_file()
-    originals = {t.id: read_spectrum(p) for t, p in zip(exported["trajectories"], exported["paths"])}
+    originals = {t.id: read_spectrum(p) for t, p in zip(exported["trajectories"], exported["paths"], strict=True)}
     label_of = {r["path"]: r for r in labels}
     with Store(db) as store:
         stored = store.list_spectra()

@@ -39,7 +39,7 @@ def test_the_form_follows_the_spectra_list(app):
     form = app.views['form']
     assert state.item.trajectory.spectrum_id == spectra[-1]["spectrum_id"]
     agent = state.item.agent_label
-    assert form._approve.name.startswith("Approve: ") and str(list(agent.values())[0]) in form._approve.name
+    assert form._approve.name.startswith("Approve: ") and str(next(iter(agent.values()))) in form._approve.name
 
 
 def test_the_verify_form_shows_the_new_items_answer(app):
@@ -87,7 +87,7 @@ def test_several_sessions_at_once_share_the_caches_safely(app, tmp_path):
                     state.go_to_step(i)
                     state.render()
                 assert state.item.trajectory_id == tid
-        except BaseException as err:  # noqa: BLE001 - collected and re-raised below
+        except BaseException as err:
             errors.append(err)
 
     threads = [threading.Thread(target=reviewer, args=(k,)) for k in range(4)]

@@ -1,9 +1,9 @@
 import numpy as np
+import panel as pn
 import pytest
 from bokeh.document import Document
 from bokeh.models import Range1d
 
-import panel as pn
 from reviewer.components.spectrum_plot import SpectrumPlot, label_candidates, robust_y_range
 
 
@@ -38,7 +38,7 @@ def test_zoom_history_reset_and_invalid_ranges(synthetic_spectrum):
 
 
 def test_y_range_ignores_the_spike(synthetic_spectrum):
-    lo, hi = robust_y_range(np.asarray(synthetic_spectrum.flux.value))
+    _lo, hi = robust_y_range(np.asarray(synthetic_spectrum.flux.value))
     assert hi < 1000  # the 1e5 cosmic ray does not set the scale
 
 

@@ -17,7 +17,7 @@ def test_eight_threads_hundred_writes_each(store):
             for i in range(100):
                 # the same reviewer names from every thread: registering them races too
                 store.add_rating(f"traj-{i % 7}", f"rev-{i % 3}", (n + i) % 6, "v1", id=f"{n}-{i}")
-        except BaseException as exc:  # noqa: BLE001 - surfaced below
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
@@ -58,16 +58,15 @@ def test_each_thread_gets_its_own_cursor(store):
         t.join()
     main = store._cursor()
     assert main is store._cursor()
-    assert len({id(c) for c in seen + [main]}) == 4
+    assert len({id(c) for c in [*seen, main]}) == 4
 
 
 def test_transaction_rolls_back_every_write(store):
-    with pytest.raises(RuntimeError, match="boom"):
-        with store.transaction():
-            store.add_review("t1", "ann", "approve")
-            store.add_vi_label("s1", "ann", quality=2)
-            assert store.count_labels("reviews") == 1  # visible inside the transaction
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError, match="boom"), store.transaction():
+        store.add_review("t1", "ann", "approve")
+        store.add_vi_label("s1", "ann", quality=2)
+        assert store.count_labels("reviews") == 1  # visible inside the transaction
+        raise RuntimeError("boom")
     assert store.count_labels("reviews") == 0
     assert store.count_labels("vi_labels") == 0
     assert store.list_reviewers() == []
@@ -119,7 +118,7 @@ def test_concurrent_retries_of_the_same_ids_write_each_once(store):
         try:
             for i in range(50):
                 store.add_review(f"t{i}", "ann", "approve", id=f"req-{i}")
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=work) for _ in range(4)]

@@ -1,9 +1,9 @@
 """Human actions are append-only, the latest row wins, and a retried write (same id) is a no-op."""
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 def at(minutes: int) -> datetime:

@@ -46,13 +46,13 @@ def test_failing_migration_leaves_version_and_tables_unchanged(tmp_path):
     assert migrate(con) == LATEST_VERSION
     broken = Migration("half-done", "CREATE TABLE half_done (x INTEGER); SELECT * FROM no_such_table;")
     with pytest.raises(MigrationError) as info:
-        migrate(con, MIGRATIONS + [broken])
+        migrate(con, [*MIGRATIONS, broken])
     assert info.value.version == LATEST_VERSION
     assert current_version(con) == LATEST_VERSION
     assert "half_done" not in tables(con)
     # the next good migration still applies on top
     good = Migration("add a column", "ALTER TABLE spectra ADD COLUMN note VARCHAR;")
-    assert migrate(con, MIGRATIONS + [good]) == LATEST_VERSION + 1
+    assert migrate(con, [*MIGRATIONS, good]) == LATEST_VERSION + 1
     assert "note" in {r[0] for r in con.execute("DESCRIBE spectra").fetchall()}
     con.close()
 

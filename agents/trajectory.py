@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,7 +20,7 @@ SCHEMA_VERSION = 1
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def image_sha(png: bytes) -> str:
@@ -97,7 +97,7 @@ class Trajectory(BaseModel):
         return self.model_dump_json()
 
     @classmethod
-    def from_json(cls, text: str) -> "Trajectory":
+    def from_json(cls, text: str) -> Trajectory:
         return cls.model_validate_json(text)
 
     # ---- questions a reviewer asks of a step, answered once here ---------------------------------
@@ -123,27 +123,14 @@ class Trajectory(BaseModel):
         return None
 
     def render_index_at(self, index: int) -> int | None:
-        """The step whose render belongs with step `index`: its own, else the latest before it."""
+        """The step whose render goes with step `index`: its own, else the latest earlier one that has or
+        makes a render (a stored image, a Spec-o3 prompt's overview, a zoom tool's result)."""
+        vet = self.agent.name == "vet"
         for step in reversed(self.steps[: index + 1]):
-            if step.image_sha or step.kind == "prompt" or (
+            if step.image_sha or (step.kind == "prompt" and vet) or (
                     step.kind == "tool_result" and step.tool_name in ZOOM_TOOLS and not step.is_error):
                 return step.index
         return None
-
-    def verdicts_at(self, index: int) -> list[Verdict]:
-        """Auditor verdicts recorded at step `index` (FORMA's feature and result auditors, synthesis)."""
-        step = self.steps[index] if 0 <= index < len(self.steps) else None
-        return [step.verdict] if step is not None and step.verdict is not None else []
-
-    def agent_label(self) -> dict[str, Any]:
-        """The agent's own answer in the shape a reviewer's corrected label takes:
-        {"answer": "YES"|"NO"} for a vet task, {"type": ..., "z": ...} for verify."""
-        out = self.outcome or {}
-        if self.task == "verify":
-            z = out.get("redshift")
-            return {"type": (str(out.get("type") or "UNKNOWN")).upper(), "z": None if z is None else float(z)}
-        answer = out.get("answer") or out.get("prediction")
-        return {"answer": None if answer is None else str(answer).upper()}
 
 
 # Tools whose calls show a window of the spectrum: Spec-o3's zoom tool and the FORMA graph's renders.

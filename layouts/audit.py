@@ -73,19 +73,41 @@ def identity_prompt(state: ReviewState):
 
 
 class LazyTab(pn.Column):
-    """A tab whose component is built (and filled) the first time the tab is opened."""
+    """A tab whose component is built the first time the tab is opened (a page load builds only what
+    is on screen), and refreshed, when it has a `refresh`, each time it is opened."""
 
-    def __init__(self, build, **params):
-        super().__init__(**params)
-        self._build, self.component = build, None
+    def __init__(self, build, refresh_on_open: bool = True, **params):
+        super().__init__(sizing_mode="stretch_width", **params)
+        self._build, self._refresh_on_open, self.component = build, refresh_on_open, None
 
     def open(self):
         if self.component is None:
             self.component = self._build()
             self.objects = [self.component]
         refresh = getattr(self.component, "refresh", None) or getattr(self.component, "build", None)
-        if refresh:
+        if refresh and self._refresh_on_open:
             refresh()
+
+
+def lazy_tabs(views: dict, *tabs: tuple, **params) -> pn.Tabs:
+    """Tabs of (title, view name, component or builder); builders become LazyTabs, opened on first view."""
+    objects = []
+    for title, name, what in tabs:
+        if callable(what) and not isinstance(what, pn.viewable.Viewable | pn.viewable.Viewer):
+            what = LazyTab(what)
+        else:
+            views[name] = what
+        objects.append((title, what))
+    widget = pn.Tabs(*objects, dynamic=False, sizing_mode="stretch_width", **params)
+
+    def on_tab(event):
+        tab = widget.objects[event.new]
+        if isinstance(tab, LazyTab):
+            tab.open()
+            views[tabs[event.new][1]] = tab.component
+
+    widget.param.watch(on_tab, "active")
+    return widget
 
 
 def main_area(state: ReviewState, plot: SpectrumPlot, views: dict) -> pn.Tabs:
@@ -93,37 +115,32 @@ def main_area(state: ReviewState, plot: SpectrumPlot, views: dict) -> pn.Tabs:
     review = pn.Column(*(c for c in (identity_prompt(state), help_pane(state)) if c is not None),
                        plot, views["player"], views["step"],
                        sizing_mode="stretch_width", css_classes=["sr-review-main"])
-    lazy = {"Transcript": lambda: Transcript(state=state), "Conflicts": lambda: ConflictQueue(state=state),
-            "Curation": lambda: CurationBoard(state=state), "Stats": lambda: StatsPanel(state=state)}
-    tabs = pn.Tabs(("Review", review), *((title, LazyTab(build, sizing_mode="stretch_width")) for title, build in lazy.items()),
-                   dynamic=False, sizing_mode="stretch_width", css_classes=["sr-main-tabs"])
-
-    def on_tab(event):
-        tab = tabs.objects[event.new]
-        if isinstance(tab, LazyTab):
-            tab.open()
-            views[tabs._names[event.new].lower()] = tab.component
-
-    tabs.param.watch(on_tab, "active")
+    tabs = lazy_tabs(views, ("Review", "review", review), ("Transcript", "transcript", lambda: Transcript(state=state)),
+                     ("Conflicts", "conflicts", lambda: ConflictQueue(state=state)),
+                     ("Curation", "curation", lambda: CurationBoard(state=state)),
+                     ("Stats", "stats", lambda: StatsPanel(state=state)), css_classes=["sr-main-tabs"])
     state.param.watch(lambda _: setattr(tabs, "active", 0), "item")  # opening an item shows it
     return tabs
 
 
 def right_area(state: ReviewState, plot: SpectrumPlot, views: dict) -> pn.Column:
-    views.update(ack=AckView(state=state), form=ReviewForm(state=state), others=OthersView(state=state),
-                 note=AnnotationForm(state=state), preference=PreferenceForm(state=state),
-                 controls=Controls(plot=plot, state=state), vi=VIForm(state=state))
+    views.update(ack=AckView(state=state), form=ReviewForm(state=state), others=OthersView(state=state))
     review = pn.Column(views["form"], views["others"], sizing_mode="stretch_width")
-    notes = pn.Column(views["note"], pn.pane.HTML("<b>Preference</b>"), views["preference"],
-                      sizing_mode="stretch_width")
+
+    def notes():
+        views.update(note=AnnotationForm(state=state), preference=PreferenceForm(state=state))
+        return pn.Column(views["note"], pn.pane.HTML("<b>Preference</b>"), views["preference"],
+                         sizing_mode="stretch_width")
+
+    tabs = lazy_tabs(views, ("Review", "review_form", review), ("Note", "notes", notes),
+                     ("View", "controls", lambda: Controls(plot=plot, state=state)),
+                     ("VI", "vi", lambda: VIForm(state=state)), css_classes=["sr-right-tabs"])
     # the acknowledgement stays in sight whichever tab the reviewer is in
-    return pn.Column(views["ack"], pn.Tabs(("Review", review), ("Note", notes), ("View", views["controls"]),
-                                           ("VI", views["vi"]), sizing_mode="stretch_width",
-                                           css_classes=["sr-right-tabs"]), sizing_mode="stretch_width")
+    return pn.Column(views["ack"], tabs, sizing_mode="stretch_width")
 
 
 def left_area(state: ReviewState, views: dict) -> pn.Column:
-    views.update(queue=QueueView(state=state), spectra=SpectrumListView(state=state),
-                 metadata=MetadataPanel(state=state))
-    return pn.Column(pn.Tabs(("Queue", views["queue"]), ("Spectra", views["spectra"]), sizing_mode="stretch_width"),
-                     pn.pane.HTML("<b>Metadata</b>", margin=(0, 5)), views["metadata"], sizing_mode="stretch_width")
+    views.update(queue=QueueView(state=state), metadata=MetadataPanel(state=state))
+    tabs = lazy_tabs(views, ("Queue", "queue", views["queue"]),
+                     ("Spectra", "spectra", lambda: SpectrumListView(state=state)))
+    return pn.Column(tabs, pn.pane.HTML("<b>Metadata</b>", margin=(0, 5)), views["metadata"], sizing_mode="stretch_width")

@@ -52,30 +52,15 @@ def cached_step(item, index: int) -> tuple[bool, bytes | None]:
 
 
 def owner_of_render(item, index: int) -> int | None:
-    """The step whose render goes with step `index` by the schema alone (no rendering): its own
-    render, else the latest earlier step that has or makes one."""
     traj = item.trajectory if item is not None else None
-    if traj is None:
-        return None
-    vet = traj.agent.name == "vet"
-    for step in reversed(traj.steps[: index + 1]):
-        if step.image_sha or (step.kind == "prompt" and vet) or (
-                step.kind == "tool_result" and step.tool_name in ZOOM_TOOLS and not step.is_error):
-            return step.index
-    return None
+    return traj.render_index_at(index) if traj is not None else None
 
 
 def render_in_view(store, item, index: int) -> tuple[bytes | None, int | None]:
-    """The render that belongs with step `index` (its own, else the latest before it: what the agent is
-    reasoning about), with the index of the step it comes from."""
-    traj = item.trajectory if item is not None else None
-    if traj is None:
-        return None, None
-    for earlier in range(min(index, len(traj.steps) - 1), -1, -1):
-        png = step_render(store, item, earlier)
-        if png is not None:
-            return png, earlier
-    return None, None
+    """The render that belongs with step `index` (what the agent is reasoning about), made now if
+    needed, with the index of the step it comes from."""
+    owner = owner_of_render(item, index)
+    return (None, None) if owner is None else (step_render(store, item, owner), owner)
 
 
 def prefetch_renders(store, item, still_current) -> None:

@@ -56,8 +56,8 @@ def main() -> None:
     lamost = read_spectrum(data / CASES[0][1])
     write_csv(lamost, tmp / "export.csv")
     write_fits(lamost, tmp / "export.fits")
-    cases = CASES + [("ascii-table (write_csv export)", tmp / "export.csv", None),
-                     ("specreview-table (write_fits export)", tmp / "export.fits", None)]
+    cases = [*CASES, ("ascii-table (write_csv export)", tmp / "export.csv", None),
+             ("specreview-table (write_fits export)", tmp / "export.fits", None)]
     for label, rel, target in cases:
         path = data / rel
         read_spectrum(path, target=target)

@@ -29,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 def summary(label: str, seconds: list[float]) -> None:
     ms = sorted(s * 1e3 for s in seconds)
     p95 = ms[int(0.95 * (len(ms) - 1))]
-    print(f"{label:<44} n={len(ms):<6} median {statistics.median(ms):6.2f} ms   p95 {p95:6.2f} ms   max {ms[-1]:7.2f} ms")
+    print(f"{label:<44} n={len(ms):<6} median {statistics.median(ms):6.2f} ms   "
+          f"p95 {p95:6.2f} ms   max {ms[-1]:7.2f} ms")
 
 
 def single_writes(store: Store, n: int) -> None:
@@ -112,7 +113,8 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--ingest", action="store_true", help="also time ingesting the shared corpus")
-    parser.add_argument("--dir", default=None, help="folder for the temporary database (e.g. /dev/shm to leave out disk sync)")
+    parser.add_argument("--dir", default=None,
+                        help="folder for the temporary database (e.g. /dev/shm to leave out disk sync)")
     args = parser.parse_args()
     print(f"{date.today()}  {platform.node()}  {platform.processor() or platform.machine()}  "
           f"python {platform.python_version()}")

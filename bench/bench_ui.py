@@ -128,7 +128,7 @@ def bench_step_switch(page, app, first: str, repeats: int) -> list[float]:
     current = 1
     for i in range(repeats + 3):
         forward = current < n_steps
-        key, current = ("j", current + 1) if forward else ("0", current)
+        _key, current = ("j", current + 1) if forward else ("0", current)
         if not forward:  # back to the start with 'k' presses, untimed
             for _ in range(n_steps - 1):
                 page.keyboard.press("k")

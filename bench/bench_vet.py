@@ -90,7 +90,7 @@ def scores(rows, specs):
     for task_id in ("a", "b", "o", "wd", "mg", "cv", "cs", "ss"):
         task = kb.task(task_id)
         pairs = []
-        for row, spec in zip(rows, specs):
+        for row, spec in zip(rows, specs, strict=True):
             if task_id == "a" and "LAMOST-LRS" not in row["survey"]:
                 continue  # the acceptance figure for `a` is over the LAMOST LRS stars
             truth = pipeline_truth(task, {"pipeline_class": spec.meta.get("pipeline_class"),
@@ -109,7 +109,8 @@ def main():
     args = ap.parse_args()
     rows, specs, read_s = load(args.limit)
     res = {"machine": f"{platform.machine()} {platform.processor() or ''} python {platform.python_version()}",
-           "date": date.today().isoformat(), "n_spectra": len(specs), "read_ms_per_spectrum": 1000 * read_s / len(specs)}
+           "date": date.today().isoformat(), "n_spectra": len(specs),
+           "read_ms_per_spectrum": 1000 * read_s / len(specs)}
     sub = specs[: min(len(specs), 120)]
     for task in ("a", "mg"):
         res[f"deferred_spectra_per_s_{task}"] = throughput(sub, task, eager=False)

@@ -6,7 +6,7 @@ import platform
 import shutil
 import statistics
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -25,14 +25,14 @@ def launch(pw):
 
 def summary(values_ms: list[float]) -> dict:
     ordered = sorted(values_ms)
-    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
     return {"n": len(ordered), "median": statistics.median(ordered), "p95": p95, "max": ordered[-1]}
 
 
 def machine() -> str:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return (f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-            f"load average {load:.1f}, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC")
+            f"load average {load:.1f}, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
 
 
-__all__ = ["ServedApp", "seeded_db", "launch", "summary", "machine"]
+__all__ = ["ServedApp", "launch", "machine", "seeded_db", "summary"]

@@ -4,7 +4,7 @@ Every file here is YAML or Markdown; adding a task means adding `tasks/<id>.yaml
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ import yaml
 KB_DIR = Path(__file__).resolve().parent
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(name: str) -> Any:
     """Load `kb/<name>.yaml` (cached; treat the result as read-only)."""
     with open(KB_DIR / f"{name}.yaml", encoding="utf-8") as fh:
@@ -31,7 +31,7 @@ def presets() -> list[dict]:
     return load("presets")["presets"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def tasks() -> dict[str, dict]:
     """All vetting tasks by id, from `kb/tasks/*.yaml`."""
     out = {}

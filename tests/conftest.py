@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 
 sys.path.append(str(Path(__file__).resolve().parent))  # after the repo: tests/agents must not shadow agents
-from scripted_openai_server import ScriptedOpenAIServer  # noqa: E402
-from shared_data import manifest_rows, spectra_dir  # noqa: E402
+from scripted_openai_server import ScriptedOpenAIServer
+from shared_data import manifest_rows, spectra_dir
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEMO_DIR = REPO_ROOT / "assets" / "demo"

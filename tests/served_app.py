@@ -37,11 +37,12 @@ class ServedApp:
     def __init__(self, db: Path, log: Path):
         self.db, self.log, self.port = db, log, free_port()
         env = dict(os.environ, SPECREVIEW_DB=str(db), PYTHONUNBUFFERED="1")
-        self._log_fh = open(log, "w")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "panel", "serve", "reviewer", "--address", "127.0.0.1",
-             "--port", str(self.port), "--num-procs", "1", "--allow-websocket-origin", f"127.0.0.1:{self.port}"],
-            cwd=REPO_ROOT, env=env, stdout=self._log_fh, stderr=subprocess.STDOUT, start_new_session=True)
+        # the child gets its own copy of the log's file descriptor: ours can be closed once it is started
+        with open(log, "w") as log_fh:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "panel", "serve", "reviewer", "--address", "127.0.0.1",
+                 "--port", str(self.port), "--num-procs", "1", "--allow-websocket-origin", f"127.0.0.1:{self.port}"],
+                cwd=REPO_ROOT, env=env, stdout=log_fh, stderr=subprocess.STDOUT, start_new_session=True)
         wait_for_port(self.port, self.proc)
 
     @property
@@ -57,7 +58,6 @@ class ServedApp:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
-        self._log_fh.close()
 
     def log_text(self) -> str:
         return self.log.read_text(errors="replace")

@@ -235,7 +235,8 @@ def _check_feature(claim: Claim, ctx: Context) -> ClaimResult:
         try:
             centre, params = _place(claim, name, ctx)
         except _Misplaced as exc:
-            return _result(claim, "contradicted", ctx, exc.centre, MISPLACED_A, (exc.expect - 30, exc.expect + 30), str(exc))
+            return _result(claim, "contradicted", ctx, exc.centre, MISPLACED_A, (exc.expect - 30, exc.expect + 30),
+                           str(exc))
         except _Unverifiable as exc:
             verdicts.append("unverifiable")
             reasons.append(str(exc))
@@ -384,7 +385,8 @@ def _check_snr(claim: Claim, ctx: Context) -> ClaimResult:
     ok = {"<": claim.value >= v.value / SNR_FACTOR, ">": claim.value <= v.value * SNR_FACTOR}.get(
         claim.relation, 1 / SNR_FACTOR <= ratio <= SNR_FACTOR)
     return _result(claim, "supported" if ok else "contradicted", ctx, v.value, v.value * (SNR_FACTOR - 1), win,
-                   f"median S/N per pixel {v.value:.1f} in {win[0]:.0f}-{win[1]:.0f} A (a factor {SNR_FACTOR:g} allowed)")
+                   f"median S/N per pixel {v.value:.1f} in {win[0]:.0f}-{win[1]:.0f} A "
+                   f"(a factor {SNR_FACTOR:g} allowed)")
 
 
 def _check_ratio(claim: Claim, ctx: Context) -> ClaimResult:

@@ -35,30 +35,39 @@ KEYWORDS = [
     ("depth", re.compile(r"\bdepths?\b", re.IGNORECASE)),
     ("snr", re.compile(r"\bS/N\b|\bSNR\b|signal[\s-]to[\s-]noise(?:\s+ratio)?", re.IGNORECASE)),
     ("ratio", re.compile(r"\bratios?\b", re.IGNORECASE)),
-    ("velocity", re.compile(r"(?:radial|line-of-sight)?\s*velocit(?:y|ies)|(?:blue|red)shifted by|offset of", re.IGNORECASE)),
+    ("velocity", re.compile(r"(?:radial|line-of-sight)?\s*velocit(?:y|ies)|(?:blue|red)shifted by|offset of",
+                            re.IGNORECASE)),
 ]
-SNR_PLACE = re.compile(r"\s*(?:per\s+pixel\s*)?(?:(?:near|around|at|in|about)\s*~?\d{4}(?:\.\d+)?\s*(?:Å|A\b|Angstroms?))")
-REDSHIFT = re.compile(rf"(?:\bz\s*(?:=|≈|~|≃|∼)\s*|\bredshift\s+(?:of\s+|is\s+|=\s*|at\s+|z\s*=\s*)*(?:(?P<mod>{APPROX})\s*)?)"
+SNR_PLACE = re.compile(r"\s*(?:per\s+pixel\s*)?"
+                       r"(?:(?:near|around|at|in|about)\s*~?\d{4}(?:\.\d+)?\s*(?:Å|A\b|Angstroms?))")
+REDSHIFT = re.compile(rf"(?:\bz\s*(?:=|≈|~|≃|∼)\s*|"
+                      rf"\bredshift\s+(?:of\s+|is\s+|=\s*|at\s+|z\s*=\s*)*(?:(?P<mod>{APPROX})\s*)?)"
                       rf"(?P<num>\d+\.\d+|0)(?!\s*(?:km|Å|A\b|nm))", re.IGNORECASE)
-COMPARE = re.compile(r"\b(deeper|shallower|stronger|weaker|broader|narrower|wider|more prominent|less prominent)\s+than\b", re.IGNORECASE)
-POSITION = re.compile(rf"\b(?:at|near|around|centred at|centered at|centred on|centered on|located at|peaking at|λ\s*=?)\s*"
-                      rf"(?:(?:{APPROX})\s*)?(?P<num>\d{{3,5}}(?:\.\d+)?)\s*(?P<unit>Å|Angstroms?|A\b|nm)", re.IGNORECASE)
+COMPARE = re.compile(r"\b(deeper|shallower|stronger|weaker|broader|narrower|wider|more prominent|less prominent)"
+                     r"\s+than\b", re.IGNORECASE)
+POSITION = re.compile(rf"\b(?:at|near|around|centred at|centered at|centred on|centered on|located at|peaking at|"
+                      rf"λ\s*=?)\s*(?:(?:{APPROX})\s*)?(?P<num>\d{{3,5}}(?:\.\d+)?)\s*"
+                      rf"(?P<unit>Å|Angstroms?|A\b|nm)", re.IGNORECASE)
 UNNAMED = re.compile(rf"\b(?P<kind>emission|absorption)(?:[\s-]+(?:line|feature|peak|trough|dip|band))?\s+"
                      rf"(?:is\s+|are\s+)?(?:seen\s+|present\s+|visible\s+)?(?:at|near|around|centred at|centered at)\s*"
-                     rf"(?:(?:{APPROX})\s*)?(?P<num>\d{{3,5}}(?:\.\d+)?)\s*(?P<unit>Å|Angstroms?|A\b|nm)", re.IGNORECASE)
+                     rf"(?:(?:{APPROX})\s*)?(?P<num>\d{{3,5}}(?:\.\d+)?)\s*(?P<unit>Å|Angstroms?|A\b|nm)",
+                     re.IGNORECASE)
 PLAN = re.compile(r"\b(?:I will|I'll|let me|let's|next I|I need|need to|zoom(?:ing)? (?:in|into|to)|look(?:ing)? for|"
                   r"check(?:ing)? (?:for|whether|if)|whether|if\b|would|should|\bexpect\b|to confirm|to verify|"
-                  r"to see|to check|criteri(?:a|on)|indicators?|key visual|are the deepest lines in the spectrum, with)", re.IGNORECASE)
+                  r"to see|to check|criteri(?:a|on)|indicators?|key visual|"
+                  r"are the deepest lines in the spectrum, with)", re.IGNORECASE)
 CRITERION = re.compile(r"\(needs\s*[<>=]|zoom I measure:|not measurable")
 NEG = re.compile(r"\b(?:no|not|none|absent|absence|lacks?|lacking|without|missing|neither|nor|undetected|"
                  r"non-detection|free of)\b|n't\b", re.IGNORECASE)
 EMISSION = re.compile(r"\bemission|\bemitting|\bin emission|\bemission[\s-]line|\bpeaks?\b|\bspikes?\b", re.IGNORECASE)
 ABSORPTION = re.compile(r"\babsorption|\babsorbing|\btroughs?\b|\bdips?\b|\bdepressions?\b|\bdeep\b", re.IGNORECASE)
-PRESENT = re.compile(r"\b(?:present|detected|visible|seen|shows?|showing|strong|prominent|clear|clearly|obvious|evident|"
-                     r"dominat\w*|deep|broad|narrow|weak|faint|distinct|conspicuous|pronounced|bands?)\b", re.IGNORECASE)
+PRESENT = re.compile(r"\b(?:present|detected|visible|seen|shows?|showing|strong|prominent|clear|clearly|obvious|"
+                     r"evident|dominat\w*|deep|broad|narrow|weak|faint|distinct|conspicuous|pronounced|bands?)\b",
+                     re.IGNORECASE)
 FRAME_REST = re.compile(r"rest[\s-]?frame|\(rest\)|rest wavelength|\brest\b", re.IGNORECASE)
 FRAME_OBS = re.compile(r"observed|\bobs\b|observer", re.IGNORECASE)
-SUBCLAUSE = re.compile(r",?\s*\b(?:and no|with no|but no)\b|,\s*(?:but|while|whereas|although|though|however)\b|\b(?:but|while|whereas|although)\b|,")
+SUBCLAUSE = re.compile(r",?\s*\b(?:and no|with no|but no)\b|,\s*(?:but|while|whereas|although|though|however)\b|"
+                       r"\b(?:but|while|whereas|although)\b|,")
 
 
 def _clauses(text: str) -> list[tuple[int, int]]:
@@ -208,7 +217,7 @@ def _quantities(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
             if v is None:  # "an EW of 3 Å" has the keyword first; "3 Å EW" is rare in agent text
                 continue
             unit = v.group("unit")
-            if qty in ("ew", "fwhm") and unit is None or qty == "velocity" and unit is None:
+            if (qty in ("ew", "fwhm") and unit is None) or (qty == "velocity" and unit is None):
                 continue
             if qty == "snr" and unit is not None:
                 continue
@@ -219,10 +228,12 @@ def _quantities(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
             lines = list(line.names) if line else []
             if qty == "ratio":
                 pair = [m for m in mentions if lo <= m.start and m.end <= hi and m.what != "band"][:2]
-                lines = [n for m in pair for n in m.names][:2] if len(pair) == 2 else (list(pair[0].names)[:2] if pair else [])
+                lines = ([n for m in pair for n in m.names][:2] if len(pair) == 2
+                         else (list(pair[0].names)[:2] if pair else []))
                 if len(lines) != 2:
                     continue
-            a = min([k.start()] + ([line.start] if line and qty != "ratio" else []) + [m.start for m in mentions if qty == "ratio" and lo <= m.start < k.start()])
+            a = min([k.start()] + ([line.start] if line and qty != "ratio" else [])
+                    + [m.start for m in mentions if qty == "ratio" and lo <= m.start < k.start()])
             a = max(a, lo)
             if not b.free(a, v.end()):
                 a = k.start()
@@ -239,7 +250,8 @@ def _comparisons(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None
         if first is None or second is None or not b.free(first.start, second.end):
             continue
         word = m.group(1).lower()
-        qty = {"deeper": "depth", "shallower": "depth", "broader": "fwhm", "narrower": "fwhm", "wider": "fwhm"}.get(word, "strength")
+        qty = {"deeper": "depth", "shallower": "depth", "broader": "fwhm", "narrower": "fwhm",
+               "wider": "fwhm"}.get(word, "strength")
         relation = "<" if word in ("shallower", "weaker", "narrower", "less prominent") else ">"
         b.add(b.span(COMPARISON, first.start, second.end, lines=[first.names[0], second.names[0]], quantity=qty,
                      relation=relation, line_kind=_kind(b.text[lo:hi])))

@@ -134,7 +134,8 @@ class Measurer:
         lo, hi = min(w[0] for w in wins), max(w[1] for w in wins)
         i0, i1 = np.searchsorted(self.a.wave, [lo - 1.0, hi + 1.0])
         sl = slice(i0, i1)
-        sub = Arrays(self.a.wave[sl], self.a.flux[sl], None if self.a.ivar is None else self.a.ivar[sl], self.a.good[sl])
+        sub = Arrays(self.a.wave[sl], self.a.flux[sl], None if self.a.ivar is None else self.a.ivar[sl],
+                     self.a.good[sl])
         value = _call(sub, kind, params)
         if value is None:
             return Value(None, None, (lo, hi))

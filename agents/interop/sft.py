@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import kb
 from agents.tools.zoom import TOOL_NAME
@@ -79,7 +80,8 @@ def sft_row_to_trajectory(row: dict[str, Any], images: Mapping[str, bytes] | Non
                 has_img = "<image>" in block
                 sha = shas.pop(0) if has_img and shas else None
                 path = used.pop(0) if has_img and used else None
-                traj.add("tool_result", text=text, tool_name=TOOL_NAME, image_sha=sha, is_error=text.startswith("Error"),
+                traj.add("tool_result", text=text, tool_name=TOOL_NAME, image_sha=sha,
+                         is_error=text.startswith("Error"),
                          data={"raw": value if i == 0 else None, "turn": pos, "image_path": path, "block": i})
     last_gpt = next((t["value"] for t in reversed(turns) if t["from"] == "gpt"), "")
     parsed = parse_answer(last_gpt)
@@ -93,7 +95,8 @@ def sft_row_to_trajectory(row: dict[str, Any], images: Mapping[str, bytes] | Non
 
 
 def _hermes_call(step) -> str:
-    return "<tool_call>\n" + json.dumps({"name": step.tool_name, "arguments": step.tool_args}, ensure_ascii=False) + "\n</tool_call>"
+    call = json.dumps({"name": step.tool_name, "arguments": step.tool_args}, ensure_ascii=False)
+    return "<tool_call>\n" + call + "\n</tool_call>"
 
 
 def trajectory_to_sft_row(traj: Trajectory, image_path: Callable[[Trajectory, int], str] | None = None,

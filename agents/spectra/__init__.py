@@ -57,8 +57,8 @@ escapes read_spectrum or list_targets.
 Also: blank_pipeline_labels(spec) (the copy agents see), write_csv / write_fits (exports that
 read back through read_spectrum), merge_arms (the DESI arm merge, pure numpy).
 """
-from .errors import SpectrumReadError
 from .desi import merge_arms
+from .errors import SpectrumReadError
 from .export import write_csv, write_fits
 from .labels import blank_pipeline_labels
 from .loaders import register as _register_loaders
@@ -67,6 +67,12 @@ from .read import file_format, list_targets, read_spectrum
 _register_loaders()
 
 __all__ = [
-    "SpectrumReadError", "read_spectrum", "list_targets", "file_format", "blank_pipeline_labels",
-    "write_csv", "write_fits", "merge_arms",
+    "SpectrumReadError",
+    "blank_pipeline_labels",
+    "file_format",
+    "list_targets",
+    "merge_arms",
+    "read_spectrum",
+    "write_csv",
+    "write_fits",
 ]

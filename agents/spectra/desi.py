@@ -145,7 +145,7 @@ def _redrock_table(path: str, mtime_ns: int) -> dict[str, dict[str, Any]]:
                                            "DELTACHI2") if t.has(name)}
     out = {}
     for i, tid in enumerate(cols["TARGETID"]):
-        get = lambda name: cols[name][i] if name in cols else None  # noqa: E731
+        get = lambda name, i=i: cols[name][i] if name in cols else None  # noqa: E731
         out[str(int(tid))] = {
             "pipeline_class": clean_label(get("SPECTYPE")),
             "pipeline_subclass": clean_label(get("SUBTYPE")),

@@ -101,7 +101,7 @@ class RawHeader:
 class RawTable:
     """Columns of a binary table, decoded on access to native-endian numpy arrays."""
 
-    def __init__(self, hdu: "RawHDU", buf: bytes | memoryview):
+    def __init__(self, hdu: RawHDU, buf: bytes | memoryview):
         h = hdu.header
         self.nrows = int(h.get("NAXIS2", 0))
         rowlen = int(h.get("NAXIS1", 0))
@@ -194,7 +194,7 @@ class RawHDU:
             self.kind = "compressed-image"
         self.name = str(header.get("EXTNAME", "PRIMARY" if index == 0 else "")).strip().upper()
         self._table: RawTable | None = None
-        self.parent: "RawFits | None" = None
+        self.parent: RawFits | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 import numpy as np
+
 from .core import build_spectrum, clean_float, clean_id, clean_label, clean_z, header_text
 from .errors import SpectrumReadError
 from .fitsraw import RawFits

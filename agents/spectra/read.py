@@ -11,8 +11,17 @@ from specutils import Spectrum
 
 from . import desi, lamost, sdss, tables
 from .errors import SpectrumReadError
-from .sniff import (FITS_FORMATS, FITS_MAGIC, fits_format, load_fits, read_all_bytes, read_head,
-                    sniff, source_name, text_format)
+from .sniff import (
+    FITS_FORMATS,
+    FITS_MAGIC,
+    fits_format,
+    load_fits,
+    read_all_bytes,
+    read_head,
+    sniff,
+    source_name,
+    text_format,
+)
 
 FITS_READERS = {**lamost.READERS, **sdss.READERS, **desi.READERS, **tables.FITS_READERS}
 TEXT_READERS = tables.TEXT_READERS
@@ -98,4 +107,4 @@ def file_format(path: Any) -> str:
     return sniff(path, name)
 
 
-__all__ = ["read_spectrum", "list_targets", "file_format", "FITS_FORMATS"]
+__all__ = ["FITS_FORMATS", "file_format", "list_targets", "read_spectrum"]

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import (build_spectrum, clean_float, clean_id, clean_label, clean_z, header_text,
-                   parse_flux_unit)
+from .core import build_spectrum, clean_float, clean_id, clean_label, clean_z, header_text, parse_flux_unit
 from .errors import SpectrumReadError
 from .fitsraw import RawFits
 from .sniff import SDSS_SPEC

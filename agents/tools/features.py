@@ -81,7 +81,7 @@ def _masked_ranges(wave: np.ndarray, bad: np.ndarray, min_px: int = 3) -> list[t
     if not bad.any():
         return out
     edges = np.flatnonzero(np.diff(np.r_[0, bad.astype(np.int8), 0]))
-    for start, stop in zip(edges[::2], edges[1::2]):
+    for start, stop in zip(edges[::2], edges[1::2], strict=True):
         if stop - start >= min_px:
             out.append((float(wave[start]), float(wave[stop - 1])))
     return out

@@ -102,7 +102,8 @@ def _distinct(hyps: list[Hypothesis]) -> list[Hypothesis]:
     return out
 
 
-def generate_hypotheses(pixels, features, *, n: int = 6, template_dir=None, engine: str = "builtin") -> list[Hypothesis]:
+def generate_hypotheses(pixels, features, *, n: int = 6, template_dir=None,
+                        engine: str = "builtin") -> list[Hypothesis]:
     """Top-n distinct hypotheses. The best of each class is always kept so the analysis can
     test the rivals (a STAR / GALAXY / QSO alternative is never dropped by the cut)."""
     if engine == "redrock":

@@ -35,7 +35,8 @@ def fit_peak(wave, flux, center_guess: float, width_3sigma: float, line_type: st
     sign = 1.0 if line_type == "emission" else -1.0
     sigma0 = max(width_3sigma / 3.0, 1e-3)
     near = np.abs(x) <= max(sigma0 * 2, 3 * np.median(np.diff(w)))
-    amp0 = sign * max(sign * r_lin[near].max() if sign > 0 else sign * r_lin[near].min(), rms) if near.any() else sign * rms
+    amp0 = (sign * max(sign * r_lin[near].max() if sign > 0 else sign * r_lin[near].min(), rms)
+            if near.any() else sign * rms)
 
     def model(p):
         a, mu, sig, c0, c1 = p
@@ -73,7 +74,8 @@ def fit_peak(wave, flux, center_guess: float, width_3sigma: float, line_type: st
         "local_rms": noise, "local_snr": abs(float(a)) / noise, "n": int(w.size), "flags": flags,
         # detection significance sqrt(delta chi2) with the fit's noise: a broad line spreads its
         # signal over many pixels, so its peak S/N understates it
-        "significance": float(np.sqrt(max(np.sum((f - np.polyval(lin, x)) ** 2) - np.sum((f - model(res.x)) ** 2), 0.0)) / noise),
+        "significance": float(np.sqrt(max(np.sum((f - np.polyval(lin, x)) ** 2)
+                                          - np.sum((f - model(res.x)) ** 2), 0.0)) / noise),
     }
 
 

@@ -49,7 +49,7 @@ def stagger_labels(xs: list[float], labels: list[str], *, x_span: float, width_p
     per_px = x_span / max(width_px, 1)
     ends = [-float("inf")] * levels
     out = []
-    for x, text in zip(xs, labels):
+    for x, text in zip(xs, labels, strict=True):
         half = 0.5 * (len(text) * char_px + 6) * per_px
         start = x - half
         level = next((lvl for lvl in range(levels) if ends[lvl] <= start), None)

@@ -9,8 +9,8 @@ A measurement that has too few good pixels returns None ("not measurable"), neve
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -27,7 +27,7 @@ class Arrays:
     good: np.ndarray
 
     @classmethod
-    def from_spectrum(cls, spec) -> "Arrays":
+    def from_spectrum(cls, spec) -> Arrays:
         wave = np.asarray(spec.spectral_axis.to_value("Angstrom"), dtype=float)
         flux = np.asarray(getattr(spec.flux, "value", spec.flux), dtype=float)
         ivar = None
@@ -39,7 +39,7 @@ class Arrays:
         return cls.from_arrays(wave, flux, ivar, mask)
 
     @classmethod
-    def from_arrays(cls, wave, flux, ivar=None, mask=None) -> "Arrays":
+    def from_arrays(cls, wave, flux, ivar=None, mask=None) -> Arrays:
         wave = np.asarray(wave, dtype=float)
         flux = np.asarray(flux, dtype=float)
         order = np.argsort(wave, kind="stable")

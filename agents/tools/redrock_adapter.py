@@ -12,7 +12,7 @@ def available() -> bool:
     if not os.environ.get("RR_TEMPLATE_DIR"):
         return False
     try:
-        import redrock  # noqa: F401
+        import redrock
         import redrock.zfind  # noqa: F401
     except ImportError:
         return False
@@ -24,7 +24,8 @@ def redrock_hypotheses(pixels, *, n: int = 6, template_dir=None):
     if not available():
         raise RuntimeError("Redrock is not installed (pip install the `redrock` extra from desihub/redrock) "
                            "or RR_TEMPLATE_DIR is not set")
-    from redrock.targets import Spectrum as RRSpectrum, Target, DistTargetsCopy
+    from redrock.targets import DistTargetsCopy, Target
+    from redrock.targets import Spectrum as RRSpectrum
     from redrock.templates import load_dist_templates
     from redrock.zfind import zfind
 
@@ -41,7 +42,7 @@ def redrock_hypotheses(pixels, *, n: int = 6, template_dir=None):
         if key not in _TEMPLATE_CACHE:  # rebinning the templates costs seconds: once per wavelength grid
             _TEMPLATE_CACHE.clear()
             _TEMPLATE_CACHE[key] = load_dist_templates(targets.wavegrids(), templates=tdir)
-        scandata, zfit = zfind(targets, _TEMPLATE_CACHE[key], mp_procs=1, nminima=9)
+        _scandata, zfit = zfind(targets, _TEMPLATE_CACHE[key], mp_procs=1, nminima=9)
     rows = zfit[zfit["targetid"] == 0]
     rows.sort("chi2")
     best = float(rows["chi2"][0]) if len(rows) else 0.0
@@ -50,7 +51,8 @@ def redrock_hypotheses(pixels, *, n: int = 6, template_dir=None):
         # score as FORMA (100 / (1 + Redrock's deltachi2 to the next minimum)); delta_chi2 as the
         # built-in engine (chi2 above the best), which the synthesis compares
         out.append(Hypothesis(float(r["z"]), str(r["spectype"]).strip(), str(r["subtype"]).strip(),
-                              100.0 / (1.0 + float(r["deltachi2"])), "redrock", float(r["chi2"]), float(r["chi2"]) - best))
+                              100.0 / (1.0 + float(r["deltachi2"])), "redrock", float(r["chi2"]),
+                              float(r["chi2"]) - best))
     return out
 
 

@@ -17,8 +17,8 @@ from matplotlib import lines as mlines
 from matplotlib import rcParams
 from matplotlib import transforms as mtransforms
 from matplotlib.figure import Figure
-from matplotlib.transforms import Bbox
 from matplotlib.ticker import AutoLocator, AutoMinorLocator, MultipleLocator, ScalarFormatter
+from matplotlib.transforms import Bbox
 
 from agents.tools import render_style as style
 from agents.tools.render_decimate import minmax_decimate
@@ -147,7 +147,7 @@ class SpectrumFigure:
         labels = axis.major.formatter.format_ticks(major_all)
         inside = np.array([_within(lo, hi, v) for v in major_all], dtype=bool)
         major = major_all[inside]
-        labels = [text for text, keep in zip(labels, inside) if keep]
+        labels = [text for text, keep in zip(labels, inside, strict=True) if keep]
         minor = np.asarray(axis.get_minorticklocs(), dtype=float)
         minor = minor[np.array([_within(lo, hi, v) for v in minor], dtype=bool)]
 

@@ -75,7 +75,7 @@ class SpriteTextRenderer(RendererAgg):
     def _rasterise(self, s, prop, angle, antialiased):
         """Coverage (uint8) of `s` drawn with its origin at a whole pixel, and that origin's offset."""
         width, height, descent = self.get_text_width_height_descent(s, prop, ismath=False)
-        half = int(math.ceil(max(width, height) + descent)) + 4
+        half = math.ceil(max(width, height) + descent) + 4
         scratch = RendererAgg(2 * half, 2 * half, self.dpi)
         gc = scratch.new_gc()
         gc.set_foreground((0.0, 0.0, 0.0, 1.0))

@@ -264,7 +264,7 @@ def scan_template(spec: LnSpectrum, tmpl: Template, *, legendre_terms: int = LEG
 
 def _local_minima(chi2: np.ndarray, n_min: int, min_sep: int) -> list[int]:
     interior = np.flatnonzero((chi2[1:-1] <= chi2[:-2]) & (chi2[1:-1] <= chi2[2:])) + 1
-    cands = list(interior) + [0, chi2.size - 1]
+    cands = [*interior, 0, chi2.size - 1]
     cands.sort(key=lambda i: chi2[i])
     picked: list[int] = []
     for i in cands:
@@ -298,7 +298,7 @@ def template_candidates(wave, flux, ivar, templates, *, n_per_template: int = 3,
             continue
         z, chi2, coeff = res
         # minima at least 1000 km/s apart (stars: the single best)
-        sep = max(1, int(round(1000 / 299792.458 / LN_STEP)))
+        sep = max(1, round(1000 / 299792.458 / LN_STEP))
         nmin = 1 if tmpl.spectype == "STAR" else n_per_template
         for i in _local_minima(chi2, nmin, sep):
             zr, c2 = _refine(z, chi2, i)

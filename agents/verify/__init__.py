@@ -10,6 +10,5 @@ optional LLM nodes (agents/verify/llm_review.py) add an adversarial review besid
     traj = verify_spectrum(spectrum, llm_config=load_config())   # + adversarial LLM review
     traj.outcome["llm_review"], traj.outcome.get("llm_disagrees")
 """
-from agents.verify.graph import (  # noqa: F401
-    LLM_BACKEND, RULES_MODEL, agent_info, build_graph, verify_pixels, verify_spectrum)
+from agents.verify.graph import LLM_BACKEND, RULES_MODEL, agent_info, build_graph, verify_pixels, verify_spectrum  # noqa: F401
 from agents.verify.llm_review import LLMReview, parse_review  # noqa: F401

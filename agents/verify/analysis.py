@@ -211,7 +211,8 @@ def _systemic(res: HypothesisResult) -> None:
     zs = np.array([ln.implied_z for ln in likely])
     res.z_scatter = float(np.std(zs)) if zs.size > 1 else 0.0
     never = set(rules()["never_anchor"])
-    ranked = sorted((ln for ln in likely if ln.group not in never), key=lambda ln: (_anchor_rank(ln.group), -(ln.snr or 0)))
+    ranked = sorted((ln for ln in likely if ln.group not in never),
+                    key=lambda ln: (_anchor_rank(ln.group), -(ln.snr or 0)))
     if not ranked:
         res.systemic_z, res.anchor = None, None
         return

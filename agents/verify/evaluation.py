@@ -89,5 +89,6 @@ def format_summary(s: dict) -> str:
     lines.append("class    n   all-agree  >=MEDIUM n  coverage  agreement")
     for cls, st in s["per_class"].items():
         a, g = st["all"], st["medium_or_high"]
-        lines.append(f"{cls:<7}{a['n']:4d}   {pct(a['agreement'])}   {g['n']:6d}   {pct(g['coverage'])}  {pct(g['agreement'])}")
+        lines.append(f"{cls:<7}{a['n']:4d}   {pct(a['agreement'])}   "
+                     f"{g['n']:6d}   {pct(g['coverage'])}  {pct(g['agreement'])}")
     return "\n".join(lines)

@@ -47,7 +47,8 @@ def rule_sky_line(ln: LineResult, pixels, features):
     s = sky()
     for sl in s["sky_lines"]:
         if abs(ln.observed - sl["wave"]) <= s["sky_tolerance_A"]:
-            return "REMOVE", "FA-SKY", f"{ln.observed:.1f} Å is {abs(ln.observed - sl['wave']):.1f} Å from sky {sl['name']}"
+            return ("REMOVE", "FA-SKY",
+                    f"{ln.observed:.1f} Å is {abs(ln.observed - sl['wave']):.1f} Å from sky {sl['name']}")
     return None
 
 
@@ -79,7 +80,8 @@ def rule_edges(ln: LineResult, pixels, features):
     where = "near the end of the coverage" if near_end else f"blue of {s['blue_edge_A']:.0f} Å"
     if _dominant(ln):
         return "FLAG", "FA-EDGE", f"{ln.name} at {ln.observed:.1f} Å is {where} (dominant: kept as FLAG)"
-    return "REMOVE", "FA-EDGE", f"{ln.name} at {ln.observed:.1f} Å is {where}, S/N {ln.snr or 0:.1f}, ridge {ln.ridge_length}"
+    return ("REMOVE", "FA-EDGE",
+            f"{ln.name} at {ln.observed:.1f} Å is {where}, S/N {ln.snr or 0:.1f}, ridge {ln.ridge_length}")
 
 
 def rule_width_class(ln: LineResult, pixels, features):
@@ -117,7 +119,8 @@ def doublet_verdicts(res: HypothesisResult) -> dict[str, tuple[str, str, str]]:
                 # the weak member of [O III]/[N II] may hide in the noise; the strong one may not
                 weak_member = d.get("deeper") is None and ln is b and d["ratio"][1] < 0.5
                 if not weak_member:
-                    out[name] = ("FLAG", "FA-ORPHAN", f"{name} found but {other.name} missing at {other.predicted:.1f} Å")
+                    out[name] = ("FLAG", "FA-ORPHAN",
+                                 f"{name} found but {other.name} missing at {other.predicted:.1f} Å")
             continue
         if len(found) < 2:
             continue
@@ -154,7 +157,8 @@ def audit(results: list[HypothesisResult], pixels, features) -> FeatureAudit:
                     break
             if verdict is None and ln.name in dbl:
                 verdict = dbl[ln.name]
-            value, rule_id, ev = verdict if verdict else ("KEEP", "FA-KEEP", f"{ln.name} at {ln.observed:.1f} Å passes every check")
+            value, rule_id, ev = verdict if verdict else ("KEEP", "FA-KEEP",
+                                                          f"{ln.name} at {ln.observed:.1f} Å passes every check")
             ln.audit, ln.audit_rule = value, rule_id
             fa.verdicts.append(FeatureVerdict(res.idx, ln.name, ln.observed, value, rule_id, ev))
     snr = pixels.median_snr

@@ -127,8 +127,10 @@ def analyse(state: VerifyState) -> dict:
     traj = state["trajectory"]
     results = []
     for i, h in enumerate(state["hypotheses"]):
-        traj.add("tool_call", tool_name="analyse_hypothesis", tool_args={"idx": i, "z": round(h.z, 6), "class": h.spectype})
-        res = analysis.analyse(state["pixels"], state["features"], h, i, use_fits=state["options"].get("use_fits", True))
+        traj.add("tool_call", tool_name="analyse_hypothesis",
+                 tool_args={"idx": i, "z": round(h.z, 6), "class": h.spectype})
+        res = analysis.analyse(state["pixels"], state["features"], h, i,
+                               use_fits=state["options"].get("use_fits", True))
         classify.apply_class_rules(res, state["features"])
         results.append(res)
         win = _key_window(res)
@@ -162,7 +164,8 @@ def synthesise(state: VerifyState) -> dict:
     state["trajectory"].add(
         "verdict", text=f"best hypothesis #{best.idx if best else None}",
         verdict=Verdict(who="synthesis", value=best.verdict if best else "NONE", rule="SYN-RANK",
-                        evidence=[f"#{e['idx']} {e['class']} z={e['z']}: {e['reason']}" for e in syn.excluded] + syn.concerns,
+                        evidence=[f"#{e['idx']} {e['class']} z={e['z']}: {e['reason']}" for e in syn.excluded]
+                        + syn.concerns,
                         target=None if best is None else f"#{best.idx} {best.spectype} z={best.hypothesis.z:.5f}"),
         data=syn.as_dict())
     return {"synthesis": syn}

@@ -30,7 +30,8 @@ def brief(syn, audit, pixels, features) -> dict:
     score = feature_score(audit, best)
     human = audit.verdict != "CONFIRM" or audit.credibility == "LOW" or score <= 2
     return {
-        "type": best.spectype if supported else "UNKNOWN" if audit.credibility == "LOW" and not best.credible() else best.spectype,
+        "type": (best.spectype if supported
+                 else "UNKNOWN" if audit.credibility == "LOW" and not best.credible() else best.spectype),
         "feature_score": score,
         "redshift": round(float(z), 6),
         "redshift_rms": None if best.systemic_z_err is None else round(float(best.systemic_z_err), 6),
@@ -81,7 +82,8 @@ def markdown(meta: dict, pixels, continuum, features, results, fa, syn, audit, b
         weak = "; ".join(r.fatal) or ("" if r.verdict == "SUPPORTED" else "too few credible key lines")
         strong = ", ".join(ln.name for ln in r.credible()[:5])
         rows.append([r.idx, f"{r.hypothesis.z:.5f}", r.spectype, r.verdict, n_keep, n_flag, r.anchor, strong, weak])
-    s2 = _table(rows, ["Idx", "z", "Classification", "Verdict", "N(KEEP)", "N(FLAG)", "Anchor", "Strengths", "Weaknesses"])
+    s2 = _table(rows, ["Idx", "z", "Classification", "Verdict", "N(KEEP)", "N(FLAG)", "Anchor", "Strengths",
+                       "Weaknesses"])
     s3 = [f"Synthesis: best hypothesis {syn.best.idx if syn.best else None} "
           f"({syn.best.spectype if syn.best else '-'}), runner-up {syn.runner_up.idx if syn.runner_up else None}."]
     s3 += [f"- excluded #{e['idx']} {e['class']} z={e['z']}: {e['reason']}" for e in syn.excluded]

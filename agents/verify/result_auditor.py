@@ -48,7 +48,8 @@ def rule_supported(best: HypothesisResult, syn: Synthesis, fa: FeatureAudit, pix
     """RA-SUPPORT: the chosen hypothesis needs two credible key lines and no class contradiction."""
     key = [ln.name for ln in best.credible() if ln.key]
     ok = best.verdict == "SUPPORTED"
-    ev = f"{len(key)} credible key line(s): {', '.join(key) or 'none'}" + (f"; fatal: {'; '.join(best.fatal)}" if best.fatal else "")
+    ev = (f"{len(key)} credible key line(s): {', '.join(key) or 'none'}"
+          + (f"; fatal: {'; '.join(best.fatal)}" if best.fatal else ""))
     return RuleOutcome("RA-SUPPORT", "HIGH" if ok else "LOW", ev, revision=not ok)
 
 
@@ -89,7 +90,8 @@ def rule_rival(best, syn, fa, pixels) -> RuleOutcome:
         return RuleOutcome("RA-RIVAL", "LOW", f"a supported rival fits better (delta chi2 {d:.1f})", revision=True)
     if d <= -cfg()["rival_min_delta_chi2"]:
         return RuleOutcome("RA-RIVAL", "LOW", f"rival {rival.spectype} z={rival.hypothesis.z:.4f} fits far better "
-                                              f"(delta chi2 {d:.1f}) and is excluded only by: {', '.join(rival.fatal) or 'missing lines'}",
+                                              f"(delta chi2 {d:.1f}) and is excluded only by: "
+                                              f"{', '.join(rival.fatal) or 'missing lines'}",
                            revision=True)
     if excluded and d < cfg()["rival_min_delta_chi2"]:
         return RuleOutcome("RA-RIVAL", "MEDIUM", f"rival {rival.spectype} z={rival.hypothesis.z:.4f} close in chi2 "
@@ -131,7 +133,8 @@ def rule_explained(best, syn, fa, pixels, features=()) -> RuleOutcome:
     n_ok = sum(1 for f in strong if any(abs(f.wavelength - c) < max(f.fwhm_A, 5) for c in claimed)
                or any(abs(f.wavelength - s) < 10 for s in sky))
     frac = n_ok / len(strong)
-    return RuleOutcome("RA-EXPLAINED", _cap(frac >= 0.8, frac >= 0.4), f"{n_ok}/{len(strong)} strongest features explained")
+    return RuleOutcome("RA-EXPLAINED", _cap(frac >= 0.8, frac >= 0.4),
+                       f"{n_ok}/{len(strong)} strongest features explained")
 
 
 BALMER_ORDER = (("H-alpha", "H-beta"), ("H-beta", "H-gamma"), ("H-gamma", "H-delta"))
@@ -146,7 +149,8 @@ def rule_balmer_decrement(best, syn, fa, pixels) -> RuleOutcome:
         s, w = by.get(strong), by.get(weak)
         if s and w and w in best.credible() and s.status in ("NOT_FOUND", "MARGINAL"):
             return RuleOutcome("RA-BALMER", "LOW", f"{weak} found at {w.observed:.1f} Å but the stronger {strong} "
-                                                   f"is {s.status} at {s.predicted:.1f} Å in unmasked data", revision=True)
+                                                   f"is {s.status} at {s.predicted:.1f} Å in unmasked data",
+                               revision=True)
     return RuleOutcome("RA-BALMER", "HIGH", "Balmer series consistent")
 
 
@@ -165,7 +169,7 @@ def audit_result(syn: Synthesis, fa: FeatureAudit, pixels, features=()) -> Audit
     revisions = [o for o in outcomes if o.revision]
     if best.verdict != "SUPPORTED" or pixels.median_snr < cfg()["min_median_snr_medium"] / 2:
         verdict = "UNCERTAIN"
-    elif revisions or cred != "HIGH" and any(o.cap == "LOW" for o in outcomes):
+    elif revisions or (cred != "HIGH" and any(o.cap == "LOW" for o in outcomes)):
         verdict = "NEEDS_REVISION"
     else:
         verdict = "CONFIRM"

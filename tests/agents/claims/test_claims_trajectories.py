@@ -17,7 +17,7 @@ def _read(manifest, shared_spectra, rows):
         path, _, target = row["file"].partition("#")
         try:
             yield row, read_spectrum(shared_spectra / path, target or None)
-        except Exception as exc:  # noqa: BLE001 - a corpus file the readers reject is the readers' test's business
+        except Exception as exc:
             print(f"skip {row['file']}: {exc}")
 
 
@@ -29,7 +29,8 @@ def test_step_window_follows_zooms_and_rest_frame():
     traj.add("tool_result", tool_name="spectral_visualization_tool", tool_args={"wavelength_range": [4800, 5100]})
     traj.add("think", text="zoomed")
     traj.add("tool_call", tool_name="spectral_visualization_tool", tool_args={"wavelength_range": [1, 2]})
-    traj.add("tool_result", tool_name="spectral_visualization_tool", tool_args={"wavelength_range": [1, 2]}, is_error=True)
+    traj.add("tool_result", tool_name="spectral_visualization_tool", tool_args={"wavelength_range": [1, 2]},
+             is_error=True)
     traj.add("think", text="after a failed zoom")
     assert step_window(traj, 1).range is None
     view = step_window(traj, 4)
@@ -74,7 +75,8 @@ def test_a_false_number_in_rules_wording_is_contradicted(manifest, shared_spectr
     honest = check_trajectory(traj, spec)
     step = next(s for s in traj.steps if s.kind == "think" and "H-beta equivalent width = " in s.text)
     quoted = step.text.split("H-beta equivalent width = ")[1].split(" ")[0]
-    step.text = step.text.replace(f"H-beta equivalent width = {quoted}", f"H-beta equivalent width = {float(quoted) * 3:.2f}")
+    step.text = step.text.replace(f"H-beta equivalent width = {quoted}",
+                                  f"H-beta equivalent width = {float(quoted) * 3:.2f}")
     lied = check_trajectory(traj, spec)
     assert summarize(honest)["contradicted"] == 0
     flagged = [r for r in lied if r.verdict == "contradicted"]

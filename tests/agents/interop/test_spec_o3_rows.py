@@ -3,8 +3,7 @@ import copy
 
 import numpy as np
 
-from agents.interop import (sft_row_to_trajectory, spectrum_to_specvi_row, specvi_row_to_spectrum,
-                            trajectory_to_sft_row)
+from agents.interop import sft_row_to_trajectory, spectrum_to_specvi_row, specvi_row_to_spectrum, trajectory_to_sft_row
 from agents.trajectory import Trajectory
 from agents.vet.run import vet_spectrum
 
@@ -17,12 +16,18 @@ def sft_row():
     return {
         "conversations": [
             {"from": "system", "value": "You are a helpful assistant."},
-            {"from": "human", "value": "<image>Analyze the provided spectrum to determine if it is a Cataclysmic Variable (CV).\n\nKey Visual Indicators of Cataclysmic Variable (CV):\n1. (Primary) State 1 ..."},
+            {"from": "human", "value": "<image>Analyze the provided spectrum to determine if it is a Cataclysmic "
+                                        "Variable (CV).\n\nKey Visual Indicators of Cataclysmic Variable (CV):\n"
+                                        "1. (Primary) State 1 ..."},
             {"from": "gpt", "value": f"<think>Strong emission near 6563?</think>\n<tool_call>\n{call}\n</tool_call>"},
-            {"from": "human", "value": "<tool_response>\n<image>\nGenerated spectral visualization focused on wavelength range (6500, 6600) Å for Hα.\n</tool_response>"},
-            {"from": "gpt", "value": f"<think>Broad H-alpha emission. Check H-beta.</think>\n<tool_call>\n{call2}\n</tool_call>"},
-            {"from": "human", "value": "<tool_response>\n<image>\nGenerated spectral visualization focused on wavelength range (4800, 4920) Å.\n</tool_response>"},
-            {"from": "gpt", "value": "<think>Both Balmer lines in emission.</think>\n<answer>\\boxed{YES} Quiescent CV.</answer>"},
+            {"from": "human", "value": "<tool_response>\n<image>\nGenerated spectral visualization focused on "
+                                        "wavelength range (6500, 6600) Å for Hα.\n</tool_response>"},
+            {"from": "gpt", "value": f"<think>Broad H-alpha emission. Check H-beta.</think>\n"
+                                     f"<tool_call>\n{call2}\n</tool_call>"},
+            {"from": "human", "value": "<tool_response>\n<image>\nGenerated spectral visualization focused on "
+                                        "wavelength range (4800, 4920) Å.\n</tool_response>"},
+            {"from": "gpt", "value": "<think>Both Balmer lines in emission.</think>\n"
+                                     "<answer>\\boxed{YES} Quiescent CV.</answer>"},
         ],
         "images": list(PNG),
         "sample_index": 17,
@@ -61,9 +66,11 @@ def test_own_trajectory_exports_as_sft_and_imports_back(shared_spectra, manifest
     again = sft_row_to_trajectory(out, images=files)
     assert [s.tool_args for s in again.steps if s.kind == "tool_call"] == \
         [s.tool_args for s in traj.steps if s.kind == "tool_call"]
-    assert [s.text for s in again.steps if s.kind == "tool_result"] == [s.text for s in traj.steps if s.kind == "tool_result"]
+    assert [s.text for s in again.steps if s.kind == "tool_result"] == \
+        [s.text for s in traj.steps if s.kind == "tool_result"]
     assert again.outcome["prediction"] == traj.outcome["prediction"]
-    assert [s.image_sha for s in again.steps if s.kind == "tool_result"] == [s.image_sha for s in traj.steps if s.kind == "tool_result"]
+    assert [s.image_sha for s in again.steps if s.kind == "tool_result"] == \
+        [s.image_sha for s in traj.steps if s.kind == "tool_result"]
 
 
 def specvi_row(descending=False):
@@ -74,7 +81,8 @@ def specvi_row(descending=False):
     return {
         "data_source": "gm",
         "prompt": [{"role": "system", "content": "You are a helpful assistant."},
-                   {"role": "user", "content": "<image>Analyze the provided spectrum to determine if it is a M Giant.\n..."}],
+                   {"role": "user",
+                    "content": "<image>Analyze the provided spectrum to determine if it is a M Giant.\n..."}],
         "images": [{"bytes": b"\x89PNG...", "path": None}],
         "ability": "astro",
         "reward_model": {"ground_truth": "NO", "style": "rule"},
@@ -102,6 +110,8 @@ def test_specvi_row_spectrum_is_vettable_and_new_rows_follow_the_format():
     spec.meta["specvi_row"] = None
     fresh = spectrum_to_specvi_row(spec, "mg", "NO")
     assert fresh["data_source"] == "gm" and fresh["reward_model"] == {"ground_truth": "NO", "style": "rule"}
-    assert fresh["prompt"][1]["content"].startswith("<image>Analyze the provided spectrum to determine if it is a M Giant.")
+    assert fresh["prompt"][1]["content"].startswith(
+        "<image>Analyze the provided spectrum to determine if it is a M Giant.")
     ck = fresh["extra_info"]["tools_kwargs"]["spectral_visualization_tool"]["create_kwargs"]
-    assert ck["wavelength"] == specvi_row()["extra_info"]["tools_kwargs"]["spectral_visualization_tool"]["create_kwargs"]["wavelength"]
+    assert ck["wavelength"] == \
+        specvi_row()["extra_info"]["tools_kwargs"]["spectral_visualization_tool"]["create_kwargs"]["wavelength"]

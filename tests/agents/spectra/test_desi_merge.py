@@ -37,7 +37,7 @@ def test_masked_pixel_in_one_arm_takes_the_other():
 
 
 def test_pixel_bad_in_every_arm_is_masked():
-    wave, flux, ivar, bad = merge_arms([_arm(5000.0, 5, 2.0, 0.0), _arm(5000.0, 5, 6.0, 0.0)])
+    _wave, flux, ivar, bad = merge_arms([_arm(5000.0, 5, 2.0, 0.0), _arm(5000.0, 5, 6.0, 0.0)])
     assert bad.all() and (ivar == 0).all()
     np.testing.assert_allclose(flux, 4.0)              # plain mean where no weight exists
 

@@ -10,11 +10,10 @@ import math
 
 import numpy as np
 import pytest
+from shared_data import manifest_rows
 from specutils import Spectrum
 
-from shared_data import manifest_rows  # noqa: E402  (tests/ is on sys.path via tests/conftest.py)
-
-from agents.spectra import read_spectrum  # noqa: E402
+from agents.spectra import read_spectrum
 
 ROWS = manifest_rows()
 OFFICIAL = ("LAMOST pipeline header", "SDSS SPECOBJ HDU", "SDSS SPALL HDU",

@@ -1,11 +1,11 @@
 """Hypothesis engine: template scan on real spectra, line matching without templates."""
 import numpy as np
 import pytest
+from shared_data import shared_data_dir
 
 from agents.tools import templates as tpl
 from agents.tools.features import Feature, detect_features, good_pixels
 from agents.tools.hypotheses import generate_hypotheses
-from shared_data import shared_data_dir
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def test_bundled_templates_are_the_redrock_templates_rebinned(template_dir):
     source = tpl.load_templates(template_dir)
     assert [(t.spectype, t.subtype, t.start, t.z_range) for t in bundle] == \
         [(t.spectype, t.subtype, t.start, t.z_range) for t in source]
-    for b, s in zip(bundle, source):
+    for b, s in zip(bundle, source, strict=True):
         assert np.allclose(b.basis, s.basis, rtol=1e-6, atol=1e-6 * np.abs(s.basis).max())
 
 

@@ -286,7 +286,7 @@ def test_decimation_keeps_every_column_extreme():
         assert ys[kept_column == c].max() == y[column == c].max()
         assert ys[kept_column == c].min() == y[column == c].min()
     assert 50.0 in ys
-    short_x, short_y = minmax_decimate(x[:100], y[:100], 500)
+    short_x, _short_y = minmax_decimate(x[:100], y[:100], 500)
     assert short_x is x[:100].base or np.array_equal(short_x, x[:100])
 
 

@@ -1,7 +1,6 @@
 """Factories for constructed verification cases (hypotheses, line results, pixels)."""
 import numpy as np
 import pytest
-
 from shared_data import shared_data_dir
 
 
@@ -51,7 +50,8 @@ def make_result():
     from agents.verify.analysis import HypothesisResult, _systemic
 
     def make(spectype, z, lines, idx=0, delta_chi2=0.0):
-        res = HypothesisResult(idx, Hypothesis(z, spectype, delta_chi2=delta_chi2, score=100 / (1 + delta_chi2)), list(lines))
+        res = HypothesisResult(idx, Hypothesis(z, spectype, delta_chi2=delta_chi2, score=100 / (1 + delta_chi2)),
+                               list(lines))
         _systemic(res)
         return res
     return make

@@ -1,6 +1,8 @@
 """Every deterministic rule: one constructed case it must catch and one it must pass."""
 
-from agents.verify import classify, feature_auditor as fa_mod, result_auditor as ra
+from agents.verify import classify
+from agents.verify import feature_auditor as fa_mod
+from agents.verify import result_auditor as ra
 from agents.verify.feature_auditor import FeatureAudit, FeatureVerdict
 from agents.verify.synthesis import synthesise
 
@@ -99,7 +101,8 @@ def test_fa_width_flags_broad_forbidden_line(make_result, make_pixels, make_line
 
 
 def test_fa_width_passes_narrow_forbidden_line(make_result, make_pixels, make_line):
-    assert _one(make_result, make_pixels, [make_line("[O III] 5008", 5008.2, fwhm_kms=300)])["[O III] 5008"].value == "KEEP"
+    verdicts = _one(make_result, make_pixels, [make_line("[O III] 5008", 5008.2, fwhm_kms=300)])
+    assert verdicts["[O III] 5008"].value == "KEEP"
 
 
 def test_fa_orphan_flags_missing_strong_member(make_result, make_pixels, make_line):

@@ -143,9 +143,9 @@ def dask_client(spec: str, threads: int = 1):
 
 
 def _dask(fn, items, spec, threads):
+    client, cluster = dask_client(spec, threads)  # first: it says how to install Dask when it is missing
     from dask.distributed import as_completed
 
-    client, cluster = dask_client(spec, threads)
     try:
         width = max(sum(client.nthreads().values()), 1)
         it = iter(items)

@@ -32,9 +32,11 @@ def make_demo_trajectories(store) -> list[Trajectory]:
     out = []
     for rec in store.list_spectra(limit=1000):
         spec = load_spectrum(rec["source_path"], rec.get("target"))
-        for task in DEMO_TASKS:
-            out.append(vet_spectrum(spec, task, "rules", spectrum_id=rec["spectrum_id"]))
-        out.append(verify_spectrum(spec, spectrum_id=rec["spectrum_id"]))
+        made = [vet_spectrum(spec, task, "rules", spectrum_id=rec["spectrum_id"]) for task in DEMO_TASKS]
+        made.append(verify_spectrum(spec, spectrum_id=rec["spectrum_id"]))
+        for traj in made:  # shipped files name the demo file only; seeding puts back where it lies
+            traj.source_path = Path(rec["source_path"]).name
+        out += made
     return out
 
 
@@ -53,9 +55,10 @@ def seed_demo_if_empty(store, demo_dir: Path = DEMO_DIR, trajectories: Path = DE
         summary = ingest_paths(store, [demo_dir], progress=False)
         for path, problem in summary.failed:
             log.warning("demo spectrum not loaded: %s: %s", Path(path).name, problem)
-        known = {r["spectrum_id"] for r in store.list_spectra(limit=1000)}
+        known = {r["spectrum_id"]: r["source_path"] for r in store.list_spectra(limit=1000)}
         shipped = [t for t in read_shipped(trajectories) if t.spectrum_id in known] if trajectories.is_file() else []
         for traj in shipped:
+            traj.source_path = known[traj.spectrum_id]
             store.save_trajectory(traj)
         log.warning("demo ready: %d spectra, %d trajectories", summary.added, len(shipped))
         return summary.added

@@ -2,6 +2,12 @@
 SpecVI-Bench-style rows. Every export takes `session` (id or name): with it only that audit
 session's labels count, frozen at its close.
 
+SFT and bench rows carry a `claims` field: the claim checker's result for each claim of the exported
+trajectory's text (reviewer.claims.export_claims: step, span, verdict, measured value, tolerance,
+window, reason, checker version), so training data can leave out trajectories with contradicted
+claims. They are the stored results when the exported text is the stored one, else (revised text,
+or never checked) checked now on the spectrum; [] when neither is possible.
+
 The SQL is in the store (review_queries.py); the row formats belong to agents/interop.
 """
 from __future__ import annotations
@@ -164,6 +170,24 @@ def curated_trajectory(store, trajectory_id: str, session: str | None = None,
     return traj, spectrum
 
 
+def exported_claims(store, traj, spectrum, session: str | None = None) -> list[dict[str, Any]]:
+    """The `claims` field of an exported row for `traj` as curated_trajectory gave it (revisions
+    applied): the stored results when no revision changed its text, else a fresh check against
+    `spectrum` (not stored: it is about the revised text); [] without either."""
+    from reviewer.claims import claim_rows, export_claims
+
+    revised = any(r.get("text") is not None for r in store.revisions_in_scope(traj.id, session))
+    if not revised:
+        stored = store.claims_for(traj.id)
+        if stored:
+            return export_claims(stored)
+    if spectrum is None:
+        return []
+    from agents.claims import check_trajectory
+
+    return export_claims(claim_rows(check_trajectory(traj, spectrum)))
+
+
 def _ground_truth(store, trajectory_id: str, session: str | None) -> str | None:
     final = verdict_for(store, trajectory_id, session)["final"]
     if final is None or final["action"] == "reject":
@@ -189,7 +213,8 @@ def export_sft(store, out_dir: str | os.PathLike, session: str | None = None, ta
                spectrum_loader: SpectrumLoader = default_spectrum_loader) -> RowsExport:
     """Accepted (curated) vet trajectories, latest revisions applied, as LLaMA-Factory sharegpt rows:
     `train_sharegpt.json` + `images/` + `data_info.json` (Spec-o3 cold-start format). The ground
-    truth is the settled human label when there is one, else the trajectory's own."""
+    truth is the settled human label when there is one, else the trajectory's own. Each row has a
+    `claims` field (exported_claims)."""
     from agents.interop import trajectory_to_sft_row
 
     out = Path(out_dir)
@@ -202,7 +227,7 @@ def export_sft(store, out_dir: str | os.PathLike, session: str | None = None, ta
             result.skipped.append((tid, "verify trajectories have no Spec-o3 SFT form"))
             continue
         try:
-            traj, _ = curated_trajectory(store, tid, session, spectrum_loader)
+            traj, spectrum = curated_trajectory(store, tid, session, spectrum_loader)
         except Exception as exc:
             result.skipped.append((tid, f"{type(exc).__name__}: {exc}"))
             continue
@@ -217,6 +242,7 @@ def export_sft(store, out_dir: str | os.PathLike, session: str | None = None, ta
             traj, image_path=lambda t, i, n=index: f"images/{t.task}_{n}_{i}.png",
             ground_truth=_ground_truth(store, tid, session))
         row["sample_index"] = index
+        row["claims"] = exported_claims(store, traj, spectrum, session)
         for rel, png in files.items():
             (out / rel).parent.mkdir(parents=True, exist_ok=True)
             (out / rel).write_bytes(png)
@@ -232,7 +258,8 @@ def export_bench(store, out_dir: str | os.PathLike, session: str | None = None, 
                  fmt: str = "parquet", spectrum_loader: SpectrumLoader = default_spectrum_loader) -> RowsExport:
     """SpecVI-Bench-style rows, one per vet trajectory with a settled human YES/NO label (that label
     is the ground truth; the spectrum's flux and wavelength go in create_kwargs, the overview PNG in
-    images/), written per task as `review_<task>.parquet` or `.json`."""
+    images/), written per task as `review_<task>.parquet` or `.json`. Each row has a `claims` field:
+    the reviewed trajectory's claim results (exported_claims)."""
     from agents.interop import spectrum_to_specvi_row
 
     if fmt not in ("parquet", "json"):
@@ -261,6 +288,7 @@ def export_bench(store, out_dir: str | os.PathLike, session: str | None = None, 
             (out / rel).write_bytes(traj.images[overview.image_sha])
             images.append(rel)
         row = spectrum_to_specvi_row(spectrum, rec["task"], ground_truth=rec["truth"], images=images, index=tid)
+        row["claims"] = exported_claims(store, traj, spectrum, session)
         by_task.setdefault(rec["task"], []).append(row)
     for task_id, rows in sorted(by_task.items()):
         name = f"review_{task_id}.{fmt}"

@@ -3,8 +3,8 @@
 A row: `data_source` (carbon/cv/gm/ss/wd), `prompt` (system + user messages, the user text starts
 with `<image>`), `images` [overview], `ability`/`agent_name`, `reward_model` {ground_truth, style},
 `extra_info` {index, name, tools_kwargs.spectral_visualization_tool.create_kwargs {wavelength, flux,
-redshift}}. Importing keeps every non-array field in `meta["specvi_row"]`, so exporting the
-spectrum again gives back the same row.
+redshift}}; SpecReview's exports add `claims` (the reviewed trajectory's claim results). Importing keeps
+every non-array field in `meta["specvi_row"]`, so exporting the spectrum again gives back the same row.
 """
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ SUBCOMMANDS = {
     "vet": "vet",
     "eval": "eval",
     "verify": "verify",
+    "claims": "claims",
     "ablate": "ablate",
     "import": "import_rows",
 }

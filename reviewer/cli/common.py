@@ -108,19 +108,37 @@ class TrajectoryWriter:
     ~25 trajectories/s in this, the only writing, thread. A group is written when it holds
     `group` trajectories or `max_wait_s` passed since the last write, and on close, so an
     interrupted run loses at most that much, and resumes as usual. A group that fails is retried
-    one by one, so one bad trajectory does not take its neighbours down with it."""
+    one by one, so one bad trajectory does not take its neighbours down with it.
 
-    def __init__(self, store: Store, group: int = 32, max_wait_s: float = 0.5):
+    With `claims` (a reviewer.claims.ClaimChecker), each trajectory's claims are checked when it
+    is added, before it is saved, and stored with it in the same transaction; a trajectory whose
+    check fails (its spectrum unreadable) is still stored, and the failure is in `claim_errors`."""
+
+    def __init__(self, store: Store, group: int = 32, max_wait_s: float = 0.5, claims=None):
         self.store, self.group, self.max_wait_s = store, group, max_wait_s
+        self.claims = claims
         self._clock = time.monotonic
-        self._pending: list = []
+        self._pending: list = []  # (trajectory, claim rows or None)
         self._last = self._clock()
         self.errors: list[tuple[object, Exception]] = []  # (trajectory, why it could not be stored)
+        self.claim_errors: list[tuple[object, Exception]] = []  # (trajectory, why its claims were not checked)
 
     def add(self, traj) -> None:
-        self._pending.append(traj)
+        rows = None
+        if self.claims is not None:
+            try:
+                rows = self.claims.rows(traj)
+            except Exception as exc:
+                self.claim_errors.append((traj, exc))
+        self._pending.append((traj, rows))
         if len(self._pending) >= self.group or self._clock() - self._last >= self.max_wait_s:
             self.flush()
+
+    def _save(self, traj, rows) -> None:
+        with self.store.transaction():
+            self.store.save_trajectory(traj)
+            if rows is not None:
+                self.store.save_claims(traj.id, self.claims.version, rows)
 
     def flush(self) -> None:
         pending, self._pending = self._pending, []
@@ -129,12 +147,12 @@ class TrajectoryWriter:
             return
         try:
             with self.store.transaction():
-                for traj in pending:
-                    self.store.save_trajectory(traj)
+                for traj, rows in pending:
+                    self._save(traj, rows)
         except Exception:
-            for traj in pending:
+            for traj, rows in pending:
                 try:
-                    self.store.save_trajectory(traj)
+                    self._save(traj, rows)
                 except Exception as exc:
                     self.errors.append((traj, exc))
 
@@ -143,3 +161,29 @@ class TrajectoryWriter:
 
     def __exit__(self, *exc) -> None:
         self.flush()
+
+
+def add_claims_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-claims", action="store_true",
+                   help="do not check the new trajectories' claims against their spectra (`specreview claims` "
+                        "can do it later)")
+
+
+def claim_checker(args: argparse.Namespace, store: Store):
+    """The ClaimChecker a batch command gives its TrajectoryWriter (None with --no-claims)."""
+    if getattr(args, "no_claims", False):
+        return None
+    from reviewer.claims import ClaimChecker
+
+    return ClaimChecker(store)
+
+
+def claims_report(writer: TrajectoryWriter) -> list[str]:
+    """The run summary's lines about the claims checked while writing."""
+    if writer.claims is None:
+        return []
+    checker = writer.claims
+    lines = [f"claims: {checker.totals_text()} ({checker.with_contradicted} trajectories with a contradicted claim)"]
+    lines += [f"  problem: {getattr(t, 'source_path', '')}#{getattr(t, 'target', None) or ''}: claims not checked: "
+              f"{type(exc).__name__}: {exc}" for t, exc in writer.claim_errors]
+    return lines

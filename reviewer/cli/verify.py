@@ -9,7 +9,8 @@ as backend "rules+openai", model = the model's name. The rules' verdict and cred
 either way; a disagreeing model sets human_review to Yes. With a model, --concurrency reviews run
 at once from this process (shared rate limiter, Retry-After obeyed) and the run ends with a summary
 of calls, tokens and latency; --dask ADDRESS or local[:N] spreads the work over Dask workers, which
-only compute (this process writes the database)."""
+only compute (this process writes the database). Each new trajectory's claims are checked against
+its spectrum (agents/claims) before it is saved, and stored with it (--no-claims: not now)."""
 from __future__ import annotations
 
 import argparse
@@ -20,7 +21,10 @@ from collections import Counter
 from reviewer.cli.common import (
     TrajectoryWriter,
     add_batch_options,
+    add_claims_option,
     batch_plan,
+    claim_checker,
+    claims_report,
     llm_overrides,
     open_store,
     show_progress,
@@ -42,6 +46,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--model", default=None, help="model name for --backend openai (else from env/config)")
     p.add_argument("--eager-renders", action="store_true", help="render every window now (default: on demand)")
     add_batch_options(p)
+    add_claims_option(p)
     return p
 
 
@@ -89,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
                          "templates": args.templates, "engine": args.engine, "eager": args.eager_renders,
                          "backend": args.backend, "llm": llm})
         summary = RunSummary()  # the clock starts when the jobs do
-        with TrajectoryWriter(store) as writer:
+        with TrajectoryWriter(store, claims=claim_checker(args, store)) as writer:
             for job, result in run_batch(verify_job, jobs, **plan, progress=progress,
                                          desc="verify", unit="spectrum", postfix=lambda *_: summary.postfix()):
                 if isinstance(result, BaseException):
@@ -116,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
           f"({', '.join(f'{k}: {v}' for k, v in sorted(counts.items()))}); "
           f"skipped (already verified): {skipped}", file=out)
     for line in summary.lines("spectra"):
+        print(line, file=out)
+    for line in claims_report(writer):
         print(line, file=out)
     for p in problems:
         print(f"  problem: {p}", file=out)

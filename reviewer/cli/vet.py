@@ -2,6 +2,8 @@
 agent on spectra and store the trajectories. Paths not yet in the database are ingested first;
 spectra already vetted with the same task/backend/model are skipped unless --force, so an
 interrupted run resumes where it stopped (trajectories are stored as they finish, in small groups).
+Each new trajectory's claims are checked against its spectrum (agents/claims) before it is saved,
+and stored with it (--no-claims: not now; `specreview claims` does it later).
 
 The openai backend keeps --concurrency requests in flight from this one process (threads sharing
 one HTTP pool and rate limiter; 429/503 with Retry-After pause them all); each model step records
@@ -18,7 +20,10 @@ from pathlib import Path
 from reviewer.cli.common import (
     TrajectoryWriter,
     add_batch_options,
+    add_claims_option,
     batch_plan,
+    claim_checker,
+    claims_report,
     known_task,
     llm_overrides,
     open_store,
@@ -44,6 +49,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="vet again even when a trajectory exists")
     p.add_argument("--eager-renders", action="store_true", help="render every zoom now (default: on demand)")
     add_batch_options(p)
+    add_claims_option(p)
     return p
 
 
@@ -101,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
                              "task": task, "backend": args.backend, "llm": llm, "eager": args.eager_renders})
         counts: Counter = Counter()
         summary = RunSummary()  # the clock starts when the jobs do
-        with render_pool.running(render_processes(args, plan) if jobs else 0), TrajectoryWriter(store) as writer:
+        writer = TrajectoryWriter(store, claims=claim_checker(args, store))
+        with render_pool.running(render_processes(args, plan) if jobs else 0), writer:
             for job, result in run_batch(vet_job, jobs, **plan, progress=progress, desc="vet", unit="traj",
                                          postfix=lambda *_: summary.postfix()):
                 if isinstance(result, BaseException):
@@ -124,6 +131,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"vetted: {sum(v for k, v in counts.items() if k != 'failed')} ({breakdown})")
     print(f"skipped (already vetted): {skipped}")
     for line in summary.lines("trajectories"):
+        print(line)
+    for line in claims_report(writer):
         print(line)
     for p in problems:
         print(f"  problem: {p}")

@@ -1,39 +1,65 @@
-"""The review queue: trajectories with, for one reviewer, what they have done and whether people disagree."""
+"""The review queue: trajectories with, for one reviewer, what they have done, whether people disagree and
+how many of the agent's claims the checker found contradicted."""
 from __future__ import annotations
 
 from typing import Any
 
 from reviewer.store.base import StoreBase
+from reviewer.store.claims import CLAIM_COUNTS_SQL
 
 QUEUE_STATES = ("todo", "done", "all")
+# "default": creation order (a campaign's own order inside a session); "contradicted": the most
+# contradicted claims first, ties in the default order.
+QUEUE_ORDERS = ("default", "contradicted")
 
 # Disagreement is read from `verdict_state`, which the label service keeps (reviewer/conflicts.py
-# decides what disagreeing means); this query only counts and pages.
+# decides what disagreeing means); contradicted claims from `claim_results` (each trajectory's latest
+# checker version). This query only counts and pages. The `claims` CTE takes no parameters, so the
+# parameters stay in the order: reviewer, scope, session join, WHERE.
 _QUEUE_SQL = """
 WITH mine AS (
     SELECT trajectory_id, action FROM reviews WHERE reviewer = ?
     QUALIFY row_number() OVER (PARTITION BY trajectory_id ORDER BY created_at DESC, seq DESC) = 1
+), claims AS (
+    {claims}
 )
 SELECT {columns}
 FROM trajectories t
 LEFT JOIN spectra s USING (spectrum_id)
 LEFT JOIN verdict_state v ON v.trajectory_id = t.id AND v.scope = ?
 LEFT JOIN mine m ON m.trajectory_id = t.id
+LEFT JOIN claims c ON c.trajectory_id = t.id
 {session_join}
 {where}
 """
 _QUEUE_COLUMNS = """t.id AS trajectory_id, t.spectrum_id, t.task, t.agent_name, t.backend, t.model, t.answer,
        t.answer_z, t.credibility, t.n_steps, t.created_at, s.object_id, s.survey, s.pipeline_class, s.pipeline_z,
        coalesce(v.n_reviews, 0) AS n_reviews, coalesce(v.status = 'conflict', false) AS disagreement,
-       CASE WHEN m.action IS NULL OR m.action = 'clear' THEN NULL ELSE m.action END AS my_action"""
+       CASE WHEN m.action IS NULL OR m.action = 'clear' THEN NULL ELSE m.action END AS my_action,
+       coalesce(c.contradicted, 0) AS contradicted"""
+
+
+def _queue_order(order: str | None, session_id: str | None) -> str:
+    """The ORDER BY of the queue (it refers to the query's tables, so it goes inside windows too)."""
+    order = order or "default"
+    if order not in QUEUE_ORDERS:
+        raise ValueError(f"order must be one of {', '.join(QUEUE_ORDERS)}; got {order!r}")
+    base = "si.position" if session_id else "t.created_at, t.id"
+    if order == "contradicted":
+        return f"coalesce(c.contradicted, 0) DESC, {base}"
+    return base
 
 
 class QueueMixin(StoreBase):
     def _queue_query(self, columns: str, reviewer: str | None, *, task=None, agent_name=None, backend=None,
                      credibility=None, state: str = "all", disagreement: bool | None = None,
-                     reviewed_by: str | None = None, session_id: str | None = None) -> tuple[str, list]:
+                     reviewed_by: str | None = None, session_id: str | None = None, contradicted: bool | None = None,
+                     order: str | None = None) -> tuple[str, list]:
+        """(SQL, parameters) of the filtered queue. `order` is only validated here (`_queue_order`
+        writes it); `contradicted` True keeps items with a contradicted claim, False those without."""
         if state not in QUEUE_STATES:
             raise ValueError(f"state must be one of {', '.join(QUEUE_STATES)}; got {state!r}")
+        _queue_order(order, session_id)
         conds, params = [], [reviewer or "", session_id or ""]
         for column, value in (("t.task", task), ("t.agent_name", agent_name), ("t.backend", backend),
                               ("t.credibility", credibility)):
@@ -47,6 +73,9 @@ class QueueMixin(StoreBase):
         if disagreement is not None:
             conds.append("coalesce(v.status = 'conflict', false) = ?")
             params.append(bool(disagreement))
+        if contradicted is not None:
+            conds.append("(coalesce(c.contradicted, 0) > 0) = ?")
+            params.append(bool(contradicted))
         if reviewed_by:
             conds.append("t.id IN (SELECT trajectory_id FROM reviews WHERE reviewer = ? QUALIFY row_number() OVER "
                          "(PARTITION BY trajectory_id ORDER BY created_at DESC, seq DESC) = 1 AND action <> 'clear')")
@@ -59,16 +88,19 @@ class QueueMixin(StoreBase):
         # the session join's parameter comes after the joins' and before the WHERE's
         if session_id:
             params = [*params[:2], params[-1], *params[2:-1]]
-        return _QUEUE_SQL.format(columns=columns, session_join=session_join, where=where), params
+        return _QUEUE_SQL.format(claims=CLAIM_COUNTS_SQL, columns=columns, session_join=session_join,
+                                 where=where), params
 
     def queue_items(self, reviewer: str | None = None, *, offset: int = 0, limit: int = 200,
                     **filters: Any) -> list[dict[str, Any]]:
-        """One page of queue rows in review order (creation order, or the campaign's order). `state` is
-        relative to `reviewer` (todo: no verdict of theirs yet); `reviewed_by` keeps items someone has a
-        verdict on; `session_id` limits to a campaign. Page with `offset` / `limit`: nothing is capped."""
+        """One page of queue rows in review order (creation order, or the campaign's order; with
+        `order="contradicted"` the most contradicted claims first). `state` is relative to `reviewer`
+        (todo: no verdict of theirs yet); `reviewed_by` keeps items someone has a verdict on;
+        `session_id` limits to a campaign; `contradicted` True/False keeps items with / without a
+        contradicted claim. Page with `offset` / `limit`: nothing is capped."""
         columns = _QUEUE_COLUMNS + (", si.position" if filters.get("session_id") else "")
         sql, params = self._queue_query(columns, reviewer, **filters)
-        order = "si.position" if filters.get("session_id") else "t.created_at, t.id"
+        order = _queue_order(filters.get("order"), filters.get("session_id"))
         return self._rows(f"{sql} ORDER BY {order} LIMIT ? OFFSET ?", [*params, int(limit), int(offset)])
 
     def queue_count(self, reviewer: str | None = None, **filters: Any) -> int:
@@ -76,8 +108,8 @@ class QueueMixin(StoreBase):
         return int(self._scalar(sql, params))
 
     def queue_position(self, trajectory_id: str, reviewer: str | None = None, **filters: Any) -> int | None:
-        """The 0-based position of an item in the filtered queue (None: not in it)."""
-        order = "si.position" if filters.get("session_id") else "t.created_at, t.id"
+        """The 0-based position of an item in the filtered, ordered queue (None: not in it)."""
+        order = _queue_order(filters.get("order"), filters.get("session_id"))
         sql, params = self._queue_query(f"t.id AS tid, row_number() OVER (ORDER BY {order}) - 1 AS pos",
                                         reviewer, **filters)
         row = self._row(f"SELECT pos FROM ({sql}) WHERE tid = ?", [*params, trajectory_id])

@@ -1,7 +1,8 @@
 """`Store`: the only SQL in the house.
 
 Spectra, trajectories (with their steps and images) live here; the human labels and the audit
-sessions are in `labels.py` / `sessions.py`, mixed into the same class.
+sessions are in `labels.py` / `sessions.py`, the claim checker's results in `claims.py`, mixed into
+the same class.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 from agents.trajectory import AgentInfo, Step, Trajectory, Verdict, image_sha
 from reviewer.store.base import StoreBase
+from reviewer.store.claims import ClaimsMixin
 from reviewer.store.codec import now, png_size, to_json
 from reviewer.store.labels import LabelsMixin
 from reviewer.store.queue import QueueMixin
@@ -42,7 +44,7 @@ def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
     return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}) ON CONFLICT DO NOTHING"
 
 
-class Store(LabelsMixin, SessionsMixin, QueueMixin, ReviewQueriesMixin, VerdictStateMixin, StoreBase):
+class Store(LabelsMixin, SessionsMixin, QueueMixin, ReviewQueriesMixin, VerdictStateMixin, ClaimsMixin, StoreBase):
     """Everything SpecReview keeps, in one DuckDB file. Thread-safe; one per process per file is enough
     (two `Store(path)` in one process share the connection)."""
 

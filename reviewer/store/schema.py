@@ -274,7 +274,35 @@ CREATE TABLE verdict_state (
 CREATE INDEX reviews_trajectory ON reviews (trajectory_id);
 """)
 
-MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE]
+# What the claim checker (agents/claims) said about each claim of a trajectory's text, per checker
+# version (a newer checker adds its rows beside the older ones; re-checking with the same version
+# replaces them). `result` keeps the whole ClaimResult (ClaimResult.from_dict rebuilds it).
+V4_CLAIM_RESULTS = Migration("claim checker results per trajectory step", """
+CREATE TABLE claim_results (
+    trajectory_id VARCHAR NOT NULL,
+    checker_version VARCHAR NOT NULL,
+    step_idx INTEGER NOT NULL,
+    claim_idx INTEGER NOT NULL,   -- order of the claim within its step
+    kind VARCHAR NOT NULL,        -- feature / quantity / comparison / measure
+    span_start INTEGER,           -- the claim is steps.text[span_start:span_end]
+    span_end INTEGER,
+    claim_text VARCHAR NOT NULL,
+    verdict VARCHAR NOT NULL CHECK (verdict IN ('supported', 'contradicted', 'unverifiable')),
+    claimed DOUBLE,               -- the number the text states, if any
+    measured DOUBLE,
+    tolerance DOUBLE,
+    unit VARCHAR,                 -- the claim's unit, as the text gives it
+    window_lo DOUBLE,             -- the measured region, observed frame, Angstrom
+    window_hi DOUBLE,
+    reason VARCHAR,
+    result JSON,
+    created_at TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (trajectory_id, checker_version, step_idx, claim_idx)
+);
+CREATE INDEX claim_results_verdict ON claim_results (verdict, trajectory_id);
+""")
+
+MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE, V4_CLAIM_RESULTS]
 LATEST_VERSION = len(MIGRATIONS)
 
 

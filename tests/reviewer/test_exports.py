@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pandas as pd
 import pytest
 
+from reviewer.claims import CHECKER_VERSION, EXPORT_FIELDS, check_and_store, export_claims
 from reviewer.curation import save_revision
 from reviewer.exports import (
     VI_COLUMNS,
@@ -17,6 +18,7 @@ from reviewer.exports import (
     vi_comment,
 )
 from reviewer.ingest import ingest_paths
+from reviewer.store.claims import CLAIM_ROW_FIELDS
 
 BIG_ID = "39633345008634465"  # > 2**53: a float would change it
 
@@ -144,6 +146,40 @@ def test_sft_export_of_an_accepted_revised_trajectory_round_trips(store, vetted,
     # exported again from the imported trajectory, the row is unchanged
     again, again_files = trajectory_to_sft_row(back)
     assert again["conversations"] == row["conversations"] and again_files == files
+    assert again["claims"] == row["claims"]  # kept on import like any other field
+    # the claims of the exported (revised) text, checked on the spectrum: every span is in a gpt turn
+    assert row["claims"] and all(set(c) == set(EXPORT_FIELDS) for c in row["claims"])
+    gpt_text = "\n".join(t["value"] for t in row["conversations"] if t["from"] == "gpt")
+    assert all(c["claim_text"] in gpt_text and c["checker_version"] == CHECKER_VERSION for c in row["claims"])
+    assert {c["verdict"] for c in row["claims"]} <= {"supported", "contradicted", "unverifiable"}
+
+
+def test_exports_carry_the_stored_claim_results(store, vetted, tmp_path):
+    """Parquet has the claim_results table; an unrevised trajectory's SFT and bench rows carry its
+    stored results, a contradicted one included (so training data can leave it out)."""
+    (traj, spec), _ = vetted
+    check_and_store(store, traj, spec)
+    first = store.claims_for(traj.id)[0]
+    store.save_claims(traj.id, "planted", [{**{k: first[k] for k in first if k in CLAIM_ROW_FIELDS},
+                                            "verdict": "contradicted", "reason": "planted"}])
+    stored = store.claims_for(traj.id)
+    assert [r["checker_version"] for r in stored] == ["planted"]
+    counts = export_parquet(store, tmp_path / "pq")
+    table = pd.read_parquet(tmp_path / "pq" / "claim_results.parquet")
+    assert counts["claim_results"] == len(table) == len(stored) + len(store.claims_for(traj.id, CHECKER_VERSION))
+    assert set(table["verdict"]) == {"supported", "contradicted"}
+
+    accept(store, traj.id)
+    store.add_review(traj.id, "ann", "approve")
+    assert export_sft(store, tmp_path / "sft").written == 1
+    row = json.loads((tmp_path / "sft" / "train_sharegpt.json").read_text())[0]
+    assert row["claims"] == export_claims(stored)
+    assert [(c["verdict"], c["reason"], c["checker_version"]) for c in row["claims"]] == [
+        ("contradicted", "planted", "planted")]
+    assert export_bench(store, tmp_path / "bench").files == ["review_a.parquet"]
+    bench = pd.read_parquet(tmp_path / "bench" / "review_a.parquet")
+    assert [c["verdict"] for c in bench["claims"][0]] == ["contradicted"]
+    assert bench["claims"][0][0]["claim_text"] == first["claim_text"]
 
 
 def test_bench_export_uses_the_human_label_as_ground_truth(store, vetted, tmp_path):
@@ -162,4 +198,6 @@ def test_bench_export_uses_the_human_label_as_ground_truth(store, vetted, tmp_pa
     spec = specvi_row_to_spectrum(rows[0])
     assert spec.spectral_axis.size == a_spec.spectral_axis.size
     assert (tmp_path / "bench" / rows[0]["images"][0]).read_bytes()[:4] == b"\x89PNG"
+    # never checked: checked now on the spectrum (the rules policy's own numbers are all measured)
+    assert rows[0]["claims"] and all(c["verdict"] != "contradicted" for c in rows[0]["claims"])
     assert export_bench(store, tmp_path / "pq").files == ["review_a.parquet"]

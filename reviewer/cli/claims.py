@@ -1,0 +1,119 @@
+"""`specreview claims PATH_OR_ID... [--task T] [--json]`: check every claim of the stored trajectories
+against their spectra (agents/claims) and store the results, replacing earlier results of the same
+checker version. Items are trajectory ids, spectrum ids (every trajectory on the spectrum), or
+spectrum files / folders already ingested (every trajectory on their spectra). Prints one line per
+trajectory ("7 supported, 1 contradicted, 2 unverifiable") and the totals; --json prints them as one
+JSON document. `vet` and `verify` already check the trajectories they make."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from reviewer.cli.common import open_store, show_progress
+from reviewer.ingest import file_sha256, find_spectrum_files, spectrum_id_for
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("claims", help="check the trajectories' claims against their spectra and store the results",
+                              description=__doc__.splitlines()[0])
+    p.add_argument("items", nargs="+", metavar="PATH_OR_ID",
+                   help="trajectory id, stored spectrum id, or ingested spectrum file / folder")
+    p.add_argument("--task", default=None, help="only trajectories of these kb tasks (comma-separated; e.g. a,verify)")
+    p.add_argument("--json", action="store_true", help="print the results as one JSON document")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def resolve_trajectories(store, items: list[str]) -> tuple[list[str], list[str]]:
+    """Trajectory ids for trajectory ids, spectrum ids and paths (as `vet` resolves them, but nothing
+    is ingested: a file not in the database has no trajectories); plus the problems met."""
+    tids, problems = [], []
+    for item in items:
+        if store.trajectory_summary(item) is not None:
+            tids.append(item)
+            continue
+        if store.get_spectrum(item) is not None:
+            sids = [item]
+        elif Path(item).exists():
+            files, _ = find_spectrum_files([item])
+            sids = []
+            for path in files:
+                sha = file_sha256(path)
+                targets = sorted(store.targets_for_file(sha), key=lambda t: (t is not None, str(t)))
+                if not targets:
+                    problems.append(f"{path}: not ingested (no trajectories)")
+                sids += [spectrum_id_for(sha, t) for t in targets]
+            if not files:
+                problems.append(f"{item}: no spectrum files")
+        else:
+            problems.append(f"{item}: neither a stored trajectory or spectrum id nor an existing path")
+            continue
+        for sid in sids:
+            found = [r["id"] for r in store.trajectories_on_spectrum(sid)]
+            if not found:
+                problems.append(f"{sid}: no trajectories on this spectrum")
+            tids += found
+    return list(dict.fromkeys(tids)), problems
+
+
+def run(args: argparse.Namespace) -> int:
+    from reviewer.claims import ClaimChecker, summarize, summary_text
+
+    store = open_store(args)
+    if store is None:
+        return 1
+    tasks = {t.strip() for t in (args.task or "").split(",") if t.strip()}
+    out = sys.stderr if args.json else sys.stdout
+    checked, failed = [], 0
+    try:
+        tids, problems = resolve_trajectories(store, args.items)
+        checker = ClaimChecker(store)
+        iterator = tids
+        if show_progress(args):
+            from tqdm import tqdm
+
+            iterator = tqdm(tids, desc="claims", unit="traj")
+        for tid in iterator:
+            traj = store.load_trajectory(tid)
+            if traj is None or (tasks and traj.task not in tasks):
+                continue
+            try:
+                results = checker.check_and_store(traj)
+            except Exception as exc:
+                problems.append(f"{tid}: {type(exc).__name__}: {exc}")
+                failed += 1
+                continue
+            checked.append({
+                "trajectory_id": tid, "spectrum_id": traj.spectrum_id, "task": traj.task,
+                "backend": traj.agent.backend, "model": traj.agent.model, **summarize(results),
+                "contradicted_claims": [
+                    {"step_idx": r.step_index, "text": r.claim.text, "measured": r.measured,
+                     "tolerance": r.tolerance, "window": r.window, "reason": r.reason}
+                    for r in results if r.verdict == "contradicted"],
+                "summary": summary_text(results),
+            })
+    finally:
+        store.close()
+    totals = Counter()
+    for row in checked:
+        totals.update({v: row[v] for v in ("supported", "contradicted", "unverifiable")})
+    flagged = sum(bool(row["contradicted"]) for row in checked)
+    if args.json:
+        print(json.dumps({"checker_version": checker.version, "trajectories": checked,
+                          "totals": {v: totals[v] for v in ("supported", "contradicted", "unverifiable")},
+                          "with_contradicted": flagged, "problems": problems}))
+    else:
+        for row in checked:
+            print(f"{row['trajectory_id']}  {row['task']:<6} {row['backend']}/{row['model'] or '-'}  {row['summary']}")
+            for c in row["contradicted_claims"]:
+                print(f"    contradicted, step {c['step_idx']}: {c['text']!r}: {c['reason']}")
+    print(f"database: {store.path}", file=out)
+    print(f"checked: {len(checked)} trajectories (checker {checker.version}); claims: "
+          f"{totals['supported']} supported, {totals['contradicted']} contradicted, "
+          f"{totals['unverifiable']} unverifiable; trajectories with a contradicted claim: {flagged}", file=out)
+    for p in problems:
+        print(f"  problem: {p}", file=out)
+    return 0 if checked and not failed else 1

@@ -1,0 +1,102 @@
+"""The claim checker's results (table `claim_results`): persistence only.
+
+What a claim is and whether the spectrum supports it is decided in `agents.claims`; the service
+`reviewer.claims` turns its results into rows. The store keeps them per trajectory and checker
+version: saving a version again replaces that version's rows, other versions stay. Reads use, per
+trajectory, the version saved last (unless one is named).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from reviewer.store.base import StoreBase
+from reviewer.store.codec import now, to_json
+
+CLAIM_VERDICTS = ("supported", "contradicted", "unverifiable")
+# the columns a row passed to save_claims may set (trajectory_id, checker_version, created_at: the store's)
+CLAIM_ROW_FIELDS = ("step_idx", "claim_idx", "kind", "span_start", "span_end", "claim_text", "verdict", "claimed",
+                    "measured", "tolerance", "unit", "window_lo", "window_hi", "reason", "result")
+_COLUMNS = ("trajectory_id", "checker_version", *CLAIM_ROW_FIELDS, "created_at")
+
+# Per trajectory, the checker version saved last (ties: the greater version string). Used as a
+# CTE by the queue as well, so it takes no parameters.
+LATEST_CLAIMS_SQL = """
+SELECT trajectory_id, checker_version FROM claim_results GROUP BY trajectory_id, checker_version
+QUALIFY row_number() OVER (PARTITION BY trajectory_id ORDER BY max(created_at) DESC, checker_version DESC) = 1
+"""
+# Verdict counts of each trajectory's latest checker version (no parameters: a queue CTE).
+CLAIM_COUNTS_SQL = f"""
+SELECT r.trajectory_id,
+       count(*) FILTER (WHERE r.verdict = 'supported') AS supported,
+       count(*) FILTER (WHERE r.verdict = 'contradicted') AS contradicted,
+       count(*) FILTER (WHERE r.verdict = 'unverifiable') AS unverifiable
+FROM claim_results r JOIN ({LATEST_CLAIMS_SQL}) l USING (trajectory_id, checker_version)
+GROUP BY r.trajectory_id
+"""
+
+
+def _number(value: Any) -> float | None:
+    if value is None:
+        return None
+    number = float(value)
+    return number if number == number and abs(number) != float("inf") else None
+
+
+class ClaimsMixin(StoreBase):
+    def save_claims(self, trajectory_id: str, version: str, rows: Iterable[dict[str, Any]]) -> int:
+        """Replace this trajectory's claim results of checker `version` with `rows` (dicts with keys of
+        CLAIM_ROW_FIELDS; step_idx, claim_idx, kind, claim_text and verdict required), in one
+        transaction. An empty list records nothing (and clears that version). Returns rows written."""
+        if not version:
+            raise ValueError("a checker version is required")
+        stamp = now()
+        values = []
+        for row in rows:
+            unknown = set(row) - set(CLAIM_ROW_FIELDS)
+            if unknown:
+                raise ValueError(f"unknown claim result fields: {', '.join(sorted(unknown))}")
+            missing = [k for k in ("step_idx", "claim_idx", "kind", "claim_text", "verdict") if row.get(k) is None]
+            if missing:
+                raise ValueError(f"claim result lacks {', '.join(missing)}")
+            if row["verdict"] not in CLAIM_VERDICTS:
+                raise ValueError(f"verdict must be one of {', '.join(CLAIM_VERDICTS)}; got {row['verdict']!r}")
+            rec = dict(row)
+            for key in ("claimed", "measured", "tolerance", "window_lo", "window_hi"):
+                rec[key] = _number(rec.get(key))
+            rec["result"] = to_json(rec.get("result"))
+            values.append([trajectory_id, str(version), *(rec.get(c) for c in CLAIM_ROW_FIELDS), stamp])
+        with self.transaction():
+            self._execute("DELETE FROM claim_results WHERE trajectory_id = ? AND checker_version = ?",
+                          [trajectory_id, str(version)])
+            if values:
+                self._insert_rows("claim_results", _COLUMNS, values)
+        return len(values)
+
+    def claims_for(self, trajectory_id: str, version: str | None = None) -> list[dict[str, Any]]:
+        """The claim results of one trajectory in step and claim order: of checker `version`, or of the
+        version saved last. `result` is the checker's whole result as a dict."""
+        if version is None:
+            version = self._scalar(
+                "SELECT checker_version FROM claim_results WHERE trajectory_id = ? GROUP BY checker_version "
+                "ORDER BY max(created_at) DESC, checker_version DESC LIMIT 1", [trajectory_id])
+            if version is None:
+                return []
+        return self._rows(
+            "SELECT * FROM claim_results WHERE trajectory_id = ? AND checker_version = ? ORDER BY step_idx, claim_idx",
+            [trajectory_id, version])
+
+    def claim_counts(self, trajectory_ids: Iterable[str]) -> dict[str, dict[str, int]]:
+        """{trajectory id: {supported, contradicted, unverifiable}} from each one's latest checker
+        version; trajectories with no stored result are absent."""
+        ids = list(dict.fromkeys(trajectory_ids))
+        if not ids:
+            return {}
+        rows = self._rows(f"SELECT * FROM ({CLAIM_COUNTS_SQL}) WHERE list_contains(?, trajectory_id)", [ids])
+        return {r["trajectory_id"]: {v: int(r[v]) for v in CLAIM_VERDICTS} for r in rows}
+
+    def claim_versions(self, trajectory_id: str) -> list[str]:
+        """The checker versions with results stored for a trajectory, the latest saved first."""
+        return [r[0] for r in self._execute(
+            "SELECT checker_version FROM claim_results WHERE trajectory_id = ? GROUP BY checker_version "
+            "ORDER BY max(created_at) DESC, checker_version DESC", [trajectory_id]).fetchall()]

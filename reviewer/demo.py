@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 from agents.trajectory import Trajectory
+from reviewer.claims import ClaimChecker
 from reviewer.ingest import ingest_paths
 
 log = logging.getLogger("specreview.demo")
@@ -57,9 +58,11 @@ def seed_demo_if_empty(store, demo_dir: Path = DEMO_DIR, trajectories: Path = DE
             log.warning("demo spectrum not loaded: %s: %s", Path(path).name, problem)
         known = {r["spectrum_id"]: r["source_path"] for r in store.list_spectra(limit=1000)}
         shipped = [t for t in read_shipped(trajectories) if t.spectrum_id in known] if trajectories.is_file() else []
+        checker = ClaimChecker(store)
         for traj in shipped:
             traj.source_path = known[traj.spectrum_id]
             store.save_trajectory(traj)
+            checker.check_and_store(traj)
         log.warning("demo ready: %d spectra, %d trajectories", summary.added, len(shipped))
         return summary.added
 

@@ -18,6 +18,7 @@ import param
 
 from agents.spectra import SpectrumReadError
 from agents.trajectory import Trajectory
+from reviewer.claims import results_from_rows
 from reviewer.consensus import agent_label
 from reviewer.labels import Ack, LabelRefused, LabelService
 from reviewer.renders import prefetch_renders, render_in_view
@@ -31,7 +32,8 @@ if LOG_WRITES and not write_log.handlers:
     write_log.addHandler(logging.StreamHandler())
     write_log.propagate = False  # once, not again through the server's root handler
 
-QUEUE_FILTERS = ("task", "agent_name", "backend", "state", "credibility", "disagreement", "reviewed_by")
+QUEUE_FILTERS = ("task", "agent_name", "backend", "state", "credibility", "disagreement", "reviewed_by",
+                 "contradicted", "order")
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ class ReviewItem:
     spectrum: Any = None
     trajectory: Trajectory | None = None
     agent_label: dict[str, Any] = field(default_factory=dict)
+    claims: tuple = ()  # the claim checker's stored results on the trajectory (agents.claims.ClaimResult)
 
     @property
     def spectrum_id(self) -> str:
@@ -86,6 +89,8 @@ class ReviewState(param.Parameterized):
     labels_version = param.Integer(default=0, doc="bumped after every stored label: views re-read")
     show_help = param.Boolean(default=False)
     position = param.Integer(default=None, allow_None=True, doc="the item's place in the filtered queue, when known")
+    focus_window = param.Tuple(default=None, length=2, allow_None=True,
+                               doc="a window to shade instead of the agent's zoom (a claim's measured region)")
 
     def __init__(self, store, **params):
         super().__init__(**params)
@@ -137,10 +142,11 @@ class ReviewState(param.Parameterized):
             self.error = f"Cannot show this spectrum: {Path(record['source_path']).name}: {err.strerror or err}"
             return False
         own = agent_label(traj.task, None, None, traj.outcome) if traj is not None else {}
-        item = ReviewItem(record=record, spectrum=spec, trajectory=traj, agent_label=own)
+        claims = tuple(results_from_rows(self.store.claims_for(traj.id))) if traj is not None else ()
+        item = ReviewItem(record=record, spectrum=spec, trajectory=traj, agent_label=own, claims=claims)
         # one update: every view sees the new item, its first step, its draft and frame together
         self.param.update(item=item, step_index=0, draft=dict(own), comment="", z=item.frame_z(), error="",
-                          position=position)
+                          position=position, focus_window=None)
         prefetch_renders(self.store, item, lambda: self.item is item)
         return True
 
@@ -157,7 +163,10 @@ class ReviewState(param.Parameterized):
 
     def go_to_step(self, index: int) -> None:
         if self.steps:
-            self.step_index = max(0, min(int(index), len(self.steps) - 1))
+            self.param.update(step_index=max(0, min(int(index), len(self.steps) - 1)), focus_window=None)
+
+    def claims(self) -> tuple:
+        return self.item.claims if self.item is not None else ()
 
     def next_step(self) -> None:
         self.go_to_step(self.step_index + 1)

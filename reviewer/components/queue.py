@@ -11,6 +11,8 @@ from reviewer.components.safe_text import escape
 from reviewer.labels import VERDICT_KINDS
 
 ANY = "any"
+FILTERS = ("task", "agent_name", "backend", "queue_state", "credibility", "disagreement", "reviewed_by",
+           "contradicted", "sort")
 SURVEY_SHORT = {"LAMOST": "LAMOST", "SDSS": "SDSS", "DESI": "DESI"}
 
 
@@ -25,10 +27,13 @@ class QueueView(PagedTable):
     credibility = param.Selector(default=ANY, objects=[ANY, "HIGH", "MEDIUM", "LOW"])
     disagreement = param.Selector(default=ANY, objects=[ANY, "yes", "no"])
     reviewed_by = param.String(default="")
+    contradicted = param.Selector(default=ANY, objects=[ANY, "yes", "no"], label="Contradicted claims")
+    sort = param.Selector(default="queue order", objects=["queue order", "most contradicted first"])
 
     id_key = "trajectory_id"
-    columns: ClassVar = {"object": "Object", "task": "Task", "answer": "Ans.", "cred": "Cred.", "mine": "Me", "split": "≠"}
-    widths: ClassVar = {"object": 132, "task": 42, "answer": 46, "cred": 38, "mine": 26, "split": 22}
+    columns: ClassVar = {"object": "Object", "task": "Task", "answer": "Ans.", "cred": "Cred.", "mine": "Me", "split": "≠",
+                         "bad": "✗"}
+    widths: ClassVar = {"object": 112, "task": 40, "answer": 44, "cred": 36, "mine": 26, "split": 22, "bad": 24}
     formatters: ClassVar = {"object": {"type": "textarea"}}  # long survey ids wrap instead of hiding the survey
     css = "sr-queue"
 
@@ -37,8 +42,7 @@ class QueueView(PagedTable):
         choices = self.state.store.queue_choices()
         self.param.task.objects = [ANY, *choices["tasks"]]
         self.param.backend.objects = [ANY, *choices["backends"]]
-        self._filters = pn.Param(self, parameters=["task", "agent_name", "backend", "queue_state", "credibility",
-                                                   "disagreement", "reviewed_by"],
+        self._filters = pn.Param(self, parameters=list(FILTERS),
                                  show_name=False, default_layout=pn.Column, css_classes=["sr-queue-filters"],
                                  widgets={"reviewed_by": {"type": pn.widgets.TextInput, "placeholder": "reviewer"}})
         self._prev = pn.widgets.Button(label="◀ Previous (b)", css_classes=["sr-queue-prev"], sizing_mode="stretch_width")
@@ -50,8 +54,7 @@ class QueueView(PagedTable):
         # a score or a note changes nothing the queue shows; a verdict changes "Me", "≠" and progress
         self.state.param.watch(lambda e: e.new is not None and e.new.kind in VERDICT_KINDS and self.refresh(), "ack")
         self.state.param.watch(self._follow_item, "item")
-        self.param.watch(self._filters_changed, ["task", "agent_name", "backend", "queue_state", "credibility",
-                                                 "disagreement", "reviewed_by"])
+        self.param.watch(self._filters_changed, list(FILTERS))
         self._filters_changed()
 
     def _filters_changed(self, *_):
@@ -60,7 +63,9 @@ class QueueView(PagedTable):
             "task": pick(self.task), "agent_name": pick(self.agent_name), "backend": pick(self.backend),
             "credibility": pick(self.credibility), "state": self.queue_state,
             "disagreement": None if self.disagreement == ANY else self.disagreement == "yes",
-            "reviewed_by": self.reviewed_by.strip() or None}
+            "reviewed_by": self.reviewed_by.strip() or None,
+            "contradicted": None if self.contradicted == ANY else self.contradicted == "yes",
+            "order": "contradicted" if self.sort == "most contradicted first" else "default"}
 
     # ---- PagedTable -----------------------------------------------------------------------------
     def count(self) -> int:
@@ -83,7 +88,8 @@ class QueueView(PagedTable):
         return {"trajectory_id": row["trajectory_id"], "object": f"{row.get('object_id') or '?'} · {survey}",
                 "task": row.get("task"), "answer": None if answer is None else str(answer)[:5],
                 "cred": (row.get("credibility") or "")[:3], "mine": "✓" if row.get("my_action") else "",
-                "split": "≠" if row.get("disagreement") else ""}
+                "split": "≠" if row.get("disagreement") else "",
+                "bad": str(row["contradicted"]) if row.get("contradicted") else ""}  # contradicted claims
 
     def refresh(self, *_) -> None:
         super().refresh()

@@ -99,7 +99,7 @@ class SpectrumPlot(Viewer):
         self.param.watch(self._on_change, sorted(DATA_PARAMS | VIEW_PARAMS))
         if self.state is not None:
             self.state.param.watch(self._follow_item, "item")
-            self.state.param.watch(self._follow_step, ["step_index", "item"])
+            self.state.param.watch(self._follow_step, ["step_index", "item", "focus_window"])
             self.state.param.watch(self._follow_frame, ["rest_frame", "z"])
             self._follow_item()
             self._follow_step()
@@ -114,7 +114,7 @@ class SpectrumPlot(Viewer):
             self.param.update(spectrum=spectrum, x_range=None)
 
     def _follow_step(self, *_):
-        window = self.state.zoom_window()
+        window = self.state.focus_window or self.state.zoom_window()
         shaded = [window] if window else []
         if shaded != self.shaded_ranges:
             self.shaded_ranges = shaded

@@ -10,6 +10,7 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
+from reviewer.components.claims_view import ClaimList, highlighted_text
 from reviewer.components.safe_text import escape, markdown_to_safe_html
 from reviewer.components.styles import STYLESHEETS
 from reviewer.renders import cached_step, owner_of_render, step_render
@@ -27,7 +28,7 @@ def badge(text: str, colour: str, css: str = "") -> str:
             f"padding:1px 6px;font-size:12px;margin-right:4px'>{escape(text)}</span>")
 
 
-def step_html(step, total: int | None = None) -> str:
+def step_html(step, total: int | None = None, claims: list | None = None) -> str:
     """The HTML of a step without its image (shared by the player and the transcript)."""
     parts = [f"<div class='sr-step sr-step-{escape(step.kind)}' data-step='{step.index}'>",
              "<div class='sr-step-head'>",
@@ -52,7 +53,9 @@ def step_html(step, total: int | None = None) -> str:
         items = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in step.answer.items()
                         if k not in ("report",))
         parts.append(f"<table class='sr-answer'>{items}</table>")
-    if step.text:
+    if step.text and claims:
+        parts.append(highlighted_text(step.text, claims))
+    elif step.text:
         error = " sr-error-text" if step.is_error else ""
         parts.append(f"<div class='sr-step-text{error}'>{markdown_to_safe_html(step.text)}</div>")
     if step.answer and step.answer.get("report"):
@@ -84,6 +87,7 @@ class StepView(Viewer):
         self._caption = pn.pane.HTML("", css_classes=["sr-image-caption"], height=20, margin=(0, 5))
         self._image = pn.pane.PNG(BLANK_PNG, width=int(self.image_height * 1.55), height=self.image_height,
                                   sizing_mode="fixed", css_classes=["sr-step-image"], margin=(0, 5))
+        self.claims = ClaimList(state=self.state)
         self.state.param.watch(self._refresh, ["item", "step_index"])
         self._refresh()
 
@@ -96,7 +100,8 @@ class StepView(Viewer):
             self._image.object = BLANK_PNG
             self._caption.object = ""
             return
-        self._html.object = step_html(step, len(state.steps))
+        claims = [r for r in state.claims() if r.step_index == step.index]
+        self._html.object = step_html(step, len(state.steps), claims)
         item, owner = state.item, owner_of_render(state.item, step.index)
         known, png = cached_step(item, owner) if owner is not None else (True, None)
         if known or pn.state.curdoc is None or pn.state.curdoc.session_context is None:
@@ -127,4 +132,5 @@ class StepView(Viewer):
                                 f"<small><i>The render the agent is looking at (step {owner + 1}).</i></small>")
 
     def __panel__(self):
-        return pn.Row(self._html, pn.Column(self._caption, self._image), sizing_mode="stretch_width")
+        return pn.Row(pn.Column(self._html, self.claims, sizing_mode="stretch_width"),
+                      pn.Column(self._caption, self._image), sizing_mode="stretch_width")

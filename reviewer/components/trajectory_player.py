@@ -2,10 +2,13 @@
 and the whole trajectory as one scrolling transcript (built when opened). Bound to the review state."""
 from __future__ import annotations
 
+from collections import Counter
+
 import panel as pn
 import param
 from panel.viewable import Viewer
 
+from reviewer.claims import counts_text
 from reviewer.components.safe_text import escape
 from reviewer.components.step_view import step_html
 
@@ -17,13 +20,15 @@ STRIP_CSS = """
 KIND_MARK = {"prompt": "P", "think": "T", "tool_call": "C", "tool_result": "R", "verdict": "V", "answer": "A"}
 
 
-def trajectory_summary(traj) -> str:
+def trajectory_summary(traj, claims=()) -> str:
     outcome = traj.outcome or {}
     shown = ", ".join(f"{escape(k)}: {escape(v)}" for k, v in outcome.items()
                       if k in ("answer", "prediction", "type", "redshift", "credibility", "format_correct", "status"))
     model = f" / {escape(traj.agent.model)}" if traj.agent.model else ""
+    counted = Counter(r.verdict for r in claims)
+    checked = f"<br><small class='sr-claims-summary'>claims: {escape(counts_text(counted))}</small>" if claims else ""
     return (f"<div><b>{escape(traj.task)}</b> · {escape(traj.agent.name)} / {escape(traj.agent.backend)}{model}"
-            f" · {len(traj.steps)} steps · <small>{shown}</small></div>")
+            f" · {len(traj.steps)} steps · <small>{shown}</small>{checked}</div>")
 
 
 class StepStrip(Viewer):
@@ -79,7 +84,7 @@ class TrajectoryPlayer(Viewer):
         steps = self.state.steps
         traj = self.state.item.trajectory if self.state.item is not None else None
         self._player.param.update(end=max(1, len(steps) - 1), value=0, disabled=len(steps) < 2)
-        self._header.object = trajectory_summary(traj) if traj is not None else \
+        self._header.object = trajectory_summary(traj, self.state.claims()) if traj is not None else \
             "<p><em>No trajectory for this spectrum.</em></p>"
 
     def _show(self, *_):

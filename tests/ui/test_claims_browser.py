@@ -4,15 +4,15 @@ marks them and choosing one shades the window it was measured in."""
 from __future__ import annotations
 
 import pytest
+from bokeh_probe import SHADE_JS, X_RANGE_JS
 from playwright.sync_api import expect
 from scripted_openai_server import Reply
+from served_app import ServedApp
 
 from agents.tools.zoom import TOOL_NAME
-from bokeh_probe import SHADE_JS, X_RANGE_JS
 from reviewer.cli import main
 from reviewer.demo import DEMO_DIR, seed_demo_if_empty
 from reviewer.store import Store
-from served_app import ServedApp
 
 pytestmark = pytest.mark.ui
 A_STAR = DEMO_DIR / "spec-55862-B6212_sp01-001.fits.gz"  # LAMOST A1IV: H-beta EW ~16 Å, H-alpha ~8 Å

@@ -58,11 +58,18 @@ def error_page(message: str) -> pn.template.FastListTemplate:
 
 
 def create_app(db: str | os.PathLike | None = None) -> pn.template.FastListTemplate:
+    """The review page, or, when the database cannot be used, a page that says why (the server keeps
+    serving, and its log says the same)."""
     try:
-        store = Store(db)
+        return _review_page(db)
     except StoreUnavailable as err:
-        log.error("cannot open the database: %s", err)
-        return error_page(f"The review database cannot be opened: {err}")
+        log.error("cannot use the review database: %s", err)
+        return error_page(f"The review database cannot be used: {err}")
+
+
+def _review_page(db) -> pn.template.FastListTemplate:
+    store = Store(db)
+    store.probe()
     seed_demo_if_empty(store)
     sync_verdict_states(store)  # labels written outside the app (imports, older versions)
     reviewer, login, problem = _identity()

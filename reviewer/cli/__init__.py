@@ -36,8 +36,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from reviewer.store import StoreUnavailable
+
     args = build_parser().parse_args(argv)
-    return int(args._run(args) or 0)
+    try:
+        return int(args._run(args) or 0)
+    except StoreUnavailable as exc:  # a damaged or locked database: say so, no traceback
+        print(f"specreview: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

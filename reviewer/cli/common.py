@@ -20,7 +20,9 @@ def open_store(args: argparse.Namespace) -> Store | None:
     app is running on it: DuckDB lets one process at a time write a file)."""
     path = db_path(args)
     try:
-        return Store(path)
+        store = Store(path)
+        store.probe()
+        return store
     except StoreUnavailable as exc:
         print(f"specreview: {exc}", file=sys.stderr)
         return None

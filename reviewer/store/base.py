@@ -11,7 +11,7 @@ from typing import Any
 import duckdb
 
 from reviewer.store.codec import from_json, utc
-from reviewer.store.connection import SharedConnection, close_all, release, shared_connection
+from reviewer.store.connection import SharedConnection, close_all, damage_of, release, shared_connection
 from reviewer.store.paths import resolve_db_path
 
 # Optimistic concurrency: two threads inserting the same key at once (the same reviewer, a retried
@@ -73,6 +73,15 @@ class StoreBase:
         return self._shared.cursor()
 
     def _execute(self, sql: str, params: Sequence[Any] | None = None) -> duckdb.DuckDBPyConnection:
+        try:
+            return self._execute_with_retries(sql, params)
+        except duckdb.Error as exc:  # a damaged file shows itself on the first read of a bad block
+            damage = damage_of(self.path, exc)
+            if damage is not None:
+                raise damage from exc
+            raise
+
+    def _execute_with_retries(self, sql: str, params: Sequence[Any] | None) -> duckdb.DuckDBPyConnection:
         cur = self._cursor()
         if self._shared.in_transaction():
             return cur.execute(sql, params)
@@ -84,6 +93,18 @@ class StoreBase:
                     raise
                 time.sleep(0.001 * (attempt + 1))
         raise AssertionError("unreachable")
+
+    def probe(self) -> None:
+        """Read every row of every table once per process (a hash over whole rows, so every column's
+        blocks are read and checksummed), so that a damaged file is reported when it is opened
+        (StoreDamaged) rather than in the middle of someone's work. Later calls cost nothing."""
+        if self._shared.probed:
+            return
+        tables = [r[0] for r in self._execute(
+            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()]
+        for table in tables:
+            self._execute(f"SELECT count(*), sum(hash(t)) FROM {table} t").fetchall()
+        self._shared.probed = True
 
     def _insert_rows(self, table: str, columns: Sequence[str], rows: list[Sequence[Any]],
                      ignore_duplicates: bool = False) -> None:

@@ -22,6 +22,23 @@ class StoreUnavailable(RuntimeError):
     """The database file cannot be opened (typically: another process holds it)."""
 
 
+class StoreDamaged(StoreUnavailable):
+    """The database file is not a readable DuckDB database (truncated, overwritten, corrupt)."""
+
+
+def damage_of(path, exc: Exception) -> StoreDamaged | None:
+    """A StoreDamaged saying what is wrong with the file, when `exc` is DuckDB reporting a damaged file."""
+    text = str(exc)
+    if isinstance(exc, duckdb.IOException) or any(
+            sign in text for sign in ("Corrupt database", "checksum", "Could not read enough bytes",
+                                      "not a valid DuckDB database")):
+        name = Path(str(path)).name  # the name only: pages and logs need not show the server's folders
+        first = text.splitlines()[0].replace(str(path), name)
+        return StoreDamaged(f"the database file {name} is damaged or unreadable ({first}); "
+                            "restore it from a backup or move it aside to start a new one")
+    return None
+
+
 class SharedConnection:
     """The process-wide connection to one database file plus the per-thread cursors onto it."""
 
@@ -30,8 +47,12 @@ class SharedConnection:
         target = str(path) if path is not None else ":memory:"
         try:
             self.connection = duckdb.connect(target)
-        except duckdb.IOException as exc:
-            raise StoreUnavailable(f"cannot open {target}: {exc}") from exc
+        except duckdb.Error as exc:
+            name = Path(target).name  # the name only: pages and logs need not show the server's folders
+            refused = StoreUnavailable(f"cannot open {name}: {str(exc).replace(target, name)}")
+            if isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower():
+                raise refused from exc  # another process holds it: not damage
+            raise damage_of(target, exc) or refused from exc
         self._local = threading.local()
         # (thread, cursor) of every thread that made one, so close() can close them all and
         # release the file lock; entries of finished threads are pruned as new ones arrive.
@@ -39,6 +60,7 @@ class SharedConnection:
         self._cursors_lock = threading.Lock()
         self.closed = False
         self.known_reviewers: set[str] = set()
+        self.probed = False  # every table read through once (Store.probe)
         self.version = migrate(self.cursor())
 
     def cursor(self) -> duckdb.DuckDBPyConnection:

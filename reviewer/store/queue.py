@@ -9,8 +9,10 @@ from reviewer.store.claims import CLAIM_COUNTS_SQL
 
 QUEUE_STATES = ("todo", "done", "all")
 # "default": creation order (a campaign's own order inside a session); "contradicted": the most
-# contradicted claims first, ties in the default order.
-QUEUE_ORDERS = ("default", "contradicted")
+# contradicted claims first, ties in the default order; "priority": the highest cached triage priority
+# first (reviewer/triage.py computes it; `specreview triage --refresh` and the label service after a
+# verdict recompute it), items without one last, ties in the default order.
+QUEUE_ORDERS = ("default", "contradicted", "priority")
 
 # Disagreement is read from `verdict_state`, which the label service keeps (reviewer/conflicts.py
 # decides what disagreeing means); contradicted claims from `claim_results` (each trajectory's latest
@@ -29,6 +31,7 @@ LEFT JOIN spectra s USING (spectrum_id)
 LEFT JOIN verdict_state v ON v.trajectory_id = t.id AND v.scope = ?
 LEFT JOIN mine m ON m.trajectory_id = t.id
 LEFT JOIN claims c ON c.trajectory_id = t.id
+LEFT JOIN triage_priority p ON p.trajectory_id = t.id
 {session_join}
 {where}
 """
@@ -36,7 +39,7 @@ _QUEUE_COLUMNS = """t.id AS trajectory_id, t.spectrum_id, t.task, t.agent_name, 
        t.answer_z, t.credibility, t.n_steps, t.created_at, s.object_id, s.survey, s.pipeline_class, s.pipeline_z,
        coalesce(v.n_reviews, 0) AS n_reviews, coalesce(v.status = 'conflict', false) AS disagreement,
        CASE WHEN m.action IS NULL OR m.action = 'clear' THEN NULL ELSE m.action END AS my_action,
-       coalesce(c.contradicted, 0) AS contradicted"""
+       coalesce(c.contradicted, 0) AS contradicted, p.priority"""
 
 
 def _queue_order(order: str | None, session_id: str | None) -> str:
@@ -47,6 +50,8 @@ def _queue_order(order: str | None, session_id: str | None) -> str:
     base = "si.position" if session_id else "t.created_at, t.id"
     if order == "contradicted":
         return f"coalesce(c.contradicted, 0) DESC, {base}"
+    if order == "priority":
+        return f"p.priority DESC NULLS LAST, {base}"
     return base
 
 
@@ -94,7 +99,8 @@ class QueueMixin(StoreBase):
     def queue_items(self, reviewer: str | None = None, *, offset: int = 0, limit: int = 200,
                     **filters: Any) -> list[dict[str, Any]]:
         """One page of queue rows in review order (creation order, or the campaign's order; with
-        `order="contradicted"` the most contradicted claims first). `state` is relative to `reviewer`
+        `order="contradicted"` the most contradicted claims first, with `order="priority"` the highest
+        cached triage priority first; each row carries its `priority`, None when not computed). `state` is relative to `reviewer`
         (todo: no verdict of theirs yet); `reviewed_by` keeps items someone has a verdict on;
         `session_id` limits to a campaign; `contradicted` True/False keeps items with / without a
         contradicted claim. Page with `offset` / `limit`: nothing is capped."""

@@ -1,8 +1,8 @@
 """`Store`: the only SQL in the house.
 
 Spectra, trajectories (with their steps and images) live here; the human labels and the audit
-sessions are in `labels.py` / `sessions.py`, the claim checker's results in `claims.py`, mixed into
-the same class.
+sessions are in `labels.py` / `sessions.py`, the claim checker's results in `claims.py`, the triage
+inputs, weights and cached priorities in `triage.py`, mixed into the same class.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from reviewer.store.labels import LabelsMixin
 from reviewer.store.queue import QueueMixin
 from reviewer.store.review_queries import ReviewQueriesMixin
 from reviewer.store.sessions import SessionsMixin
+from reviewer.store.triage import TriageMixin
 from reviewer.store.verdict_state import VerdictStateMixin
 
 SPECTRUM_COLUMNS = (
@@ -44,7 +45,8 @@ def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
     return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}) ON CONFLICT DO NOTHING"
 
 
-class Store(LabelsMixin, SessionsMixin, QueueMixin, ReviewQueriesMixin, VerdictStateMixin, ClaimsMixin, StoreBase):
+class Store(LabelsMixin, SessionsMixin, QueueMixin, ReviewQueriesMixin, VerdictStateMixin, ClaimsMixin, TriageMixin,
+            StoreBase):
     """Everything SpecReview keeps, in one DuckDB file. Thread-safe; one per process per file is enough
     (two `Store(path)` in one process share the connection)."""
 

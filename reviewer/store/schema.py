@@ -302,7 +302,32 @@ CREATE TABLE claim_results (
 CREATE INDEX claim_results_verdict ON claim_results (verdict, trajectory_id);
 """)
 
-MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE, V4_CLAIM_RESULTS]
+# Triage (reviewer/triage.py decides; this only stores): the weight vectors it used, default or fitted
+# on the human labels, and each trajectory's cached review priority with the signals it came from.
+# The priorities are recomputed by `specreview triage --refresh` (and by the label service after a
+# verdict, when it calls reviewer.triage.refresh); the queue's order "priority" reads them.
+V5_TRIAGE = Migration("triage weights and cached review priority per trajectory", """
+CREATE TABLE triage_models (
+    id VARCHAR PRIMARY KEY,
+    kind VARCHAR NOT NULL CHECK (kind IN ('default', 'fitted')),
+    features JSON NOT NULL,       -- signal names, in weight order after the intercept
+    weights JSON NOT NULL,        -- [intercept, one per feature]
+    n_labels INTEGER NOT NULL,    -- human verdicts it was fitted on (0: default)
+    n_errors INTEGER NOT NULL,    -- of which overrides or rejections
+    info JSON,
+    created_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE triage_priority (
+    trajectory_id VARCHAR PRIMARY KEY,
+    priority DOUBLE NOT NULL,     -- estimated probability that a reviewer overrides or rejects the answer
+    signals JSON NOT NULL,        -- the signal values it was computed from
+    model_id VARCHAR NOT NULL,    -- triage_models.id
+    computed_at TIMESTAMPTZ NOT NULL
+);
+""")
+
+MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE, V4_CLAIM_RESULTS, V5_TRIAGE]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -97,6 +97,9 @@ class ReviewState(param.Parameterized):
         self.store = store
         self.labels = LabelService(store)
         self._acks: list[Ack] = []  # this session's verdicts, newest last (for undo)
+        # under a login the reviewer is the login, fixed when the session starts: nothing the page
+        # sends can label under another name
+        self._login_name = self.reviewer if self.login else None
 
     # ---- scope ----------------------------------------------------------------------------------
     @property
@@ -206,6 +209,9 @@ class ReviewState(param.Parameterized):
         """One label write through the label service: refused with the reason shown, or stored and
         acknowledged (only after the store returned). With SPECREVIEW_LOG_WRITES=1 the write's latency
         (rules, store, consensus update) goes to the server log; bench/bench_labels.py reads it."""
+        if self._login_name is not None and self.reviewer != self._login_name:
+            self.error = f"Labels in this session are saved as {self._login_name}, the login."
+            return None
         start = time.perf_counter()
         try:
             ack = write()

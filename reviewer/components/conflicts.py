@@ -77,9 +77,15 @@ class ConflictQueue(Viewer):
         verify = item.get("task") == "verify"
         self._answer.visible = item["kind"] == "trajectory" and not verify
         self._type.visible = self._z.visible = item["kind"] == "trajectory" and verify
-        self._detail.object = (f"<div><b>{escape(item.get('object_id') or item['item_id'])}</b> "
-                               f"({escape(item.get('survey') or '?')}, {escape(item.get('task') or item['kind'])})<br>"
-                               f"<small>{escape('; '.join(item.get('reasons') or []))}</small>"
+        head = (f"<div><b>{escape(item.get('object_id') or item['item_id'])}</b> "
+                f"({escape(item.get('survey') or '?')}, {escape(item.get('task') or item['kind'])})<br>")
+        if item["kind"] == "trajectory" and self.state.labels.others_visible(
+                self.state.reviewer, item["item_id"], self.state.blind) is None:
+            # blind review: the same rule as the Review tab, so no label is seen before one's own
+            self._detail.object = (head + "<em>Reviewers disagree here. Their verdicts appear once you have "
+                                   "saved yours on this item (blind review): open it in the Review tab.</em></div>")
+            return
+        self._detail.object = (head + f"<small>{escape('; '.join(item.get('reasons') or []))}</small>"
                                f"{describe_labels(item.get('labels') or [])}</div>")
 
     @property

@@ -28,6 +28,11 @@ def badge(text: str, colour: str, css: str = "") -> str:
             f"padding:1px 6px;font-size:12px;margin-right:4px'>{escape(text)}</span>")
 
 
+# A step's text beyond this is not sent to the page (a 50 MB step would stall every session): the
+# reviewer is told how much is left out; the transcript export still has all of it.
+TEXT_SHOWN_MAX = 200_000
+
+
 def step_html(step, total: int | None = None, claims: list | None = None) -> str:
     """The HTML of a step without its image (shared by the player and the transcript)."""
     parts = [f"<div class='sr-step sr-step-{escape(step.kind)}' data-step='{step.index}'>",
@@ -53,11 +58,15 @@ def step_html(step, total: int | None = None, claims: list | None = None) -> str
         items = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in step.answer.items()
                         if k not in ("report",))
         parts.append(f"<table class='sr-answer'>{items}</table>")
-    if step.text and claims:
-        parts.append(highlighted_text(step.text, claims))
-    elif step.text:
+    text = step.text[:TEXT_SHOWN_MAX] if step.text else ""
+    if text and claims:
+        parts.append(highlighted_text(text, claims))
+    elif text:
         error = " sr-error-text" if step.is_error else ""
-        parts.append(f"<div class='sr-step-text{error}'>{markdown_to_safe_html(step.text)}</div>")
+        parts.append(f"<div class='sr-step-text{error}'>{markdown_to_safe_html(text)}</div>")
+    if step.text and len(step.text) > TEXT_SHOWN_MAX:
+        parts.append(f"<p class='sr-cut'><em>{len(step.text) - TEXT_SHOWN_MAX:,} more characters of this step "
+                     "are not shown.</em></p>")
     if step.answer and step.answer.get("report"):
         parts.append(f"<details><summary>Report</summary>{markdown_to_safe_html(step.answer['report'])}</details>")
     parts.append("</div>")

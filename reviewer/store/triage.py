@@ -57,7 +57,7 @@ class TriageMixin(StoreBase):
             return {}
         rows = self._rows(
             "SELECT trajectory_id, data -> '$.measurements' AS measurements FROM steps "
-            "WHERE kind = 'think' AND list_contains(?, trajectory_id) AND data -> '$.measurements' IS NOT NULL "
+            "WHERE kind = 'think' AND list_contains(?, trajectory_id) AND (data -> '$.measurements') IS NOT NULL "
             "ORDER BY trajectory_id, idx", [ids])
         out: dict[str, list[dict[str, Any]]] = {}
         for row in rows:

@@ -228,3 +228,21 @@ def test_every_queue_item_is_reachable_with_n(seeded_db):
     assert len(seen) == total
     last = seeded_db.queue_items("walker", offset=total - 1, limit=1)[0]["trajectory_id"]
     assert s.item.trajectory_id == last
+
+
+def test_under_a_login_labels_are_saved_as_the_login_only(seeded_db):
+    s = state_for(seeded_db, "alma", login=True)
+    tid = s.item.trajectory_id
+    s.reviewer = "bert"  # whatever a page might manage to send
+    assert s.save_verdict("approve") is None and "saved as alma" in s.error
+    assert seeded_db.latest_review(tid, "bert") is None and seeded_db.latest_review(tid, "alma") is None
+
+
+def test_a_huge_step_text_is_cut_on_the_page_not_in_the_store(seeded_db):
+    from reviewer.components.step_view import TEXT_SHOWN_MAX, step_html
+
+    big = Trajectory(spectrum_id=seeded_db.list_spectra(limit=1)[0]["spectrum_id"], task="a",
+                     agent=AgentInfo(name="vet", backend="openai"))
+    big.add("think", text="x" * (TEXT_SHOWN_MAX + 5000))
+    html = step_html(big.steps[0], 1)
+    assert "5,000 more characters" in html and len(html) < TEXT_SHOWN_MAX + 2000

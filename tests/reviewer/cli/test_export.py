@@ -59,3 +59,120 @@ def test_export_sft_with_nothing_accepted_writes_an_empty_dataset(tmp_path):
     assert main(["export", "sft", "--db", str(db), "--out", str(tmp_path / "sft")]) == 0
     assert json.loads((tmp_path / "sft" / "train_sharegpt.json").read_text()) == []
     assert (tmp_path / "sft" / "data_info.json").exists()
+
+
+# -- unwritable destinations (issue 10, item 7): one clear line, exit 1, nothing half-written ----------
+import errno  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+def _one_line_error(capsys, *words):
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    for word in words:
+        assert word in err, err
+    return err
+
+
+def test_export_vi_refuses_to_overwrite_unless_forced(tmp_path, capsys):
+    db = tmp_path / "r.duckdb"
+    build(db)
+    out = tmp_path / "vi.csv"
+    out.write_text("keep me\n")
+    assert main(["export", "vi", "--db", str(db), "--out", str(out)]) == 1
+    _one_line_error(capsys, str(out), "exists", "--force")
+    assert out.read_text() == "keep me\n"
+    assert main(["export", "vi", "--db", str(db), "--out", str(out), "--force"]) == 0
+    assert len(read_csv(out)) == 3
+
+
+@pytest.mark.parametrize("kind", ["sft", "bench", "parquet"])
+def test_a_folder_export_onto_a_file_is_refused(tmp_path, capsys, kind):
+    db = tmp_path / "r.duckdb"
+    build(db)
+    out = tmp_path / "taken"
+    out.write_text("a file\n")
+    assert main(["export", kind, "--db", str(db), "--out", str(out)]) == 1
+    _one_line_error(capsys, str(out), "is a file", "folder")
+    assert out.read_text() == "a file\n"
+
+
+def test_a_vi_export_onto_a_folder_is_refused(tmp_path, capsys):
+    db = tmp_path / "r.duckdb"
+    build(db)
+    assert main(["export", "vi", "--db", str(db), "--out", str(tmp_path), "--force"]) == 1
+    _one_line_error(capsys, "is a folder", "CSV file")
+
+
+@pytest.mark.parametrize("kind, out", [("vi", "f/x.csv"), ("parquet", "f/pq")])
+def test_an_export_below_a_file_is_refused(tmp_path, capsys, kind, out):
+    db = tmp_path / "r.duckdb"
+    build(db)
+    (tmp_path / "f").write_text("a file, not a folder\n")
+    assert main(["export", kind, "--db", str(db), "--out", str(tmp_path / out)]) == 1
+    _one_line_error(capsys, "cannot write", str(tmp_path / "f"))
+
+
+def test_a_permission_error_is_one_line(tmp_path, capsys, monkeypatch):
+    db = tmp_path / "r.duckdb"
+    build(db)
+
+    def denied(*a, **kw):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", denied)
+    assert main(["export", "parquet", "--db", str(db), "--out", str(tmp_path / "pq")]) == 1
+    _one_line_error(capsys, "cannot write", "pq", "Permission denied")
+    assert not (tmp_path / "pq").exists()
+
+
+def test_a_full_disk_during_a_parquet_export_leaves_nothing(tmp_path, capsys, monkeypatch):
+    db = tmp_path / "r.duckdb"
+    build(db)
+    real = pd.DataFrame.to_parquet
+    written = []
+
+    def fills_up(self, path, *a, **kw):
+        if written:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        written.append(path)
+        return real(self, path, *a, **kw)
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", fills_up)
+    out = tmp_path / "pq"
+    assert main(["export", "parquet", "--db", str(db), "--out", str(out)]) == 1
+    _one_line_error(capsys, "cannot write", str(out), "No space left on device")
+    assert written and not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.duckdb"]  # no staging left behind
+
+
+def test_a_full_disk_during_a_vi_export_keeps_the_old_file(tmp_path, capsys, monkeypatch):
+    db = tmp_path / "r.duckdb"
+    build(db)
+    out = tmp_path / "vi.csv"
+    out.write_text("previous export\n")
+
+    def full(self, rows):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(csv.DictWriter, "writerows", full)
+    assert main(["export", "vi", "--db", str(db), "--out", str(out), "--force"]) == 1
+    _one_line_error(capsys, "No space left on device")
+    assert out.read_text() == "previous export\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.duckdb", "vi.csv"]
+
+
+def test_a_full_disk_during_an_sft_export_leaves_no_new_folder(tmp_path, capsys, monkeypatch):
+    from pathlib import Path
+
+    db = tmp_path / "r.duckdb"
+    build(db)
+
+    def full(self, *a, **kw):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full)
+    assert main(["export", "sft", "--db", str(db), "--out", str(tmp_path / "sft")]) == 1
+    _one_line_error(capsys, "No space left on device")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.duckdb"]

@@ -1,6 +1,7 @@
 """`specreview import sft|bench` on real DuckDB files, with rows written by the real exporters from
 trajectories the rules vet policy made on real LAMOST spectra of the shared data."""
 import csv
+import re
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -154,3 +155,149 @@ def test_import_rejects_a_missing_file_and_an_unknown_task(tmp_path, capsys):
     rows = tmp_path / "rows.json"
     rows.write_text("[]")
     assert main(["import", "sft", str(rows), "--task", "zz", "--db", str(tmp_path / "d.duckdb")]) == 2
+
+
+# -- refused rows (issue 10, item 7): the file, the line/row and the problem; the rest imports ----------
+RAW_ERRORS = ("KeyError", "StopIteration", "TypeError", "Traceback", "PosixPath", "JSONDecodeError")
+
+
+def _jsonl(path, lines):
+    path.write_text("\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines) + "\n")
+    return path
+
+
+def _no_raw_errors(text):
+    assert not any(word in text for word in RAW_ERRORS), text
+
+
+def test_import_sft_refuses_bad_rows_by_line_and_imports_the_rest(tmp_path, exported, capsys):
+    good_a, good_b = json.loads((exported["root"] / "sft" / "train_sharegpt.json").read_text())
+    no_human = {**good_a, "conversations": [t for t in good_a["conversations"] if t["from"] != "human"]}
+    dict_images = {**good_a, "images": [{"path": p} for p in good_a["images"]]}
+    extra_token = {**good_a, "conversations": [*good_a["conversations"], {"from": "human", "value": "<image><image>"}]}
+    no_from = {**good_a, "conversations": [{"value": "hi"}]}
+    sft = _jsonl(tmp_path / "rows.jsonl", [
+        good_a,                                  # line 1
+        '{"conversations": [',                   # line 2: broken JSON
+        "",                                      # line 3: blank, still counted
+        {"images": []},                          # line 4: no conversations
+        no_human,                                # line 5: no human prompt
+        dict_images,                             # line 6: image paths are objects
+        extra_token,                             # line 7: more <image> tokens than images
+        [1, 2],                                  # line 8: not an object
+        no_from,                                 # line 9: a turn without `from`
+        good_b,                                  # line 10
+    ])
+    db = tmp_path / "dst.duckdb"
+    code = main(["import", "sft", str(sft), "--images", str(exported["root"] / "sft"), "--db", str(db)])
+    captured = capsys.readouterr()
+    assert code == 1  # some rows were refused
+    assert "imported trajectories: 2; already present: 0; refused: 7" in captured.out
+    err = captured.err
+    _no_raw_errors(err)
+    expected = {
+        2: r"not valid JSON \(.*column",
+        4: r"missing field 'conversations'",
+        5: r"conversations: no 'human' turn",
+        6: r"images\[0\]: expected a path \(string\), got object",
+        7: rf"{len(good_a['images']) + 2} <image> tokens but 'images' lists {len(good_a['images'])} paths",
+        8: r"expected a JSON object, got array",
+        9: r"conversations\[0\]\.from: missing",
+    }
+    for line, problem in expected.items():
+        assert re.search(rf"rows\.jsonl line {line}: {problem}", err), (line, err)
+    assert "line 1:" not in err and "line 3:" not in err and "line 10:" not in err
+    with Store(db) as store:
+        assert store.count_trajectories(backend="spec-o3-sft") == 2
+
+
+def test_import_sft_of_a_broken_json_file_names_where(tmp_path, capsys):
+    bad = tmp_path / "rows.json"
+    bad.write_text('[{"conversations": []},\n {"oops"\n]')
+    assert main(["import", "sft", str(bad), "--db", str(tmp_path / "d.duckdb")]) == 1
+    err = capsys.readouterr().err
+    _no_raw_errors(err)
+    assert re.search(r"rows\.json: not valid JSON at line 2 column \d+", err), err
+    with Store(tmp_path / "d.duckdb") as store:
+        assert store.count_trajectories() == 0
+
+
+def test_import_bench_refuses_bad_rows_and_leaves_no_file_for_them(tmp_path, exported, capsys):
+    good_a, good_b = json.loads((exported["root"] / "bench_json" / "review_a.json").read_text())
+    import copy
+
+    def variant(change):
+        row = copy.deepcopy(good_a)
+        change(row["extra_info"]["tools_kwargs"]["spectral_visualization_tool"]["create_kwargs"])
+        row["extra_info"]["index"] = f"{row['extra_info']['index']}-{change.__name__}"
+        return row
+
+    def short_flux(ck):
+        ck["flux"] = ck["flux"][:-5]
+
+    def parsec(ck):
+        ck["wavelength"] = [w * 1e26 for w in ck["wavelength"]]
+
+    def huge(ck):
+        ck["flux"] = [1e300 * (1 + 0.1 * (i % 7)) for i in range(len(ck["flux"]))]
+
+    def text_flux(ck):
+        ck["flux"] = ["bright"] * len(ck["flux"])
+
+    no_extra = {k: v for k, v in good_a.items() if k != "extra_info"}
+    rows = _jsonl(tmp_path / "bench.jsonl", [
+        good_a,                 # line 1
+        no_extra,               # line 2
+        variant(short_flux),    # line 3
+        variant(parsec),        # line 4: written, then refused on read: the FITS must go
+        variant(huge),          # line 5
+        "not json",             # line 6
+        variant(text_flux),     # line 7
+        good_b,                 # line 8
+    ])
+    db, out = tmp_path / "dst.duckdb", tmp_path / "out"
+    code = main(["import", "bench", str(rows), "--db", str(db), "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "imported spectra: 2; already present: 0; refused: 6" in captured.out
+    err = captured.err
+    _no_raw_errors(err)
+    expected = {
+        2: r"missing field 'extra_info'",
+        3: r"create_kwargs: 'wavelength' has \d+ values, 'flux' has \d+",
+        4: r"outside the plausible spectroscopic range",
+        5: r"flux value 1e\+300 .*overflow",
+        6: r"not valid JSON",
+        7: r"create_kwargs\.flux\[0\]: expected a number, got string",
+    }
+    for line, problem in expected.items():
+        assert re.search(rf"bench\.jsonl line {line}: {problem}", err), (line, err)
+    assert sorted(p.suffix for p in out.iterdir()) == [".csv", ".fits", ".fits"]  # nothing else, no partials
+    with Store(db) as store:
+        assert store.count_spectra() == 2
+    with open(out / "manifest-labels.csv", newline="") as fh:
+        assert len(list(csv.DictReader(fh))) == 2
+
+
+def test_import_bench_removes_the_fits_of_a_row_whose_ingest_fails(tmp_path, exported, capsys, monkeypatch):
+    import reviewer.ingest as ingest_module
+
+    real_ingest = ingest_module.ingest_paths
+    calls = []
+
+    def flaky(store, paths, **kw):
+        calls.append(paths[0])
+        if len(calls) == 1:  # the first row's file: the store refuses it
+            return type("S", (), {"added": 0, "skipped_existing": 0,
+                                  "failed": [(str(paths[0]), "simulated store failure")]})()
+        return real_ingest(store, paths, **kw)
+
+    monkeypatch.setattr(ingest_module, "ingest_paths", flaky)
+    bench = exported["root"] / "bench" / "review_a.parquet"
+    db, out = tmp_path / "dst.duckdb", tmp_path / "out"
+    assert main(["import", "bench", str(bench), "--db", str(db), "--out", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert "imported spectra: 1; already present: 0; refused: 1" in captured.out
+    assert "review_a.parquet row 1: " in captured.err and "simulated store failure" in captured.err
+    assert not calls[0].exists()  # written for the refused row, then removed
+    assert len(list(out.glob("*.fits"))) == 1

@@ -1,0 +1,487 @@
+"""Triage: which queue items a reviewer should see first, and which could be accepted without a look.
+
+Each trajectory gets a review **priority**: the estimated probability that a reviewer overrides or
+rejects the agent's answer, a logistic model over signals computed from the store (none is guessed):
+
+| signal            | value in [0, 1]                                                              |
+|-------------------|------------------------------------------------------------------------------|
+| `contradicted`    | 1 - 0.5**n, n = claims of its text the checker found contradicted            |
+| `disagreement`    | share of the other agents' answers on the same spectrum and task that differ |
+|                   | (vet backends against each other; a vet YES against the verify class where  |
+|                   | the task's positive rule names a class; the verify LLM review against the    |
+|                   | verify rules); 0 when there is nothing to compare with                       |
+| `low_credibility` | FORMA credibility (a verify item's own; a vet item's spectrum's verify run): |
+|                   | HIGH 0, MEDIUM 0.5, LOW 1, none 0.5                                          |
+| `closeness`       | 1 - margin: how close the deciding measurement sat to its threshold (margin: |
+|                   | relative distance capped at 1, agents.vet.evidence.decision_margin); none 0.5|
+| `seen`            | 1 - 0.5**k, k = reviewers with a current verdict on it                       |
+
+**Weights.** `priority = sigmoid(w0 + sum(w_i * signal_i))`. Before the store holds `MIN_LABELS`
+human verdicts, with at least `MIN_PER_CLASS` approvals and `MIN_PER_CLASS` overrides/rejections,
+the documented `DEFAULT_WEIGHTS` are used (hand-set priors: an item with no signal is wrong about 5 %
+of the time; an answer right on its threshold, or a contradicted claim, brings that to about 50 %;
+an already reviewed item drops). From then on the weights are fitted on the verdicts (one row per
+reviewer's current verdict, y = override or reject, `seen` = reviewers who had given theirs before)
+by regularised IRLS (`fit_logistic`, numpy only), the penalty pulling the signal weights toward the
+defaults, so a signal the labels never exercise keeps its default weight.
+
+**Caching.** The priorities are stored per trajectory (table `triage_priority`, with their signals and
+the weights used) and the queue's `order="priority"` reads them. `refresh(store)` refits and
+recomputes them all (`specreview triage --refresh`); after a verdict the label service calls
+`refresh(store, [trajectory_id], refit=False)`, which recomputes that item's priority (its `seen`
+changed) with the stored weights.
+
+**Calibrated abstention.** From the human verdicts, per task and agent, the accuracy of the agent's
+answers as a function of priority (`accuracy_by_priority`, bootstrap intervals) and, for a target
+accuracy, the priority below which unreviewed answers could be accepted without review, the share of
+the unreviewed queue that is, and the accuracy it is estimated to reach (`abstention`).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+FEATURES = ("contradicted", "disagreement", "low_credibility", "closeness", "seen")
+# [intercept, contradicted, disagreement, low_credibility, closeness, seen]
+DEFAULT_WEIGHTS = (-3.0, 3.0, 2.5, 1.5, 3.0, -1.0)
+MIN_LABELS = 30  # human verdicts before the weights are fitted rather than the defaults used
+MIN_PER_CLASS = 5  # and at least this many approvals and this many overrides / rejections
+RIDGE = 1.0  # L2 penalty on the signal weights' distance from the defaults (the intercept is free)
+CREDIBILITY_RISK = {"HIGH": 0.0, "MEDIUM": 0.5, "LOW": 1.0}
+UNKNOWN = 0.5  # the value of a signal that cannot be computed for an item (no margin, no credibility)
+ERROR_ACTIONS = ("override", "reject")
+
+
+# -- the logistic model ----------------------------------------------------------------------
+def sigmoid(z: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * np.asarray(z, dtype=float)))
+
+
+def _penalised_loss(X, y, w, prior, penalty) -> float:
+    z = X @ w
+    # log(1 + e^z) - y z, stable for large |z|
+    nll = np.sum(np.logaddexp(0.0, z) - y * z)
+    return float(nll + 0.5 * np.sum(penalty * (w - prior) ** 2))
+
+
+def fit_logistic(X: np.ndarray, y: np.ndarray, prior: np.ndarray | None = None, ridge: float = RIDGE,
+                 max_iter: int = 100, tol: float = 1e-8) -> np.ndarray:
+    """Weights of a logistic regression by Newton's method (IRLS) with an L2 penalty
+    `ridge / 2 * |w[1:] - prior[1:]|**2`; column 0 of X is the intercept (unpenalised). Each Newton
+    step is halved until the penalised loss decreases, so it converges on separable data too."""
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    n_features = X.shape[1]
+    prior = np.zeros(n_features) if prior is None else np.asarray(prior, dtype=float)
+    penalty = np.full(n_features, float(ridge))
+    penalty[0] = 0.0
+    w = prior.copy()
+    loss = _penalised_loss(X, y, w, prior, penalty)
+    for _ in range(max_iter):
+        p = sigmoid(X @ w)
+        grad = X.T @ (p - y) + penalty * (w - prior)
+        hess = (X * (p * (1 - p))[:, None]).T @ X + np.diag(penalty) + 1e-9 * np.eye(n_features)
+        step = np.linalg.solve(hess, grad)
+        scale = 1.0
+        while True:
+            candidate = w - scale * step
+            new_loss = _penalised_loss(X, y, candidate, prior, penalty)
+            if new_loss <= loss + 1e-12 or scale < 1e-6:
+                break
+            scale /= 2
+        w, loss = candidate, new_loss
+        if np.max(np.abs(scale * step)) < tol:
+            break
+    return w
+
+
+@dataclass
+class TriageModel:
+    weights: np.ndarray
+    kind: str = "default"  # default / fitted
+    n_labels: int = 0
+    n_errors: int = 0
+    features: tuple[str, ...] = FEATURES
+    id: str | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def score(self, signals: pd.DataFrame) -> np.ndarray:
+        X = np.column_stack([np.ones(len(signals)), *(signals[f].to_numpy(float) for f in self.features)])
+        return sigmoid(X @ self.weights)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "n_labels": self.n_labels, "n_errors": self.n_errors,
+                "weights": dict(zip(("intercept", *self.features), (round(float(w), 4) for w in self.weights),
+                                    strict=True))}
+
+
+def default_model() -> TriageModel:
+    return TriageModel(np.array(DEFAULT_WEIGHTS, dtype=float))
+
+
+def fit_model(train: pd.DataFrame, min_labels: int = MIN_LABELS, min_per_class: int = MIN_PER_CLASS,
+              ridge: float = RIDGE) -> TriageModel:
+    """The model for training rows (the FEATURES and `error` 0/1): fitted when there are enough
+    labels of both kinds, else the defaults (`info` says why)."""
+    n = len(train)
+    errors = int(train["error"].sum()) if n else 0
+    if n < min_labels or errors < min_per_class or n - errors < min_per_class:
+        model = default_model()
+        model.n_labels, model.n_errors = n, errors
+        model.info = {"why": f"{n} verdicts ({errors} overrides/rejections): the defaults are used until there are "
+                             f"{min_labels}, with at least {min_per_class} of each kind"}
+        return model
+    X = np.column_stack([np.ones(n), *(train[f].to_numpy(float) for f in FEATURES)])
+    w = fit_logistic(X, train["error"].to_numpy(float), prior=np.array(DEFAULT_WEIGHTS), ridge=ridge)
+    return TriageModel(w, "fitted", n, errors, info={"ridge": ridge})
+
+
+# -- signals ---------------------------------------------------------------------------------
+@lru_cache(maxsize=64)
+def _task(task_id: str) -> dict | None:
+    import kb
+
+    try:
+        return kb.task(task_id)
+    except KeyError:
+        return None
+
+
+def _positive_class(task_id: str) -> str | None:
+    """The class pattern a YES of this vet task implies (its `labels.positive.class`), if any."""
+    task = _task(task_id)
+    return ((task or {}).get("labels") or {}).get("positive", {}).get("class")
+
+
+def _agent_key(row) -> str:
+    return f"{row['agent_name']}/{row['backend']}/{row['model'] or '-'}"
+
+
+def _margin_from_measurements(task_id: str, answer: str | None, measured: list[dict]) -> float | None:
+    """The decision margin recomputed from the measurements a rules trajectory recorded (for
+    trajectories made before the outcome carried it); None when the task's rule no longer gives the
+    recorded answer from them (its thresholds changed since)."""
+    from agents.vet.evidence import Measurement, decision_margin
+
+    task = _task(task_id)
+    if task is None or not measured or answer not in ("YES", "NO"):
+        return None
+    values = {m["id"]: Measurement(m["id"], m.get("name") or m["id"], m.get("kind") or "", m.get("value"))
+              for m in measured if m.get("id")}
+    margin = decision_margin(task, values)
+    return float(margin["value"]) if margin.get("answer") == answer else None
+
+
+def _recorded_margin(margin: Any, answer: str | None) -> float | None:
+    if isinstance(margin, dict) and isinstance(margin.get("value"), (int, float)):
+        if margin.get("answer") in (None, answer):
+            return float(margin["value"])
+    return None
+
+
+def signals_frame(items: list[dict[str, Any]], measurements: dict[str, list[dict]] | None = None) -> pd.DataFrame:
+    """The signals of each trajectory (rows of `store.triage_items`), indexed by trajectory id, with
+    task, agent, answer, n_reviewers and the raw inputs (n_contradicted, margin, credibility)."""
+    measurements = measurements or {}
+    cols = ["task", "agent", "spectrum_id", "answer", "n_reviewers", "n_contradicted", "margin", "credibility",
+            *FEATURES]
+    if not items:
+        return pd.DataFrame(columns=cols).rename_axis("trajectory_id")
+    frame = pd.DataFrame(items)
+    frame["agent"] = frame.apply(_agent_key, axis=1)
+    # the newest trajectory of each agent on a spectrum and task speaks for that agent
+    newest = frame.sort_values(["created_at", "trajectory_id"]).groupby(
+        ["spectrum_id", "task", "agent"], dropna=False).tail(1)
+    vet_answers: dict[tuple[str, str], dict[str, str]] = {}
+    verify_types: dict[str, dict[str, str]] = {}
+    verify_cred: dict[str, str | None] = {}
+    for row in newest.itertuples(index=False):
+        if row.agent_name == "verify":
+            if row.answer:
+                verify_types.setdefault(row.spectrum_id, {})[row.agent] = str(row.answer).upper()
+            verify_cred[row.spectrum_id] = row.credibility  # newest verify run wins (sorted by time)
+        elif row.answer in ("YES", "NO"):
+            vet_answers.setdefault((row.spectrum_id, row.task), {})[row.agent] = row.answer
+
+    out = []
+    for row in frame.itertuples(index=False):
+        compared = disagreed = 0
+        if row.agent_name == "verify":
+            if row.llm_disagrees:  # the verify LLM review against the verify rules
+                compared += 1
+                disagreed += 1
+            mine = str(row.answer or "").upper()
+            for agent, other in verify_types.get(row.spectrum_id, {}).items():
+                if agent != row.agent and mine:
+                    compared += 1
+                    disagreed += other != mine
+            for (sid, task_id), answers in vet_answers.items():
+                pattern = _positive_class(task_id)
+                if sid != row.spectrum_id or not pattern or not mine:
+                    continue
+                for answer in answers.values():
+                    if answer == "YES":
+                        compared += 1
+                        disagreed += re.search(pattern, mine) is None
+            credibility = row.credibility
+            margin = None
+        else:
+            for agent, other in vet_answers.get((row.spectrum_id, row.task), {}).items():
+                if agent != row.agent and row.answer in ("YES", "NO"):
+                    compared += 1
+                    disagreed += other != row.answer
+            pattern = _positive_class(row.task)
+            if row.answer == "YES" and pattern:
+                for other in verify_types.get(row.spectrum_id, {}).values():
+                    compared += 1
+                    disagreed += re.search(pattern, other) is None
+            credibility = verify_cred.get(row.spectrum_id)
+            margin = _recorded_margin(row.margin, row.answer)
+            if margin is None and row.trajectory_id in measurements:
+                margin = _margin_from_measurements(row.task, row.answer, measurements[row.trajectory_id])
+        n_contra = int(row.contradicted or 0)
+        n_seen = int(row.n_reviewers or 0)
+        out.append({
+            "trajectory_id": row.trajectory_id, "task": row.task, "agent": row.agent,
+            "spectrum_id": row.spectrum_id, "answer": row.answer, "n_reviewers": n_seen,
+            "n_contradicted": n_contra, "margin": margin, "credibility": credibility,
+            "contradicted": 1.0 - 0.5 ** n_contra,
+            "disagreement": disagreed / compared if compared else 0.0,
+            "low_credibility": CREDIBILITY_RISK.get(str(credibility or "").upper(), UNKNOWN),
+            "closeness": UNKNOWN if margin is None else 1.0 - min(max(float(margin), 0.0), 1.0),
+            "seen": 1.0 - 0.5 ** n_seen,
+        })
+    return pd.DataFrame(out, columns=["trajectory_id", *cols]).set_index("trajectory_id")
+
+
+def compute_signals(store, task: str | None = None, spectrum_ids: list[str] | None = None) -> pd.DataFrame:
+    """`signals_frame` of the store's trajectories (of a task; of some spectra)."""
+    items = store.triage_items(task)
+    if spectrum_ids is not None:
+        keep = set(spectrum_ids)
+        items = [r for r in items if r["spectrum_id"] in keep]
+    missing = [r["trajectory_id"] for r in items
+               if r["agent_name"] == "vet" and _recorded_margin(r["margin"], r["answer"]) is None]
+    return signals_frame(items, store.recorded_measurements(missing) if missing else {})
+
+
+# -- labels ----------------------------------------------------------------------------------
+def training_rows(history: list[dict[str, Any]], signals: pd.DataFrame) -> pd.DataFrame:
+    """One row per reviewer's current verdict (store.review_history): the trajectory's signals with
+    `seen` as it was when the verdict was given, and `error` = override or reject."""
+    rows = [h for h in history if h["trajectory_id"] in signals.index]
+    if not rows:
+        return pd.DataFrame(columns=[*FEATURES, "error", "trajectory_id"])
+    frame = signals.loc[[h["trajectory_id"] for h in rows], list(FEATURES)].reset_index()
+    frame["seen"] = [1.0 - 0.5 ** int(h["n_before"]) for h in rows]
+    frame["error"] = [int(h["action"] in ERROR_ACTIONS) for h in rows]
+    return frame
+
+
+def trajectory_truth(history: list[dict[str, Any]], resolutions: dict[str, dict[str, Any]] | None = None) -> pd.Series:
+    """Per labelled trajectory: was the agent's answer right? A merger's resolution decides where
+    there is one (approve = right); else the verdicts do: right when more than half approve."""
+    votes: dict[str, list[bool]] = {}
+    for h in history:
+        votes.setdefault(h["trajectory_id"], []).append(h["action"] == "approve")
+    out = {tid: sum(v) > len(v) / 2 for tid, v in votes.items()}
+    for tid, res in (resolutions or {}).items():
+        if res.get("action") in ("approve", "override", "reject"):
+            out[tid] = res["action"] == "approve"
+    return pd.Series(out, dtype=bool, name="correct")
+
+
+# -- the store round trip --------------------------------------------------------------------
+def stored_model(store) -> TriageModel | None:
+    row = store.triage_model()
+    if row is None:
+        return None
+    if tuple(row["features"]) != FEATURES:  # weights for other signals: not usable
+        return None
+    return TriageModel(np.array(row["weights"], dtype=float), row["kind"], row["n_labels"], row["n_errors"],
+                       id=row["id"], info=row.get("info") or {})
+
+
+def fit_from_store(store, signals: pd.DataFrame | None = None) -> TriageModel:
+    signals = compute_signals(store) if signals is None else signals
+    return fit_model(training_rows(store.review_history(), signals))
+
+
+def refresh(store, trajectory_ids: list[str] | None = None, refit: bool = True) -> TriageModel:
+    """Recompute and store the cached priorities of every trajectory, or of the given ones. With
+    `refit` the weights are fitted again on the verdicts so far (or the defaults taken, before
+    MIN_LABELS) and saved; without it the stored weights are used (fitted first when none are
+    stored). After a verdict the label service calls `refresh(store, [trajectory_id], refit=False)`:
+    one item's signals, the weights as they are."""
+    if trajectory_ids is not None:
+        rows = [store.trajectory_summary(t) for t in trajectory_ids]
+        spectra = sorted({r["spectrum_id"] for r in rows if r is not None and r.get("spectrum_id")})
+        signals = compute_signals(store, spectrum_ids=spectra)
+        signals = signals.loc[signals.index.intersection(list(trajectory_ids))]
+    else:
+        signals = compute_signals(store)
+    model = None if refit else stored_model(store)
+    if model is None:
+        model = fit_from_store(store, signals if trajectory_ids is None else None)
+    if model.id is None:
+        model.id = store.save_triage_model(model.kind, list(model.features), [float(w) for w in model.weights],
+                                           model.n_labels, model.n_errors, model.info)
+    priority = model.score(signals)
+    store.put_priorities(
+        [{"trajectory_id": tid, "priority": float(p), "signals": {f: round(float(signals.at[tid, f]), 4) for f in FEATURES}}
+         for tid, p in zip(signals.index, priority, strict=True)], model.id)
+    return model
+
+
+# -- calibrated abstention -------------------------------------------------------------------
+def _percentiles(samples: list[float], level: float = 0.95) -> tuple[float | None, float | None]:
+    values = np.asarray([s for s in samples if s is not None and np.isfinite(s)], dtype=float)
+    if not len(values):
+        return None, None
+    tail = (1 - level) / 2 * 100
+    return float(np.percentile(values, tail)), float(np.percentile(values, 100 - tail))
+
+
+def accuracy_by_priority(labelled: pd.DataFrame, n_bins: int = 5, n_boot: int = 1000, seed: int = 0,
+                         level: float = 0.95) -> pd.DataFrame:
+    """Per task and agent, the accuracy of the agent's answers in priority bins (quantiles of the
+    labelled items' priorities), with percentile bootstrap intervals: what the Stats tab plots.
+    `labelled`: columns task, agent, priority, correct. Columns out: task, agent, bin, priority_lo,
+    priority_hi, priority_mid, n, accuracy, ci_low, ci_high."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for (task, agent), group in labelled.groupby(["task", "agent"], sort=True):
+        p = group["priority"].to_numpy(float)
+        ok = group["correct"].to_numpy(bool)
+        edges = np.unique(np.quantile(p, np.linspace(0, 1, n_bins + 1)))
+        which = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, max(len(edges) - 2, 0))
+        for b in range(max(len(edges) - 1, 1)):
+            sel = ok[which == b]
+            if not len(sel):
+                continue
+            boot = rng.choice(sel, size=(n_boot, len(sel)), replace=True).mean(axis=1)
+            lo, hi = _percentiles(list(boot), level)
+            pb = p[which == b]
+            out.append({"task": task, "agent": agent, "bin": b, "priority_lo": float(pb.min()),
+                        "priority_hi": float(pb.max()), "priority_mid": float(np.median(pb)), "n": int(len(sel)),
+                        "accuracy": float(sel.mean()), "ci_low": lo, "ci_high": hi})
+    return pd.DataFrame(out, columns=["task", "agent", "bin", "priority_lo", "priority_hi", "priority_mid", "n",
+                                      "accuracy", "ci_low", "ci_high"])
+
+
+def acceptance_threshold(priority: np.ndarray, correct: np.ndarray, target: float,
+                         min_accept: int = 10) -> float | None:
+    """The highest priority t such that the labelled answers with priority <= t are right at least
+    `target` of the time, over at least `min_accept` of them (None: no such t)."""
+    order = np.argsort(priority, kind="stable")
+    p, ok = priority[order], correct[order].astype(float)
+    cum = np.cumsum(ok) / np.arange(1, len(ok) + 1)
+    best = None
+    for k in range(len(p)):
+        if k + 1 < len(p) and p[k + 1] == p[k]:
+            continue  # a threshold takes every item at its priority
+        if k + 1 >= min_accept and cum[k] >= target:
+            best = float(p[k])
+    return best
+
+
+def abstention(labelled: pd.DataFrame, unreviewed: pd.DataFrame, target: float = 0.98, n_boot: int = 1000,
+               seed: int = 0, level: float = 0.95, min_accept: int = 10) -> pd.DataFrame:
+    """For a target accuracy, per task and agent and over all of them ("all"): the priority threshold
+    below which answers would be accepted without review (`acceptance_threshold` on the labelled
+    items), how many labelled items fall below it and their accuracy (the estimate) with a percentile
+    bootstrap interval (labelled items resampled per group, the threshold held), and the share of the
+    unreviewed queue (columns task, agent, priority) the threshold would accept."""
+    rng = np.random.default_rng(seed)
+    rows, pooled = [], []
+    groups = sorted(set(map(tuple, labelled[["task", "agent"]].to_numpy())) |
+                    set(map(tuple, unreviewed[["task", "agent"]].to_numpy())))
+    for task, agent in groups:
+        lab = labelled[(labelled["task"] == task) & (labelled["agent"] == agent)]
+        todo = unreviewed[(unreviewed["task"] == task) & (unreviewed["agent"] == agent)]
+        p, ok = lab["priority"].to_numpy(float), lab["correct"].to_numpy(bool)
+        thr = acceptance_threshold(p, ok, target, min_accept) if len(lab) else None
+        accepted = p <= thr if thr is not None else np.zeros(len(p), bool)
+        boot_correct = np.zeros(n_boot)
+        boot_n = np.zeros(n_boot)
+        if len(lab):
+            idx = rng.integers(0, len(lab), size=(n_boot, len(lab)))
+            boot_correct = (ok[idx] & accepted[idx]).sum(axis=1).astype(float)
+            boot_n = accepted[idx].sum(axis=1).astype(float)
+        pooled.append((boot_correct, boot_n))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            lo, hi = _percentiles(list(np.where(boot_n > 0, boot_correct / np.maximum(boot_n, 1), np.nan)), level)
+        n_todo = len(todo)
+        n_accept = int((todo["priority"].to_numpy(float) <= thr).sum()) if thr is not None else 0
+        rows.append({"task": task, "agent": agent, "target": target, "threshold": thr, "n_labelled": len(lab),
+                     "labelled_accuracy": float(ok.mean()) if len(lab) else None,
+                     "n_labelled_accepted": int(accepted.sum()),
+                     "estimated_accuracy": float(ok[accepted].mean()) if accepted.any() else None,
+                     "ci_low": lo if accepted.any() else None, "ci_high": hi if accepted.any() else None,
+                     "n_unreviewed": n_todo, "n_accept": n_accept,
+                     "fraction_accept": n_accept / n_todo if n_todo else None})
+    if rows:
+        acc_n = sum(r["n_labelled_accepted"] for r in rows)
+        acc_ok = sum((r["estimated_accuracy"] or 0) * r["n_labelled_accepted"] for r in rows)
+        boot_c = sum(c for c, _ in pooled)
+        boot_n = sum(n for _, n in pooled)
+        lo, hi = _percentiles(list(np.where(boot_n > 0, boot_c / np.maximum(boot_n, 1), np.nan)), level)
+        n_todo = sum(r["n_unreviewed"] for r in rows)
+        n_accept = sum(r["n_accept"] for r in rows)
+        n_lab = sum(r["n_labelled"] for r in rows)
+        lab_ok = sum((r["labelled_accuracy"] or 0) * r["n_labelled"] for r in rows)
+        rows.append({"task": "all", "agent": "all", "target": target, "threshold": None, "n_labelled": n_lab,
+                     "labelled_accuracy": lab_ok / n_lab if n_lab else None, "n_labelled_accepted": acc_n,
+                     "estimated_accuracy": acc_ok / acc_n if acc_n else None,
+                     "ci_low": lo if acc_n else None, "ci_high": hi if acc_n else None,
+                     "n_unreviewed": n_todo, "n_accept": n_accept,
+                     "fraction_accept": n_accept / n_todo if n_todo else None})
+    return pd.DataFrame(rows, columns=["task", "agent", "target", "threshold", "n_labelled", "labelled_accuracy",
+                                       "n_labelled_accepted", "estimated_accuracy", "ci_low", "ci_high",
+                                       "n_unreviewed", "n_accept", "fraction_accept"])
+
+
+def split_labelled(store, signals: pd.DataFrame, model: TriageModel) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(labelled, unreviewed) frames of task, agent, priority (and correct for the labelled). A
+    labelled item's priority is the one it had before anyone reviewed it (`seen` = 0): the score an
+    unreviewed item is compared against."""
+    truth = trajectory_truth(store.review_history(), store.latest_resolutions("trajectory"))
+    before = signals.assign(seen=0.0)
+    frame = signals[["task", "agent"]].assign(priority=model.score(before))
+    labelled = frame.loc[frame.index.intersection(truth.index)].assign(correct=truth)
+    unreviewed = frame.loc[~frame.index.isin(truth.index) & (signals["n_reviewers"] == 0)]
+    return labelled, unreviewed
+
+
+def triage_report(store, target: float = 0.98, task: str | None = None, refresh_cache: bool = False,
+                  n_boot: int = 1000, seed: int = 0, n_bins: int = 5) -> dict[str, Any]:
+    """What `specreview triage` prints: the weights in use, the abstention table and the accuracy by
+    priority bin (for a task or all). With `refresh_cache` the weights are refitted and every cached
+    priority recomputed first; without it the stored weights are used (the defaults before any)."""
+    if refresh_cache:
+        model = refresh(store)
+    else:
+        model = stored_model(store) or fit_from_store(store)
+    signals = compute_signals(store)
+    labelled, unreviewed = split_labelled(store, signals, model)
+    if task:
+        labelled = labelled[labelled["task"] == task]
+        unreviewed = unreviewed[unreviewed["task"] == task]
+    table = abstention(labelled, unreviewed, target, n_boot=n_boot, seed=seed)
+    bins = accuracy_by_priority(labelled, n_bins=n_bins, n_boot=n_boot, seed=seed)
+    return {"target": target, "task": task, "model": model.as_dict(), "model_info": model.info,
+            "min_labels": MIN_LABELS, "groups": _records(table), "bins": _records(bins),
+            "cached_priorities": len(store.priorities()) if refresh_cache else None}
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    out = []
+    for rec in frame.to_dict(orient="records"):
+        out.append({k: (None if isinstance(v, float) and not np.isfinite(v) else
+                        v.item() if hasattr(v, "item") else v) for k, v in rec.items()})
+    return out

@@ -33,6 +33,13 @@ def cockpit(tmp_path_factory):
     for who, scores in (("ann", [4, 3, 5, 2, 4]), ("bo", [3, 3, 4, 1, 5])):
         for row, score in zip(queue, scores, strict=False):
             store.add_rating(row["trajectory_id"], who, score, "1")
+    # settled human labels for the accuracy, kappa and coverage plots: vet items and verify items
+    settled = [r for r in queue if r["object_id"] != GALAXY][:8]
+    settled += [r for r in queue if r["task"] == "verify" and r["object_id"] != GALAXY][:4]
+    for i, row in enumerate(settled):
+        for who in ("cal", "dov"):
+            action = "reject" if (i == 3 and who == "dov") else "approve"
+            store.add_review(row["trajectory_id"], who, action)
     store.close()
     app = ServedApp(db, tmp / "panel.log")
     app.queue, app.trajectories, app.galaxy_verify = queue, trajectories, galaxy_verify["trajectory_id"]
@@ -176,9 +183,14 @@ def test_one_screen_holds_what_a_review_needs(cockpit, screen, artifacts):
 def test_stats_plots_draw_glyphs(cockpit, screen):
     open_as(screen, cockpit, "gil")
     open_tab(screen, "Stats")
-    screen.wait_for_function(f"(({STATS_GLYPHS_JS})()['VBar'] || 0) >= 1", timeout=30_000)
+    screen.wait_for_function(f"(({STATS_GLYPHS_JS})()['VBar'] || 0) >= 2", timeout=30_000)
     glyphs = screen.evaluate(STATS_GLYPHS_JS)
-    assert glyphs.get("VBar", 0) >= 1 and glyphs.get("Line", 0) >= 2  # distribution bars, a CDF per rater
+    assert glyphs.get("VBar", 0) >= 2  # rating distribution; accuracy and F1 per task
+    assert glyphs.get("Line", 0) >= 3  # a CDF per rater; accuracy against coverage
+    assert glyphs.get("Rect", 0) >= 1  # Spearman between raters
+    assert glyphs.get("Scatter", 0) >= 1  # the credibility tiers on the coverage curve
+    expect(screen.locator(".sr-stats")).to_contain_text("Cohen's kappa on verdicts")
+    expect(screen.locator(".sr-stats .tabulator-row").first).to_contain_text("cal")  # the kappa table's pair
     no_server_errors(cockpit)
 
 

@@ -1,0 +1,46 @@
+"""More than 5,000 queue items: every one is reachable by paging and with `n`, and the progress line
+counts exactly the reachable items (no silent cap)."""
+from __future__ import annotations
+
+import pytest
+
+from reviewer.components.queue import QueueView
+from reviewer.demo import seed_demo_if_empty
+from reviewer.review_state import ReviewState
+from reviewer.store import Store
+
+N_COPIES = 80  # 65 demo trajectories x 80 = 5,200 queue items
+
+
+@pytest.fixture(scope="module")
+def big_store(tmp_path_factory):
+    store = Store(tmp_path_factory.mktemp("scale") / "scale.duckdb")
+    seed_demo_if_empty(store)
+    # copies of the real demo trajectories under new ids, made in the database (fixture set-up only)
+    store._execute(
+        "INSERT INTO trajectories SELECT t.id || '-' || c.i, t.spectrum_id, t.source_path, t.target, t.task, "
+        "t.agent_name, t.backend, t.model, t.agent_version, t.answer, t.answer_z, t.credibility, t.n_steps, "
+        "t.n_tool_calls, t.outcome, t.schema_version, t.created_at + c.i * INTERVAL 1 SECOND, t.saved_at "
+        f"FROM trajectories t, range(1, {N_COPIES}) c(i)")
+    store._execute(
+        "INSERT INTO steps SELECT s.trajectory_id || '-' || c.i, s.* EXCLUDE (trajectory_id) "
+        f"FROM steps s, range(1, {N_COPIES}) c(i)")
+    yield store
+    store.close()
+
+
+def test_the_last_of_more_than_5000_items_is_reachable(big_store):
+    state = ReviewState(big_store, reviewer="far")
+    queue = QueueView(state=state)
+    state.open_first()
+    total = big_store.queue_count("far")
+    assert total == 65 * N_COPIES > 5000
+    queue.go_to_page(10**6)  # past the end: the last page
+    last = queue.rows[-1]
+    assert queue.page * queue.page_size + len(queue.rows) == total
+    state.open_item(trajectory_id=queue.rows[-2]["trajectory_id"])
+    state.step_item(+1)
+    assert state.item.trajectory_id == last["trajectory_id"]
+    state.step_item(+1)  # n on the last item stays there
+    assert state.item.trajectory_id == last["trajectory_id"]
+    assert f"0 / {total} reviewed" in queue._progress.object

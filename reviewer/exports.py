@@ -9,6 +9,11 @@ claims. They are the stored results when the exported text is the stored one, el
 or never checked) checked now on the spectrum; [] when neither is possible.
 
 The SQL is in the store (review_queries.py); the row formats belong to agents/interop.
+
+Writing is all-or-nothing: a folder export is written into a hidden staging folder beside OUT and
+moved into place only when complete, the VI CSV into a temporary file renamed over OUT. A failure
+(a file where a folder is needed, no permission, a full disk) raises ExportError / OSError and leaves
+OUT as it was. With `overwrite=False` an export refuses to replace a file that is already there.
 """
 from __future__ import annotations
 
@@ -16,8 +21,11 @@ import csv
 import json
 import math
 import os
+import shutil
+import tempfile
 import unicodedata
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,29 +98,126 @@ def vi_row(label: dict[str, Any]) -> dict[str, str] | None:
     return row
 
 
-def export_vi_csv(store, out_file: str | os.PathLike, session: str | None = None) -> int:
-    """Write every inspector's current VI label as prospect's CSV; returns the number of rows."""
+class ExportError(Exception):
+    """An export cannot be written where it was asked to go (one line, naming the path and why)."""
+
+
+def _file_in_the_way(out: Path) -> Path | None:
+    """The first existing ancestor of `out` that is not a folder (writing below it cannot work)."""
+    for parent in out.parents:
+        if parent.exists():
+            return None if parent.is_dir() else parent
+    return None
+
+
+def _make_parents(path: Path) -> list[Path]:
+    """mkdir -p path; returns the folders it created (deepest last), to remove again on failure."""
+    made = []
+    for parent in reversed([path, *path.parents]):
+        if not parent.exists():
+            made.append(parent)
+    path.mkdir(parents=True, exist_ok=True)
+    return made
+
+
+def _remove_made(made: list[Path]) -> None:
+    for folder in reversed(made):
+        try:
+            folder.rmdir()
+        except OSError:
+            break
+
+
+@contextmanager
+def staged_folder(out_dir: str | os.PathLike, overwrite: bool = True):
+    """Yield a hidden staging folder beside `out_dir`; when the block ends without error, its files
+    move into `out_dir` (created if needed). Any error removes the staging folder and whatever
+    folders this created, so `out_dir` is left as it was. `overwrite=False` refuses (ExportError)
+    when a file to be written is already in `out_dir`."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"{out} is a file; this export writes a folder (choose a folder path)")
+    blocker = _file_in_the_way(out)
+    if blocker is not None:
+        raise ExportError(f"cannot write {out}: {blocker} is a file, not a folder")
+    made = _make_parents(out.parent)
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    except BaseException:
+        _remove_made(made)
+        raise
+    try:
+        yield tmp
+        files = sorted(p.relative_to(tmp) for p in tmp.rglob("*") if p.is_file())
+        if not out.exists():
+            os.rename(tmp, out)  # one atomic step
+            return
+        taken = [str(f) for f in files if (out / f).exists()]
+        if taken and not overwrite:
+            shown = ", ".join(taken[:3]) + (f" and {len(taken) - 3} more" if len(taken) > 3 else "")
+            raise ExportError(f"{out} already holds {shown}; use --force to overwrite")
+        for rel in files:
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp / rel, out / rel)
+        for folder in sorted((p for p in tmp.rglob("*") if p.is_dir()), reverse=True):
+            (out / folder.relative_to(tmp)).mkdir(parents=True, exist_ok=True)  # empty ones too (images/)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        _remove_made(made)
+        raise
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _write_file_atomically(out: Path, write: Callable[[Any], None], overwrite: bool = True) -> None:
+    """Call write(file handle) on a temporary file beside `out`, then rename it over `out`."""
+    if out.is_dir():
+        raise ExportError(f"{out} is a folder; the vi export writes a CSV file (give a file name)")
+    if out.exists() and not overwrite:
+        raise ExportError(f"{out} exists; use --force to overwrite it")
+    blocker = _file_in_the_way(out)
+    if blocker is not None:
+        raise ExportError(f"cannot write {out}: {blocker} is a file, not a folder")
+    made = _make_parents(out.parent)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.partial-", dir=out.parent)
+        with open(fd, "w", newline="", encoding="ascii", errors="replace") as fh:
+            write(fh)
+        os.replace(tmp, out)
+        tmp = None
+    except BaseException:
+        _remove_made(made)
+        raise
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+
+
+def export_vi_csv(store, out_file: str | os.PathLike, session: str | None = None, overwrite: bool = True) -> int:
+    """Write every inspector's current VI label as prospect's CSV; returns the number of rows.
+    `overwrite=False` refuses (ExportError) when `out_file` exists."""
     rows = [r for r in (vi_row(label) for label in store.current_vi_labels(session)) if r is not None]
     rows.sort(key=lambda r: (r["TARGETID"], r["VI_scanner"]))
-    out = Path(out_file)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", newline="", encoding="ascii", errors="replace") as fh:
+
+    def write(fh):
         writer = csv.DictWriter(fh, fieldnames=VI_COLUMNS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
+
+    _write_file_atomically(Path(out_file), write, overwrite)
     return len(rows)
 
 
-def export_parquet(store, out_dir: str | os.PathLike, session: str | None = None) -> dict[str, int]:
+def export_parquet(store, out_dir: str | os.PathLike, session: str | None = None,
+                   overwrite: bool = True) -> dict[str, int]:
     """One `<table>.parquet` per table (label tables carry reviewer names and UTC times); returns
     rows written per table."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     counts = {}
-    for table in store.table_names():
-        frame = store.table_frame(table, session)
-        frame.to_parquet(out / f"{table}.parquet", index=False)
-        counts[table] = len(frame)
+    with staged_folder(out_dir, overwrite) as out:
+        for table in store.table_names():
+            frame = store.table_frame(table, session)
+            frame.to_parquet(out / f"{table}.parquet", index=False)
+            counts[table] = len(frame)
     return counts
 
 
@@ -210,14 +315,18 @@ def sft_data_info() -> dict[str, Any]:
 
 
 def export_sft(store, out_dir: str | os.PathLike, session: str | None = None, task: str | None = None,
-               spectrum_loader: SpectrumLoader = default_spectrum_loader) -> RowsExport:
+               spectrum_loader: SpectrumLoader = default_spectrum_loader, overwrite: bool = True) -> RowsExport:
     """Accepted (curated) vet trajectories, latest revisions applied, as LLaMA-Factory sharegpt rows:
     `train_sharegpt.json` + `images/` + `data_info.json` (Spec-o3 cold-start format). The ground
     truth is the settled human label when there is one, else the trajectory's own. Each row has a
     `claims` field (exported_claims)."""
+    with staged_folder(out_dir, overwrite) as out:
+        return _export_sft(store, out, session, task, spectrum_loader)
+
+
+def _export_sft(store, out: Path, session, task, spectrum_loader) -> RowsExport:
     from agents.interop import trajectory_to_sft_row
 
-    out = Path(out_dir)
     (out / "images").mkdir(parents=True, exist_ok=True)
     result = RowsExport()
     rows = []
@@ -255,16 +364,21 @@ def export_sft(store, out_dir: str | os.PathLike, session: str | None = None, ta
 
 
 def export_bench(store, out_dir: str | os.PathLike, session: str | None = None, task: str | None = None,
-                 fmt: str = "parquet", spectrum_loader: SpectrumLoader = default_spectrum_loader) -> RowsExport:
+                 fmt: str = "parquet", spectrum_loader: SpectrumLoader = default_spectrum_loader,
+                 overwrite: bool = True) -> RowsExport:
     """SpecVI-Bench-style rows, one per vet trajectory with a settled human YES/NO label (that label
     is the ground truth; the spectrum's flux and wavelength go in create_kwargs, the overview PNG in
     images/), written per task as `review_<task>.parquet` or `.json`. Each row has a `claims` field:
     the reviewed trajectory's claim results (exported_claims)."""
-    from agents.interop import spectrum_to_specvi_row
-
     if fmt not in ("parquet", "json"):
         raise ValueError("fmt is parquet or json")
-    out = Path(out_dir)
+    with staged_folder(out_dir, overwrite) as out:
+        return _export_bench(store, out, session, task, fmt, spectrum_loader)
+
+
+def _export_bench(store, out: Path, session, task, fmt: str, spectrum_loader) -> RowsExport:
+    from agents.interop import spectrum_to_specvi_row
+
     (out / "images").mkdir(parents=True, exist_ok=True)
     result = RowsExport()
     by_task: dict[str, list[dict[str, Any]]] = {}

@@ -8,19 +8,38 @@ restores what was current before, and the latest row wins.
 """
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from reviewer import triage
 from reviewer.conflicts import sync_verdict_states
 from reviewer.consensus import DZ_MAX, describe_label, labels_agree, normalise_label
 
+log = logging.getLogger(__name__)
 VERIFY_TYPES = ("STAR", "GALAXY", "QSO", "UNKNOWN")
 VET_ANSWERS = ("YES", "NO")
 NAME_MAX = 64
 _NAME_OK = re.compile(r"^[\w .@'+-]+$")
+
+
+# The review priority of a labelled item is derived data (reviewer.triage, ~20 ms): it is recomputed
+# on one background thread after the label is stored and acknowledged, not on the reviewer's key press.
+_priorities = ThreadPoolExecutor(max_workers=1, thread_name_prefix="specreview-priority")
+
+
+def _refresh_priority_later(store, trajectory_id: str) -> None:
+    def work():
+        try:
+            triage.refresh(store, [trajectory_id], refit=False)
+        except Exception as err:  # a priority that cannot be refreshed must not lose the label
+            log.warning("review priority of %s not refreshed: %s", trajectory_id, err)
+
+    _priorities.submit(work)
 
 
 class LabelRefused(ValueError):
@@ -149,6 +168,7 @@ class LabelService:
         row_id = self.store.add_review(trajectory_id, name, action, label=label, comment=comment or None,
                                        session_id=self._scope(campaign))
         sync_verdict_states(self.store, trajectory_id)
+        _refresh_priority_later(self.store, trajectory_id)
         return Ack(kind, what, name, row_id, trajectory_id, previous=previous)
 
     # ---- other labels -------------------------------------------------------------------------
@@ -198,6 +218,7 @@ class LabelService:
                                         merger_comment=merger_comment, session_id=self._scope(campaign))
         if item["kind"] == "trajectory":
             sync_verdict_states(self.store, item["item_id"])
+            _refresh_priority_later(self.store, item["item_id"])
         return Ack("resolution", "resolution", name, row, item["item_id"] if item["kind"] == "trajectory" else None)
 
     def write_revision(self, reviewer, trajectory, step, text, tool_args, spectrum, comment, campaign=None) -> Ack:

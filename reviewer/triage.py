@@ -178,10 +178,8 @@ def _margin_from_measurements(task_id: str, answer: str | None, measured: list[d
 
 
 def _recorded_margin(margin: Any, answer: str | None) -> float | None:
-    if isinstance(margin, dict) and isinstance(margin.get("value"), (int, float)):
-        if margin.get("answer") in (None, answer):
-            return float(margin["value"])
-    return None
+    ok = isinstance(margin, dict) and isinstance(margin.get("value"), (int, float))
+    return float(margin["value"]) if ok and margin.get("answer") in (None, answer) else None
 
 
 def signals_frame(items: list[dict[str, Any]], measurements: dict[str, list[dict]] | None = None) -> pd.DataFrame:
@@ -261,10 +259,7 @@ def signals_frame(items: list[dict[str, Any]], measurements: dict[str, list[dict
 
 def compute_signals(store, task: str | None = None, spectrum_ids: list[str] | None = None) -> pd.DataFrame:
     """`signals_frame` of the store's trajectories (of a task; of some spectra)."""
-    items = store.triage_items(task)
-    if spectrum_ids is not None:
-        keep = set(spectrum_ids)
-        items = [r for r in items if r["spectrum_id"] in keep]
+    items = store.triage_items(task, spectrum_ids)
     missing = [r["trajectory_id"] for r in items
                if r["agent_name"] == "vet" and _recorded_margin(r["margin"], r["answer"]) is None]
     return signals_frame(items, store.recorded_measurements(missing) if missing else {})
@@ -347,10 +342,39 @@ def _percentiles(samples: list[float], level: float = 0.95) -> tuple[float | Non
     return float(np.percentile(values, tail)), float(np.percentile(values, 100 - tail))
 
 
+def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float | None, float | None]:
+    """The Wilson score interval of a proportion (None, None for n = 0)."""
+    from statistics import NormalDist
+
+    if n <= 0:
+        return None, None
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    lo, hi = max(centre - half, 0.0), min(centre + half, 1.0)
+    # exact at the ends (rounding would leave 1 - 1e-16 above an all-correct sample)
+    return (0.0 if successes == 0 else float(lo)), (1.0 if successes == n else float(hi))
+
+
+def _interval(boot_correct: np.ndarray, boot_n: np.ndarray, successes: int, n: int,
+              level: float) -> tuple[float | None, float | None]:
+    """Percentile bootstrap interval of an accuracy; where the sample has no error (or no right
+    answer) every resample has none either and the bootstrap collapses to a point, so there the
+    Wilson score interval is given instead."""
+    if n == 0:
+        return None, None
+    if successes in (0, n):
+        return wilson_interval(successes, n, level)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return _percentiles(list(np.where(boot_n > 0, boot_correct / np.maximum(boot_n, 1), np.nan)), level)
+
+
 def accuracy_by_priority(labelled: pd.DataFrame, n_bins: int = 5, n_boot: int = 1000, seed: int = 0,
                          level: float = 0.95) -> pd.DataFrame:
     """Per task and agent, the accuracy of the agent's answers in priority bins (quantiles of the
-    labelled items' priorities), with percentile bootstrap intervals: what the Stats tab plots.
+    labelled items' priorities), with percentile bootstrap intervals (Wilson where a bin holds no error):
+    what the Stats tab plots.
     `labelled`: columns task, agent, priority, correct. Columns out: task, agent, bin, priority_lo,
     priority_hi, priority_mid, n, accuracy, ci_low, ci_high."""
     rng = np.random.default_rng(seed)
@@ -364,11 +388,12 @@ def accuracy_by_priority(labelled: pd.DataFrame, n_bins: int = 5, n_boot: int = 
             sel = ok[which == b]
             if not len(sel):
                 continue
-            boot = rng.choice(sel, size=(n_boot, len(sel)), replace=True).mean(axis=1)
-            lo, hi = _percentiles(list(boot), level)
+            boot = rng.choice(sel, size=(n_boot, len(sel)), replace=True)
+            lo, hi = _interval(boot.sum(axis=1).astype(float), np.full(n_boot, float(len(sel))), int(sel.sum()),
+                               len(sel), level)
             pb = p[which == b]
             out.append({"task": task, "agent": agent, "bin": b, "priority_lo": float(pb.min()),
-                        "priority_hi": float(pb.max()), "priority_mid": float(np.median(pb)), "n": int(len(sel)),
+                        "priority_hi": float(pb.max()), "priority_mid": float(np.median(pb)), "n": len(sel),
                         "accuracy": float(sel.mean()), "ci_low": lo, "ci_high": hi})
     return pd.DataFrame(out, columns=["task", "agent", "bin", "priority_lo", "priority_hi", "priority_mid", "n",
                                       "accuracy", "ci_low", "ci_high"])
@@ -395,8 +420,9 @@ def abstention(labelled: pd.DataFrame, unreviewed: pd.DataFrame, target: float =
     """For a target accuracy, per task and agent and over all of them ("all"): the priority threshold
     below which answers would be accepted without review (`acceptance_threshold` on the labelled
     items), how many labelled items fall below it and their accuracy (the estimate) with a percentile
-    bootstrap interval (labelled items resampled per group, the threshold held), and the share of the
-    unreviewed queue (columns task, agent, priority) the threshold would accept."""
+    bootstrap interval (labelled items resampled per group, the threshold held; the Wilson interval
+    where the accepted items hold no error, as the bootstrap has nothing to resample there), and the
+    share of the unreviewed queue (columns task, agent, priority) the threshold would accept."""
     rng = np.random.default_rng(seed)
     rows, pooled = [], []
     groups = sorted(set(map(tuple, labelled[["task", "agent"]].to_numpy())) |
@@ -414,8 +440,7 @@ def abstention(labelled: pd.DataFrame, unreviewed: pd.DataFrame, target: float =
             boot_correct = (ok[idx] & accepted[idx]).sum(axis=1).astype(float)
             boot_n = accepted[idx].sum(axis=1).astype(float)
         pooled.append((boot_correct, boot_n))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            lo, hi = _percentiles(list(np.where(boot_n > 0, boot_correct / np.maximum(boot_n, 1), np.nan)), level)
+        lo, hi = _interval(boot_correct, boot_n, int(ok[accepted].sum()), int(accepted.sum()), level)
         n_todo = len(todo)
         n_accept = int((todo["priority"].to_numpy(float) <= thr).sum()) if thr is not None else 0
         rows.append({"task": task, "agent": agent, "target": target, "threshold": thr, "n_labelled": len(lab),
@@ -430,7 +455,7 @@ def abstention(labelled: pd.DataFrame, unreviewed: pd.DataFrame, target: float =
         acc_ok = sum((r["estimated_accuracy"] or 0) * r["n_labelled_accepted"] for r in rows)
         boot_c = sum(c for c, _ in pooled)
         boot_n = sum(n for _, n in pooled)
-        lo, hi = _percentiles(list(np.where(boot_n > 0, boot_c / np.maximum(boot_n, 1), np.nan)), level)
+        lo, hi = _interval(boot_c, boot_n, round(acc_ok), acc_n, level)
         n_todo = sum(r["n_unreviewed"] for r in rows)
         n_accept = sum(r["n_accept"] for r in rows)
         n_lab = sum(r["n_labelled"] for r in rows)
@@ -456,6 +481,18 @@ def split_labelled(store, signals: pd.DataFrame, model: TriageModel) -> tuple[pd
     labelled = frame.loc[frame.index.intersection(truth.index)].assign(correct=truth)
     unreviewed = frame.loc[~frame.index.isin(truth.index) & (signals["n_reviewers"] == 0)]
     return labelled, unreviewed
+
+
+def calibration_frame(store, task: str | None = None, n_bins: int = 5, n_boot: int = 1000,
+                      seed: int = 0) -> pd.DataFrame:
+    """What the Stats tab plots: `accuracy_by_priority` of the store's verdicts, with the stored
+    weights (the defaults before any): one row per task, agent and priority bin, with the accuracy
+    of the agent's answers and its bootstrap interval."""
+    model = stored_model(store) or fit_from_store(store)
+    labelled, _ = split_labelled(store, compute_signals(store), model)
+    if task:
+        labelled = labelled[labelled["task"] == task]
+    return accuracy_by_priority(labelled, n_bins=n_bins, n_boot=n_boot, seed=seed)
 
 
 def triage_report(store, target: float = 0.98, task: str | None = None, refresh_cache: bool = False,

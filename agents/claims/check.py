@@ -376,6 +376,8 @@ def _check_snr(claim: Claim, ctx: Context) -> ClaimResult:
     if near:
         c = float(near.group(1))
         win = (c - 50.0, c + 50.0)
+    elif re.search(r"\b(?:median|overall|global)\s+(?:S/N|SNR|signal)", claim.text, re.IGNORECASE):
+        win = ctx.measurer.coverage  # a statistic of the whole spectrum, not of the zoom in force
     else:
         win = ctx.view or ctx.measurer.coverage
     v = ctx.measurer.run("local_snr", window=tuple(win))

@@ -9,6 +9,10 @@ A sentence is cut into clauses (at . ; ! ? and line breaks, never inside a decim
    "H-beta is absent", "an absorption line at 5890 Å") becomes a FEATURE claim.
 Plans and criteria are not claims: clauses that say what the agent will do or look for ("I will
 check", "zoom into", "whether", "if") and rule criteria ("(needs >= 7.50)") yield only MEASURE claims.
+Rejected hypotheses are not claims either: a clause labelled as rejected ("excluded #2 GALAXY
+z=1.65304: ...", "FA-SKY REMOVE Na D @ ..."), a table row whose status cell says NOT SUPPORTED /
+REJECTED / EXCLUDED, the subject of "... is rejected / was ruled out", the object of "rules out ...",
+what follows "removed:" and a redshift right after "not" / "rather than" yield no claim.
 Units are parsed with astropy.units; the frame is what the text says (rest / observed) or None.
 """
 from __future__ import annotations
@@ -38,6 +42,7 @@ KEYWORDS = [
     ("velocity", re.compile(r"(?:radial|line-of-sight)?\s*velocit(?:y|ies)|(?:blue|red)shifted by|offset of",
                             re.IGNORECASE)),
 ]
+WHOLE_SNR = re.compile(r"\b(?:median|overall|global)\s+$", re.IGNORECASE)
 SNR_PLACE = re.compile(r"\s*(?:per\s+pixel\s*)?"
                        r"(?:(?:near|around|at|in|about)\s*~?\d{4}(?:\.\d+)?\s*(?:Å|A\b|Angstroms?))")
 REDSHIFT = re.compile(rf"(?:\bz\s*(?:=|≈|~|≃|∼)\s*|"
@@ -66,6 +71,34 @@ PRESENT = re.compile(r"\b(?:present|detected|visible|seen|shows?|showing|strong|
                      re.IGNORECASE)
 FRAME_REST = re.compile(r"rest[\s-]?frame|\(rest\)|rest wavelength|\brest\b", re.IGNORECASE)
 FRAME_OBS = re.compile(r"observed|\bobs\b|observer", re.IGNORECASE)
+# Rejected hypotheses are not assertions: a pipeline's report lists the redshifts and lines it ruled
+# out ("excluded #2 GALAXY z=1.65304: ...", a table row whose status cell says NOT SUPPORTED,
+# "FA-SKY REMOVE Na D @ 5891.1 Å: ..."); the claims of what was rejected are not extracted.
+REJECT = (r"(?:excluded|rejected|ruled\s+out|discarded|dismissed|disfavou?red|eliminated|refuted|disproven|"
+          r"not\s+supported|unsupported|removed?)")
+REJECT_WORD = re.compile(rf"\b{REJECT}\b", re.IGNORECASE)
+# a table cell that is nothing but a rejection status
+REJECT_STATUS = re.compile(rf"[\W_]*(?:{REJECT}|fail(?:ed|s)?|✗|❌)[\W_]*", re.IGNORECASE)
+# a clause labelled as rejected: the cue among its first words, after a bullet or a rule id
+# ("- excluded #1 ...", "Rejected: ...", "FA-EDGE REMOVE Ca K @ 3971.9 Å: ...")
+REJECT_LABEL = re.compile(rf"[\W_]*(?-i:[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+\s+)?(?:(?:the|a|an|this|that|all|both|"
+                          rf"hypothes[ie]s|solutions?|candidates?|alternatives?|redshifts?|lines?)\s+)?{REJECT}\b",
+                          re.IGNORECASE)
+# "<subject> is/was ... rejected": the subject is what was rejected
+REJECT_PASSIVE = re.compile(rf"\b(?:is|are|was|were|be|been|being)\s+(?:(?:also|then|thus|therefore|hence|now|"
+                            rf"clearly|firmly|safely|effectively|only|confidently)\s+)*{REJECT}\b", re.IGNORECASE)
+# "... rules out / excludes <object>": the object is what was rejected
+REJECT_ACTIVE = re.compile(r"\b(?:rules?\s+out|ruling\s+out|excludes|excluding|rejects|rejecting|disfavou?rs|"
+                           r"disfavou?ring|eliminates|eliminating|refutes|refuting)\b", re.IGNORECASE)
+SUBJECT_BOUNDARY = re.compile(r"[,:]|\s[-–—]\s|\b(?:so|thus|therefore|hence|because|since|and|but|while|whereas|"
+                              r"which|that|so that)\b", re.IGNORECASE)
+OBJECT_END = re.compile(r"[,:)\]]|\s[-–—]\s|\b(?:because|since|as|given|due to|owing to|and|but|while|whereas|"
+                        r"which|so|thus|therefore|hence)\b", re.IGNORECASE)
+AUX_ONLY = re.compile(r"[\s\W]*(?:(?:and|is|are|was|were|be|been|being|has|have|had|also|then|thus|therefore|hence|"
+                      r"now|so|clearly|firmly|only)\b[\s\W]*)*", re.IGNORECASE)
+REJECT_LIST = re.compile(r"(?:\s+\w+){0,2}\s*:")  # "removed: [O II], Mg b", "excluded only by: ..."
+Z_NEGATED = re.compile(r"\b(?:not|rather than|instead of|unlike|nor|neither|never|no longer)\s+(?:[\w#.+=-]+\s+){0,3}$",
+                       re.IGNORECASE)
 SUBCLAUSE = re.compile(r",?\s*\b(?:and no|with no|but no)\b|,\s*(?:but|while|whereas|although|though|however)\b|"
                        r"\b(?:but|while|whereas|although)\b|,")
 
@@ -173,17 +206,58 @@ def extract_claims(text: str) -> list[Claim]:
     mentions = find_mentions(text)
     for lo, hi in _clauses(text):
         clause = text[lo:hi]
+        if _rejected_clause(clause):  # a rejected hypothesis or line, with the reasons it was rejected
+            continue
+        n = len(b.claims)
         found = _measures(b, lo, hi)
         # a clause that lists kb measurements ("In the H-beta zoom I measure: ...") names its lines
         # as labels of what was measured; plans and criteria state nothing about the spectrum
-        if found or CRITERION.search(clause) or PLAN.search(clause):
-            continue
-        _redshifts(b, lo, hi)
-        _quantities(b, mentions, lo, hi)
-        _comparisons(b, mentions, lo, hi)
-        _features(b, mentions, lo, hi)
+        if not (found or CRITERION.search(clause) or PLAN.search(clause)):
+            _redshifts(b, lo, hi)
+            _quantities(b, mentions, lo, hi)
+            _comparisons(b, mentions, lo, hi)
+            _features(b, mentions, lo, hi)
+        skip = _rejected_spans(text, lo, hi)
+        if skip:
+            b.claims[n:] = [c for c in b.claims[n:] if all(c.end <= s or c.start >= e for s, e in skip)]
     b.claims.sort(key=lambda c: c.start)
     return b.claims
+
+
+def _rejected_clause(clause: str) -> bool:
+    """A table row whose status cell says the hypothesis was rejected (NOT SUPPORTED, REJECTED,
+    EXCLUDED ...), or a clause labelled as rejected by its first words ("excluded #2 GALAXY z=1.65",
+    "FA-SKY REMOVE Na D @ 5891.1 Å: ...")."""
+    row = clause.strip()
+    if row.startswith("|") and row.count("|") >= 3:
+        return any(REJECT_STATUS.fullmatch(cell.strip()) for cell in row.strip("|").split("|") if cell.strip())
+    return bool(REJECT_LABEL.match(clause))
+
+
+def _rejected_spans(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    """Parts of a clause that name a rejected hypothesis: the subject of "... is rejected / was ruled
+    out / is not supported", the object of "rules out / excludes ...", and what a rejection
+    lists after a colon ("3 lines removed: [O II], Mg b")."""
+    spans = []
+    for m in REJECT_PASSIVE.finditer(text, lo, hi):
+        start = m.start()
+        while True:  # back to the start of the subject: "... fits better and is excluded" has none of its own
+            cuts = list(SUBJECT_BOUNDARY.finditer(text, lo, start))
+            if not cuts:
+                start = lo
+                break
+            start = cuts[-1].end()
+            if not AUX_ONLY.fullmatch(text, start, m.start()):
+                break
+            start = cuts[-1].start()
+        spans.append((start, m.end()))
+    for m in REJECT_ACTIVE.finditer(text, lo, hi):
+        end = OBJECT_END.search(text, m.end(), hi)
+        spans.append((m.start(), end.start() if end else hi))
+    for m in REJECT_WORD.finditer(text, lo, hi):
+        if REJECT_LIST.match(text, m.end(), hi):
+            spans.append((m.start(), hi))
+    return spans
 
 
 def _measures(b: _Builder, lo: int, hi: int) -> int:
@@ -199,6 +273,8 @@ def _measures(b: _Builder, lo: int, hi: int) -> int:
 
 def _redshifts(b: _Builder, lo: int, hi: int) -> None:
     for m in REDSHIFT.finditer(b.text, lo, hi):
+        if Z_NEGATED.search(b.text, lo, m.start()):  # "not at z = 0.37", "rather than z=1.6": an alternative denied
+            continue
         if b.free(m.start(), m.end()):
             b.add(b.span(QUANTITY, m.start(), m.end(), quantity="z", value=_number(m.group("num")),
                          hedged=bool(m.group("mod")), decimals=_decimals(m.group("num"))))
@@ -210,9 +286,11 @@ def _quantities(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
             if not b.free(k.start(), k.end()):
                 continue
             start = k.end()
+            whole = None
             if qty == "snr":  # "S/N near 5500 Å is 20": the place is not the value
                 place = SNR_PLACE.match(b.text, start, hi)
                 start = place.end() if place else start
+                whole = WHOLE_SNR.search(b.text, lo, k.start())  # "median S/N 3.8": the whole spectrum's
             v = VALUE.match(b.text, start, min(hi, start + 60))
             if v is None:  # "an EW of 3 Å" has the keyword first; "3 Å EW" is rare in agent text
                 continue
@@ -234,9 +312,9 @@ def _quantities(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
                     continue
             a = min([k.start()] + ([line.start] if line and qty != "ratio" else [])
                     + [m.start for m in mentions if qty == "ratio" and lo <= m.start < k.start()])
-            a = max(a, lo)
+            a = max(min(a, whole.start()) if whole else a, lo)
             if not b.free(a, v.end()):
-                a = k.start()
+                a = whole.start() if whole and b.free(whole.start(), v.end()) else k.start()
             sent = b.text[lo:hi]
             b.add(b.span(QUANTITY, a, v.end(), quantity=qty, lines=lines, value=value, relation=relation,
                          unit=unit.strip() if unit else None, hedged=hedged, decimals=dec,

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import kb
+from agents.interop.rowcheck import RowError, kind_of, need, need_type
 from agents.tools.zoom import TOOL_NAME
 from agents.trajectory import AgentInfo, Trajectory
 from agents.vet.answer import parse_answer
@@ -36,9 +37,45 @@ def _task_from_prompt(text: str) -> str:
     return "unknown"
 
 
+ROLES = ("system", "human", "gpt")
+
+
+def check_sft_row(row: Any) -> None:
+    """Raise RowError (field and expectation) unless `row` has the shape sft_row_to_trajectory
+    needs: `conversations` a list of {from: system|human|gpt, value: string} with a human prompt,
+    `images` a list of path strings with at least as many paths as `<image>` tokens in human turns."""
+    if not isinstance(row, dict):
+        raise RowError(f"expected a JSON object, got {kind_of(row)}")
+    turns = need_type(need(row, "conversations"), list, "conversations", "an array of turns")
+    for i, turn in enumerate(turns):
+        where = f"conversations[{i}]"
+        need_type(turn, dict, where, "an object {from, value}")
+        if "from" not in turn:
+            raise RowError(f"{where}.from: missing (expected one of {', '.join(map(repr, ROLES))})")
+        if turn["from"] not in ROLES:
+            raise RowError(f"{where}.from: expected one of {', '.join(map(repr, ROLES))}, got {turn['from']!r}")
+        if "value" not in turn:
+            raise RowError(f"{where}.value: missing (expected the turn's text)")
+        need_type(turn["value"], str, f"{where}.value", "a string")
+    if not any(t["from"] == "human" for t in turns):
+        raise RowError("conversations: no 'human' turn (the first one is the prompt)")
+    images = row.get("images")
+    if images is None:
+        images = []
+    need_type(images, list, "images", "an array of paths")
+    for i, path in enumerate(images):
+        if not isinstance(path, str):
+            raise RowError(f"images[{i}]: expected a path (string), got {kind_of(path)}")
+    tokens = sum(t["value"].count("<image>") for t in turns if t["from"] == "human")
+    if tokens > len(images):
+        raise RowError(f"conversations have {tokens} <image> tokens but 'images' lists {len(images)} paths")
+
+
 def sft_row_to_trajectory(row: dict[str, Any], images: Mapping[str, bytes] | None = None,
                           task: str | None = None) -> Trajectory:
-    """`images` maps the row's image paths to PNG bytes when available (else only paths are kept)."""
+    """`images` maps the row's image paths to PNG bytes when available (else only paths are kept).
+    A malformed row raises RowError naming the field (check_sft_row)."""
+    check_sft_row(row)
     images = images or {}
     paths = list(row.get("images") or [])
     next_image = iter(range(len(paths)))

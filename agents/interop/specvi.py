@@ -16,16 +16,48 @@ import numpy as np
 from astropy.nddata import InverseVariance
 from specutils import Spectrum
 
+from agents.interop.rowcheck import RowError, kind_of, need, need_type, numbers
+
 TOOL = "spectral_visualization_tool"
 DATA_SOURCE_TASKS = {"carbon": "cs", "cc": "cs", "cv": "cv", "gm": "mg", "ss": "ss", "wd": "wd"}
 TASK_DATA_SOURCES = {"cs": "carbon", "cv": "cv", "mg": "gm", "ss": "ss", "wd": "wd"}
 
 
+CREATE_KWARGS = f"extra_info.tools_kwargs.{TOOL}.create_kwargs"
+
+
+def check_specvi_row(row: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(wavelength, flux) of a row, or RowError naming the field and what was expected: an object
+    with `reward_model.ground_truth` and `extra_info.tools_kwargs.<tool>.create_kwargs` holding
+    `wavelength` and `flux` arrays of numbers of one length (at least one pixel)."""
+    if not isinstance(row, dict):
+        raise RowError(f"expected a JSON object, got {kind_of(row)}")
+    need(need(row, "reward_model"), "ground_truth", "reward_model")
+    node, where = row, ""
+    for key in ("extra_info", "tools_kwargs", TOOL, "create_kwargs"):
+        node = need(node, key, where)
+        where = f"{where}.{key}" if where else key
+    need_type(node, dict, CREATE_KWARGS, "an object {wavelength, flux, redshift}")
+    wave = numbers(need(node, "wavelength", CREATE_KWARGS), "create_kwargs.wavelength")
+    flux = numbers(need(node, "flux", CREATE_KWARGS), "create_kwargs.flux")
+    if len(wave) != len(flux):
+        raise RowError(f"create_kwargs: 'wavelength' has {len(wave)} values, 'flux' has {len(flux)} "
+                       "(expected one flux per wavelength)")
+    if not wave:
+        raise RowError("create_kwargs: 'wavelength' and 'flux' are empty (no pixels)")
+    z = node.get("redshift")
+    if z is not None and (isinstance(z, bool) or not isinstance(z, (int, float))):
+        raise RowError(f"create_kwargs.redshift: expected a number or null, got {kind_of(z)}")
+    extra = row["extra_info"]
+    need_type(extra, dict, "extra_info", "an object")
+    return np.asarray(wave, dtype=float), np.asarray(flux, dtype=float)
+
+
 def specvi_row_to_spectrum(row: dict[str, Any]) -> Spectrum:
-    """The row's spectrum; `meta` carries the task id, ground truth and the row minus its arrays."""
+    """The row's spectrum; `meta` carries the task id, ground truth and the row minus its arrays.
+    A malformed row raises RowError naming the field (check_specvi_row)."""
+    wave, flux = check_specvi_row(row)
     kwargs = row["extra_info"]["tools_kwargs"][TOOL]["create_kwargs"]
-    wave = np.asarray(kwargs["wavelength"], dtype=float)
-    flux = np.asarray(kwargs["flux"], dtype=float)
     rest = copy.deepcopy(row)
     ck = rest["extra_info"]["tools_kwargs"][TOOL]["create_kwargs"]
     ck.pop("wavelength")

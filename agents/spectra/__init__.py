@@ -48,10 +48,22 @@ Documented behaviour of edge cases:
   (meta['objtype'] carries the input catalogue's type);
 - DESI files without a redrock file beside them have no pipeline labels.
 
+Plausibility (agents/spectra/core.py): wavelengths, after the file's own unit (a length, or a
+frequency / energy / wavenumber converted with astropy's spectral equivalency) and any log10, must
+lie within 100 A .. 1e6 A (extreme UV to 100 micron: every UV/optical/IR spectrograph; a distance
+unit such as pc or lyr gives ~1e30 A); a flux unit must be a spectral flux density (F_lambda, F_nu,
+Jy, ...), counts (ct, electron, adu, per second or not) or absent (relative flux), else the unit is
+named and refused, never silently made dimensionless; |flux| above 1e150 is refused naming the
+value and pixel (its squares would overflow float64), as is an error so small that 1/error**2
+overflows. A descending axis (a LAMOST COEFF1 < 0, a frequency axis, a reversed table) is turned
+around with flux, ivar and mask. Reading does not judge: vet_spectrum / verify_spectrum refuse a
+spectrum with fewer than MIN_FINITE_PIXELS = 20 pixels of finite flux (core.require_judgeable).
+
 Errors: every bad input raises SpectrumReadError (agents/spectra/errors.py), a ValueError whose
 message is "<file name>: <problem>" (missing file, empty file, non-FITS junk, truncated FITS or
 gzip, unknown layout, missing HDU/column, zero-length arrays, mismatched lengths, non-monotonic
-or non-positive wavelength, all-NaN flux, target not in file, ...). No astropy/numpy exception
+or non-positive wavelength, implausible wavelength range, unknown flux unit, overflowing flux,
+all-NaN flux, target not in file, ...). No astropy/numpy exception
 escapes read_spectrum or list_targets.
 
 Also: blank_pipeline_labels(spec) (the copy agents see), write_csv / write_fits (exports that

@@ -32,20 +32,121 @@ _UNIT_ALIASES = {
     "1e-17 erg/s/cm2/angstrom": "1e-17 erg / (s cm2 Angstrom)",
 }
 
+# Plausible spectroscopic wavelengths, after the file's own unit and any log10: 100 A (extreme UV,
+# ~124 eV) to 1e6 A (100 micron, far infrared). Every UV / optical / IR spectrograph a reviewer
+# meets lies inside (the corpus spans 1150 A, Pickles, to 25000 A; JWST MIRI ends at 28 micron), while a
+# wrong unit lands orders of magnitude outside: a distance unit (pc, lyr) gives ~1e30 A, micron or
+# nm numbers read as metres give 1e13 A, Angstrom numbers read as micron give 4e7 A.
+WAVE_MIN_AA = 100.0
+WAVE_MAX_AA = 1.0e6
+
+# Largest |flux| accepted. float64 ends at 1.8e308, and the tools square fluxes and sum the squares
+# over up to ~1e5 pixels (variances, chi-square, DER_SNR ivar): beyond ~1e150 those overflow. No
+# calibrated unit comes near it (1e-17 erg/s/cm2/A, Jy, counts), so a larger value is a broken file.
+FLUX_ABS_MAX = 1.0e150
+
+# Fewest pixels with finite flux that vetting and verification will judge. The continuum fit
+# (agents/tools/continuum.py) needs MAX_DEGREE + 2 = 12 pixels for any fit and falls back to all
+# pixels below 20 outside the features; a line measurement needs >= 3 pixels in its window plus
+# continuum sidebands (agents/tools/measure.py); the CWT keeps a feature only over >= 4
+# consecutive widths of 1-80 px. Below 20 pixels no verdict from these tools means anything.
+MIN_FINITE_PIXELS = 20
+
+# Counts-like flux units (raw or per second): accepted besides flux densities and dimensionless.
+_COUNT_UNITS = (u.ct, u.electron, u.adu, u.photon)
+
+
+class _UnitProblem(ValueError):
+    """Why a flux unit string was refused (the reader names the file)."""
+
 
 @lru_cache(maxsize=64)
-def parse_flux_unit(text: str | None) -> u.UnitBase:
-    """A flux unit from a header string; dimensionless when absent or not understood."""
+def _flux_unit(text: str) -> u.UnitBase:
+    text = _UNIT_ALIASES.get(text.lower(), text)
+    try:
+        unit = u.Unit(text)
+    except (ValueError, TypeError):
+        raise _UnitProblem(f"flux unit {text!r} is not a unit astropy knows (expected a spectral flux "
+                           "density such as 'erg / (s cm2 Angstrom)' or 'Jy', or counts)") from None
+    if unit.physical_type == "dimensionless":
+        return unit
+    try:  # any flux density: per wavelength, per frequency, photon flux densities
+        unit.to(u.erg / u.s / u.cm**2 / u.AA, equivalencies=u.spectral_density(5000 * u.AA))
+        return unit
+    except u.UnitConversionError:
+        pass
+    if any(unit.is_equivalent(c) or unit.is_equivalent(c / u.s) for c in _COUNT_UNITS):
+        return unit
+    raise _UnitProblem(f"flux unit {text!r} is not a spectral flux density or counts "
+                       f"(it is a {unit.physical_type})")
+
+
+def parse_flux_unit(text: str | None, path: str | None = None) -> u.UnitBase:
+    """A flux unit from a header string: dimensionless when absent (relative fluxes, e.g. LAMOST).
+
+    A string that is not a unit, or a unit that is neither a spectral flux density nor counts,
+    raises SpectrumReadError naming ``path`` and the unit (never silently dimensionless)."""
     if text is None:
         return u.dimensionless_unscaled
     text = str(text).strip()
     if not text:
         return u.dimensionless_unscaled
-    text = _UNIT_ALIASES.get(text.lower(), text)
     try:
-        return u.Unit(text)
+        return _flux_unit(text)
+    except _UnitProblem as exc:
+        raise SpectrumReadError(path or "spectrum", str(exc)) from None
+
+
+def wavelengths_to_angstrom(values: np.ndarray, unit_text: str | None, path: str) -> np.ndarray:
+    """Spectral-axis values in the file's unit -> Angstrom. Lengths scale; frequencies (Hz),
+    energies (eV) and wavenumbers convert through astropy's spectral equivalency (a descending
+    result is turned around by build_spectrum). Anything else raises SpectrumReadError."""
+    values = np.asarray(values, dtype=np.float64)
+    if not unit_text or not str(unit_text).strip():
+        return values
+    text = str(unit_text).strip()
+    try:
+        unit = u.Unit(text)
     except (ValueError, TypeError):
-        return u.dimensionless_unscaled
+        raise SpectrumReadError(path, f"wavelength unit {text!r} is not a unit astropy knows") from None
+    if unit.is_equivalent(u.AA):
+        return values * float(unit.to(u.AA))
+    try:
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            return (values * unit).to_value(u.AA, equivalencies=u.spectral())
+    except u.UnitConversionError:
+        raise SpectrumReadError(path, f"wavelength unit {text!r} is not a wavelength, frequency or energy "
+                                      f"(it is a {unit.physical_type})") from None
+
+
+def check_flux_magnitude(path: str, wave: np.ndarray, values: np.ndarray, field: str = "flux",
+                         limit: float = FLUX_ABS_MAX) -> None:
+    """Raise SpectrumReadError naming the field, the value and where it is when a finite value is
+    beyond ``limit`` (its squares would overflow float64)."""
+    values = np.asarray(values, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        big = np.isfinite(values) & (np.abs(values) > limit)
+    if big.any():
+        i = int(np.flatnonzero(big)[0])
+        where = f"{float(wave[i]):.1f} A" if np.size(wave) == values.size and np.isfinite(wave[i]) else "?"
+        raise SpectrumReadError(path, f"{field} value {values[i]:.6g} at {where} (pixel {i}) would overflow: "
+                                      f"|{field}| must stay below {limit:.0e} for its squares to fit in "
+                                      f"float64 ({int(big.sum())} such pixels)")
+
+
+def require_judgeable(spectrum, purpose: str = "vetting") -> None:
+    """Refuse (SpectrumReadError naming the file) a spectrum with fewer than MIN_FINITE_PIXELS
+    pixels of finite flux: the agents' tools cannot judge it, so no answer is better than a
+    confident one."""
+    flux = np.asarray(getattr(spectrum.flux, "value", spectrum.flux), dtype=np.float64)
+    n = int(np.isfinite(flux).sum())
+    if n < MIN_FINITE_PIXELS:
+        meta = spectrum.meta or {}
+        name = meta.get("source_path") or meta.get("object_id") or "spectrum"
+        plural = "pixel" if n == 1 else "pixels"
+        raise SpectrumReadError(name, f"only {n} {plural} with finite flux; {purpose} needs at least "
+                                      f"{MIN_FINITE_PIXELS} (continuum fit, line windows and the CWT "
+                                      "cannot judge fewer)")
 
 
 def header_text(header) -> dict[str, str]:
@@ -140,12 +241,15 @@ def build_spectrum(
     *,
     bad: np.ndarray | None = None,
     flux_unit: u.UnitBase = u.dimensionless_unscaled,
+    wave_unit: str | None = None,
 ) -> Spectrum:
     """Validate arrays, derive mask and S/N, and wrap them in a `specutils.Spectrum`.
 
     ``bad`` is the reader's own per-pixel verdict (survey mask bits set); it is OR-ed with
     ivar <= 0 and non-finite flux. ``ivar`` None means the file gives no uncertainty (the caller
-    then passes an estimate; see tables.py). Raises SpectrumReadError for any array problem.
+    then passes an estimate; see tables.py). ``wave_unit``: the file's own wavelength unit, named
+    when the wavelengths are implausible. Raises SpectrumReadError for any array problem, for
+    wavelengths outside WAVE_MIN_AA-WAVE_MAX_AA and for |flux| beyond FLUX_ABS_MAX.
     """
     wave = np.asarray(wave, dtype=np.float64).ravel()
     flux = np.asarray(flux, dtype=np.float64).ravel()
@@ -170,9 +274,15 @@ def build_spectrum(
             raise SpectrumReadError(path, "wavelength is not monotonic (not strictly increasing)")
     if wave[0] <= 0:
         raise SpectrumReadError(path, "wavelength has zero or negative values")
+    if wave[0] < WAVE_MIN_AA or wave[-1] > WAVE_MAX_AA:
+        source = f" (wavelength unit {wave_unit!r})" if wave_unit else ""
+        raise SpectrumReadError(path, f"wavelengths {wave[0]:.4g}-{wave[-1]:.4g} A{source} lie outside the "
+                                      f"plausible spectroscopic range {WAVE_MIN_AA:.0f}-{WAVE_MAX_AA:.0e} A "
+                                      "(100 A extreme UV to 100 micron far IR); is the wavelength unit right?")
     finite_flux = np.isfinite(flux)
     if not finite_flux.any():
         raise SpectrumReadError(path, "flux is all NaN or infinite")
+    check_flux_magnitude(path, wave, flux)
     ivar = np.where(np.isfinite(ivar) & finite_flux & (ivar > 0), ivar, 0.0)
     mask = ivar <= 0
     if bad is not None:

@@ -246,7 +246,7 @@ def read_desi(fits: RawFits, path: str, target=None):
         if labels:
             meta.update(labels)
     return build_spectrum(path, wave, flux, ivar, meta, bad=bad,
-                          flux_unit=parse_flux_unit(unit_text or DEFAULT_BUNIT))
+                          flux_unit=parse_flux_unit(unit_text or DEFAULT_BUNIT, path))
 
 
 def _is_scalar_column(table, name: str) -> bool:

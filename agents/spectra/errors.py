@@ -16,3 +16,6 @@ class SpectrumReadError(ValueError):
         self.path = str(path)
         self.problem = problem
         super().__init__(f"{Path(self.path).name}: {problem}")
+
+    def __reduce__(self):  # pickles across worker processes with both arguments
+        return (type(self), (self.path, self.problem))

@@ -10,6 +10,7 @@ LAMOST fluxes are relatively calibrated with no unit keyword: flux is dimensionl
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -79,9 +80,14 @@ def read_lrs_image(fits: RawFits, path: str, target=None):
         c0, c1 = float(header["COEFF0"]), float(header["COEFF1"])
     except (KeyError, ValueError, TypeError):
         raise SpectrumReadError(path, "LAMOST header lacks the COEFF0/COEFF1 wavelength solution") from None
-    if not c1 > 0:
-        raise SpectrumReadError(path, f"wavelength is not monotonic (COEFF1 = {c1})")
-    wave = 10.0 ** (c0 + c1 * np.arange(n))
+    if not (math.isfinite(c0) and math.isfinite(c1)):
+        raise SpectrumReadError(path, f"no usable wavelength solution (COEFF0 = {c0}, COEFF1 = {c1})")
+    if c1 == 0:
+        raise SpectrumReadError(path, f"no wavelength step (COEFF1 = 0): every pixel would sit at "
+                                      f"{10.0 ** c0:.6g} A" if c0 < 300 else "no wavelength step (COEFF1 = 0)")
+    # COEFF1 < 0 is a descending log-linear grid: build_spectrum turns it (and every array) around.
+    with np.errstate(over="ignore"):
+        wave = 10.0 ** (c0 + c1 * np.arange(n))
     meta = _common_meta(header, path, "LRS", LAMOST_LRS_IMAGE)
     meta.update(_labels(header))
     bad = (np.nan_to_num(data[3]) != 0) if data.shape[0] >= 5 else None

@@ -92,7 +92,7 @@ def read_sdss(fits: RawFits, path: str, target=None):
         "header": header_text(header),
         "flux_unit_source": "header" if header.get("BUNIT") else "SDSS data model (no BUNIT in file)",
     }
-    unit = parse_flux_unit(header.get("BUNIT") or DEFAULT_BUNIT)
+    unit = parse_flux_unit(header.get("BUNIT") or DEFAULT_BUNIT, path)
     return build_spectrum(path, wave, table.col("flux"), table.col("ivar"), meta, bad=bad,
                           flux_unit=unit)
 

@@ -28,10 +28,19 @@ import re
 from pathlib import Path
 from typing import Any
 
-import astropy.units as u
 import numpy as np
 
-from .core import build_spectrum, clean_float, clean_id, clean_label, clean_z, header_text, parse_flux_unit
+from .core import (
+    build_spectrum,
+    check_flux_magnitude,
+    clean_float,
+    clean_id,
+    clean_label,
+    clean_z,
+    header_text,
+    parse_flux_unit,
+    wavelengths_to_angstrom,
+)
 from .errors import SpectrumReadError
 from .sniff import ASCII_TABLE, ECSV, PICKLES_ASCII, SPECREVIEW_TABLE
 
@@ -95,15 +104,6 @@ def _meta_from_mapping(raw: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
-def _wave_factor(unit_text: str | None, path: str) -> float:
-    if not unit_text:
-        return 1.0
-    try:
-        return float((1 * u.Unit(unit_text)).to(u.AA).value)
-    except (ValueError, TypeError, u.UnitConversionError):
-        raise SpectrumReadError(path, f"wavelength unit {unit_text!r} is not a length") from None
-
-
 # ---------------------------------------------------------------- generic tables
 
 def _pick(names: list[str], wanted: tuple[str, ...]) -> int | None:
@@ -134,9 +134,12 @@ def _columns_to_spectrum(path: str, names: list[str] | None, data: np.ndarray, m
         ierr = 2 if ncol >= 3 else None
     wave = data[:, iw].astype(np.float64)
     if log_wave:
-        wave = 10.0 ** wave
-    wave = wave * _wave_factor(wave_unit or meta_raw.get("wavelength_unit"), path)
+        with np.errstate(over="ignore"):
+            wave = 10.0 ** wave
+    wave_unit = wave_unit or meta_raw.get("wavelength_unit")
+    wave = wavelengths_to_angstrom(wave, wave_unit, path)
     flux = data[:, ifl].astype(np.float64)
+    check_flux_magnitude(path, wave, flux)  # before DER_SNR squares it
     meta = _meta_from_mapping(meta_raw)
     if iiv is not None:
         ivar = data[:, iiv].astype(np.float64)
@@ -144,6 +147,7 @@ def _columns_to_spectrum(path: str, names: list[str] | None, data: np.ndarray, m
     elif ierr is not None:
         err = data[:, ierr].astype(np.float64)
         known = np.isfinite(err) & (err > 0)
+        check_error_magnitude(path, wave, np.where(known, err, 1.0), names[ierr] if names else "error")
         ivar = np.where(known, 1.0 / np.where(known, err, 1.0) ** 2, 0.0)
     else:
         ivar, known = np.zeros(flux.size), np.zeros(flux.size, bool)
@@ -153,10 +157,19 @@ def _columns_to_spectrum(path: str, names: list[str] | None, data: np.ndarray, m
     meta.setdefault("object_id", Path(path).name.split(".")[0])
     meta.setdefault("wavelength_medium", "unknown")
     meta.update({"format": fmt, "header": {k: str(v) for k, v in meta_raw.items()}})
-    unit = parse_flux_unit(flux_unit_text or meta_raw.get("flux_unit"))
+    unit = parse_flux_unit(flux_unit_text or meta_raw.get("flux_unit"), path)
     meta.pop("flux_unit", None)
     meta.pop("wavelength_unit", None)
-    return build_spectrum(path, wave, flux, ivar, meta, bad=bad, flux_unit=unit)
+    return build_spectrum(path, wave, flux, ivar, meta, bad=bad, flux_unit=unit, wave_unit=wave_unit)
+
+
+def check_error_magnitude(path: str, wave: np.ndarray, err: np.ndarray, field: str = "error") -> None:
+    """A 1-sigma error so small that 1/error**2 overflows float64 is named, not silently masked."""
+    tiny = np.isfinite(err) & (err > 0) & (err < 1.0 / math.sqrt(np.finfo(np.float64).max))
+    if tiny.any():
+        i = int(np.flatnonzero(tiny)[0])
+        raise SpectrumReadError(path, f"{field} value {err[i]:.6g} at {wave[i]:.1f} A (pixel {i}) would overflow "
+                                      f"when inverted to an inverse variance ({int(tiny.sum())} such pixels)")
 
 
 def read_ascii(text: str, path: str, target=None):
@@ -296,10 +309,11 @@ def read_specreview_fits(fits, path: str, target=None):
         "wavelength_medium": clean_label(header.get("WMEDIUM")) or "unknown",
         "header": source_header if isinstance(source_header, dict) else header_text(header),
     }
-    wave = table.col("WAVELENGTH") * _wave_factor(table.unit("WAVELENGTH"), path)
+    wave = wavelengths_to_angstrom(table.col("WAVELENGTH"), table.unit("WAVELENGTH"), path)
     bad = table.col("MASK") != 0 if table.has("MASK") else None
     return build_spectrum(path, wave, table.col("FLUX"), table.col("IVAR"), meta, bad=bad,
-                          flux_unit=parse_flux_unit(table.unit("FLUX")))
+                          flux_unit=parse_flux_unit(table.unit("FLUX"), path),
+                          wave_unit=table.unit("WAVELENGTH"))
 
 
 TEXT_READERS = {ASCII_TABLE: read_ascii, ECSV: read_ecsv, PICKLES_ASCII: read_pickles}

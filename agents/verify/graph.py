@@ -312,9 +312,13 @@ def verify_pixels(pixels, meta: dict | None = None, *, spectrum=None, spectrum_i
 def verify_spectrum(spectrum, *, spectrum_id: str | None = None, llm_config=None, chat_model=None,
                     **options) -> Trajectory:
     """Verify a specutils Spectrum from agents.spectra.read_spectrum. Pipeline labels are blanked
-    first: the decision uses the flux only. `llm_config` / `chat_model`: see verify_pixels."""
+    first: the decision uses the flux only. `llm_config` / `chat_model`: see verify_pixels. A
+    spectrum with fewer than agents.spectra.core.MIN_FINITE_PIXELS finite pixels raises
+    SpectrumReadError: there is nothing to verify."""
     try:
         from agents.spectra import blank_pipeline_labels
+        from agents.spectra.core import require_judgeable
+        require_judgeable(spectrum, "verification")
         spectrum = blank_pipeline_labels(spectrum)
     except ImportError:  # readers not installed yet: refuse rather than peek at labels
         meta = dict(spectrum.meta or {})

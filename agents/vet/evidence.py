@@ -129,6 +129,59 @@ def decide(task: dict, values: dict[str, Measurement]) -> Decision:
     return decision
 
 
+# -- answer margin: how close the deciding measurement sat to its threshold ------------------
+MARGIN_CAP = 1.0  # a relative distance of 100 % or more counts as "far"; unmeasurable leaves sit there too
+
+
+def _leaf_margin(crit: dict, values: dict[str, Measurement]) -> tuple[bool, float, dict[str, Any]]:
+    """(holds, signed distance, which leaf): the distance of the quoted value from the threshold,
+    relative to the threshold (absolute when the threshold is 0), capped at MARGIN_CAP; positive when
+    the leaf holds, negative when it does not."""
+    threshold = float(crit["value"])
+    m = values.get(crit["measure"])
+    info = {"measure": crit["measure"], "op": crit["op"], "threshold": threshold, "measured": None}
+    if m is None or m.value is None:
+        return False, -MARGIN_CAP, info
+    value = float(quote(m.value))
+    info["measured"] = value
+    holds = OPS[crit["op"]](value, threshold)
+    dist = min(abs(value - threshold) / (abs(threshold) if threshold else 1.0), MARGIN_CAP)
+    return holds, dist if holds else -dist, info
+
+
+def _margin(crit: dict, values: dict[str, Measurement]) -> tuple[bool, float, dict[str, Any]]:
+    """An `all` group holds until its closest-to-failing child fails and fails until its farthest
+    failing child flips (the minimum of the signed distances); an `any` group the other way round."""
+    def key(r):
+        return (r[0], r[1])
+
+    if "all" in crit:
+        return min((_margin(c, values) for c in crit["all"]), key=key)
+    if "any" in crit:
+        return max((_margin(c, values) for c in crit["any"]), key=key)
+    return _leaf_margin(crit, values)
+
+
+def decision_margin(task: dict, values: dict[str, Measurement]) -> dict[str, Any]:
+    """How far the decision sat from flipping: the answer is YES when every requirement holds and no
+    veto fires, so it is the `all` of the requirements and the negated vetoes, and its margin is that
+    group's (see `_margin`): the relative distance (0 = on the threshold, MARGIN_CAP = far) of the
+    measurement that decides it, with that measurement, its quoted value, the threshold and the rule
+    (`require` or `veto`). Computed from the same quoted values as `decide`, so it never changes an answer."""
+    parts = []
+    rule = task["decision"]
+    for crit in rule.get("require", []):
+        holds, signed, info = _margin(crit, values)
+        parts.append((holds, signed, {**info, "rule": "require"}))
+    for crit in rule.get("veto", []):
+        holds, signed, info = _margin(crit, values)
+        parts.append((not holds, -signed, {**info, "rule": "veto", "veto": crit.get("id")}))
+    if not parts:
+        return {"value": MARGIN_CAP, "answer": "YES"}
+    holds, signed, info = min(parts, key=lambda r: (r[0], r[1]))
+    return {"value": round(abs(signed), 4), "answer": "YES" if holds else "NO", **info}
+
+
 def evaluate(task: dict, arrays: Arrays) -> tuple[dict[str, Measurement], Decision]:
     """All measurements of every window, the derived values and the decision (for tests/bench)."""
     values: dict[str, Measurement] = {}

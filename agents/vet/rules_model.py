@@ -16,7 +16,7 @@ from pydantic import ConfigDict
 
 from agents.tools.measure import Arrays
 from agents.tools.zoom import TOOL_NAME
-from agents.vet.evidence import Measurement, decide, derive, measure_window
+from agents.vet.evidence import Measurement, decide, decision_margin, derive, measure_window
 
 RULES_VERSION = "rules-2"  # rules-2: task a thresholds by cross-validation (issue 9)
 
@@ -90,6 +90,7 @@ class RulesVetModel(BaseChatModel):
         content = (f"<think>{' '.join(lines)}</think>\n"
                    f"<answer>\\boxed{{{decision.answer}}} {why[0].upper() + why[1:]}.</answer>")
         msg = AIMessage(content=content)
+        # margin: how close the deciding measurement sat to its threshold (triage reads it)
         msg.response_metadata["decision"] = {"answer": decision.answer, "failed": decision.failed,
-                                             "vetoes": decision.vetoes}
+                                             "vetoes": decision.vetoes, "margin": decision_margin(self.task, values)}
         return msg, last_measured + derived

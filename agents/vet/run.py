@@ -115,7 +115,22 @@ class VetRun:
             parsed.format_correct = False
         self.traj.add("answer", text=parsed.raw_answer, answer=parsed.as_dict())
         self._outcome(status, prediction=parsed.prediction, format_correct=parsed.format_correct)
+        margin = self._decision_margin()
+        if margin is not None:  # a policy that records its decision rule (rules): how close it was
+            self.traj.outcome["margin"] = margin
         return {"messages": messages, "done": True}
+
+    def _decision_margin(self) -> dict[str, Any] | None:
+        """The margin the deciding model step recorded (agents.vet.evidence.decision_margin), when its
+        decision is the answer given; absent for models that record none (LLMs)."""
+        for step in reversed(self.traj.steps):
+            if step.kind == "think":
+                decision = step.data.get("decision") if isinstance(step.data, dict) else None
+                margin = decision.get("margin") if isinstance(decision, dict) else None
+                if isinstance(margin, dict) and decision.get("answer") == self.traj.outcome.get("prediction"):
+                    return dict(margin)
+                return None
+        return None
 
     def _stop(self, status: str, **info) -> dict[str, Any]:
         self._outcome(status, prediction=None, format_correct=False, **info)
@@ -139,7 +154,8 @@ def vet_spectrum(spectrum, task_id: str, backend: str = "rules", *, eager_render
                  redshift: float | None = None, title: str = "Spectrum",
                  limiter: RateLimiter | None = None) -> Trajectory:
     """Vet one spectrum for one task; returns the recorded trajectory (never raises for a
-    model failure: the outcome says what happened).
+    model failure: the outcome says what happened). A spectrum with fewer than
+    agents.spectra.core.MIN_FINITE_PIXELS finite pixels raises SpectrumReadError instead.
 
     With the openai backend and no `chat_model`, calls go through the process-wide client and
     limiter for the configuration (agents.llm.shared_chat), so trajectories vetted in parallel
@@ -148,7 +164,9 @@ def vet_spectrum(spectrum, task_id: str, backend: str = "rules", *, eager_render
     task = kb.task(task_id)
     try:
         from agents.spectra import blank_pipeline_labels
+        from agents.spectra.core import require_judgeable
 
+        require_judgeable(spectrum, "vetting")  # too few pixels: refuse rather than answer
         spectrum = blank_pipeline_labels(spectrum)
     except ImportError:  # pragma: no cover - readers not installed
         pass

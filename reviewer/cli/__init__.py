@@ -20,6 +20,7 @@ SUBCOMMANDS = {
     "claims": "claims",
     "ablate": "ablate",
     "import": "import_rows",
+    "triage": "triage",
 }
 
 

@@ -1,6 +1,11 @@
 """`specreview export sft|bench|vi|parquet`: write the review database out in Spec-o3, prospect
 and Parquet forms. `--session NAME` limits an export to one audit session's labels (frozen at its
-close)."""
+close).
+
+Nothing is half-written: a folder export is staged beside OUT and moved in when complete, the VI CSV
+is renamed over OUT when complete. An existing file is not replaced without --force. A destination
+that cannot be written (a file where a folder is needed, no permission, a full disk) ends with one
+line naming it and why, and exit code 1."""
 from __future__ import annotations
 
 import argparse
@@ -25,7 +30,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--session", default=None, help="only this audit session's labels (name or id)")
     p.add_argument("--task", default=None, help="sft/bench: only this task")
     p.add_argument("--format", choices=("parquet", "json"), default="parquet", help="bench: file format")
+    p.add_argument("--force", action="store_true", help="replace files that are already at OUT")
     return p
+
+
+def _cannot_write(out: str, exc: OSError) -> str:
+    why = exc.strerror or str(exc) or type(exc).__name__
+    where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(out) else ""
+    return f"specreview export: cannot write {out}: {why}{where}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,22 +48,27 @@ def run(args: argparse.Namespace) -> int:
     if store is None:
         return EXIT_FAILED
     try:
+        overwrite = args.force
         if args.kind == "vi":
-            n = exports.export_vi_csv(store, args.out, args.session)
+            n = exports.export_vi_csv(store, args.out, args.session, overwrite=overwrite)
             print(f"wrote {n} VI rows to {args.out}")
         elif args.kind == "parquet":
-            counts = exports.export_parquet(store, args.out, args.session)
+            counts = exports.export_parquet(store, args.out, args.session, overwrite=overwrite)
             print(f"wrote {len(counts)} tables to {args.out}: " + ", ".join(f"{t} {n}" for t, n in counts.items()))
         else:
             if args.kind == "sft":
-                result = exports.export_sft(store, args.out, args.session, args.task)
+                result = exports.export_sft(store, args.out, args.session, args.task, overwrite=overwrite)
             else:
-                result = exports.export_bench(store, args.out, args.session, args.task, fmt=args.format)
+                result = exports.export_bench(store, args.out, args.session, args.task, fmt=args.format,
+                                              overwrite=overwrite)
             print(f"wrote {result.written} {args.kind} rows to {args.out}")
             for tid, why in result.skipped:
                 print(f"  skipped {tid}: {why}", file=sys.stderr)
-    except UnknownSession as exc:
+    except (UnknownSession, exports.ExportError) as exc:
         print(f"specreview export: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except OSError as exc:  # no permission, disk full, ...: the export left nothing behind
+        print(_cannot_write(args.out, exc), file=sys.stderr)
         return EXIT_FAILED
     finally:
         store.close()

@@ -13,6 +13,14 @@ other file. The rows carry no uncertainty: IVAR is a DER_SNR estimate from the f
 source header says so). The ground truth is NOT put in the FITS (agents must not see it): it goes to
 `manifest-labels.csv` in the same folder (columns path, object_id, task, label, redshift, index),
 the CSV `specreview eval --labels` reads. File names hash the spectrum, so re-importing adds nothing.
+
+A malformed row is refused on its own, named by its place in the file (`rows.jsonl line 7`, counted
+from 1 over every physical line, blank ones included; `rows.json row 3` / `x.parquet row 3` for
+array and Parquet files, also from 1), the field and what was expected; the other rows import. A
+refused bench row leaves no FITS file behind (it is written under a temporary name first, and
+removed again if ingesting it fails). The summary counts imported, already present and refused
+rows; the exit code is 1 when any row was refused or the file itself cannot be read (a JSON file
+that does not parse is refused whole, with the line and column of the error).
 """
 from __future__ import annotations
 
@@ -22,6 +30,7 @@ import hashlib
 import json
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,22 +60,77 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 class ImportSummary:
     added: int = 0
     skipped_existing: int = 0
-    problems: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # rows not imported: "<file> line N: why"
+    problems: list[str] = field(default_factory=list)  # imported, with a warning (a missing image, no label)
     labels_file: Path | None = None
 
 
-def read_rows(path: Path) -> list[dict[str, Any]]:
-    """Rows of a .parquet (as plain Python values), .json (a list, or one object) or .jsonl file."""
+class ImportFileError(ValueError):
+    """The whole file cannot be read as rows (not JSON, not Parquet, not UTF-8)."""
+
+
+def iter_rows(path: Path) -> Iterator[tuple[str, Any, str | None]]:
+    """(where, row, problem) for each row of a .parquet, .json (a list, or one object) or .jsonl
+    file. `where` names the file and the line (JSONL: physical line, from 1) or row (from 1);
+    `problem` is set, and `row` None, for a JSONL line that is not valid JSON. A file that cannot be
+    read at all raises ImportFileError (or OSError)."""
     name = path.name.lower()
     if name.endswith(".parquet"):
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        return pq.read_table(path).to_pylist()
-    text = path.read_text(encoding="utf-8")
+        try:
+            rows = pq.read_table(path).to_pylist()
+        except (pa.ArrowException, ValueError) as exc:
+            raise ImportFileError(f"not a readable Parquet file ({str(exc)[:160]})") from None
+        for i, row in enumerate(rows, 1):
+            yield f"{path.name} row {i}", row, None
+        return
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ImportFileError(f"not UTF-8 text (byte {exc.start})") from None
     if name.endswith(".jsonl"):
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-    data = json.loads(text)
-    return data if isinstance(data, list) else [data]
+        # split on \n only: str.splitlines would also split on U+2028 etc., legal inside JSON strings
+        for n, line in enumerate(text.split("\n"), 1):
+            if not line.strip():
+                continue
+            try:
+                yield f"{path.name} line {n}", json.loads(line), None
+            except json.JSONDecodeError as exc:
+                yield f"{path.name} line {n}", None, f"not valid JSON ({exc.msg} at column {exc.colno})"
+        return
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportFileError(f"not valid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); "
+                              "nothing imported") from None
+    for i, row in enumerate(data if isinstance(data, list) else [data], 1):
+        yield f"{path.name} row {i}", row, None
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """Rows of a .parquet, .json or .jsonl file (ImportFileError for the first bad JSONL line)."""
+    rows = []
+    for where, row, problem in iter_rows(path):
+        if problem:
+            raise ImportFileError(f"{where}: {problem}")
+        rows.append(row)
+    return rows
+
+
+def _why(exc: BaseException) -> str:
+    """A refused row's reason: the message of our own errors, the type too for anything else."""
+    from agents.interop import RowError
+    from agents.spectra import SpectrumReadError
+
+    if isinstance(exc, SpectrumReadError):
+        return exc.problem
+    if isinstance(exc, RowError):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return f"cannot write {exc.filename}: {exc.strerror or exc}" if exc.filename else f"cannot write: {exc}"
+    return f"unexpected error ({type(exc).__name__}: {exc})"
 
 
 def row_key(kind: str, row: dict[str, Any]) -> str:
@@ -106,20 +170,23 @@ def _linked_spectrum(store, source_name: str | None) -> str | None:
 
 
 def import_sft(store, file: Path, images_dir: Path | None = None, task: str | None = None) -> ImportSummary:
-    from agents.interop import sft_row_to_trajectory
+    from agents.interop import check_sft_row, sft_row_to_trajectory
 
     summary = ImportSummary()
     base = images_dir or file.parent
-    for i, row in enumerate(read_rows(file)):
-        where = f"row {i}"
-        tid = row_key("sft", row)
-        if store.load_trajectory(tid) is not None:
-            summary.skipped_existing += 1
+    for where, row, problem in iter_rows(file):
+        if problem:
+            summary.refused.append(f"{where}: {problem}")
             continue
         try:
+            check_sft_row(row)  # before anything reads the row's fields
+            tid = row_key("sft", row)
+            if store.load_trajectory(tid) is not None:
+                summary.skipped_existing += 1
+                continue
             traj = sft_row_to_trajectory(row, _read_images(row, base, summary.problems, where), task=task)
         except Exception as exc:
-            summary.problems.append(f"{where}: {type(exc).__name__}: {exc}")
+            summary.refused.append(f"{where}: {_why(exc)}")
             continue
         traj.id = tid
         traj.spectrum_id = _linked_spectrum(store, row.get("source_name"))
@@ -183,43 +250,97 @@ def _read_labels(path: Path) -> dict[tuple[str, str], dict[str, str]]:
         return {(r["path"], r["task"]): r for r in csv.DictReader(fh)}
 
 
-def import_bench(store, file: Path, out_dir: Path, task: str | None = None) -> ImportSummary:
+def _checked_spectrum(row: Any, where: str):
+    """The row's spectrum after the reader's own checks (wavelength range and order, overflow,
+    all-NaN flux): RowError / SpectrumReadError say what is wrong before anything is written."""
+    import numpy as np
+
     from agents.interop import specvi_row_to_spectrum
+    from agents.spectra.core import build_spectrum
+
+    spec = specvi_row_to_spectrum(row)
+    build_spectrum(where, spec.spectral_axis.value, np.asarray(spec.flux.value, float), None, {})
+    return spec
+
+
+def _write_new(spec, file: Path, path: Path) -> bool:
+    """Write the row's FITS at `path` unless it is there (same spectrum, same name); True when
+    written now. Written under a temporary name and renamed: a failure leaves no partial file."""
+    import os
+
     from agents.spectra import write_fits
-    from reviewer.ingest import ingest_paths
+
+    if path.exists():
+        return False
+    tmp = path.with_name(f".{path.name}.partial")
+    try:
+        write_fits(_fits_spectrum(spec, file), tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return True
+
+
+def _write_labels(path: Path, labels: dict) -> None:
+    import os
+
+    tmp = path.with_name(f".{path.name}.partial")
+    try:
+        with open(tmp, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=LABEL_COLUMNS, lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(labels[k] for k in sorted(labels))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def import_bench(store, file: Path, out_dir: Path, task: str | None = None) -> ImportSummary:
+    import reviewer.ingest
 
     summary = ImportSummary(labels_file=out_dir / LABELS_FILE)
+    made_dir = not out_dir.exists()
     out_dir.mkdir(parents=True, exist_ok=True)
     labels = _read_labels(summary.labels_file)
-    for i, row in enumerate(read_rows(file)):
-        where = f"row {i}"
-        try:
-            spec = specvi_row_to_spectrum(row)
-            task_id = _task_for(row, spec.meta.get("task"), task)
-            path = out_dir / _file_name(task_id, str(spec.meta["object_id"]), spec)
-            if not path.exists():  # same spectrum, same name: never rewritten
-                write_fits(_fits_spectrum(spec, file), path)
-        except Exception as exc:
-            summary.problems.append(f"{where}: {type(exc).__name__}: {exc}")
-            continue
-        result = ingest_paths(store, [path], progress=False)
-        summary.added += result.added
-        summary.skipped_existing += result.skipped_existing
-        summary.problems += [f"{where}: {p}: {why}" for p, why in result.failed]
-        truth = str(spec.meta.get("ground_truth") or "").strip().upper()
-        if result.failed or truth not in ("YES", "NO") or task_id is None:
-            if not result.failed:
+    labels_before = dict(labels)  # rewritten only when a row changed it
+    try:
+        for where, row, problem in iter_rows(file):
+            if problem:
+                summary.refused.append(f"{where}: {problem}")
+                continue
+            try:
+                spec = _checked_spectrum(row, where)
+                task_id = _task_for(row, spec.meta.get("task"), task)
+                path = out_dir / _file_name(task_id, str(spec.meta["object_id"]), spec)
+                written = _write_new(spec, file, path)
+            except Exception as exc:
+                summary.refused.append(f"{where}: {_why(exc)}")
+                continue
+            result = reviewer.ingest.ingest_paths(store, [path], progress=False)
+            if result.failed:
+                summary.refused += [f"{where}: {why}" for _p, why in result.failed]
+                if written:  # nothing stays in --out for a refused row
+                    path.unlink(missing_ok=True)
+                continue
+            summary.added += result.added
+            summary.skipped_existing += result.skipped_existing
+            truth = str(spec.meta.get("ground_truth") or "").strip().upper()
+            if truth not in ("YES", "NO") or task_id is None:
                 summary.problems.append(f"{where}: no YES/NO ground truth or task; spectrum stored without a label")
-            continue
-        key = str(path.resolve())
-        labels[(key, task_id)] = {"path": key, "object_id": str(spec.meta["object_id"]), "task": task_id,
-                                  "label": truth, "redshift": "" if spec.meta.get("redshift") is None
-                                  else repr(float(spec.meta["redshift"])),
-                                  "index": str((row.get("extra_info") or {}).get("index") or "")}
-    with open(summary.labels_file, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=LABEL_COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(labels[k] for k in sorted(labels))
+                continue
+            key = str(path.resolve())
+            labels[(key, task_id)] = {"path": key, "object_id": str(spec.meta["object_id"]), "task": task_id,
+                                      "label": truth, "redshift": "" if spec.meta.get("redshift") is None
+                                      else repr(float(spec.meta["redshift"])),
+                                      "index": str((row.get("extra_info") or {}).get("index") or "")}
+    finally:
+        if labels or summary.labels_file.exists():
+            if labels != labels_before or not summary.labels_file.exists():
+                _write_labels(summary.labels_file, labels)
+        else:
+            summary.labels_file = None
+            if made_dir and not any(out_dir.iterdir()):
+                out_dir.rmdir()  # nothing imported into a folder made for it: leave no trace
     return summary
 
 
@@ -243,15 +364,21 @@ def run(args: argparse.Namespace) -> int:
             out = Path(args.out).expanduser() if args.out else db_path(args).parent / "imported" / stem
             summary = import_bench(store, file, out, args.task)
             what = "spectra"
-    except (OSError, ValueError) as exc:  # unreadable or malformed file
-        print(f"specreview import: {file}: {type(exc).__name__}: {exc}", file=sys.stderr)
+    except ImportFileError as exc:  # the file as a whole is not rows
+        print(f"specreview import: {file}: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # unreadable input, or an --out that cannot be written
+        print(f"specreview import: {exc.filename or file}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     finally:
         store.close()
     print(f"database: {store.path}")
-    print(f"imported {what}: {summary.added}; already present: {summary.skipped_existing}")
+    print(f"imported {what}: {summary.added}; already present: {summary.skipped_existing}; "
+          f"refused: {len(summary.refused)}")
     if summary.labels_file is not None:
         print(f"labels: {summary.labels_file} (score with: specreview eval --labels {summary.labels_file})")
+    for p in summary.refused:
+        print(f"  refused: {p}", file=sys.stderr)
     for p in summary.problems:
         print(f"  problem: {p}", file=sys.stderr)
-    return 0 if summary.added + summary.skipped_existing > 0 or not summary.problems else 1
+    return 1 if summary.refused else 0

@@ -28,7 +28,8 @@ class QueueView(PagedTable):
     disagreement = param.Selector(default=ANY, objects=[ANY, "yes", "no"])
     reviewed_by = param.String(default="")
     contradicted = param.Selector(default=ANY, objects=[ANY, "yes", "no"], label="Contradicted claims")
-    sort = param.Selector(default="queue order", objects=["queue order", "most contradicted first"])
+    sort = param.Selector(default="queue order", objects=["queue order", "likely errors first (priority)",
+                                                          "most contradicted first"])
 
     id_key = "trajectory_id"
     columns: ClassVar = {"object": "Object", "task": "Task", "answer": "Ans.", "cred": "Cred.", "mine": "Me", "split": "≠",
@@ -65,7 +66,8 @@ class QueueView(PagedTable):
             "disagreement": None if self.disagreement == ANY else self.disagreement == "yes",
             "reviewed_by": self.reviewed_by.strip() or None,
             "contradicted": None if self.contradicted == ANY else self.contradicted == "yes",
-            "order": "contradicted" if self.sort == "most contradicted first" else "default"}
+            "order": {"most contradicted first": "contradicted",
+                      "likely errors first (priority)": "priority"}.get(self.sort, "default")}
 
     # ---- PagedTable -----------------------------------------------------------------------------
     def count(self) -> int:

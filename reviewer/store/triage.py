@@ -41,12 +41,19 @@ LEFT JOIN seen n ON n.trajectory_id = t.id
 
 class TriageMixin(StoreBase):
     # -- inputs ------------------------------------------------------------------------------
-    def triage_items(self, task: str | None = None) -> list[dict[str, Any]]:
-        """Every trajectory (of `task`, else all) with its answer, credibility, the decision margin its
-        outcome recorded (None when absent), the verify LLM review's disagreement flag, the number of
-        contradicted claims (latest checker version) and the number of reviewers with a current
-        verdict. Ordered by creation, like the default queue."""
-        where, params = ("WHERE t.task = ?", [task]) if task else ("", [])
+    def triage_items(self, task: str | None = None, spectrum_ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """Every trajectory (of `task`, of the given spectra, else all) with its answer, credibility, the
+        decision margin its outcome recorded (None when absent), the verify LLM review's disagreement
+        flag, the number of contradicted claims (latest checker version) and the number of reviewers
+        with a current verdict. Ordered by creation, like the default queue."""
+        conds, params = [], []
+        if task:
+            conds.append("t.task = ?")
+            params.append(task)
+        if spectrum_ids is not None:
+            conds.append("list_contains(?, t.spectrum_id)")
+            params.append(list(dict.fromkeys(spectrum_ids)))
+        where = ("WHERE " + " AND ".join(conds)) if conds else ""
         return self._rows(f"{_TRIAGE_ITEMS_SQL} {where} ORDER BY t.created_at, t.id", params)
 
     def recorded_measurements(self, trajectory_ids: Iterable[str]) -> dict[str, list[dict[str, Any]]]:

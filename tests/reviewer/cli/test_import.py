@@ -1,8 +1,8 @@
 """`specreview import sft|bench` on real DuckDB files, with rows written by the real exporters from
 trajectories the rules vet policy made on real LAMOST spectra of the shared data."""
 import csv
-import re
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -205,7 +205,7 @@ def test_import_sft_refuses_bad_rows_by_line_and_imports_the_rest(tmp_path, expo
         9: r"conversations\[0\]\.from: missing",
     }
     for line, problem in expected.items():
-        assert re.search(rf"rows\.jsonl line {line}: {problem}", err), (line, err)
+        assert re.search(rf"rows\.jsonl line {line}: [^\n]*{problem}", err), (line, err)
     assert "line 1:" not in err and "line 3:" not in err and "line 10:" not in err
     with Store(db) as store:
         assert store.count_trajectories(backend="spec-o3-sft") == 2
@@ -213,7 +213,7 @@ def test_import_sft_refuses_bad_rows_by_line_and_imports_the_rest(tmp_path, expo
 
 def test_import_sft_of_a_broken_json_file_names_where(tmp_path, capsys):
     bad = tmp_path / "rows.json"
-    bad.write_text('[{"conversations": []},\n {"oops"\n]')
+    bad.write_text('[{"conversations": []},\n {"oops" ]\n]')
     assert main(["import", "sft", str(bad), "--db", str(tmp_path / "d.duckdb")]) == 1
     err = capsys.readouterr().err
     _no_raw_errors(err)
@@ -271,7 +271,7 @@ def test_import_bench_refuses_bad_rows_and_leaves_no_file_for_them(tmp_path, exp
         7: r"create_kwargs\.flux\[0\]: expected a number, got string",
     }
     for line, problem in expected.items():
-        assert re.search(rf"bench\.jsonl line {line}: {problem}", err), (line, err)
+        assert re.search(rf"bench\.jsonl line {line}: [^\n]*{problem}", err), (line, err)
     assert sorted(p.suffix for p in out.iterdir()) == [".csv", ".fits", ".fits"]  # nothing else, no partials
     with Store(db) as store:
         assert store.count_spectra() == 2

@@ -19,7 +19,7 @@ def on_server_loaded(server_context) -> None:
     except StoreUnavailable as err:  # the page will say so too
         log.error("cannot open the review database: %s", err)
         return
-    seed_demo_if_empty(store)
+    seed_demo_if_empty(store, claims_in_background=True)
     sync_verdict_states(store)
     import layouts  # noqa: F401 - imports Panel, HoloViews and the components before the first page
 

@@ -46,9 +46,11 @@ def read_shipped(path: Path = DEMO_TRAJECTORIES) -> list[Trajectory]:
         return [Trajectory.from_json(line) for line in fh if line.strip()]
 
 
-def seed_demo_if_empty(store, demo_dir: Path = DEMO_DIR, trajectories: Path = DEMO_TRAJECTORIES) -> int:
-    """First run: an empty database gets the demo spectra and their shipped trajectories. Returns the
-    number of spectra added (0 when the database already had some)."""
+def seed_demo_if_empty(store, demo_dir: Path = DEMO_DIR, trajectories: Path = DEMO_TRAJECTORIES,
+                       claims_in_background: bool = False) -> int:
+    """First run: an empty database gets the demo spectra and their shipped trajectories, and their
+    claims checked (by the server in the background, so that the first page does not wait for it).
+    Returns the number of spectra added (0 when the database already had some)."""
     with _seed_lock:
         if store.count_spectra() > 0 or not demo_dir.is_dir():
             return 0
@@ -58,13 +60,26 @@ def seed_demo_if_empty(store, demo_dir: Path = DEMO_DIR, trajectories: Path = DE
             log.warning("demo spectrum not loaded: %s: %s", Path(path).name, problem)
         known = {r["spectrum_id"]: r["source_path"] for r in store.list_spectra(limit=1000)}
         shipped = [t for t in read_shipped(trajectories) if t.spectrum_id in known] if trajectories.is_file() else []
-        checker = ClaimChecker(store)
         for traj in shipped:
             traj.source_path = known[traj.spectrum_id]
             store.save_trajectory(traj)
-            checker.check_and_store(traj)
         log.warning("demo ready: %d spectra, %d trajectories", summary.added, len(shipped))
+        if claims_in_background:
+            threading.Thread(target=_check_claims, args=(store, shipped), daemon=True,
+                             name="specreview-demo-claims").start()
+        else:
+            _check_claims(store, shipped)
         return summary.added
+
+
+def _check_claims(store, shipped) -> None:
+    checker = ClaimChecker(store)
+    for traj in shipped:
+        try:
+            checker.check_and_store(traj)
+        except Exception as err:  # a claim check that fails must not stop the demo
+            log.warning("claims of demo trajectory %s not checked: %s", traj.id, err)
+    log.warning("demo claims checked: %s", checker.totals_text())
 
 
 def write_shipped(trajectories: list[Trajectory], path: Path = DEMO_TRAJECTORIES) -> None:

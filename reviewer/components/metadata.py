@@ -48,6 +48,7 @@ class MetadataPanel(Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
+        self._shown = object()  # the spectrum id on display (a sentinel before the first)
         self.state.param.watch(self._refresh, "item")
         # fixed height: a longer file name must not re-lay-out the sidebar on every spectrum
         self._table = pn.pane.HTML(sizing_mode="stretch_width", height=430, css_classes=["sr-metadata"], stylesheets=STYLESHEETS,
@@ -82,6 +83,9 @@ class MetadataPanel(Viewer):
 
     def _refresh(self, *_):
         rec = self.record
+        if rec.get("spectrum_id") == self._shown:  # the next task on the same spectrum: nothing to redo
+            return
+        self._shown = rec.get("spectrum_id")
         rows = []
         for key, label in FIELDS:
             value = format_value(key, rec.get(key))

@@ -49,6 +49,9 @@ class StepStrip(Viewer):
     def _load(self, *_):
         steps = self.state.steps
         options = {f"{s.index + 1}{KIND_MARK.get(s.kind, '')}": s.index for s in steps}
+        if options == self._buttons.options:  # the same sequence of steps: only the value moves
+            self._show()
+            return
         self._buttons.param.update(options=options, value=self.state.step_index if steps else None)
 
     def _show(self, *_):

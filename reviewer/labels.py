@@ -59,13 +59,6 @@ def check_name(name: str, what: str = "reviewer name") -> str:
     return name
 
 
-def answer_set(task: str) -> dict[str, Any]:
-    """What a corrected label may be for a task: vet YES/NO; verify a type from VERIFY_TYPES and a z."""
-    if task == "verify":
-        return {"type": list(VERIFY_TYPES), "z": "number"}
-    return {"answer": list(VET_ANSWERS)}
-
-
 def validate_correction(task: str, label: dict[str, Any] | None, agent_label: dict[str, Any]) -> dict[str, Any]:
     """The corrected label of an override, normalised; refused when outside the task's answer set or
     equal to the agent's own answer (that is an approval, not an override)."""

@@ -55,10 +55,6 @@ class ReviewItem:
         return self.trajectory.id if self.trajectory is not None else None
 
     @property
-    def title(self) -> str:
-        return f"{self.record.get('object_id') or self.record.get('file_name') or '?'} ({self.record.get('survey') or '?'})"
-
-    @property
     def why_not_reviewable(self) -> str:
         return "" if self.trajectory is not None else (
             "No agent trajectory on this spectrum: there is nothing to approve or override. "

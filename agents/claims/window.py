@@ -26,11 +26,8 @@ class View:
 
 
 def plot_redshift(trajectory) -> float | None:
-    for step in trajectory.steps:
-        if step.kind == "prompt":
-            z = ((step.data or {}).get("tool_state") or {}).get("redshift")
-            return float(z) if z else None
-    return None
+    """The redshift the Spec-o3 tool plotted at (None: observed frame); the schema answers it."""
+    return trajectory.tool_redshift() or None
 
 
 def _range(args: dict | None):

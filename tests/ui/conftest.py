@@ -39,15 +39,27 @@ def browser():
         b.close()
 
 
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1600, "height": 1000})
+def new_page(browser, width: int, height: int, console: bool = True):
+    """A page in a fresh context; `console_errors` collects page errors (and console errors)."""
+    context = browser.new_context(viewport={"width": width, "height": height})
     pg = context.new_page()
     pg.console_errors = []
-    pg.on("console", lambda msg: msg.type == "error" and pg.console_errors.append(msg.text))
+    if console:
+        pg.on("console", lambda msg: msg.type == "error" and pg.console_errors.append(msg.text))
     pg.on("pageerror", lambda err: pg.console_errors.append(str(err)))
     yield pg
     context.close()
+
+
+@pytest.fixture
+def page(browser):
+    yield from new_page(browser, 1600, 1000)
+
+
+@pytest.fixture
+def screen(browser):
+    """The review screen size the one-screen acceptance names."""
+    yield from new_page(browser, 1440, 900, console=False)
 
 
 @pytest.fixture(scope="session")

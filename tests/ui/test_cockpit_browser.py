@@ -47,16 +47,6 @@ def cockpit(tmp_path_factory):
     app.stop()
 
 
-@pytest.fixture
-def screen(browser):
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    page = context.new_page()
-    page.console_errors = []
-    page.on("pageerror", lambda err: page.console_errors.append(str(err)))
-    yield page
-    context.close()
-
-
 def open_as(page, app, reviewer, extra=""):
     page.goto(f"{app.url}?reviewer={reviewer}{extra}", wait_until="domcontentloaded")
     expect(page.locator(".sr-step-view")).to_contain_text("Step 1", timeout=60_000)

@@ -197,7 +197,11 @@ def bench_fresh_database(browser, tmp: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=40)
+    parser.add_argument("--only", default="fresh,spectrum,step,item,load",
+                        help="comma-separated measures to take (default: all)")
     args = parser.parse_args()
+    only = set(args.only.split(","))
+    skipped = {"n": 0, "median": float("nan"), "p95": float("nan"), "max": float("nan")}
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -210,21 +214,22 @@ def main() -> None:
         store.close()
         with sync_playwright() as pw:
             browser = launch(pw)
-            fresh = bench_fresh_database(browser, Path(tmp))
+            fresh = bench_fresh_database(browser, Path(tmp)) if "fresh" in only else None
             app = ServedApp(db, Path(tmp) / "panel.log")
             app.kinds, app.queue = {first: kinds}, queue
             try:
                 page = browser.new_page(viewport={"width": 1440, "height": 900})
-                spectra = summary(bench_spectrum_switch(page, app, args.repeats))
-                steps = summary(bench_step_switch(page, app, first, args.repeats))
-                items = summary(bench_item_switch(page, app, args.repeats))
-                loads = summary(bench_page_loads(browser, app, 10))
+                spectra = summary(bench_spectrum_switch(page, app, args.repeats)) if "spectrum" in only else skipped
+                steps = summary(bench_step_switch(page, app, first, args.repeats)) if "step" in only else skipped
+                items = summary(bench_item_switch(page, app, args.repeats)) if "item" in only else skipped
+                loads = summary(bench_page_loads(browser, app, 10)) if "load" in only else skipped
                 browser.close()
             finally:
                 app.stop()
     print(f"Machine: {machine()}\n")
-    print(f"Fresh database: server listening after {fresh['listening_s']:.1f} s (demo seeded at start-up), "
-          f"first usable page {fresh['first_page_s']:.1f} s after the request\n")
+    if fresh:
+        print(f"Fresh database: server listening after {fresh['listening_s']:.1f} s (demo seeded at start-up), "
+              f"first usable page {fresh['first_page_s']:.1f} s after the request\n")
     print("| interaction | n | median ms | p95 ms | max ms |\n|---|---|---|---|---|")
     for name, s in (("click spectrum in list -> new plot painted", spectra),
                     ("key `j` -> next step (text + render) painted", steps),

@@ -185,13 +185,10 @@ class ReviewState(param.Parameterized):
     # ---- the queue ------------------------------------------------------------------------------
     def step_item(self, delta: int) -> None:
         """n / b: the next or previous item of the filtered queue (server-side, every item reachable)."""
-        args = self.queue_args()
-        pos = self.store.queue_position(self.item.trajectory_id, self.reviewer or None, **args) \
-            if self.item is not None and self.item.trajectory_id else None
-        target = 0 if pos is None else max(0, pos + delta)
-        rows = self.store.queue_items(self.reviewer or None, offset=target, limit=1, **args)
-        if rows and rows[0]["trajectory_id"] != (self.item.trajectory_id if self.item else None):
-            self.open_item(trajectory_id=rows[0]["trajectory_id"], position=target)
+        current = self.item.trajectory_id if self.item is not None else None
+        found = self.store.queue_neighbour(current, delta, self.reviewer or None, **self.queue_args())
+        if found is not None and found[0] != current:
+            self.open_item(trajectory_id=found[0], position=found[1])
 
     def open_first(self) -> bool:
         rows = self.store.queue_items(self.reviewer or None, limit=1, **self.queue_args())

@@ -6,6 +6,7 @@ action), and sends the key to `_handle_msg`, which sets `last_key` and calls the
 """
 from __future__ import annotations
 
+import panel as pn
 import param
 from panel.custom import JSComponent
 
@@ -61,11 +62,14 @@ class Keyboard(JSComponent):
     def press(self, key: str) -> None:
         """Act on a key as if it had been pressed (used by the JS side and by tests)."""
         key = ALIASES.get(key, key)
-        self.last_key = key
-        self.presses += 1
-        handler = self._handlers.get(key)
-        if handler is not None:
-            handler()
+        # one patch message for everything a key changes: the browser lays the page out once, not
+        # once per changed pane (an `n` changes some twenty models)
+        with pn.io.hold():
+            self.last_key = key
+            self.presses += 1
+            handler = self._handlers.get(key)
+            if handler is not None:
+                handler()
 
     def _handle_msg(self, msg) -> None:
         key = msg.get("key") if isinstance(msg, dict) else None

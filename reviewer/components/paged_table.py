@@ -102,7 +102,8 @@ class PagedTable(Viewer):
         if event.new and 0 <= event.new[0] < len(self.rows):
             row = self.rows[event.new[0]]
             if row[self.id_key] != self.current_id():
-                self.open_row(row)
+                with pn.io.hold():  # the whole item change in one patch message (see keyboard.py)
+                    self.open_row(row)
 
     def pager(self) -> pn.Row:
         return pn.Row(self._prev_page, self._where, self._next_page, sizing_mode="stretch_width")

@@ -48,8 +48,8 @@ class QueueView(PagedTable):
                                  widgets={"reviewed_by": {"type": pn.widgets.TextInput, "placeholder": "reviewer"}})
         self._prev = pn.widgets.Button(label="◀ Previous (b)", css_classes=["sr-queue-prev"], sizing_mode="stretch_width")
         self._next = pn.widgets.Button(label="Next (n) ▶", css_classes=["sr-queue-next"], sizing_mode="stretch_width")
-        self._prev.on_click(lambda _: self.state.step_item(-1))
-        self._next.on_click(lambda _: self.state.step_item(+1))
+        self._prev.on_click(lambda _: self._step(-1))
+        self._next.on_click(lambda _: self._step(+1))
         self._progress = pn.pane.HTML("", css_classes=["sr-progress"], sizing_mode="stretch_width")
         self.state.param.watch(self.refresh, ["reviewer", "campaign", "queue_filters"])
         # a score or a note changes nothing the queue shows; a verdict changes "Me", "≠" and progress
@@ -76,6 +76,10 @@ class QueueView(PagedTable):
     def fetch(self, offset: int, limit: int) -> list[dict]:
         return self.state.store.queue_items(self.state.reviewer or None, offset=offset, limit=limit,
                                             **self.state.queue_args())
+
+    def _step(self, delta: int) -> None:
+        with pn.io.hold():  # one patch message per item change (see keyboard.py)
+            self.state.step_item(delta)
 
     def open_row(self, row: dict) -> None:
         self.state.open_item(trajectory_id=row["trajectory_id"])

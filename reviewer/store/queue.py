@@ -2,6 +2,7 @@
 how many of the agent's claims the checker found contradicted."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from reviewer.store.base import StoreBase
@@ -16,25 +17,18 @@ QUEUE_ORDERS = ("default", "contradicted", "priority")
 
 # Disagreement is read from `verdict_state`, which the label service keeps (reviewer/conflicts.py
 # decides what disagreeing means); contradicted claims from `claim_results` (each trajectory's latest
-# checker version). This query only counts and pages. The `claims` CTE takes no parameters, so the
-# parameters stay in the order: reviewer, scope, session join, WHERE.
-_QUEUE_SQL = """
-WITH mine AS (
-    SELECT trajectory_id, action FROM reviews WHERE reviewer = ?
-    QUALIFY row_number() OVER (PARTITION BY trajectory_id ORDER BY created_at DESC, seq DESC) = 1
-), claims AS (
-    {claims}
-)
-SELECT {columns}
-FROM trajectories t
-LEFT JOIN spectra s USING (spectrum_id)
-LEFT JOIN verdict_state v ON v.trajectory_id = t.id AND v.scope = ?
-LEFT JOIN mine m ON m.trajectory_id = t.id
-LEFT JOIN claims c ON c.trajectory_id = t.id
-LEFT JOIN triage_priority p ON p.trajectory_id = t.id
-{session_join}
-{where}
-"""
+# checker version). This query only counts and pages. Each query joins only the tables its columns,
+# filters and order name (an `n` press asks for one neighbour, not for every item's claim counts).
+_MINE_SQL = """SELECT trajectory_id, action FROM reviews WHERE reviewer = ?
+    QUALIFY row_number() OVER (PARTITION BY trajectory_id ORDER BY created_at DESC, seq DESC) = 1"""
+# alias -> (its CTE, or None; its join); the parameters of each, in order, are added where it is used
+_JOINS = {
+    "s": (None, "LEFT JOIN spectra s USING (spectrum_id)"),
+    "v": (None, "LEFT JOIN verdict_state v ON v.trajectory_id = t.id AND v.scope = ?"),
+    "m": (f"mine AS ({_MINE_SQL})", "LEFT JOIN mine m ON m.trajectory_id = t.id"),
+    "c": (f"claims AS ({CLAIM_COUNTS_SQL})", "LEFT JOIN claims c ON c.trajectory_id = t.id"),
+    "p": (None, "LEFT JOIN triage_priority p ON p.trajectory_id = t.id"),
+}
 _QUEUE_COLUMNS = """t.id AS trajectory_id, t.spectrum_id, t.task, t.agent_name, t.backend, t.model, t.answer,
        t.answer_z, t.credibility, t.n_steps, t.created_at, s.object_id, s.survey, s.pipeline_class, s.pipeline_z,
        coalesce(v.n_reviews, 0) AS n_reviews, coalesce(v.status = 'conflict', false) AS disagreement,
@@ -60,41 +54,47 @@ class QueueMixin(StoreBase):
                      credibility=None, state: str = "all", disagreement: bool | None = None,
                      reviewed_by: str | None = None, session_id: str | None = None, contradicted: bool | None = None,
                      order: str | None = None) -> tuple[str, list]:
-        """(SQL, parameters) of the filtered queue. `order` is only validated here (`_queue_order`
-        writes it); `contradicted` True keeps items with a contradicted claim, False those without."""
+        """(SQL, parameters) of the filtered queue with `columns`. `order` is only validated here
+        (`_queue_order` writes it, and the joins it needs are made); `contradicted` True keeps items
+        with a contradicted claim, False those without."""
         if state not in QUEUE_STATES:
             raise ValueError(f"state must be one of {', '.join(QUEUE_STATES)}; got {state!r}")
-        _queue_order(order, session_id)
-        conds, params = [], [reviewer or "", session_id or ""]
+        order_sql = _queue_order(order, session_id)
+        conds, where_params = [], []
         for column, value in (("t.task", task), ("t.agent_name", agent_name), ("t.backend", backend),
                               ("t.credibility", credibility)):
             if value:
                 conds.append(f"{column} = ?")
-                params.append(value)
+                where_params.append(value)
         if state == "todo":
             conds.append("(m.action IS NULL OR m.action = 'clear')")
         elif state == "done":
             conds.append("(m.action IS NOT NULL AND m.action <> 'clear')")
         if disagreement is not None:
             conds.append("coalesce(v.status = 'conflict', false) = ?")
-            params.append(bool(disagreement))
+            where_params.append(bool(disagreement))
         if contradicted is not None:
             conds.append("(coalesce(c.contradicted, 0) > 0) = ?")
-            params.append(bool(contradicted))
+            where_params.append(bool(contradicted))
         if reviewed_by:
             conds.append("t.id IN (SELECT trajectory_id FROM reviews WHERE reviewer = ? QUALIFY row_number() OVER "
                          "(PARTITION BY trajectory_id ORDER BY created_at DESC, seq DESC) = 1 AND action <> 'clear')")
-            params.append(reviewed_by)
-        session_join = ""
-        if session_id:
-            session_join = "JOIN session_items si ON si.trajectory_id = t.id AND si.session_id = ?"
-            params.append(session_id)
+            where_params.append(reviewed_by)
         where = ("WHERE " + " AND ".join(conds)) if conds else ""
-        # the session join's parameter comes after the joins' and before the WHERE's
+        named = f"{columns} {where} {order_sql}"
+        used = [alias for alias in _JOINS if re.search(rf"\b{alias}\.", named)]
+        ctes = [_JOINS[a][0] for a in used if _JOINS[a][0]]
+        joins = [_JOINS[a][1] for a in used]
+        # parameters in the order they appear: CTEs (mine: the reviewer), joins (v: the scope), WHERE
+        params: list = [reviewer or ""] if "m" in used else []
+        if "v" in used:
+            params.append(session_id or "")
         if session_id:
-            params = [*params[:2], params[-1], *params[2:-1]]
-        return _QUEUE_SQL.format(claims=CLAIM_COUNTS_SQL, columns=columns, session_join=session_join,
-                                 where=where), params
+            joins.append("JOIN session_items si ON si.trajectory_id = t.id AND si.session_id = ?")
+            params.append(session_id)
+        with_sql = ("WITH " + ", ".join(ctes)) if ctes else ""
+        sql = f"{with_sql}\nSELECT {columns}\nFROM trajectories t\n" + "\n".join(joins) + f"\n{where}"
+        return sql, [*params, *where_params]
 
     def queue_items(self, reviewer: str | None = None, *, offset: int = 0, limit: int = 200,
                     **filters: Any) -> list[dict[str, Any]]:
@@ -120,6 +120,19 @@ class QueueMixin(StoreBase):
                                         reviewer, **filters)
         row = self._row(f"SELECT pos FROM ({sql}) WHERE tid = ?", [*params, trajectory_id])
         return None if row is None else int(row["pos"])
+
+    def queue_neighbour(self, trajectory_id: str | None, delta: int, reviewer: str | None = None,
+                        **filters: Any) -> tuple[str, int] | None:
+        """(trajectory id, position) of the item `delta` places from `trajectory_id` in the filtered,
+        ordered queue (counted from the first item when it is not in the queue; never before the
+        first); None past the end. One query: what `n` / `b` ask."""
+        order = _queue_order(filters.get("order"), filters.get("session_id"))
+        sql, params = self._queue_query(f"t.id AS tid, row_number() OVER (ORDER BY {order}) - 1 AS pos",
+                                        reviewer, **filters)
+        row = self._row(f"WITH q AS ({sql}) SELECT tid, pos FROM q WHERE pos = "
+                        "greatest(0, coalesce((SELECT pos FROM q WHERE tid = ?) + ?, 0))",
+                        [*params, trajectory_id or "", int(delta)])
+        return None if row is None else (row["tid"], int(row["pos"]))
 
     def queue_progress(self, reviewer: str, session_id: str | None = None) -> dict[str, int]:
         """How many items this reviewer has a current verdict on, of how many (one count query)."""

@@ -44,3 +44,18 @@ def test_the_last_of_more_than_5000_items_is_reachable(big_store):
     state.step_item(+1)  # n on the last item stays there
     assert state.item.trajectory_id == last["trajectory_id"]
     assert f"0 / {total} reviewed" in queue._progress.object
+
+
+def test_the_neighbour_query_walks_the_filtered_queue_like_paging(big_store):
+    """`n` / `b` ask one query for the neighbour; it must agree with the pages, in every order and filter."""
+    for filters in ({}, {"task": "a"}, {"order": "contradicted"}, {"state": "todo", "task": "verify"}):
+        rows = big_store.queue_items("far", limit=50, offset=100, **filters)
+        for i in (0, 17, 48):
+            here, there = rows[i]["trajectory_id"], rows[i + 1]["trajectory_id"]
+            assert big_store.queue_neighbour(here, +1, "far", **filters) == (there, 101 + i)
+            assert big_store.queue_neighbour(there, -1, "far", **filters) == (here, 100 + i)
+    first = big_store.queue_items("far", limit=1, task="a")[0]["trajectory_id"]
+    assert big_store.queue_neighbour("not-in-the-queue", +1, "far", task="a") == (first, 0)
+    assert big_store.queue_neighbour(first, -1, "far", task="a") == (first, 0)  # never before the first
+    last = big_store.queue_items("far", offset=big_store.queue_count("far") - 1, limit=1)[0]["trajectory_id"]
+    assert big_store.queue_neighbour(last, +1, "far") is None  # past the end

@@ -102,3 +102,25 @@ def test_ca_k_to_h_epsilon_ratio_rises_from_early_a_through_late_a_to_f(task_a_s
     early_a, late_a = median({f"A{i}" for i in range(5)}), median({f"A{i}" for i in range(5, 10)})
     early_f = median({f"F{i}" for i in range(5)})
     assert early_a < late_a < early_f
+
+
+def test_ca_k_to_h_delta_ratio_rises_and_separates_late_a_from_early_f_better(task_a_set):
+    """K against a pure hydrogen line (Jaschek & Jaschek 1987 ch. 10: hydrogen falls from A2, Ca II
+    rises): it grows from early A through late A to early F, and ranks late-A below early-F stars more
+    often than K against H + H-epsilon, whose Ca II H grows with K (the reason task a adds it)."""
+    _, rows, _, _, feats = task_a_set
+
+    def values(key, prefixes):
+        return [v for r, v in zip(rows, feats[key], strict=True) if r["subclass"][:2] in prefixes and not np.isnan(v)]
+
+    early_a, late_a = {f"A{i}" for i in range(5)}, {f"A{i}" for i in range(5, 10)}
+    early_f = {f"F{i}" for i in range(5)}
+    medians = [statistics.median(values("cak_hdelta_ratio", p)) for p in (early_a, late_a, early_f)]
+    assert medians == sorted(medians) and len(set(medians)) == 3
+
+    def ordered_share(key):  # share of (late A, early F) pairs with the A star lower (ties count half)
+        a, f = values(key, late_a), values(key, early_f)
+        assert len(a) >= 5 and len(f) >= 5
+        return sum((x < y) + 0.5 * (x == y) for x in a for y in f) / (len(a) * len(f))
+
+    assert ordered_share("cak_hdelta_ratio") > ordered_share("cak_hhe_ratio")

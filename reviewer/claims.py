@@ -7,18 +7,32 @@ the results in the store (table claim_results), and give them back as ClaimResul
     results_from_rows(rows)                                   # the ClaimResults again
 
 The batch commands (vet, verify, claims) check in the process that writes the database, with a
-`ClaimChecker` that reads each spectrum once.
+`ClaimChecker` that reads each spectrum once. Claims are found by the patterns; with an
+`LLMExtractor` (`specreview claims --backend openai`) a chat model also finds the ones the patterns
+miss, as structured JSON, and the same deterministic checker judges them all. Those results are stored
+under their own checker version (`llm_version`: "claims-2+llm:<model>"), so a patterns-only check and
+an LLM-assisted one stay apart; where the model's reply is unusable the trajectory keeps its pattern
+claims (stored under the patterns' version) and the problem names it.
 """
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agents.claims import CHECKER_VERSION, ClaimResult, Measurer, check_trajectory, summarize, summary_text
 
-__all__ = ["CHECKER_VERSION", "ClaimChecker", "check_and_store", "claim_rows", "counts_text", "export_claims",
-           "results_from_rows", "summarize", "summary_text"]
+__all__ = ["CHECKER_VERSION", "PATTERNS", "PATTERNS_LLM", "CheckedTrajectory", "ClaimChecker", "LLMExtractor",
+           "check_and_store", "claim_rows", "counts_text", "export_claims", "llm_version", "results_from_rows",
+           "summarize", "summary_text"]
+
+PATTERNS, PATTERNS_LLM = "patterns", "patterns+llm"  # which extractors found the claims that were judged
+
+
+def llm_version(model: str, version: str = CHECKER_VERSION) -> str:
+    """The checker version of results whose claims a chat model helped find: "claims-2+llm:<model>"."""
+    return f"{version}+llm:{model}"
 
 
 def claim_rows(results: list[ClaimResult]) -> list[dict[str, Any]]:
@@ -82,16 +96,63 @@ def check_and_store(store, trajectory, spectrum, *, measurer: Measurer | None = 
     return results
 
 
+class LLMExtractor:
+    """A chat model that finds the claims the patterns miss (agents.claims.llm), through any
+    OpenAI-compatible endpoint (agents.llm config: base URL, model, key from the environment or the
+    config file), with the config's retries. It only extracts; the checker judges."""
+
+    def __init__(self, cfg, chat_model=None):
+        from agents.llm import make_chat_model
+
+        self.cfg = cfg
+        self.model = cfg.model
+        self.chat = chat_model if chat_model is not None else make_chat_model(cfg)
+
+    def extra_claims(self, trajectory) -> dict:
+        """{step index: claims the patterns missed}; raises ClaimExtractionError (a reply that is not
+        the JSON claims asked for, naming the step) or agents.llm.ModelCallFailed."""
+        from agents.claims.llm import trajectory_llm_claims
+        from agents.llm import invoke_with_retries
+
+        def invoke(prompt):
+            reply, _ = invoke_with_retries(lambda: self.chat.invoke(prompt), self.cfg)
+            return reply
+
+        return trajectory_llm_claims(self.chat, trajectory, invoke)
+
+
+@dataclass
+class CheckedTrajectory:
+    """One trajectory's check: its results, which extractors found the claims, the checker version
+    they are stored under, and why the model's claims are missing when they are (pattern claims kept)."""
+
+    results: list[ClaimResult]
+    extractor: str = PATTERNS
+    version: str = CHECKER_VERSION
+    problem: str | None = None
+
+
 class ClaimChecker:
     """Checks trajectories in the writing process of a batch run, reading each spectrum (and making
     its Measurer) once for all the trajectories on it (a few recent spectra are kept: a batch
-    delivers one spectrum's tasks close together)."""
+    delivers one spectrum's tasks close together). With an `extractor` (LLMExtractor) the model's
+    claims are judged beside the patterns'."""
 
-    def __init__(self, store=None, cache_size: int = 8, version: str = CHECKER_VERSION):
-        self.store, self.version, self.cache_size = store, version, cache_size
+    def __init__(self, store=None, cache_size: int = 8, version: str = CHECKER_VERSION,
+                 extractor: LLMExtractor | None = None):
+        self.store, self.base_version, self.cache_size, self.extractor = store, version, cache_size, extractor
         self._cache: OrderedDict = OrderedDict()
         self.totals: Counter = Counter()  # verdict -> claims checked by this checker
         self.with_contradicted = 0  # trajectories with at least one contradicted claim
+
+    @property
+    def version(self) -> str:
+        """The version this checker's results are stored under (when its extractor, if any, worked)."""
+        return self.base_version if self.extractor is None else llm_version(self.extractor.model, self.base_version)
+
+    @property
+    def extractor_name(self) -> str:
+        return PATTERNS if self.extractor is None else PATTERNS_LLM
 
     def _location(self, trajectory) -> tuple[str | None, str | None]:
         if self.store is not None and trajectory.spectrum_id:
@@ -118,22 +179,43 @@ class ClaimChecker:
             self._cache.popitem(last=False)
         return value
 
-    def check(self, trajectory) -> list[ClaimResult]:
-        """The trajectory's claim results (raises when its spectrum cannot be read)."""
+    def run(self, trajectory) -> CheckedTrajectory:
+        """Check a trajectory (raises when its spectrum cannot be read). A model reply that cannot be
+        used is not an error of the check: the pattern claims are judged and the problem is returned."""
+        from agents.claims.llm import ClaimExtractionError
+        from agents.llm import ModelCallFailed
+
         spectrum, measurer = self.spectrum(trajectory)
-        results = check_trajectory(trajectory, spectrum, measurer=measurer)
+        extra, problem = None, None
+        if self.extractor is not None:
+            try:
+                extra = self.extractor.extra_claims(trajectory)
+            except (ClaimExtractionError, ModelCallFailed) as err:
+                problem = (f"{trajectory.id}: LLM claim extraction failed ({self.extractor.model}): {err}; "
+                           "pattern claims kept")
+        results = check_trajectory(trajectory, spectrum, measurer=measurer, extra_claims=extra)
         counts = summarize(results)
         self.totals.update(counts)
         self.with_contradicted += bool(counts["contradicted"])
-        return results
+        if extra is None:
+            return CheckedTrajectory(results, PATTERNS, self.base_version, problem)
+        return CheckedTrajectory(results, PATTERNS_LLM, self.version)
+
+    def check(self, trajectory) -> list[ClaimResult]:
+        """The trajectory's claim results (raises when its spectrum cannot be read)."""
+        return self.run(trajectory).results
 
     def rows(self, trajectory) -> list[dict[str, Any]]:
         return claim_rows(self.check(trajectory))
 
+    def run_and_store(self, trajectory) -> CheckedTrajectory:
+        """`run`, and the results stored under the version of the extractors that found them."""
+        checked = self.run(trajectory)
+        self.store.save_claims(trajectory.id, checked.version, claim_rows(checked.results))
+        return checked
+
     def check_and_store(self, trajectory) -> list[ClaimResult]:
-        results = self.check(trajectory)
-        self.store.save_claims(trajectory.id, self.version, claim_rows(results))
-        return results
+        return self.run_and_store(trajectory).results
 
     def totals_text(self) -> str:
         return counts_text(self.totals)

@@ -19,6 +19,7 @@ from typing import Any
 from reviewer import triage
 from reviewer.conflicts import sync_verdict_states
 from reviewer.consensus import DZ_MAX, describe_label, labels_agree, normalise_label
+from reviewer.store.claims import CLAIM_FLAG_DECISIONS
 
 log = logging.getLogger(__name__)
 VERIFY_TYPES = ("STAR", "GALAXY", "QSO", "UNKNOWN")
@@ -85,7 +86,7 @@ def validate_correction(task: str, label: dict[str, Any] | None, agent_label: di
 class Ack:
     """A stored label, as the reviewer is told about it."""
 
-    kind: str  # verdict / score / note / vi / preference / resolution / revision / curation / undo
+    kind: str  # verdict / score / note / claim_flag / vi / preference / resolution / revision / curation / undo
     what: str
     reviewer: str
     row_id: str
@@ -99,6 +100,12 @@ class Ack:
 
 VERDICT_KINDS = frozenset({"verdict", "undo", "resolution"})  # acks that change consensus and the queue
 CURATION_KINDS = frozenset({"revision", "curation"})
+CLAIM_FLAG_DONE = {"confirm": "confirmed", "dismiss": "dismissed"}
+
+
+def flag_label(claim_text: str) -> str:
+    """How a contradicted claim is offered as a step flag."""
+    return f"unsupported claim: {claim_text}"
 
 
 class LabelService:
@@ -178,6 +185,28 @@ class LabelService:
                                         flags=flags, session_id=self._scope(campaign))
         where = f" on step {step_index + 1}" if step_index is not None else ""
         return Ack("note", "note" + where, name, row, trajectory_id)
+
+    def write_claim_flag(self, reviewer, trajectory_id, step_index: int, claim_index: int, checker_version: str,
+                         decision: str, campaign=None) -> Ack:
+        """The reviewer's answer to a flag the claim checker raised on a step: `confirm` (the agent's
+        claim is wrong) or `dismiss` (the checker was wrong). The claim must be one of that
+        trajectory's stored contradicted claims (claim_results: checker version, step, claim index);
+        what the checker measured is stored with the answer."""
+        name = self.check_writable(reviewer, campaign)
+        if decision not in CLAIM_FLAG_DECISIONS:
+            raise LabelRefused(f"A flag is answered confirm or dismiss; got {decision!r}.")
+        claim = next((r for r in self.store.claims_for(trajectory_id, checker_version)
+                      if r["step_idx"] == step_index and r["claim_idx"] == claim_index), None)
+        if claim is None:
+            raise LabelRefused("That claim is not among the checker's results for this trajectory: "
+                               "open the item again to see its current claims.")
+        if claim["verdict"] != "contradicted":
+            raise LabelRefused(f"Only a claim the checker contradicted is flagged; this one is {claim['verdict']}.")
+        row = self.store.add_claim_flag(trajectory_id, name, step_index, claim_index, checker_version,
+                                        claim["claim_text"], decision, result=claim.get("result"),
+                                        session_id=self._scope(campaign))
+        what = f"{CLAIM_FLAG_DONE[decision]} flag on step {step_index + 1}: {flag_label(claim['claim_text'])!r}"
+        return Ack("claim_flag", what, name, row, trajectory_id)
 
     def write_vi(self, reviewer, spectrum_id, campaign=None, **fields) -> Ack:
         name = self.check_writable(reviewer, campaign)

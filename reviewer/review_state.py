@@ -262,6 +262,15 @@ class ReviewState(param.Parameterized):
         return self._attempt(lambda: self.labels.write_note(self.reviewer, traj.id, index, comment, flags,
                                                             self.campaign))
 
+    def save_claim_flag(self, claim: dict, decision: str) -> Ack | None:
+        """Confirm or dismiss the checker's flag on one of this item's contradicted claims."""
+        traj = self._reviewable()
+        if traj is None:
+            return None
+        return self._attempt(lambda: self.labels.write_claim_flag(
+            self.reviewer, traj.id, claim["step_idx"], claim["claim_idx"], claim["checker_version"], decision,
+            self.campaign))
+
     def save_vi(self, **fields) -> Ack | None:
         if self.item is None:
             return None

@@ -55,6 +55,7 @@ RIDGE = 1.0  # L2 penalty on the signal weights' distance from the defaults (the
 CREDIBILITY_RISK = {"HIGH": 0.0, "MEDIUM": 0.5, "LOW": 1.0}
 UNKNOWN = 0.5  # the value of a signal that cannot be computed for an item (no margin, no credibility)
 ERROR_ACTIONS = ("override", "reject")
+MIN_ACCEPT = 10  # labelled answers of a task and agent below a threshold before it may accept any
 
 
 # -- the logistic model ----------------------------------------------------------------------
@@ -400,7 +401,7 @@ def accuracy_by_priority(labelled: pd.DataFrame, n_bins: int = 5, n_boot: int = 
 
 
 def acceptance_threshold(priority: np.ndarray, correct: np.ndarray, target: float,
-                         min_accept: int = 10) -> float | None:
+                         min_accept: int = MIN_ACCEPT) -> float | None:
     """The highest priority t such that the labelled answers with priority <= t are right at least
     `target` of the time, over at least `min_accept` of them (None: no such t)."""
     order = np.argsort(priority, kind="stable")
@@ -416,7 +417,7 @@ def acceptance_threshold(priority: np.ndarray, correct: np.ndarray, target: floa
 
 
 def abstention(labelled: pd.DataFrame, unreviewed: pd.DataFrame, target: float = 0.98, n_boot: int = 1000,
-               seed: int = 0, level: float = 0.95, min_accept: int = 10) -> pd.DataFrame:
+               seed: int = 0, level: float = 0.95, min_accept: int = MIN_ACCEPT) -> pd.DataFrame:
     """For a target accuracy, per task and agent and over all of them ("all"): the priority threshold
     below which answers would be accepted without review (`acceptance_threshold` on the labelled
     items), how many labelled items fall below it and their accuracy (the estimate) with a percentile

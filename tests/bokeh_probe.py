@@ -60,3 +60,18 @@ STATS_GLYPHS_JS = "() => {" + MODELS + """
   }
   return out;
 }"""
+
+# the glyphs holding data in the figure whose title is `title`: counts per glyph type
+FIGURE_GLYPHS_JS = "(title) => {" + MODELS + """
+  const out = {};
+  for (const fig of models) {
+    if (!fig.renderers || !fig.title || fig.title.text !== title) continue;
+    for (const r of fig.renderers) {
+      if (r.type !== 'GlyphRenderer' || !r.data_source || !r.data_source.data) continue;
+      const n = Math.max(0, ...Object.values(r.data_source.data).map(v => (v && v.length) || 0));
+      const kind = r.glyph ? r.glyph.type : '?';
+      if (n > 0) out[kind] = (out[kind] || 0) + 1;
+    }
+  }
+  return out;
+}"""

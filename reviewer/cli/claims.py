@@ -3,7 +3,15 @@ against their spectra (agents/claims) and store the results, replacing earlier r
 checker version. Items are trajectory ids, spectrum ids (every trajectory on the spectrum), or
 spectrum files / folders already ingested (every trajectory on their spectra). Prints one line per
 trajectory ("7 supported, 1 contradicted, 2 unverifiable") and the totals; --json prints them as one
-JSON document. `vet` and `verify` already check the trajectories they make."""
+JSON document. `vet` and `verify` already check the trajectories they make.
+
+--backend openai: a chat model (any OpenAI-compatible endpoint: --base-url, --model, --config; the
+key comes from $SPECREVIEW_LLM_API_KEY / $OPENAI_API_KEY or the config file, never the command line)
+also extracts the claims the patterns miss, as structured JSON; the same deterministic checker judges
+them (the model never judges). Those results are stored under checker version
+"<version>+llm:<model>". A reply that is not the JSON asked for is a problem naming the trajectory
+and the step; that trajectory keeps its pattern claims. The output names the extractors that ran:
+patterns, or patterns+llm."""
 from __future__ import annotations
 
 import argparse
@@ -22,6 +30,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("items", nargs="+", metavar="PATH_OR_ID",
                    help="trajectory id, stored spectrum id, or ingested spectrum file / folder")
     p.add_argument("--task", default=None, help="only trajectories of these kb tasks (comma-separated; e.g. a,verify)")
+    p.add_argument("--backend", choices=("patterns", "openai"), default="patterns",
+                   help="claim extraction: the patterns alone (default), or the patterns and a chat model "
+                        "(the checker judges both)")
+    p.add_argument("--model", default=None, help="model name for --backend openai (else from env/config)")
+    p.add_argument("--base-url", default=None, help="OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1)")
+    p.add_argument("--config", default=None, help="LLM config file (TOML/YAML/JSON; default $SPECREVIEW_LLM_CONFIG)")
+    p.add_argument("--timeout", type=float, default=None, help="seconds per model call")
     p.add_argument("--json", action="store_true", help="print the results as one JSON document")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
@@ -60,8 +75,18 @@ def resolve_trajectories(store, items: list[str]) -> tuple[list[str], list[str]]
 
 
 def run(args: argparse.Namespace) -> int:
-    from reviewer.claims import ClaimChecker, summarize, summary_text
+    from reviewer.claims import ClaimChecker, LLMExtractor, summarize, summary_text
 
+    extractor = None
+    if args.backend == "openai":
+        from agents.llm import load_config
+
+        try:
+            cfg = load_config(args.config, model=args.model, base_url=args.base_url, timeout=args.timeout)
+        except (OSError, ValueError) as err:
+            print(f"specreview claims: LLM config: {err}", file=sys.stderr)
+            return 2
+        extractor = LLMExtractor(cfg)
     store = open_store(args)
     if store is None:
         return 1
@@ -70,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     checked, failed = [], 0
     try:
         tids, problems = resolve_trajectories(store, args.items)
-        checker = ClaimChecker(store)
+        checker = ClaimChecker(store, extractor=extractor)
         iterator = tids
         if show_progress(args):
             from tqdm import tqdm
@@ -81,14 +106,19 @@ def run(args: argparse.Namespace) -> int:
             if traj is None or (tasks and traj.task not in tasks):
                 continue
             try:
-                results = checker.check_and_store(traj)
+                done = checker.run_and_store(traj)
             except Exception as exc:
                 problems.append(f"{tid}: {type(exc).__name__}: {exc}")
                 failed += 1
                 continue
+            if done.problem:
+                problems.append(done.problem)
+                failed += 1
+            results = done.results
             checked.append({
                 "trajectory_id": tid, "spectrum_id": traj.spectrum_id, "task": traj.task,
-                "backend": traj.agent.backend, "model": traj.agent.model, **summarize(results),
+                "backend": traj.agent.backend, "model": traj.agent.model, "extractor": done.extractor,
+                "checker_version": done.version, **summarize(results),
                 "contradicted_claims": [
                     {"step_idx": r.step_index, "text": r.claim.text, "measured": r.measured,
                      "tolerance": r.tolerance, "window": r.window, "reason": r.reason}
@@ -101,16 +131,20 @@ def run(args: argparse.Namespace) -> int:
     for row in checked:
         totals.update({v: row[v] for v in ("supported", "contradicted", "unverifiable")})
     flagged = sum(bool(row["contradicted"]) for row in checked)
+    extractor_model = extractor.model if extractor is not None else None
     if args.json:
-        print(json.dumps({"checker_version": checker.version, "trajectories": checked,
+        print(json.dumps({"checker_version": checker.version, "extractor": checker.extractor_name,
+                          "extractor_model": extractor_model, "trajectories": checked,
                           "totals": {v: totals[v] for v in ("supported", "contradicted", "unverifiable")},
                           "with_contradicted": flagged, "problems": problems}))
     else:
         for row in checked:
-            print(f"{row['trajectory_id']}  {row['task']:<6} {row['backend']}/{row['model'] or '-'}  {row['summary']}")
+            print(f"{row['trajectory_id']}  {row['task']:<6} {row['backend']}/{row['model'] or '-'}  {row['summary']}  "
+                  f"extractor: {row['extractor']}")
             for c in row["contradicted_claims"]:
                 print(f"    contradicted, step {c['step_idx']}: {c['text']!r}: {c['reason']}")
     print(f"database: {store.path}", file=out)
+    print(f"extractor: {checker.extractor_name}" + (f" ({extractor_model})" if extractor_model else ""), file=out)
     print(f"checked: {len(checked)} trajectories (checker {checker.version}); claims: "
           f"{totals['supported']} supported, {totals['contradicted']} contradicted, "
           f"{totals['unverifiable']} unverifiable; trajectories with a contradicted claim: {flagged}", file=out)

@@ -1,9 +1,12 @@
-"""A note and flags on the current step (mine, reloaded whenever the item or the step changes)."""
+"""A note and flags on the current step (mine, reloaded whenever the item or the step changes), and
+the step's contradicted claims as prefilled flags to confirm or dismiss (claims_view.ClaimFlags)."""
 from __future__ import annotations
 
 import panel as pn
 import param
 from panel.viewable import Viewer
+
+from reviewer.components.claims_view import ClaimFlags
 
 STEP_FLAGS = {
     "wrong_tool_args": "Wrong tool arguments",
@@ -19,6 +22,7 @@ class AnnotationForm(Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._target = pn.pane.HTML("", css_classes=["sr-annotation-target"])
+        self.claim_flags = ClaimFlags(state=self.state)
         self._comment = pn.widgets.TextAreaInput(name="Note on this step", height=70, max_length=5000,
                                                  css_classes=["sr-annotation-comment"])
         self._flags = pn.widgets.CheckBoxGroup(options={v: k for k, v in STEP_FLAGS.items()}, value=[],
@@ -49,4 +53,5 @@ class AnnotationForm(Viewer):
             self._notes_for = None  # re-read on the next step change
 
     def __panel__(self):
-        return pn.Column(self._target, self._comment, self._flags, self._save, sizing_mode="stretch_width")
+        return pn.Column(self._target, self.claim_flags, self._comment, self._flags, self._save,
+                         sizing_mode="stretch_width")

@@ -4,6 +4,10 @@ as buttons that shade the measured window on the plot (through the review state'
 Spans come from the claim checker (agents/claims) as offsets into the step's raw text, so a step with
 claims is shown as escaped plain text with the spans marked, not as Markdown (whose rendering would
 move the offsets). Every piece of agent text is escaped.
+
+`ClaimFlags` (in the note form) offers the step's contradicted claims as prefilled flags
+("unsupported claim: ..."): the reviewer confirms or dismisses each, and each answer is stored as a
+label on that claim through the label service.
 """
 from __future__ import annotations
 
@@ -12,23 +16,34 @@ import param
 from panel.viewable import Viewer
 
 from reviewer.components.safe_text import escape
+from reviewer.labels import CLAIM_FLAG_DONE, flag_label
 
 VERDICT_MARK = {"supported": "✓", "contradicted": "✗", "unverifiable": "?"}
 VERDICT_CSS = {"supported": "#d4edda", "contradicted": "#f8d7da", "unverifiable": "#e2e3e5"}
 
 
-def claim_detail(res) -> str:
+def detail_text(verdict: str, measured=None, tolerance=None, unit=None, window=None, reason=None) -> str:
     """What was measured, to what tolerance, where: the text a reviewer checks the claim against."""
-    parts = [res.verdict]
-    if res.measured is not None:
-        tol = f" ± {res.tolerance:.3g}" if res.tolerance is not None else ""
-        unit = f" {res.claim.unit}" if res.claim.unit else ""
-        parts.append(f"measured {res.measured:.4g}{tol}{unit}")
-    if res.window:
-        parts.append(f"in {res.window[0]:.0f}–{res.window[1]:.0f} Å")
-    if res.reason:
-        parts.append(res.reason)
+    parts = [verdict]
+    if measured is not None:
+        tol = f" ± {tolerance:.3g}" if tolerance is not None else ""
+        parts.append(f"measured {measured:.4g}{tol}{f' {unit}' if unit else ''}")
+    if window and window[0] is not None:
+        parts.append(f"in {window[0]:.0f}–{window[1]:.0f} Å")
+    if reason:
+        parts.append(reason)
     return "; ".join(parts)
+
+
+def claim_detail(res) -> str:
+    """`detail_text` of a ClaimResult."""
+    return detail_text(res.verdict, res.measured, res.tolerance, res.claim.unit, res.window, res.reason)
+
+
+def row_detail(row: dict) -> str:
+    """`detail_text` of a stored claim_results row."""
+    return detail_text(row["verdict"], row["measured"], row["tolerance"], row["unit"],
+                       [row["window_lo"], row["window_hi"]], row["reason"])
 
 
 def highlighted_text(text: str, results: list) -> str:
@@ -83,3 +98,103 @@ class ClaimList(Viewer):
 
     def __panel__(self):
         return pn.Column(self._buttons, self._detail, sizing_mode="stretch_width")
+
+
+class ClaimFlags(Viewer):
+    """The current step's contradicted claims as prefilled flags, each with Confirm (the agent's claim
+    is wrong) and Dismiss (the checker was wrong) buttons and the reviewer's current answer. The claims
+    are the stored results of the item on screen (read once per opened item), the answers this
+    reviewer's latest (re-read after each one is saved)."""
+
+    state = param.Parameter()
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.flags: list[dict] = []  # label, decision (None / confirm / dismiss), claim (claim_results row)
+        self._column = pn.Column(css_classes=["sr-claim-flags"], sizing_mode="stretch_width", visible=False,
+                                 margin=(0, 0))
+        self._claims_item, self._claims = None, []
+        self._answers_for, self._answers = None, {}
+        self._shown = None
+        self.state.param.watch(self._load, ["item", "step_index", "reviewer"])
+        self.state.param.watch(self._saved, "ack")
+        self._load()
+
+    @property
+    def visible(self) -> bool:
+        return self._column.visible
+
+    @staticmethod
+    def _key(row) -> tuple:
+        return row["checker_version"], row["step_idx"], row["claim_idx"]
+
+    def _load(self, *_):
+        state = self.state
+        tid = state.item.trajectory_id if state.item is not None else None
+        if state.item is not self._claims_item:  # a re-opened item reads its claims again
+            self._claims = [r for r in state.store.claims_for(tid) if r["verdict"] == "contradicted"] if tid else []
+            self._claims_item = state.item
+        if (tid, state.reviewer) != self._answers_for:
+            self._answers = {self._key(r): r for r in state.store.claim_flags_for(tid, state.reviewer)} \
+                if tid and state.reviewer else {}
+            self._answers_for = (tid, state.reviewer)
+        flags = []
+        for row in self._claims:
+            if row["step_idx"] != state.step_index:
+                continue
+            answer = self._answers.get(self._key(row))
+            decided = answer["decision"] if answer and answer["claim_text"] == row["claim_text"] else None
+            flags.append({"label": flag_label(row["claim_text"]), "decision": decided, "claim": row})
+        self.flags = flags
+        self._render()
+
+    def _saved(self, event):
+        if event.new is not None and event.new.kind == "claim_flag":
+            self._answers_for = None
+            self._load()
+
+    @staticmethod
+    def _flag_html(flag) -> str:
+        status = f"{CLAIM_FLAG_DONE[flag['decision']]} by you" if flag["decision"] else "not yet decided"
+        return (f"<div class='sr-claim-flag-text'><b>{escape(flag['label'])}</b> "
+                f"<span class='sr-claim-flag-status'>({escape(status)})</span><br>"
+                f"<small>{escape(row_detail(flag['claim']))}</small></div>")
+
+    def html_text(self) -> str:
+        return "".join(self._flag_html(f) for f in self.flags)
+
+    def _render(self):
+        shown = [(self._key(f["claim"]), f["decision"]) for f in self.flags]
+        if shown == self._shown:
+            return
+        self._shown = shown
+        rows = []
+        for i, flag in enumerate(self.flags):
+            confirm = pn.widgets.Button(name="Confirm", button_type="danger" if flag["decision"] == "confirm" else "light",
+                                        css_classes=["sr-claim-flag-confirm"], width=80, margin=(2, 2))
+            dismiss = pn.widgets.Button(name="Dismiss", button_type="success" if flag["decision"] == "dismiss" else "light",
+                                        css_classes=["sr-claim-flag-dismiss"], width=80, margin=(2, 2))
+            confirm.on_click(lambda _, i=i: self.confirm(i))
+            dismiss.on_click(lambda _, i=i: self.dismiss(i))
+            rows.append(pn.Row(pn.pane.HTML(self._flag_html(flag), sizing_mode="stretch_width", margin=(0, 5)),
+                               confirm, dismiss, css_classes=["sr-claim-flag"], sizing_mode="stretch_width"))
+        head = pn.pane.HTML("<b>Flags from the claim checker</b> <small>confirm: the claim is wrong; dismiss: "
+                            "the checker was wrong</small>", margin=(0, 5))
+        self._column.objects = [head, *rows] if rows else []
+        self._column.visible = bool(rows)
+
+    def _decide(self, index: int, decision: str):
+        if not 0 <= index < len(self.flags):
+            return None
+        return self.state.save_claim_flag(self.flags[index]["claim"], decision)
+
+    def confirm(self, index: int):
+        """The agent's claim is wrong: stored as this reviewer's answer to the flag."""
+        return self._decide(index, "confirm")
+
+    def dismiss(self, index: int):
+        """The checker was wrong about this claim: stored as this reviewer's answer to the flag."""
+        return self._decide(index, "dismiss")
+
+    def __panel__(self):
+        return self._column

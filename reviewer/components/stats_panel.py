@@ -1,6 +1,10 @@
 """The Stats tab: rating distributions and CDFs per rater, Spearman between raters, Cohen's kappa on
-verdicts, accuracy and F1 per task, accuracy versus coverage by credibility. Built when first opened
-and re-read on Refresh; fixed-size plots, so they draw even when built in a hidden tab."""
+verdicts, accuracy and F1 per task, accuracy versus coverage by credibility, and the calibrated
+abstention of the triage (reviewer.triage): the accuracy of each agent's answers against their review
+priority with its bootstrap interval as an area, and, for the target accuracy in the widget, the share
+of the unreviewed queue that could be accepted without review and its estimated accuracy: the numbers
+of `specreview triage --target T --json` (the same `triage_report`). Built when first opened and re-read
+on Refresh; fixed-size plots, so they draw even when built in a hidden tab."""
 from __future__ import annotations
 
 import holoviews as hv
@@ -8,10 +12,12 @@ import numpy as np
 import pandas as pd
 import panel as pn
 import param
+from bokeh.palettes import Category10_10
 from panel.viewable import Viewer
 
-from reviewer import stats
+from reviewer import stats, triage
 
+hv.extension("bokeh", logo=False)
 W, H = 400, 250
 
 
@@ -66,6 +72,71 @@ def coverage_plot(curve: pd.DataFrame):
                                        xlim=(0, 1.02), ylim=(0, 1.02)))
 
 
+CALIBRATION_TITLE = "Accuracy by review priority (95% interval)"
+NO_VERDICTS = ("*No human verdicts yet: the accuracy of the agents' answers by review priority, and the share "
+               "of the queue that could be accepted without review, need approved, overridden or rejected "
+               "answers.*")
+
+
+def _f(value, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def calibration_plot(report: dict):
+    """Accuracy of each task's and agent's answers per priority bin (report["bins"] of
+    reviewer.triage.triage_report) against the bin's median priority, the bootstrap interval as an
+    area, and the target accuracy as a line."""
+    bins = pd.DataFrame(report.get("bins") or [])
+    if bins.empty:
+        return pn.pane.Markdown(NO_VERDICTS, width=W)
+    bins = bins.rename(columns={"priority_mid": "priority"})
+    layers = []
+    for i, ((task, agent), group) in enumerate(bins.groupby(["task", "agent"], sort=True)):
+        group = group.sort_values("priority")
+        label, color = f"{task}: {agent.split('/', 1)[-1]}", Category10_10[i % len(Category10_10)]
+        layers.append(hv.Area(group, "priority", ["ci_low", "ci_high"], label=label).opts(
+            color=color, alpha=0.15, line_alpha=0))
+        layers.append(hv.Curve(group, "priority", ["accuracy", "n", "ci_low", "ci_high"], label=label).opts(
+            color=color, line_width=2, tools=["hover"]))
+        layers.append(hv.Scatter(group, "priority", ["accuracy", "n"], label=label).opts(
+            color=color, size=6, tools=["hover"]))
+    layers.append(hv.HLine(report["target"]).opts(color="grey", line_dash="dashed", line_width=1))
+    return _plot(hv.Overlay(layers).opts(
+        title=CALIBRATION_TITLE, width=W, height=H, ylim=(0, 1.05), legend_position="bottom_left",
+        legend_opts={"label_text_font_size": "7pt", "spacing": 0, "padding": 2, "background_fill_alpha": 0.6},
+        xlabel="review priority (estimated P(override or reject))", ylabel="accuracy vs human verdicts"))
+
+
+def abstention_text(report: dict) -> str:
+    """The pooled row of the abstention table in words (reviewer.triage.abstention: 'all')."""
+    if not report.get("bins"):
+        return NO_VERDICTS
+    row = next((g for g in report["groups"] if g["task"] == "all"), None)
+    target = f"target accuracy {report['target']:g}"
+    if row is None or not row["n_unreviewed"]:
+        return f"At {target}: no unreviewed answers in the queue."
+    share = f"{row['n_accept']} of {row['n_unreviewed']} unreviewed answers ({row['fraction_accept']:.0%})"
+    if row["estimated_accuracy"] is None:
+        return (f"At {target}: {share} could be accepted without review: no priority threshold reaches it "
+                f"over at least {triage.MIN_ACCEPT} labelled answers of one task and agent yet "
+                f"({row['n_labelled']} labelled, accuracy {_f(row['labelled_accuracy'])}).")
+    ci = f" [{_f(row['ci_low'])}, {_f(row['ci_high'])}]" if row["ci_low"] is not None else ""
+    return (f"At {target}: {share} could be accepted without review, at an estimated accuracy "
+            f"{_f(row['estimated_accuracy'])}{ci} (from the {row['n_labelled_accepted']} labelled answers below "
+            f"the thresholds; {row['n_labelled']} labelled in all).")
+
+
+def abstention_table(report: dict):
+    groups = [g for g in report.get("groups") or [] if g["task"] != "all"]
+    if not report.get("bins") or not groups:
+        return None
+    frame = pd.DataFrame([{"task": g["task"], "agent": g["agent"], "labelled": g["n_labelled"],
+                           "threshold": g["threshold"], "est. accuracy": g["estimated_accuracy"],
+                           "accept": g["n_accept"], "unreviewed": g["n_unreviewed"]} for g in groups])
+    return pn.widgets.Tabulator(frame.replace({np.nan: None}), disabled=True, show_index=False, height=160,
+                                width=W, css_classes=["sr-abstention-table"])
+
+
 class StatsPanel(Viewer):
     state = param.Parameter()
 
@@ -74,11 +145,32 @@ class StatsPanel(Viewer):
         self._refresh = pn.widgets.Button(name="Refresh", button_type="light", css_classes=["sr-stats-refresh"])
         self._refresh.on_click(lambda _: self.refresh())
         self._body = pn.FlexBox(css_classes=["sr-stats"], sizing_mode="stretch_width")
+        self.target = pn.widgets.FloatInput(name="Target accuracy", value=0.98, start=0.5, end=1.0, step=0.005,
+                                            width=140, css_classes=["sr-abstention-target"])
+        self.target.param.watch(lambda _: self.refresh_abstention(), "value")
+        self._statement = pn.pane.Markdown("", width=W, css_classes=["sr-abstention"])
+        self.calibration = pn.Column(sizing_mode="fixed", width=W + 20, css_classes=["sr-calibration"])
+        self.triage: dict = {}
+
+    @property
+    def abstention_text(self) -> str:
+        return self._statement.object
+
+    def refresh_abstention(self):
+        """The triage report at the widget's target (reviewer.triage.triage_report, as the CLI), plotted
+        and stated."""
+        self.triage = triage.triage_report(self.state.store, float(self.target.value))
+        self._statement.object = abstention_text(self.triage)
+        table = abstention_table(self.triage)
+        self.calibration.objects = [calibration_plot(self.triage), self.target, self._statement,
+                                    *([table] if table is not None else [])]
 
     def refresh(self):
         data = stats.review_stats(self.state.store, session=self.state.session_id)
+        self.refresh_abstention()
         self._body.objects = [*rating_plots(data["distributions"]), correlation_plot(data["correlations"]),
-                              kappa_table(data["kappas"]), scores_plot(data["scores"]), coverage_plot(data["coverage"])]
+                              kappa_table(data["kappas"]), scores_plot(data["scores"]), coverage_plot(data["coverage"]),
+                              self.calibration]
 
     def __panel__(self):
         return pn.Column(pn.Row("### Statistics", self._refresh), self._body, sizing_mode="stretch_width")

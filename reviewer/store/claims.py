@@ -4,16 +4,22 @@ What a claim is and whether the spectrum supports it is decided in `agents.claim
 `reviewer.claims` turns its results into rows. The store keeps them per trajectory and checker
 version: saving a version again replaces that version's rows, other versions stay. Reads use, per
 trajectory, the version saved last (unless one is named).
+
+Reviewers' answers to the flags the checker raises (table `claim_flags`: a contradicted claim
+confirmed or dismissed) are labels: append-only, the latest row per reviewer and claim wins, and the
+label service (`reviewer.labels.LabelService.write_claim_flag`) decides what may be written.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 from reviewer.store.base import StoreBase
 from reviewer.store.codec import now, to_json
 
 CLAIM_VERDICTS = ("supported", "contradicted", "unverifiable")
+CLAIM_FLAG_DECISIONS = ("confirm", "dismiss")  # the claim is wrong / the checker is wrong
 # the columns a row passed to save_claims may set (trajectory_id, checker_version, created_at: the store's)
 CLAIM_ROW_FIELDS = ("step_idx", "claim_idx", "kind", "span_start", "span_end", "claim_text", "verdict", "claimed",
                     "measured", "tolerance", "unit", "window_lo", "window_hi", "reason", "result")
@@ -76,15 +82,12 @@ class ClaimsMixin(StoreBase):
     def claims_for(self, trajectory_id: str, version: str | None = None) -> list[dict[str, Any]]:
         """The claim results of one trajectory in step and claim order: of checker `version`, or of the
         version saved last. `result` is the checker's whole result as a dict."""
-        if version is None:
-            version = self._scalar(
-                "SELECT checker_version FROM claim_results WHERE trajectory_id = ? GROUP BY checker_version "
-                "ORDER BY max(created_at) DESC, checker_version DESC LIMIT 1", [trajectory_id])
-            if version is None:
-                return []
+        if version is not None:
+            return self._rows("SELECT * FROM claim_results WHERE trajectory_id = ? AND checker_version = ? "
+                              "ORDER BY step_idx, claim_idx", [trajectory_id, version])
         return self._rows(
-            "SELECT * FROM claim_results WHERE trajectory_id = ? AND checker_version = ? ORDER BY step_idx, claim_idx",
-            [trajectory_id, version])
+            "SELECT * FROM claim_results WHERE trajectory_id = ? QUALIFY checker_version = first(checker_version) "
+            "OVER (ORDER BY created_at DESC, checker_version DESC) ORDER BY step_idx, claim_idx", [trajectory_id])
 
     def claim_counts(self, trajectory_ids: Iterable[str]) -> dict[str, dict[str, int]]:
         """{trajectory id: {supported, contradicted, unverifiable}} from each one's latest checker
@@ -100,3 +103,46 @@ class ClaimsMixin(StoreBase):
         return [r[0] for r in self._execute(
             "SELECT checker_version FROM claim_results WHERE trajectory_id = ? GROUP BY checker_version "
             "ORDER BY max(created_at) DESC, checker_version DESC", [trajectory_id]).fetchall()]
+
+    # -- reviewers' answers to contradicted-claim flags ------------------------------------------
+    def add_claim_flag(
+        self, trajectory_id: str, reviewer: str, step_idx: int, claim_idx: int, checker_version: str,
+        claim_text: str, decision: str, result: dict | None = None, comment: str | None = None,
+        session_id: str | None = None, *, id: str | None = None, created_at: datetime | None = None,
+    ) -> str:
+        """A reviewer's answer to the flag on one stored claim (claim_results' trajectory, checker
+        version, step and claim index): `confirm` (the claim is wrong) or `dismiss` (the checker is).
+        `result`: what the checker said about it, kept with the answer. Append-only; returns the id."""
+        if decision not in CLAIM_FLAG_DECISIONS:
+            raise ValueError(f"decision must be one of {', '.join(CLAIM_FLAG_DECISIONS)}; got {decision!r}")
+        reviewer = self.add_reviewer(reviewer)
+        return self._append("claim_flags", {
+            "trajectory_id": trajectory_id, "step_idx": int(step_idx), "claim_idx": int(claim_idx),
+            "checker_version": str(checker_version), "claim_text": claim_text, "decision": decision,
+            "reviewer": reviewer, "result": to_json(result), "comment": comment, "session_id": session_id,
+        }, id, created_at)
+
+    def claim_flags_for(self, trajectory_id: str, reviewer: str | None = None) -> list[dict[str, Any]]:
+        """Each reviewer's current answer to each flagged claim of a trajectory (latest row per
+        reviewer, checker version, step and claim), in step and claim order."""
+        sql = "SELECT * FROM claim_flags WHERE trajectory_id = ?"
+        params: list[Any] = [trajectory_id]
+        if reviewer is not None:
+            sql += " AND reviewer = ?"
+            params.append(reviewer)
+        return self._rows(
+            f"{sql} QUALIFY row_number() OVER (PARTITION BY reviewer, checker_version, step_idx, claim_idx "
+            "ORDER BY created_at DESC, seq DESC) = 1 ORDER BY step_idx, claim_idx, created_at, seq", params)
+
+    def claim_flag_history(self, trajectory_id: str | None = None, reviewer: str | None = None) -> list[dict[str, Any]]:
+        """Every answer ever written (oldest first), optionally of one trajectory / reviewer: the
+        labelled examples a fit of the checker's tolerances reads."""
+        conds, params = [], []
+        if trajectory_id is not None:
+            conds.append("trajectory_id = ?")
+            params.append(trajectory_id)
+        if reviewer is not None:
+            conds.append("reviewer = ?")
+            params.append(reviewer)
+        where = ("WHERE " + " AND ".join(conds)) if conds else ""
+        return self._rows(f"SELECT * FROM claim_flags {where} ORDER BY created_at, seq", params)

@@ -18,7 +18,7 @@ RESOLUTION_KINDS = ("trajectory", "spectrum")
 RESOLUTION_ACTIONS = ("approve", "override", "reject")
 # label tables whose rows carry session_id (revisions have none: they are scoped by time only)
 _SESSION_TABLES = ("reviews", "vi_labels", "annotations", "ratings", "preferences", "curation_events",
-                   "resolutions")
+                   "resolutions", "claim_flags")
 _TIME_TABLES = (*_SESSION_TABLES, "revisions", "judge_failures")
 
 

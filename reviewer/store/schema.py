@@ -5,8 +5,8 @@ transaction together with the row that records it in `schema_version`, so a migr
 leaves both the tables and the version as they were. Never edit a migration that has shipped:
 append a new one.
 
-Human actions (reviews, VI labels, annotations, ratings, preferences, revisions, curation events)
-are append-only: a change is a new row and the latest row wins (`created_at`, then `seq`, the
+Human actions (reviews, VI labels, annotations, ratings, preferences, revisions, curation events,
+claim flags) are append-only: a change is a new row and the latest row wins (`created_at`, then `seq`, the
 insertion order). Their ids are client-generated UUIDs, so a retried write is a no-op
 (`INSERT ... ON CONFLICT DO NOTHING`).
 """
@@ -327,7 +327,32 @@ CREATE TABLE triage_priority (
 );
 """)
 
-MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE, V4_CLAIM_RESULTS, V5_TRIAGE]
+# A reviewer's answer to a flag the claim checker raised: a contradicted claim of a step (a row of
+# claim_results, named by trajectory, checker version, step and claim index) confirmed (the agent's
+# claim is wrong) or dismissed (the checker was wrong). Append-only like every label: the latest row per
+# reviewer and claim wins. `result` keeps what the checker said when the reviewer answered (claimed and
+# measured values, tolerance, window): what a fit of the checker's tolerances needs, even after the
+# claim results are re-checked and replaced.
+V6_CLAIM_FLAGS = Migration("reviewers' confirm / dismiss answers to contradicted-claim flags", """
+CREATE TABLE claim_flags (
+    id VARCHAR PRIMARY KEY,
+    seq BIGINT NOT NULL DEFAULT nextval('label_seq'),
+    trajectory_id VARCHAR NOT NULL,
+    step_idx INTEGER NOT NULL,
+    claim_idx INTEGER NOT NULL,       -- claim_results.claim_idx
+    checker_version VARCHAR NOT NULL, -- claim_results.checker_version
+    claim_text VARCHAR NOT NULL,
+    decision VARCHAR NOT NULL CHECK (decision IN ('confirm', 'dismiss')),
+    reviewer VARCHAR NOT NULL,
+    result JSON,
+    comment VARCHAR,
+    session_id VARCHAR,
+    created_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX claim_flags_trajectory ON claim_flags (trajectory_id);
+""")
+
+MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE, V4_CLAIM_RESULTS, V5_TRIAGE, V6_CLAIM_FLAGS]
 LATEST_VERSION = len(MIGRATIONS)
 
 

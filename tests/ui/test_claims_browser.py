@@ -1,7 +1,10 @@
 """An LLM trajectory with two false claims, made through the real langchain-openai client against the
 local scripted OpenAI-compatible server: both are flagged in the store, and in Chromium the step text
-marks them and choosing one shades the window it was measured in."""
+marks them, choosing one shades the window it was measured in, and the note form offers them as flags
+to confirm or dismiss (a dismissal is stored as a label on that claim)."""
 from __future__ import annotations
+
+import re
 
 import pytest
 from bokeh_probe import SHADE_JS, X_RANGE_JS
@@ -68,5 +71,19 @@ def test_two_false_claims_are_flagged_in_the_store_and_the_page(llm_trajectory, 
         window = [halpha["window_lo"], halpha["window_hi"]]
         page.wait_for_function(f"JSON.stringify(({SHADE_JS})()) === JSON.stringify({window})", timeout=20_000)
         expect(page.locator(".sr-claim-detail")).to_contain_text("measured")
+        # the note form shows the step's contradicted claims as flags; the reviewer dismisses one
+        page.locator(".bk-tab").filter(has_text=re.compile("^Note$")).first.click()
+        flags = page.locator(".sr-claim-flag")
+        expect(flags).to_have_count(2)
+        expect(flags.filter(has_text=f"unsupported claim: {halpha['claim_text']}")).to_have_count(1)
+        flags.filter(has_text="H-alpha").locator(".sr-claim-flag-dismiss button").click()
+        expect(page.locator(".sr-ack")).to_contain_text("dismissed")
+        expect(flags.filter(has_text="H-alpha")).to_contain_text("dismissed by you")
+        expect(flags.filter(has_text="H-beta")).to_contain_text("not yet decided")
     finally:
         app.stop()
+    with Store(db) as store:  # the stored row: the item and step on screen, the claim, the reviewer
+        (row,) = store.claim_flag_history(trajectory_id=tid)
+    assert (row["reviewer"], row["trajectory_id"], row["step_idx"], row["decision"], row["claim_text"]) == (
+        "ann", tid, step, "dismiss", halpha["claim_text"])
+    assert row["claim_idx"] == halpha["claim_idx"] and row["checker_version"] == halpha["checker_version"]

@@ -7,7 +7,15 @@ import re
 import time
 
 import pytest
-from bokeh_probe import AXIS_LABELS_JS, LABEL_X_JS, PEAK_NEAR_JS, SHADE_JS, STATS_GLYPHS_JS, X_RANGE_JS
+from bokeh_probe import (
+    AXIS_LABELS_JS,
+    FIGURE_GLYPHS_JS,
+    LABEL_X_JS,
+    PEAK_NEAR_JS,
+    SHADE_JS,
+    STATS_GLYPHS_JS,
+    X_RANGE_JS,
+)
 from playwright.sync_api import expect
 from served_app import ServedApp
 
@@ -187,6 +195,29 @@ def test_stats_plots_draw_glyphs(cockpit, screen):
     expect(screen.locator(".sr-stats")).to_contain_text("Cohen's kappa on verdicts")
     pair = screen.locator(".sr-stats .tabulator-row").filter(has_text="cal").filter(has_text="dov")
     expect(pair.first).to_be_visible()  # the kappa table has the pair of reviewers who share verdicts
+    no_server_errors(cockpit)
+
+
+def test_stats_calibrated_abstention_plot_draws_and_states_the_triage_numbers(cockpit, screen):
+    """The accuracy-by-priority plot draws its interval areas and accuracy curves from the verdicts of
+    the fixture, and the statement under it is `specreview triage --json`'s pooled row."""
+    from reviewer.components.stats_panel import CALIBRATION_TITLE
+
+    open_as(screen, cockpit, "hal")
+    open_tab(screen, "Stats")
+    probe = f"(({FIGURE_GLYPHS_JS})({CALIBRATION_TITLE!r})['Line'] || 0) >= 1"
+    screen.wait_for_function(probe, timeout=30_000)
+    glyphs = screen.evaluate(FIGURE_GLYPHS_JS, CALIBRATION_TITLE)
+    assert glyphs.get("VArea", 0) + glyphs.get("Patch", 0) >= 1, glyphs  # the bootstrap interval, an area
+    assert glyphs.get("Line", 0) >= 1 and glyphs.get("Scatter", 0) >= 1, glyphs  # accuracy per priority bin
+    statement = screen.locator(".sr-abstention")
+    expect(statement).to_contain_text("target accuracy 0.98")
+    expect(statement).to_contain_text("unreviewed answers")
+    # a stricter target restates the numbers (the widget alone, no Refresh)
+    box = screen.locator(".sr-abstention-target input")
+    box.fill("0.95")
+    box.press("Enter")
+    expect(statement).to_contain_text("target accuracy 0.95", timeout=20_000)
     no_server_errors(cockpit)
 
 

@@ -7,6 +7,7 @@ import re
 import shutil
 
 import pytest
+from scripted_openai_server import Reply
 
 from reviewer.cli import main
 from reviewer.store import Store
@@ -127,3 +128,120 @@ def test_verify_checks_its_trajectories_and_no_claims_skips_it(tmp_path, demo_di
         tid = store.list_trajectories()[0]["id"]
         assert store.claim_counts([tid]) == {}
         assert store.queue_items()[0]["contradicted"] == 0
+
+
+# -- --backend openai: a chat model finds claims the patterns miss; the same checker judges them -----
+LLM_SENTENCE = ("Looking again at the red side: the reddest of those dips is plainly there, while the second "
+                "trough from the red end is wholly missing.")
+TRUE_QUOTE = "the reddest of those dips is plainly there"  # H-alpha absorption: there (EW ~8 Å)
+FALSE_QUOTE = "the second trough from the red end is wholly missing"  # H-beta: deep absorption (EW ~16 Å)
+LLM_CLAIMS = {"claims": [
+    {"quote": TRUE_QUOTE, "kind": "feature", "line": "H-alpha", "present": True, "line_kind": "absorption"},
+    {"quote": FALSE_QUOTE, "kind": "feature", "line": "H-beta", "present": False, "line_kind": None},
+]}
+
+
+@pytest.fixture
+def worded(vetted_db, tmp_path):
+    """A copy of the vetted database with one more rules trajectory on the A star whose first think
+    step also says, in words no pattern reads, one true and one false thing about the spectrum."""
+    from agents.spectra import read_spectrum
+    from agents.vet import vet_spectrum
+
+    db = copy_db(vetted_db, tmp_path)
+    with Store(db) as store:
+        sid = store.list_spectra(search=DEMO_FILES[0])[0]["spectrum_id"]
+        rec = store.get_spectrum(sid)
+        traj = vet_spectrum(read_spectrum(rec["source_path"]), "a", spectrum_id=sid)
+        traj.source_path = rec["source_path"]
+        step = next(s for s in traj.steps if s.kind == "think")
+        step.text = step.text.replace("</think>", f" {LLM_SENTENCE}</think>")
+        store.save_trajectory(traj)
+    assert main(["claims", "--db", str(db), "--no-progress", traj.id]) == 0  # the patterns alone
+    with Store(db) as store:
+        patterns_only = store.claims_for(traj.id)
+    assert patterns_only and not any(TRUE_QUOTE in r["claim_text"] or FALSE_QUOTE in r["claim_text"]
+                                     for r in patterns_only)
+    return db, traj, step.index, patterns_only
+
+
+def scripted_extractor(server, for_sentence: str):
+    """The scripted model: `for_sentence` as its reply to the step holding LLM_SENTENCE, no claims else."""
+    def reply(body):
+        prompt = " ".join(str(m.get("content")) for m in body["messages"])
+        return Reply.text(for_sentence if LLM_SENTENCE in prompt else json.dumps({"claims": []}))
+
+    server.responder = reply
+
+
+def test_claims_backend_openai_judges_the_models_claims_with_the_checker(worded, capsys):
+    from scripted_openai_server import ScriptedOpenAIServer
+
+    db, traj, step, patterns_only = worded
+    capsys.readouterr()
+    with ScriptedOpenAIServer() as server:
+        scripted_extractor(server, "Here you go:\n```json\n" + json.dumps(LLM_CLAIMS) + "\n```")
+        assert main(["claims", "--db", str(db), "--no-progress", "--backend", "openai", "--model", "extractor-m",
+                     "--base-url", server.base_url, traj.id]) == 0
+        asked = [r for r in server.requests if r["model"] == "extractor-m"]
+        texts = [s for s in traj.steps if s.kind in ("think", "answer") and s.text]
+        assert len(asked) == len(server.requests) == len(texts)  # one extraction per checked step
+        prompt = " ".join(str(m.get("content")) for m in asked[0]["messages"])
+        assert "Do not judge" in prompt
+    out = capsys.readouterr().out
+    assert "extractor: patterns+llm (extractor-m)" in out
+    assert "1 contradicted" in out and f"contradicted, step {step}: {FALSE_QUOTE!r}" in out
+    with Store(db) as store:
+        rows = store.claims_for(traj.id)
+        llm = {r["claim_text"]: r for r in rows if r["result"]["claim"]["source"] == "llm"}
+        assert {r["checker_version"] for r in rows} == {"claims-2+llm:extractor-m"}
+        assert store.claim_versions(traj.id)[0] == "claims-2+llm:extractor-m"
+        assert store.claim_counts([traj.id])[traj.id]["contradicted"] == 1  # the queue sees it
+    assert {t: r["verdict"] for t, r in llm.items()} == {TRUE_QUOTE: "supported", FALSE_QUOTE: "contradicted"}
+    assert all(r["step_idx"] == step for r in llm.values())
+    assert llm[FALSE_QUOTE]["window_lo"] < 4862 < llm[FALSE_QUOTE]["window_hi"]  # measured where H-beta is
+    # every pattern claim is still there, judged the same
+    strip = [(r["step_idx"], r["claim_text"], r["verdict"]) for r in patterns_only]
+    assert [(r["step_idx"], r["claim_text"], r["verdict"]) for r in rows if r["claim_text"] not in llm] == strip
+
+
+def test_claims_backend_openai_json_names_the_extractor(worded, capsys):
+    from scripted_openai_server import ScriptedOpenAIServer
+
+    db, traj, _, _ = worded
+    capsys.readouterr()
+    with ScriptedOpenAIServer() as server:
+        scripted_extractor(server, json.dumps(LLM_CLAIMS))
+        assert main(["claims", "--db", str(db), "--no-progress", "--json", "--backend", "openai",
+                     "--model", "extractor-m", "--base-url", server.base_url, traj.id]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["extractor"] == "patterns+llm" and doc["extractor_model"] == "extractor-m"
+    (row,) = doc["trajectories"]
+    assert row["extractor"] == "patterns+llm" and row["contradicted"] == 1
+    assert doc["checker_version"] == "claims-2+llm:extractor-m"
+    assert main(["claims", "--db", str(db), "--no-progress", "--json", traj.id]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["extractor"] == "patterns" and doc["extractor_model"] is None
+    assert doc["trajectories"][0]["extractor"] == "patterns" and doc["trajectories"][0]["contradicted"] == 0
+
+
+def test_malformed_json_from_the_model_names_the_trajectory_and_keeps_the_pattern_claims(worded, capsys):
+    from scripted_openai_server import ScriptedOpenAIServer
+
+    db, traj, step, patterns_only = worded
+    capsys.readouterr()
+    with ScriptedOpenAIServer() as server:
+        scripted_extractor(server, '{"claims": [{"quote": "the reddest of those dips", "kind": ')
+        assert main(["claims", "--db", str(db), "--no-progress", "--backend", "openai", "--model", "extractor-m",
+                     "--base-url", server.base_url, traj.id]) == 1
+    out = capsys.readouterr().out
+    problem = next(line for line in out.splitlines() if "problem:" in line)
+    assert traj.id in problem and f"step {step}" in problem and "not valid JSON" in problem
+    assert "pattern claims kept" in problem
+    line = next(line for line in out.splitlines() if line.startswith(traj.id))
+    assert line.endswith("extractor: patterns")  # what ran for this trajectory in the end
+    with Store(db) as store:
+        rows = store.claims_for(traj.id)
+    assert [(r["step_idx"], r["claim_text"], r["verdict"]) for r in rows] == [
+        (r["step_idx"], r["claim_text"], r["verdict"]) for r in patterns_only]
+    assert {r["checker_version"] for r in rows} == {"claims-2"}

@@ -1,0 +1,116 @@
+"""The Stats tab's calibrated abstention, on the demo store: the accuracy-by-priority plot with its
+bootstrap interval as an area, and, for the target accuracy in its widget, the share of the unreviewed
+queue that could be accepted without review and its estimated accuracy: the very numbers
+`specreview triage --target T --json` prints. Before any verdict it says so instead of a blank plot."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import holoviews as hv
+import panel as pn
+import pytest
+
+from reviewer import triage
+from reviewer.cli import main
+from reviewer.components.stats_panel import StatsPanel, calibration_plot
+from reviewer.demo import seed_demo_if_empty
+from reviewer.review_state import ReviewState
+from reviewer.store import Store
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("stats_panel") / "demo.duckdb"
+    with Store(path) as store:
+        assert seed_demo_if_empty(store) > 0
+    return path
+
+
+def label_most(path, n: int = 45, n_errors: int = 6) -> None:
+    """One reviewer labels the n items nearest their decision threshold (the first n_errors wrong);
+    the rest of the queue stays unreviewed."""
+    with Store(path) as store:
+        signals = triage.compute_signals(store).sort_values("closeness", ascending=False)
+        for i, tid in enumerate(signals.index[:n]):
+            answer = signals.at[tid, "answer"]
+            if i >= n_errors:
+                store.add_review(tid, "ann", "approve")
+            elif answer in ("YES", "NO"):
+                store.add_review(tid, "ann", "override", label={"answer": "NO" if answer == "YES" else "YES"})
+            else:
+                store.add_review(tid, "ann", "reject")
+
+
+@pytest.fixture
+def labelled_db(demo_db, tmp_path):
+    path = tmp_path / "labelled.duckdb"
+    shutil.copyfile(demo_db, path)
+    label_most(path)
+    return path
+
+
+def cli_report(capsys, db, target: float) -> dict:
+    capsys.readouterr()
+    assert main(["triage", "--db", str(db), "--target", f"{target:g}", "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def pooled(report: dict) -> dict:
+    return next(g for g in report["groups"] if g["task"] == "all")
+
+
+@pytest.mark.parametrize("target", [0.98, 0.9])
+def test_the_stated_numbers_are_the_clis(labelled_db, capsys, target):
+    cli = cli_report(capsys, labelled_db, target)
+    with Store(labelled_db) as store:
+        panel = StatsPanel(state=ReviewState(store, reviewer="ann"))
+        assert panel.target.value == 0.98  # the default target
+        panel.target.value = target
+        panel.refresh()
+        report = panel.triage
+    assert report["target"] == target
+    assert report["groups"] == cli["groups"] and report["bins"] == cli["bins"]
+    all_ = pooled(report)
+    assert all_["n_unreviewed"] == 20 and all_["n_accept"] > 0 and all_["estimated_accuracy"] is not None
+    text = panel.abstention_text
+    assert f"{all_['n_accept']} of {all_['n_unreviewed']} unreviewed answers ({all_['fraction_accept']:.0%})" in text
+    assert f"estimated accuracy {all_['estimated_accuracy']:.3f}" in text
+    assert f"[{all_['ci_low']:.3f}, {all_['ci_high']:.3f}]" in text
+    assert f"target accuracy {target:g}" in text
+
+
+def test_changing_the_target_restates_the_numbers(labelled_db, capsys):
+    strict = pooled(cli_report(capsys, labelled_db, 0.999))
+    with Store(labelled_db) as store:
+        panel = StatsPanel(state=ReviewState(store, reviewer="ann"))
+        panel.refresh()
+        panel.target.value = 0.999  # no refresh: the widget alone restates
+        assert pooled(panel.triage) == strict
+        assert "target accuracy 0.999" in panel.abstention_text
+
+
+def test_the_calibration_plot_has_the_interval_as_an_area(labelled_db):
+    with Store(labelled_db) as store:
+        report = triage.triage_report(store, 0.98, n_boot=200)
+    plot = calibration_plot(report)
+    overlay = plot.object
+    areas = [e for e in overlay.traverse(lambda x: x, [hv.Area])]
+    curves = [e for e in overlay.traverse(lambda x: x, [hv.Curve])]
+    groups = {(b["task"], b["agent"]) for b in report["bins"]}
+    assert len(areas) == len(groups) and len(curves) >= len(groups)
+    # the area spans each bin's bootstrap interval, the curve is the accuracy
+    area = areas[0].dframe()
+    assert set(area.columns) >= {"priority", "ci_low", "ci_high"}
+    assert (area["ci_low"] <= area["ci_high"]).all()
+    hv.render(overlay, backend="bokeh")  # it draws
+
+
+def test_before_any_verdict_it_says_so_instead_of_a_blank_plot(demo_db):
+    with Store(demo_db) as store:
+        panel = StatsPanel(state=ReviewState(store, reviewer="ann"))
+        panel.refresh()
+    assert panel.triage["bins"] == []
+    assert "No human verdicts yet" in panel.abstention_text
+    assert not any(isinstance(o, pn.pane.HoloViews) for o in panel.calibration.objects)
+    assert isinstance(calibration_plot(panel.triage), pn.pane.Markdown)

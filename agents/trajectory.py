@@ -5,6 +5,8 @@ A trajectory is: a reference to a spectrum, a task (a kb task id such as ``a`` o
 list of steps and an outcome. Images are content-addressed PNG bytes: a ``tool_result`` step holds
 the sha256 of its render, and the render can always be reproduced from the spectrum plus the tool
 arguments, so a review never depends on a lost file.
+
+Step text has a documented limit on import: MAX_STEP_TEXT_BYTES (1 MB of UTF-8 per text field).
 """
 from __future__ import annotations
 
@@ -17,6 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 StepKind = Literal["prompt", "think", "tool_call", "tool_result", "verdict", "answer"]
 SCHEMA_VERSION = 1
+
+# Longest text one imported step may carry: 1 MB (1,000,000 bytes of UTF-8). A real think / answer /
+# observation text is a few kB; a megabyte is a broken or hostile row that would bloat the database and
+# stall every page that shows it. Imports (`specreview import sft|bench`, agents/interop/rowcheck.py
+# check_text_sizes) refuse a row with any longer text field, naming the row, the field and this limit.
+MAX_STEP_TEXT_BYTES = 1_000_000
 
 
 def utcnow() -> datetime:

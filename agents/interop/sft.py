@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import kb
-from agents.interop.rowcheck import RowError, kind_of, need, need_type
+from agents.interop.rowcheck import RowError, check_text_sizes, kind_of, need, need_type
 from agents.tools.zoom import TOOL_NAME
 from agents.trajectory import AgentInfo, Trajectory
 from agents.vet.answer import parse_answer
@@ -43,7 +43,8 @@ ROLES = ("system", "human", "gpt")
 def check_sft_row(row: Any) -> None:
     """Raise RowError (field and expectation) unless `row` has the shape sft_row_to_trajectory
     needs: `conversations` a list of {from: system|human|gpt, value: string} with a human prompt,
-    `images` a list of path strings with at least as many paths as `<image>` tokens in human turns."""
+    `images` a list of path strings with at least as many paths as `<image>` tokens in human turns,
+    and no text field longer than agents.trajectory.MAX_STEP_TEXT_BYTES (1 MB)."""
     if not isinstance(row, dict):
         raise RowError(f"expected a JSON object, got {kind_of(row)}")
     turns = need_type(need(row, "conversations"), list, "conversations", "an array of turns")
@@ -69,6 +70,7 @@ def check_sft_row(row: Any) -> None:
     tokens = sum(t["value"].count("<image>") for t in turns if t["from"] == "human")
     if tokens > len(images):
         raise RowError(f"conversations have {tokens} <image> tokens but 'images' lists {len(images)} paths")
+    check_text_sizes(row)
 
 
 def sft_row_to_trajectory(row: dict[str, Any], images: Mapping[str, bytes] | None = None,

@@ -16,7 +16,7 @@ import numpy as np
 from astropy.nddata import InverseVariance
 from specutils import Spectrum
 
-from agents.interop.rowcheck import RowError, kind_of, need, need_type, numbers
+from agents.interop.rowcheck import RowError, check_text_sizes, kind_of, need, need_type, numbers
 
 TOOL = "spectral_visualization_tool"
 DATA_SOURCE_TASKS = {"carbon": "cs", "cc": "cs", "cv": "cv", "gm": "mg", "ss": "ss", "wd": "wd"}
@@ -29,7 +29,8 @@ CREATE_KWARGS = f"extra_info.tools_kwargs.{TOOL}.create_kwargs"
 def check_specvi_row(row: Any) -> tuple[np.ndarray, np.ndarray]:
     """(wavelength, flux) of a row, or RowError naming the field and what was expected: an object
     with `reward_model.ground_truth` and `extra_info.tools_kwargs.<tool>.create_kwargs` holding
-    `wavelength` and `flux` arrays of numbers of one length (at least one pixel)."""
+    `wavelength` and `flux` arrays of numbers of one length (at least one pixel), and no text field
+    (a prompt message, a name) longer than agents.trajectory.MAX_STEP_TEXT_BYTES (1 MB)."""
     if not isinstance(row, dict):
         raise RowError(f"expected a JSON object, got {kind_of(row)}")
     need(need(row, "reward_model"), "ground_truth", "reward_model")
@@ -50,6 +51,7 @@ def check_specvi_row(row: Any) -> tuple[np.ndarray, np.ndarray]:
         raise RowError(f"create_kwargs.redshift: expected a number or null, got {kind_of(z)}")
     extra = row["extra_info"]
     need_type(extra, dict, "extra_info", "an object")
+    check_text_sizes(row)
     return np.asarray(wave, dtype=float), np.asarray(flux, dtype=float)
 
 

@@ -55,9 +55,11 @@ unit such as pc or lyr gives ~1e30 A); a flux unit must be a spectral flux densi
 Jy, ...), counts (ct, electron, adu, per second or not) or absent (relative flux), else the unit is
 named and refused, never silently made dimensionless; |flux| above 1e150 is refused naming the
 value and pixel (its squares would overflow float64), as is an error so small that 1/error**2
-overflows. A descending axis (a LAMOST COEFF1 < 0, a frequency axis, a reversed table) is turned
-around with flux, ivar and mask. Reading does not judge: vet_spectrum / verify_spectrum refuse a
-spectrum with fewer than MIN_FINITE_PIXELS = 20 pixels of finite flux (core.require_judgeable).
+overflows. A descending axis (a LAMOST COEFF1 < 0, a frequency axis, a reversed table, a DESI or
+LAMOST MRS arm written red to blue) is turned around with flux, ivar and mask (core.ascending: one
+rule for every format; a non-monotonic axis is refused, naming the arm in a multi-arm file).
+Reading does not judge: vet_spectrum / verify_spectrum refuse a spectrum with fewer than
+MIN_FINITE_PIXELS = 20 pixels of finite flux (core.require_judgeable).
 
 Errors: every bad input raises SpectrumReadError (agents/spectra/errors.py), a ValueError whose
 message is "<file name>: <problem>" (missing file, empty file, non-FITS junk, truncated FITS or

@@ -232,6 +232,31 @@ def median_snr(flux: np.ndarray, ivar: np.ndarray, good: np.ndarray) -> float:
     return float(np.median(flux[good] * np.sqrt(ivar[good])))
 
 
+def ascending(path: str | Path, wave: np.ndarray, *arrays: np.ndarray | None, arm: str | None = None):
+    """The one rule for wavelength order: returns (wave, *arrays) with wave strictly increasing.
+
+    A descending but monotonic axis (a reversed table, a LAMOST COEFF1 < 0, a DESI or LAMOST MRS
+    arm written red to blue) is legitimate: it is turned around, and every array with it along
+    its last axis (1-D per-pixel arrays, or DESI's n_spec x n_pix images); None entries stay
+    None. Anything else (NaN, repeated or shuffled wavelengths) raises SpectrumReadError naming
+    the file and, for a multi-arm file, the ``arm``.
+    """
+    wave = np.asarray(wave)
+    where = f" in the {arm} arm" if arm else ""
+    if not np.isfinite(wave).all():
+        raise SpectrumReadError(path, f"wavelength has NaN or infinite values{where}")
+    if wave.size < 2:
+        return (wave, *arrays)
+    step = np.diff(wave)
+    if (step > 0).all():
+        return (wave, *arrays)
+    if (step < 0).all():
+        return (wave[::-1].copy(),
+                *(None if a is None else np.asarray(a)[..., ::-1].copy() for a in arrays))
+    raise SpectrumReadError(path, f"wavelength is not monotonic{where} "
+                                  "(neither strictly increasing nor strictly decreasing)")
+
+
 def build_spectrum(
     path: str,
     wave: np.ndarray,
@@ -262,16 +287,7 @@ def build_spectrum(
         if bad is not None:
             sizes += f", mask {np.size(bad)}"
         raise SpectrumReadError(path, f"array lengths differ ({sizes})")
-    if not np.isfinite(wave).all():
-        raise SpectrumReadError(path, "wavelength has NaN or infinite values")
-    if n > 1:
-        step = np.diff(wave)
-        if (step < 0).all():
-            # Descending but monotonic tables are legitimate: turn them around.
-            wave, flux, ivar = wave[::-1].copy(), flux[::-1].copy(), ivar[::-1].copy()
-            bad = None if bad is None else np.asarray(bad)[::-1].copy()
-        elif not (step > 0).all():
-            raise SpectrumReadError(path, "wavelength is not monotonic (not strictly increasing)")
+    wave, flux, ivar, bad = ascending(path, wave, flux, ivar, bad)
     if wave[0] <= 0:
         raise SpectrumReadError(path, "wavelength has zero or negative values")
     if wave[0] < WAVE_MIN_AA or wave[-1] > WAVE_MAX_AA:

@@ -1,6 +1,7 @@
 """DESI `coadd-*` and `spectra-*` files: B/R/Z arms merged into one spectrum per target.
 
-Each arm has {ARM}_WAVELENGTH (1-D), {ARM}_FLUX / _IVAR / _MASK (n_spec x n_pix). Targets are
+Each arm has {ARM}_WAVELENGTH (1-D), {ARM}_FLUX / _IVAR / _MASK (n_spec x n_pix); an arm written
+red to blue is turned around (core.ascending), a non-monotonic one is refused naming it. Targets are
 the FIBERMAP rows (TARGETID); files without a FIBERMAP (test subsets) are addressed by row index.
 `merge_arms` puts the arms on one ascending grid: the first (bluest) arm's pixels plus each later
 arm's pixels beyond the grid so far. In an overlap, every arm is evaluated on the grid (exactly at
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import build_spectrum, clean_float, clean_label, clean_z, header_text, parse_flux_unit
+from .core import ascending, build_spectrum, clean_float, clean_label, clean_z, header_text, parse_flux_unit
 from .errors import SpectrumReadError
 from .fitsraw import RawFits
 from .sniff import DESI_COADD, DESI_SPECTRA
@@ -193,8 +194,7 @@ def _arm_data(fits: RawFits, path: str, arm: str, rows: list[int]):
                                       f"{None if ivar_all is None else ivar_all.shape})")
     if max(rows) >= flux_all.shape[0]:
         raise SpectrumReadError(path, f"{arm}_FLUX has {flux_all.shape[0]} rows, fewer than the FIBERMAP")
-    if wave.size > 1 and not (np.diff(wave) > 0).all():
-        raise SpectrumReadError(path, f"wavelength is not monotonic in the {arm} arm")
+    wave, flux_all, ivar_all, mask_all = ascending(path, wave, flux_all, ivar_all, mask_all, arm=arm)
     exposures = []
     for r in rows:
         bad = np.zeros(wave.size, bool) if mask_all is None else mask_all[r] != 0

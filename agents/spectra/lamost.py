@@ -4,7 +4,8 @@ LRS image (DR1-DR7): primary HDU 5 x N, rows flux, ivar, (wavelength in DR5+; an
 DR1), andmask, ormask; the wavelength grid comes from the log-linear COEFF0/COEFF1 keys, which
 every release writes. LRS table (DR8+ "v2.0"): HDU 1 is a one-row binary table with array
 columns FLUX, IVAR, WAVELENGTH, ANDMASK, ORMASK. MRS (`med-*.fits`): COADD_B and COADD_R tables
-with one pixel per row (FLUX, IVAR, LOGLAM, ANDMASK, ORMASK); the arms do not overlap, so they
+with one pixel per row (FLUX, IVAR, LOGLAM, ANDMASK, ORMASK); an arm written red to blue is turned
+around (core.ascending), a non-monotonic one is refused naming it; the arms do not overlap, so they
 are concatenated. LAMOST wavelengths are vacuum and heliocentric (VACUUM = T in every header).
 LAMOST fluxes are relatively calibrated with no unit keyword: flux is dimensionless.
 """
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import build_spectrum, clean_float, clean_id, clean_label, clean_z, header_text
+from .core import ascending, build_spectrum, clean_float, clean_id, clean_label, clean_z, header_text
 from .errors import SpectrumReadError
 from .fitsraw import RawFits
 from .sniff import LAMOST_LRS_IMAGE, LAMOST_LRS_TABLE, LAMOST_MRS
@@ -129,7 +130,7 @@ def read_mrs(fits: RawFits, path: str, target=None):
         if not (wave.size == flux.size == ivar.size == bad.size):
             raise SpectrumReadError(path, f"array lengths differ in {ext} (wavelength {wave.size}, "
                                           f"flux {flux.size}, ivar {ivar.size})")
-        arms.append((wave, flux, ivar, bad))
+        arms.append(ascending(path, wave, flux, ivar, bad, arm=ext))
         used.append(ext)
     if not arms:
         raise SpectrumReadError(path, "LAMOST MRS file has no COADD_B/COADD_R data")

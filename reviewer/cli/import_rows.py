@@ -17,6 +17,8 @@ the CSV `specreview eval --labels` reads. File names hash the spectrum, so re-im
 A malformed row is refused on its own, named by its place in the file (`rows.jsonl line 7`, counted
 from 1 over every physical line, blank ones included; `rows.json row 3` / `x.parquet row 3` for
 array and Parquet files, also from 1), the field and what was expected; the other rows import. A
+row with a text field over agents.trajectory.MAX_STEP_TEXT_BYTES (1 MB of UTF-8: a think / answer /
+observation text, a prompt message) is refused the same way, naming the field and the limit. A
 refused bench row leaves no FITS file behind (it is written under a temporary name first, and
 removed again if ingesting it fails). The summary counts imported, already present and refused
 rows; the exit code is 1 when any row was refused or the file itself cannot be read (a JSON file

@@ -115,3 +115,37 @@ def test_specvi_row_spectrum_is_vettable_and_new_rows_follow_the_format():
     ck = fresh["extra_info"]["tools_kwargs"]["spectral_visualization_tool"]["create_kwargs"]
     assert ck["wavelength"] == \
         specvi_row()["extra_info"]["tools_kwargs"]["spectral_visualization_tool"]["create_kwargs"]["wavelength"]
+
+
+def test_text_size_limit_is_bytes_and_names_the_field():
+    import pytest
+
+    from agents.interop import RowError, check_sft_row, check_specvi_row
+    from agents.trajectory import MAX_STEP_TEXT_BYTES
+
+    assert MAX_STEP_TEXT_BYTES == 1_000_000
+    row = sft_row()
+    row["conversations"][2]["value"] = "a" * MAX_STEP_TEXT_BYTES  # at the limit: fine
+    check_sft_row(row)
+    row["conversations"][2]["value"] = "é" * (MAX_STEP_TEXT_BYTES // 2 + 1)  # 2 bytes each in UTF-8
+    with pytest.raises(RowError, match=r"conversations\[2\]\.value: text of 1,000,002 bytes is over the "
+                                       r"1,000,000-byte limit"):
+        check_sft_row(row)
+    row = sft_row()
+    row["source_name"] = "s" * (MAX_STEP_TEXT_BYTES + 1)  # any text field of the row, not only the turns
+    with pytest.raises(RowError, match=r"source_name: text of 1,000,001 bytes"):
+        check_sft_row(row)
+
+    spec_row = spectrum_to_specvi_row(sft_row_to_trajectory_spectrum(), task_id="cv", ground_truth="YES")
+    spec_row["prompt"][0]["content"] = "z" * (MAX_STEP_TEXT_BYTES + 1)
+    with pytest.raises(RowError, match=r"prompt\[0\]\.content: text of 1,000,001 bytes"):
+        check_specvi_row(spec_row)
+
+
+def sft_row_to_trajectory_spectrum():
+    import astropy.units as u
+    from specutils import Spectrum
+
+    wave = np.linspace(3800, 9000, 50)
+    return Spectrum(spectral_axis=wave * u.AA, flux=np.ones(50) * u.dimensionless_unscaled,
+                    meta={"object_id": "x"})

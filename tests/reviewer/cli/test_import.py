@@ -301,3 +301,52 @@ def test_import_bench_removes_the_fits_of_a_row_whose_ingest_fails(tmp_path, exp
     assert "review_a.parquet row 1: " in captured.err and "simulated store failure" in captured.err
     assert not calls[0].exists()  # written for the refused row, then removed
     assert len(list(out.glob("*.fits"))) == 1
+
+
+# -- text size limit (agents.trajectory.MAX_STEP_TEXT_BYTES, 1 MB) ----------------------------------------
+def test_import_sft_refuses_a_row_with_a_step_text_over_the_limit(tmp_path, exported, capsys):
+    from agents.trajectory import MAX_STEP_TEXT_BYTES
+
+    good_a, good_b = json.loads((exported["root"] / "sft" / "train_sharegpt.json").read_text())
+    big = json.loads(json.dumps(good_a))
+    k = next(i for i, t in enumerate(big["conversations"]) if t["from"] == "gpt")
+    big["conversations"][k]["value"] += "x" * 1_100_000  # a 1.1 MB think/answer text
+    db = tmp_path / "dst.duckdb"
+    with Store(db) as store:
+        before = store.count_trajectories()
+    rows = _jsonl(tmp_path / "rows.jsonl", [good_a, big, good_b])
+    code = main(["import", "sft", str(rows), "--images", str(exported["root"] / "sft"), "--db", str(db)])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "imported trajectories: 2; already present: 0; refused: 1" in captured.out
+    _no_raw_errors(captured.err)
+    assert re.search(rf"rows\.jsonl line 2: conversations\[{k}\]\.value: [^\n]*over the "
+                     rf"{MAX_STEP_TEXT_BYTES:,}[^\n]*limit", captured.err), captured.err
+    assert "line 1:" not in captured.err and "line 3:" not in captured.err
+    assert len(captured.err) < 2000  # the refusal names the text, it does not echo it
+    with Store(db) as store:
+        assert before == 0 and store.count_trajectories() == 2
+        for r in store.list_trajectories():
+            traj = store.load_trajectory(r["id"])
+            assert max(len(s.text) for s in traj.steps) < MAX_STEP_TEXT_BYTES
+
+
+def test_import_bench_refuses_a_row_with_a_text_over_the_limit(tmp_path, exported, capsys):
+    from agents.trajectory import MAX_STEP_TEXT_BYTES
+
+    good_a, good_b = json.loads((exported["root"] / "bench_json" / "review_a.json").read_text())
+    big = json.loads(json.dumps(good_a))
+    big["prompt"][-1]["content"] += "y" * 1_100_000
+    big["extra_info"]["index"] = "big-one"  # another spectrum name: it would be a new file
+    db, out = tmp_path / "dst.duckdb", tmp_path / "out"
+    rows = _jsonl(tmp_path / "bench.jsonl", [good_a, big, good_b])
+    code = main(["import", "bench", str(rows), "--db", str(db), "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "imported spectra: 2; already present: 0; refused: 1" in captured.out
+    n = len(big["prompt"]) - 1
+    assert re.search(rf"bench\.jsonl line 2: prompt\[{n}\]\.content: [^\n]*over the "
+                     rf"{MAX_STEP_TEXT_BYTES:,}[^\n]*limit", captured.err), captured.err
+    assert sorted(p.suffix for p in out.iterdir()) == [".csv", ".fits", ".fits"]  # nothing for the refused row
+    with Store(db) as store:
+        assert store.count_spectra() == 2

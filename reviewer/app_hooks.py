@@ -1,15 +1,23 @@
 """Bokeh server hooks for `panel serve reviewer` (a directory app): prepare the database once, when
-the server starts, instead of inside the first reviewer's page request."""
+the server starts, instead of inside the first reviewer's page request; give every HTML page a
+Content-Security-Policy (reviewer/csp.py); let `specreview` commands run through the app while it
+holds the database (reviewer/server_endpoint.py).
+"""
 from __future__ import annotations
 
 import logging
 import time
+
+from reviewer.csp import install_csp
 
 log = logging.getLogger("specreview.app")
 
 
 def on_server_loaded(server_context) -> None:
     start = time.perf_counter()
+    if not install_csp(server_context.application_context):
+        log.error("no tornado Application found for this app: pages are served without a "
+                  "Content-Security-Policy")
     from reviewer.conflicts import sync_verdict_states
     from reviewer.demo import seed_demo_if_empty
     from reviewer.store import Store, StoreUnavailable
@@ -21,7 +29,17 @@ def on_server_loaded(server_context) -> None:
         return
     seed_demo_if_empty(store, claims_in_background=True)
     sync_verdict_states(store)
+    if store.path is not None:  # `specreview` commands run through the app while it holds the file
+        from reviewer.server_endpoint import start_endpoint
+
+        start_endpoint(store.path)
     import layouts  # noqa: F401 - imports Panel, HoloViews and the components before the first page
 
     log.warning("database %s ready in %.1f s", store.path.name if store.path else ":memory:",
                 time.perf_counter() - start)
+
+
+def on_server_unloaded(server_context) -> None:
+    from reviewer.server_endpoint import stop_endpoint
+
+    stop_endpoint()

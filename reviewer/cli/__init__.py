@@ -36,10 +36,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Subcommands that never go through a running app (reviewer/cli/remote.py): they do not use its database.
+LOCAL_ONLY = {"serve"}
+
+
 def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command not in LOCAL_ONLY:
+        from reviewer.cli.remote import forward_if_served
+
+        code = forward_if_served(parser, args, sys.argv[1:] if argv is None else list(argv))
+        if code is not None:  # the app serving this database ran it
+            return code
+    return run_args(args)
+
+
+def run_args(args: argparse.Namespace) -> int:
+    """Run parsed arguments in this process (also how the app runs a forwarded command)."""
     from reviewer.store import StoreUnavailable
 
-    args = build_parser().parse_args(argv)
     try:
         return int(args._run(args) or 0)
     except StoreUnavailable as exc:  # a damaged or locked database: say so, no traceback

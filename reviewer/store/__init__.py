@@ -3,8 +3,8 @@
 Review rules live above it (reviewer/labels.py, conflicts.py, curation.py, ...): nothing here
 imports from reviewer/ outside this package.
 """
-from reviewer.store.connection import StoreDamaged, StoreUnavailable
+from reviewer.store.connection import LOCK_SIGN, StoreDamaged, StoreUnavailable
 from reviewer.store.paths import default_db_path, resolve_db_path
 from reviewer.store.repository import Store
 
-__all__ = ["Store", "StoreDamaged", "StoreUnavailable", "default_db_path", "resolve_db_path"]
+__all__ = ["LOCK_SIGN", "Store", "StoreDamaged", "StoreUnavailable", "default_db_path", "resolve_db_path"]

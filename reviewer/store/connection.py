@@ -7,6 +7,7 @@ in a module-level registry keyed by the resolved path, and every thread works th
 """
 from __future__ import annotations
 
+import re
 import threading
 import weakref
 from collections.abc import Iterator
@@ -16,6 +17,9 @@ from pathlib import Path
 import duckdb
 
 from reviewer.store.schema import migrate
+
+# DuckDB's words when another process holds the file (matched without the path: a folder may be called "locks")
+LOCK_SIGN = re.compile(r"could not set lock|conflicting lock", re.I)
 
 
 class StoreUnavailable(RuntimeError):
@@ -50,7 +54,7 @@ class SharedConnection:
         except duckdb.Error as exc:
             name = Path(target).name  # the name only: pages and logs need not show the server's folders
             refused = StoreUnavailable(f"cannot open {name}: {str(exc).replace(target, name)}")
-            if isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower():
+            if isinstance(exc, duckdb.IOException) and LOCK_SIGN.search(str(exc).replace(target, name)):
                 raise refused from exc  # another process holds it: not damage
             raise damage_of(target, exc) or refused from exc
         self._local = threading.local()
@@ -59,6 +63,7 @@ class SharedConnection:
         self._cursors: list[tuple[weakref.ref, duckdb.DuckDBPyConnection]] = []
         self._cursors_lock = threading.Lock()
         self.closed = False
+        self.pinned = False  # see pin()
         self.known_reviewers: set[str] = set()
         self.probed = False  # every table read through once (Store.probe)
         self.version = migrate(self.cursor())
@@ -138,11 +143,27 @@ def shared_connection(path: Path | None) -> SharedConnection:
 
 
 def release(shared: SharedConnection) -> None:
-    """Close a shared connection and forget it (every Store on that file is closed with it)."""
+    """Close a shared connection and forget it (every Store on that file is closed with it); a pinned
+    one stays open."""
+    if shared.pinned:
+        return
     with _registry_lock:
         if shared.path is not None and _registry.get(shared.path) is shared:
             del _registry[shared.path]
     shared.close()
+
+
+def pin(path: Path, pinned: bool = True) -> None:
+    """Keep this process's connection to `path` open (opening it if need be) whoever calls
+    Store.close(): the app pins the database it serves, since the CLI commands it runs for clients
+    close their store when done. close_all() still closes it. pinned=False undoes it."""
+    if pinned:
+        shared_connection(path).pinned = True
+        return
+    with _registry_lock:
+        shared = _registry.get(path)
+    if shared is not None:
+        shared.pinned = False
 
 
 def close_all() -> None:

@@ -1,0 +1,412 @@
+"""The running app's command endpoint: `specreview` commands run inside the server that owns the database.
+
+DuckDB lets one process at a time open a file read-write, and while `panel serve reviewer` runs that
+process is the app. So the app, when it starts (reviewer/app_hooks.py), also listens on 127.0.0.1 on a
+free port and writes an endpoint file next to the database, `<db>.server.json` (port, pid, a random
+token; mode 0600, owned by the user). A CLI command that finds the database locked by that pid sends
+its arguments there (reviewer/cli/remote.py); the app runs the same command in a worker thread through
+its own connection (a cursor per thread) and streams back what it prints and its exit code.
+
+Security: localhost only; every request carries the token, which only a process that can read the
+endpoint file (the user's own) knows; wrong or missing token -> 403. The endpoint runs `specreview`
+commands and nothing else.
+
+Wire format: `POST /run` with header `X-SpecReview-Token` and a JSON body {"argv": [...], "db": the
+database path the client resolved, "paths": {dest: absolute path(s)} resolved on the client,
+"tty": {"stdout": bool, "stderr": bool}}. The answer is a stream of JSON lines: {"out": text},
+{"err": text}, and finally {"exit": code}; empty lines are heartbeats (once a second, so a client
+that went away is noticed and its command interrupted).
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import hmac
+import io
+import json
+import logging
+import os
+import queue
+import secrets
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("specreview.endpoint")
+
+TOKEN_HEADER = "X-SpecReview-Token"
+ENDPOINT_SUFFIX = ".server.json"
+MAX_REQUEST_BYTES = 1 << 20
+HEARTBEAT_S = 1.0
+FORMAT_VERSION = 1
+
+Emit = Callable[[str, str], None]  # (stream "out"|"err", text)
+Runner = Callable[[dict, Emit], int]
+
+
+# -- the endpoint file ------------------------------------------------------------------------------
+def endpoint_path(db: str | os.PathLike) -> Path:
+    """`<db>.server.json`, next to the database file."""
+    db = Path(db)
+    return db.with_name(db.name + ENDPOINT_SUFFIX)
+
+
+def write_endpoint_file(db: Path, port: int, token: str) -> Path:
+    """Write the endpoint file, readable and writable by the user only. Written under a new name
+    (O_CREAT|O_EXCL, mode 0600) and renamed over any old one, so a reader never sees half of it.
+    Any file already there is stale: this process holds the database's lock."""
+    path = endpoint_path(db)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    body = json.dumps({"version": FORMAT_VERSION, "pid": os.getpid(), "port": port, "token": token,
+                       "db": str(db), "started_at": time.time()})
+    fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        os.fchmod(fd, 0o600)  # whatever the umask
+        os.write(fd, body.encode())
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    return path
+
+
+def remove_endpoint_file(db: Path, pid: int | None = None) -> None:
+    """Remove the endpoint file if it is this process's (or `pid`'s)."""
+    path = endpoint_path(db)
+    with contextlib.suppress(OSError, ValueError):
+        if json.loads(path.read_text()).get("pid") == (pid or os.getpid()):
+            path.unlink()
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, but another user's: not our app
+        return False
+    return True
+
+
+class UnsafeEndpoint(RuntimeError):
+    """The endpoint file is there but must not be trusted (others may read it, someone else owns it)."""
+
+
+def read_endpoint_file(db: Path, lock_holder: int | None = None) -> dict | None:
+    """The endpoint of the app serving `db`, or None when there is none or the file is stale (its pid
+    is dead, or is not the process DuckDB says holds the lock). Raises UnsafeEndpoint when the file
+    is not a regular file of this user's that only they can read."""
+    path = endpoint_path(db)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    import stat
+
+    if not stat.S_ISREG(st.st_mode):
+        raise UnsafeEndpoint(f"{path.name} is not a regular file")
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        raise UnsafeEndpoint(f"{path.name} belongs to another user")
+    if st.st_mode & 0o077:
+        raise UnsafeEndpoint(f"{path.name} can be read or written by others (mode {stat.S_IMODE(st.st_mode):o}); "
+                             "the app writes it with mode 600")
+    try:
+        info = json.loads(path.read_text())
+        pid, port, token = int(info["pid"]), int(info["port"]), str(info["token"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # half-written or foreign: not an endpoint
+    if not pid_alive(pid) or (lock_holder is not None and lock_holder != pid):
+        return None
+    if info.get("db") and Path(info["db"]) != Path(db):
+        return None
+    return {"pid": pid, "port": port, "token": token, "db": info.get("db"), "path": path}
+
+
+# -- stdout / stderr per thread -----------------------------------------------------------------------
+_route = threading.local()
+_install_lock = threading.Lock()
+
+
+class _RoutedStream(io.TextIOBase):
+    """Stands in for sys.stdout / sys.stderr: a thread running a forwarded command writes to its
+    client; every other thread writes where it always did."""
+
+    def __init__(self, fallback, name: str):
+        self._fallback, self._name = fallback, name
+
+    def _target(self) -> Emit | None:
+        return getattr(_route, "emit", None)
+
+    def write(self, text: str) -> int:
+        emit = self._target()
+        if emit is None:
+            return self._fallback.write(text)
+        if text:
+            emit(self._name, text)
+        return len(text)
+
+    def flush(self) -> None:
+        if self._target() is None:
+            self._fallback.flush()
+
+    def isatty(self) -> bool:
+        if self._target() is None:
+            return self._fallback.isatty()
+        return bool(getattr(_route, "tty", {}).get(self._name))
+
+    def fileno(self) -> int:
+        if self._target() is not None:
+            raise io.UnsupportedOperation("a forwarded command's output has no file descriptor")
+        return self._fallback.fileno()
+
+    def writable(self) -> bool:
+        return True
+
+    @property
+    def encoding(self):
+        return getattr(self._fallback, "encoding", "utf-8")
+
+    @property
+    def errors(self):
+        return getattr(self._fallback, "errors", "strict")
+
+    def __getattr__(self, name):
+        return getattr(self._fallback, name)
+
+
+def _install_routing() -> None:
+    with _install_lock:
+        if not isinstance(sys.stdout, _RoutedStream):
+            sys.stdout = _RoutedStream(sys.stdout, "out")
+        if not isinstance(sys.stderr, _RoutedStream):
+            sys.stderr = _RoutedStream(sys.stderr, "err")
+
+
+@contextlib.contextmanager
+def routed_output(emit: Emit, tty: dict | None = None):
+    """Within the block, this thread's prints go to `emit`."""
+    _install_routing()
+    _route.emit, _route.tty = emit, {"out": bool((tty or {}).get("stdout")), "err": bool((tty or {}).get("stderr"))}
+    try:
+        yield
+    finally:
+        _route.emit = None
+        _route.tty = {}
+
+
+# -- running a command -----------------------------------------------------------------------------
+def run_cli(db: Path, payload: dict, emit: Emit) -> int:
+    """Run the `specreview` command `payload` describes on this process's open database `db`, its
+    output going to `emit`. The database is the served one whatever --db said; path arguments come
+    already made absolute by the client (this process's working folder is not the user's)."""
+    from reviewer.cli import build_parser, run_args
+
+    with routed_output(emit, payload.get("tty")):
+        try:
+            args = build_parser().parse_args([str(a) for a in payload["argv"]])
+            if args.command == "serve":
+                print("specreview: `serve` does not run through the app", file=sys.stderr)
+                return 2
+            for dest, value in (payload.get("paths") or {}).items():
+                if hasattr(args, dest) and dest not in ("db", "command", "_run"):
+                    setattr(args, dest, value)
+            args.db = str(db)
+            return run_args(args)
+        except SystemExit as exc:  # argparse, or a command that exits
+            code = exc.code
+            return code if isinstance(code, int) else (0 if code is None else 1)
+        except KeyboardInterrupt:
+            print("specreview: interrupted", file=sys.stderr)
+            return 130
+        except BaseException:
+            traceback.print_exc(file=sys.stderr)
+            return 1
+        finally:
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+
+
+def _interrupt(thread: threading.Thread) -> None:
+    """Raise KeyboardInterrupt in `thread` (a forwarded command whose client went away): the commands
+    write in transactions and resume where they stopped, as after Ctrl-C."""
+    if thread.ident is not None and thread.is_alive():
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt))
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _HTTPServer
+    server_version = "specreview-endpoint"
+    protocol_version = "HTTP/1.0"  # one request per connection; the answer ends when it closes
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("%s " + format, self.client_address[0], *args)
+
+    def _refuse(self, code: int, why: str) -> None:
+        body = json.dumps({"error": why}).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        self._refuse(405, "POST /run")
+
+    def do_POST(self) -> None:
+        owner = self.server.owner
+        token = self.headers.get(TOKEN_HEADER, "")
+        if not hmac.compare_digest(token.encode("utf-8", "replace"), owner.token.encode()):
+            self._refuse(403, "wrong or missing token")
+            return
+        if self.path != "/run":
+            self._refuse(404, "POST /run")
+            return
+        try:
+            length = int(self.headers.get("Content-Length", "0"))
+        except ValueError:
+            length = -1
+        if not 0 < length <= MAX_REQUEST_BYTES:
+            self._refuse(413 if length > MAX_REQUEST_BYTES else 400, "a JSON body of at most 1 MiB")
+            return
+        try:
+            payload = json.loads(self.rfile.read(length))
+            argv = payload["argv"]
+            if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)):
+                raise ValueError("argv")
+        except (ValueError, KeyError, TypeError):
+            self._refuse(400, "the body must be JSON with an argv list of strings")
+            return
+        if payload.get("db") and Path(payload["db"]) != owner.db:
+            self._refuse(409, f"this app serves {owner.db.name}, not {Path(payload['db']).name}")
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.end_headers()
+        self._stream(owner, payload)
+
+    def _stream(self, owner: CommandEndpoint, payload: dict) -> None:
+        frames: queue.Queue = queue.Queue()
+        done = object()
+        result = {"exit": 1}
+
+        def work() -> None:
+            try:
+                result["exit"] = owner.runner(payload, lambda stream, text: frames.put((stream, text)))
+            finally:
+                frames.put(done)
+
+        worker = threading.Thread(target=work, name=f"specreview-cmd-{payload['argv'][0]}", daemon=True)
+        words = [a for a in payload["argv"][:2] if not a.startswith("-")]
+        log.warning("running `specreview %s ...` for a client", " ".join(words))
+        worker.start()
+        finished = False
+        try:
+            while not finished:
+                try:
+                    item = frames.get(timeout=HEARTBEAT_S)
+                except queue.Empty:
+                    self.wfile.write(b"\n")  # heartbeat: notices a client that went away
+                    self.wfile.flush()
+                    continue
+                chunks: list[tuple[str, str]] = []
+                while True:  # coalesce what is waiting into few frames
+                    if item is done:
+                        finished = True
+                        break
+                    if chunks and chunks[-1][0] == item[0]:
+                        chunks[-1] = (item[0], chunks[-1][1] + item[1])
+                    else:
+                        chunks.append(item)
+                    try:
+                        item = frames.get_nowait()
+                    except queue.Empty:
+                        break
+                lines = [json.dumps({stream: text}) for stream, text in chunks]
+                if finished:
+                    lines.append(json.dumps({"exit": result["exit"]}))
+                if lines:
+                    self.wfile.write(("\n".join(lines) + "\n").encode())
+                    self.wfile.flush()
+        except OSError:  # the client went away (Ctrl-C): stop its command
+            log.warning("the client of `specreview %s` went away: interrupting it", payload["argv"][0])
+            _interrupt(worker)
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = False
+    owner: CommandEndpoint
+
+
+class CommandEndpoint:
+    """The endpoint of one served database: an HTTP server on 127.0.0.1 in a daemon thread (its
+    requests each in their own thread, the commands in worker threads: the Bokeh IOLoop never waits
+    on them) and the endpoint file that tells the CLI where it is."""
+
+    def __init__(self, db: str | os.PathLike, runner: Runner | None = None, host: str = "127.0.0.1", port: int = 0):
+        self.db = Path(db).resolve()
+        self.token = secrets.token_urlsafe(32)
+        self.runner: Runner = runner or (lambda payload, emit: run_cli(self.db, payload, emit))
+        self.httpd = _HTTPServer((host, port), _Handler)
+        self.httpd.owner = self
+        self.port = self.httpd.server_address[1]
+        self.thread: threading.Thread | None = None
+        self.file: Path | None = None
+
+    def start(self) -> CommandEndpoint:
+        from reviewer.store.connection import pin
+
+        pin(self.db)  # a command's store.close() must not close the app's connection
+        self.thread = threading.Thread(target=self.httpd.serve_forever, name="specreview-endpoint", daemon=True)
+        self.thread.start()
+        self.file = write_endpoint_file(self.db, self.port, self.token)
+        return self
+
+    def stop(self) -> None:
+        from reviewer.store.connection import pin
+
+        remove_endpoint_file(self.db)
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        pin(self.db, False)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+_endpoint: CommandEndpoint | None = None
+
+
+def start_endpoint(db: Path) -> CommandEndpoint | None:
+    """Start this process's endpoint for `db` (once); None (logged) when it cannot listen or write its file."""
+    global _endpoint
+    if _endpoint is not None:
+        return _endpoint
+    try:
+        endpoint = CommandEndpoint(db).start()
+    except OSError as exc:
+        log.error("specreview commands cannot run through the app (no endpoint: %s); "
+                  "they will find the database locked while it runs", exc)
+        return None
+    _endpoint = endpoint
+    import atexit
+
+    atexit.register(stop_endpoint)
+    log.warning("specreview commands on %s run through the app (endpoint on 127.0.0.1:%d)", endpoint.db.name,
+                endpoint.port)
+    return endpoint
+
+
+def stop_endpoint() -> None:
+    global _endpoint
+    endpoint, _endpoint = _endpoint, None
+    if endpoint is not None:
+        endpoint.stop()

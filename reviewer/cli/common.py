@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 from pathlib import Path
 
-from reviewer.store import Store, StoreUnavailable, resolve_db_path
+from reviewer.store import LOCK_SIGN, Store, StoreDamaged, StoreUnavailable, resolve_db_path
 
 
 def db_path(args: argparse.Namespace) -> Path:
@@ -15,9 +16,24 @@ def db_path(args: argparse.Namespace) -> Path:
     return resolve_db_path(getattr(args, "db", None))
 
 
+def is_locked(exc: BaseException) -> bool:
+    """True when `exc` (from opening the store) says another process holds the file's lock; False
+    for a damaged file and every other reason."""
+    if not isinstance(exc, StoreUnavailable) or isinstance(exc, StoreDamaged):
+        return False
+    return LOCK_SIGN.search(str(exc)) is not None
+
+
+def lock_holder(exc: BaseException) -> int | None:
+    """The pid DuckDB's lock error names as holding the file, when it does."""
+    found = re.search(r"\(PID (\d+)\)", f"{exc} {exc.__cause__ or ''}")
+    return int(found.group(1)) if found else None
+
+
 def open_store(args: argparse.Namespace) -> Store | None:
-    """The store named by the arguments, or None after printing why it cannot be opened (e.g. the
-    app is running on it: DuckDB lets one process at a time write a file)."""
+    """The store named by the arguments, or None after printing why it cannot be opened (e.g. another
+    process holds it: DuckDB lets one process at a time write a file). A running app is not such a
+    process: `main` sends the command to it (reviewer/cli/remote.py) before it gets here."""
     path = db_path(args)
     try:
         store = Store(path)
@@ -25,6 +41,9 @@ def open_store(args: argparse.Namespace) -> Store | None:
         return store
     except StoreUnavailable as exc:
         print(f"specreview: {exc}", file=sys.stderr)
+        if is_locked(exc):
+            print(f"specreview: another process has {path.name} open (an app serving it would have run this "
+                  "command itself): wait for it to finish, or stop it", file=sys.stderr)
         return None
 
 

@@ -23,6 +23,9 @@ def acked(page) -> int:
     return int(found.group(1)) if found else 0
 
 
+# 20 Chromium pages and 1,000 labels on a 2-core machine: what it checks is that no label is lost, not how
+# fast; on a loaded machine the whole run takes longer than the suite's 300 s default.
+@pytest.mark.timeout(900)
 def test_twenty_reviewers_fifty_labels_each(browser, tmp_path):
     db, first = seeded_db(tmp_path)
     app = ServedApp(db, tmp_path / "panel.log")

@@ -22,6 +22,7 @@ candidate list is never pickled or submitted all at once. Dask is an optional ex
 """
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import (
@@ -58,7 +59,10 @@ def run_batch(fn: Callable[[Any], Any], items: Iterable[Any], *, workers: int = 
     elif threads > 1:
         source = _pool(ThreadPoolExecutor(max_workers=threads), fn, items, threads)
     elif workers > 1:
-        source = _pool(ProcessPoolExecutor(max_workers=workers), fn, items, workers)
+        # spawned, not forked: a batch started by the serving app (a vet job through its endpoint)
+        # runs beside the server's threads, and a fork copies their locks in whatever state they are
+        source = _pool(ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")), fn, items,
+                       workers)
     else:
         source = _serial(fn, items)
     try:

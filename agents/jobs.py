@@ -17,12 +17,13 @@ def _config(job: dict[str, Any]):
     return load_config(job.get("llm_config_path"), **(job.get("llm") or {}))
 
 
-def vet_job(job: dict[str, Any]):
-    """Read one spectrum and vet it for one task (agents.vet.vet_spectrum)."""
+def vet_job(job: dict[str, Any], spectrum=None):
+    """Read one spectrum (unless the caller read it: `spectrum`) and vet it for one task
+    (agents.vet.vet_spectrum)."""
     from agents.spectra import read_spectrum
     from agents.vet import vet_spectrum
 
-    spec = read_spectrum(job["source_path"], job["target"])
+    spec = spectrum if spectrum is not None else read_spectrum(job["source_path"], job["target"])
     cfg = _config(job) if job["backend"] == "openai" else None
     return vet_spectrum(spec, job["task"], job["backend"], eager_renders=job.get("eager", False),
                         llm_config=cfg, spectrum_id=job["spectrum_id"])

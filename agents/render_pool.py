@@ -22,13 +22,22 @@ from agents.tools.zoom import SpectralVisualizationTool
 
 
 class RenderPool:
-    """The running pool and how many renders it drew."""
+    """The running pool and how many renders it drew.
+
+    The workers start at once and import the renderer (matplotlib and its fonts, ~1 s of CPU each)
+    while the caller is still getting ready, rather than when the first zooms of a campaign arrive
+    together and every thread waits for the first process to come up."""
 
     def __init__(self, processes: int):
         # spawn, not fork: this process has threads (HTTP pools, the batch) a fork would copy mid-state
-        self.executor = ProcessPoolExecutor(max_workers=processes, mp_context=mp.get_context("spawn"))
+        self.executor = ProcessPoolExecutor(max_workers=processes, mp_context=mp.get_context("spawn"),
+                                            initializer=_warm)
         self.renders = 0
         self._lock = threading.Lock()
+        # a spawn-context pool starts a worker per submit while none is idle: one no-op each starts
+        # them all now (not waited for; the first renders queue behind them)
+        for _ in range(processes):
+            self.executor.submit(_ready)
 
     def render(self, *args) -> bytes:
         png = self.executor.submit(_render, *args).result()
@@ -38,6 +47,14 @@ class RenderPool:
 
 
 _pool: RenderPool | None = None
+
+
+def _warm() -> None:
+    import agents.tools.render_figure  # noqa: F401  (matplotlib, its Agg backend, the text sprites)
+
+
+def _ready() -> bool:
+    return True
 
 
 def _render(wavelength, flux, wave_min, wave_max, label, title) -> bytes:

@@ -10,6 +10,7 @@ conflict a merger can resolve.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import fields
 from typing import Any
 
 import pandas as pd
@@ -23,14 +24,23 @@ def _scope_session(scope: str) -> str | None:
 
 def sync_verdict_states(store, trajectory_id: str | None = None) -> int:
     """Recompute the stored consensus wherever it is behind its labels (one trajectory, or all);
-    returns how many (trajectory, scope) rows were updated."""
+    returns how many (trajectory, scope) rows were updated. All of them: a few queries per scope,
+    whatever their number (thousands after an import), instead of a few per trajectory."""
     behind = store.verdict_states_behind(trajectory_id)
-    for row in behind:
-        tid, scope = row["trajectory_id"], row["scope"]
-        result = _final_verdict_of(store, tid, _scope_session(scope))
-        status = "resolved" if result["status"] == "conflict" and result["resolution"] else result["status"]
-        store.put_verdict_state(tid, scope, result["n_reviews"], status, row["seq"])
+    if trajectory_id is not None:
+        for row in behind:
+            result = _final_verdict_of(store, row["trajectory_id"], _scope_session(row["scope"]))
+            store.put_verdict_state(row["trajectory_id"], row["scope"], result["n_reviews"], _stored_status(result),
+                                    row["seq"])
+        return len(behind)
+    for scope, rows in _group(behind, "scope").items():
+        states = _stored_states_of(store, [r["trajectory_id"] for r in rows], _scope_session(scope))
+        store.put_verdict_states([(r["trajectory_id"], scope, *states[r["trajectory_id"]], r["seq"]) for r in rows])
     return len(behind)
+
+
+def _stored_status(result: dict[str, Any]) -> str:
+    return "resolved" if result["status"] == "conflict" and result["resolution"] else result["status"]
 
 
 def _final_verdict_of(store, trajectory_id: str, session: str | None) -> dict[str, Any]:
@@ -39,6 +49,21 @@ def _final_verdict_of(store, trajectory_id: str, session: str | None) -> dict[st
     own = agent_label(traj["task"], traj["answer"], traj["answer_z"], traj["outcome"]) if traj else {}
     resolution = store.latest_resolution(trajectory_id, session_id=_session_id(store, session))
     return final_verdict(rows, own, resolution)
+
+
+def _stored_states_of(store, trajectory_ids: list[str], session: str | None) -> dict[str, tuple[int, str]]:
+    """(n_reviews, stored status) of many trajectories, as `_final_verdict_of` decides them, in two
+    queries. The review rows carry their trajectory's answer; a trajectory without current reviews is
+    unreviewed whatever its answer."""
+    reviews = _group(store.current_reviews(session, trajectory_ids=trajectory_ids), "trajectory_id")
+    resolutions = store.latest_resolutions_of(trajectory_ids, session_id=_session_id(store, session))
+    out = {}
+    for tid in trajectory_ids:
+        rows = reviews.get(tid, [])
+        own = agent_label(rows[0]["task"], rows[0]["answer"], rows[0]["answer_z"], rows[0]["outcome"]) if rows else {}
+        result = final_verdict(rows, own, resolutions.get(tid))
+        out[tid] = (result["n_reviews"], _stored_status(result))
+    return out
 
 
 def _session_id(store, session: str | None) -> str | None:
@@ -56,7 +81,9 @@ def verdict_for(store, trajectory_id: str, session: str | None = None) -> dict[s
 
 
 def final_verdict(rows: list[dict[str, Any]], own: dict[str, Any], resolution: dict[str, Any] | None) -> dict[str, Any]:
-    result = verdict_consensus(rows, own).as_dict()
+    consensus = verdict_consensus(rows, own)
+    # its fields as a dict (as_dict without the deep copies: the consensus is not kept)
+    result = {f.name: getattr(consensus, f.name) for f in fields(consensus)}
     result["resolution"] = resolution if resolution and _newer(resolution, rows) else None
     final = None
     if result["resolution"] is not None:
@@ -81,16 +108,18 @@ def conflict_queue(store, kind: str | None = None, include_resolved: bool = Fals
         ids = store.conflicted_trajectory_ids(scope)
         if include_resolved:
             ids = sorted(set(ids) | set(store.resolved_trajectory_ids(scope)))
+        # every conflicted item's labels and resolution in one query each (not two queries per item)
+        reviews = _group(store.current_reviews(session, trajectory_ids=ids), "trajectory_id") if ids else {}
+        resolved = store.latest_resolutions_of(ids, session_id=scope or None) if ids else {}
         for tid in ids:
-            rows = store.current_reviews(session, trajectory_id=tid)
+            rows = reviews.get(tid)
             if not rows:
                 continue
             first = rows[0]
             own = agent_label(first["task"], first["answer"], first["answer_z"], first["outcome"])
             result = verdict_consensus(rows, own)
-            resolution = store.latest_resolution(tid, session_id=scope or None)
             if result.is_conflict:
-                items.append(_item("trajectory", tid, first, result.reasons, rows, resolution))
+                items.append(_item("trajectory", tid, first, result.reasons, rows, resolved.get(tid)))
     if kind in (None, "spectrum"):
         resolutions = store.latest_resolutions("spectrum", session)
         for sid, rows in _group(store.current_vi_labels(session), "spectrum_id").items():
@@ -113,13 +142,16 @@ def vi_consensus(store, spectrum_id: str, session: str | None = None) -> dict[st
     return out
 
 
-def evaluation_frame(store, session: str | None = None, task: str | None = None) -> pd.DataFrame:
+def evaluation_frame(store, session: str | None = None, task: str | None = None,
+                     reviews: list[dict[str, Any]] | None = None) -> pd.DataFrame:
     """One row per trajectory with a settled human label (agreed, single, or resolved; rejected
     trajectories and open conflicts left out): trajectory_id, spectrum_id, task, agent_name,
-    backend, model, credibility, predicted, predicted_z, truth, truth_z, truth_source."""
+    backend, model, credibility, predicted, predicted_z, truth, truth_z, truth_source.
+    `reviews`: `store.current_reviews(session, task)` when the caller has already read them."""
     resolutions = store.latest_resolutions("trajectory", session)
     out = []
-    for tid, rows in _group(store.current_reviews(session, task), "trajectory_id").items():
+    reviews = store.current_reviews(session, task) if reviews is None else reviews
+    for tid, rows in _group(reviews, "trajectory_id").items():
         first = rows[0]
         own = agent_label(first["task"], first["answer"], first["answer_z"], first["outcome"])
         final = final_verdict(rows, own, resolutions.get(tid))["final"]
@@ -137,11 +169,14 @@ def evaluation_frame(store, session: str | None = None, task: str | None = None)
                                       "credibility", "predicted", "predicted_z", "truth", "truth_z", "truth_source"])
 
 
-def verdicts_frame(store, session: str | None = None, task: str | None = None) -> pd.DataFrame:
-    """Each reviewer's current verdict: trajectory_id, reviewer, action, label (text), task, created_at."""
+def verdicts_frame(store, session: str | None = None, task: str | None = None,
+                   reviews: list[dict[str, Any]] | None = None) -> pd.DataFrame:
+    """Each reviewer's current verdict: trajectory_id, reviewer, action, label (text), task, created_at.
+    `reviews`: `store.current_reviews(session, task)` when the caller has already read them."""
+    reviews = store.current_reviews(session, task) if reviews is None else reviews
     rows = [{"trajectory_id": r["trajectory_id"], "reviewer": r["reviewer"], "action": r["action"],
              "label": describe_label(r["label"]) if r.get("label") else None, "task": r["task"],
-             "created_at": r["created_at"]} for r in store.current_reviews(session, task)]
+             "created_at": r["created_at"]} for r in reviews]
     return pd.DataFrame(rows, columns=["trajectory_id", "reviewer", "action", "label", "task", "created_at"])
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -45,7 +45,13 @@ class CurationStatus:
     ignored: list[str] = field(default_factory=list)  # why some events did not count
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # what dataclasses.asdict gives, without its deep copies (the board makes one per trajectory)
+        return {f.name: list(v) if isinstance(v := getattr(self, f.name), list) else v for f in _STATUS_FIELDS}
+
+
+_STATUS_FIELDS = fields(CurationStatus)
+_DRAFT = CurationStatus("draft").as_dict()
+_DRAFT_LISTS = [k for k, v in _DRAFT.items() if isinstance(v, list)]
 
 
 def _key(row: dict[str, Any]) -> tuple:
@@ -119,12 +125,17 @@ def curation_board(store, session: str | None = None, task: str | None = None, s
         revisions.setdefault(row["trajectory_id"], []).append(row)
     board = []
     for t in inputs["trajectories"]:
-        status = curation_status(events.get(t["id"], []), revisions.get(t["id"], []), **rules)
-        if state is not None and status.state != state:
+        if t["id"] in events or t["id"] in revisions:
+            status = curation_status(events.get(t["id"], []), revisions.get(t["id"], []), **rules).as_dict()
+        elif state in (None, "draft"):  # no event and no revision: a draft (most of a large store)
+            status = {**_DRAFT, **{k: [] for k in _DRAFT_LISTS}}
+        else:
+            continue
+        if state is not None and status["state"] != state:
             continue
         board.append({"trajectory_id": t["id"], **{k: t[k] for k in ("spectrum_id", "object_id", "survey", "task",
                                                                    "agent_name", "backend", "model", "answer")},
-                      **status.as_dict(), "revised_steps": sorted({r["step_idx"] for r in revisions.get(t["id"], [])})})
+                      **status, "revised_steps": sorted({r["step_idx"] for r in revisions.get(t["id"], [])})})
     return board
 
 

@@ -181,8 +181,9 @@ def review_stats(store, session: str | None = None) -> dict[str, Any]:
     from reviewer.conflicts import evaluation_frame, verdicts_frame
 
     ratings = store.ratings_frame(session=session)
-    verdicts = verdicts_frame(store, session=session)
-    evaluation = evaluation_frame(store, session=session)
+    reviews = store.current_reviews(session)  # read once for both frames
+    verdicts = verdicts_frame(store, session=session, reviews=reviews)
+    evaluation = evaluation_frame(store, session=session, reviews=reviews)
     settled = evaluation[evaluation["truth"].notna()] if not evaluation.empty else evaluation
     return {
         "distributions": rating_distributions(ratings) if not ratings.empty else {},

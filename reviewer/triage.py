@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -159,7 +160,7 @@ def _positive_class(task_id: str) -> str | None:
     return ((task or {}).get("labels") or {}).get("positive", {}).get("class")
 
 
-def _agent_key(row) -> str:
+def _agent_key(row: dict[str, Any]) -> str:
     return f"{row['agent_name']}/{row['backend']}/{row['model'] or '-'}"
 
 
@@ -191,24 +192,29 @@ def signals_frame(items: list[dict[str, Any]], measurements: dict[str, list[dict
             *FEATURES]
     if not items:
         return pd.DataFrame(columns=cols).rename_axis("trajectory_id")
-    frame = pd.DataFrame(items)
-    frame["agent"] = frame.apply(_agent_key, axis=1)
+    # plain rows, not a frame: a Python loop over 100k pandas rows costs seconds
+    rows = [SimpleNamespace(**item, agent=_agent_key(item)) for item in items]
     # the newest trajectory of each agent on a spectrum and task speaks for that agent
-    newest = frame.sort_values(["created_at", "trajectory_id"]).groupby(
-        ["spectrum_id", "task", "agent"], dropna=False).tail(1)
+    by_time = sorted(rows, key=lambda r: (r.created_at, r.trajectory_id))
+    newest_of = {(r.spectrum_id, r.task, r.agent): r.trajectory_id for r in by_time}
+    newest = [r for r in by_time if newest_of[(r.spectrum_id, r.task, r.agent)] == r.trajectory_id]
     vet_answers: dict[tuple[str, str], dict[str, str]] = {}
     verify_types: dict[str, dict[str, str]] = {}
     verify_cred: dict[str, str | None] = {}
-    for row in newest.itertuples(index=False):
+    for row in newest:
         if row.agent_name == "verify":
             if row.answer:
                 verify_types.setdefault(row.spectrum_id, {})[row.agent] = str(row.answer).upper()
             verify_cred[row.spectrum_id] = row.credibility  # newest verify run wins (sorted by time)
         elif row.answer in ("YES", "NO"):
             vet_answers.setdefault((row.spectrum_id, row.task), {})[row.agent] = row.answer
+    # a verify row compares with its own spectrum's vet answers only (not a scan of all: O(n^2) at 100k)
+    vet_by_spectrum: dict[str, list[tuple[str, dict[str, str]]]] = {}
+    for (sid, task_id), answers in vet_answers.items():
+        vet_by_spectrum.setdefault(sid, []).append((task_id, answers))
 
     out = []
-    for row in frame.itertuples(index=False):
+    for row in rows:
         compared = disagreed = 0
         if row.agent_name == "verify":
             if row.llm_disagrees:  # the verify LLM review against the verify rules
@@ -219,9 +225,9 @@ def signals_frame(items: list[dict[str, Any]], measurements: dict[str, list[dict
                 if agent != row.agent and mine:
                     compared += 1
                     disagreed += other != mine
-            for (sid, task_id), answers in vet_answers.items():
+            for task_id, answers in vet_by_spectrum.get(row.spectrum_id, ()):
                 pattern = _positive_class(task_id)
-                if sid != row.spectrum_id or not pattern or not mine:
+                if not pattern or not mine:
                     continue
                 for answer in answers.values():
                     if answer == "YES":
@@ -489,32 +495,49 @@ def calibration_frame(store, task: str | None = None, n_bins: int = 5, n_boot: i
     """What the Stats tab plots: `accuracy_by_priority` of the store's verdicts, with the stored
     weights (the defaults before any): one row per task, agent and priority bin, with the accuracy
     of the agent's answers and its bootstrap interval."""
-    model = stored_model(store) or fit_from_store(store)
-    labelled, _ = split_labelled(store, compute_signals(store), model)
+    signals = compute_signals(store)
+    model = stored_model(store) or fit_from_store(store, signals)
+    labelled, _ = split_labelled(store, signals, model)
     if task:
         labelled = labelled[labelled["task"] == task]
     return accuracy_by_priority(labelled, n_bins=n_bins, n_boot=n_boot, seed=seed)
 
 
-def triage_report(store, target: float = 0.98, task: str | None = None, refresh_cache: bool = False,
-                  n_boot: int = 1000, seed: int = 0, n_bins: int = 5) -> dict[str, Any]:
-    """What `specreview triage` prints: the weights in use, the abstention table and the accuracy by
-    priority bin (for a task or all). With `refresh_cache` the weights are refitted and every cached
-    priority recomputed first; without it the stored weights are used (the defaults before any)."""
-    if refresh_cache:
-        model = refresh(store)
-    else:
-        model = stored_model(store) or fit_from_store(store)
+def triage_inputs(store, refresh_cache: bool = False) -> TriageInputs:
+    """What a triage report is computed from (the expensive part: every trajectory's signals). With
+    `refresh_cache` the weights are refitted and every cached priority recomputed first; without it
+    the stored weights are used (the defaults before any)."""
+    model = refresh(store) if refresh_cache else None
     signals = compute_signals(store)
+    model = model or stored_model(store) or fit_from_store(store, signals)
     labelled, unreviewed = split_labelled(store, signals, model)
+    return TriageInputs(model, labelled, unreviewed, len(store.priorities()) if refresh_cache else None)
+
+
+@dataclass
+class TriageInputs:
+    model: TriageModel
+    labelled: pd.DataFrame
+    unreviewed: pd.DataFrame
+    cached_priorities: int | None = None
+
+
+def triage_report(store, target: float = 0.98, task: str | None = None, refresh_cache: bool = False,
+                  n_boot: int = 1000, seed: int = 0, n_bins: int = 5,
+                  inputs: TriageInputs | None = None) -> dict[str, Any]:
+    """What `specreview triage` prints: the weights in use, the abstention table and the accuracy by
+    priority bin (for a task or all). `inputs`: `triage_inputs(store, refresh_cache)` already
+    computed (a new target needs no new signals)."""
+    inputs = inputs or triage_inputs(store, refresh_cache)
+    labelled, unreviewed = inputs.labelled, inputs.unreviewed
     if task:
         labelled = labelled[labelled["task"] == task]
         unreviewed = unreviewed[unreviewed["task"] == task]
     table = abstention(labelled, unreviewed, target, n_boot=n_boot, seed=seed)
     bins = accuracy_by_priority(labelled, n_bins=n_bins, n_boot=n_boot, seed=seed)
-    return {"target": target, "task": task, "model": model.as_dict(), "model_info": model.info,
+    return {"target": target, "task": task, "model": inputs.model.as_dict(), "model_info": inputs.model.info,
             "min_labels": MIN_LABELS, "groups": _records(table), "bins": _records(bins),
-            "cached_priorities": len(store.priorities()) if refresh_cache else None}
+            "cached_priorities": inputs.cached_priorities}
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:

@@ -223,6 +223,7 @@ class SpectrumFigure:
         self._set_box(*box)
         self._update_axis("x", renderer)
         self._update_axis("y", renderer)
+        y_space = self.axes.yaxis.get_tick_space()
         tight = self._place_axis_texts(renderer, layout_only=True)
         pad = _TIGHT_LAYOUT_PAD_PT * style.DPI / 72
         margins = (max(box[0] - tight.x0, 0) + pad, max(box[1] - tight.y0, 0) + pad,
@@ -230,8 +231,11 @@ class SpectrumFigure:
         if margins[0] + margins[2] < fig_w and margins[1] + margins[3] < fig_h:  # else it gives up
             box = (margins[0], margins[1], fig_w - margins[2], fig_h - margins[3])
             self._set_box(*box)
-            self._update_axis("x", renderer)
-            self._update_axis("y", renderer)
+            # The ticks follow the box through their transforms. Their values depend on the view
+            # limits and, for y (AutoLocator), on how many fit the axis: x never changes here, y
+            # only when the new height holds a different number of tick labels.
+            if self.axes.yaxis.get_tick_space() != y_space:
+                self._update_axis("y", renderer)
         crop_x, crop_y = self._crop_to(self._place_axis_texts(renderer))
         renderer = self.canvas.get_renderer()
         self._set_box(box[0] - crop_x, box[1] - crop_y, box[2] - crop_x, box[3] - crop_y)

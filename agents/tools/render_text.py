@@ -73,21 +73,42 @@ class SpriteTextRenderer(RendererAgg):
         self._blend(coverage, round(y) + row_offset, round(x) + col_offset, clip)
 
     def _rasterise(self, s, prop, angle, antialiased):
-        """Coverage (uint8) of `s` drawn with its origin at a whole pixel, and that origin's offset."""
+        """Coverage (uint8) of `s` drawn with its origin at a whole pixel, and that origin's offset.
+
+        The glyphs' pixels depend only on the origin being whole, not on where it is in the
+        scratch canvas. Horizontal text (the stats box and titles: new strings on most frames)
+        gets a canvas just around its box instead of a square around any rotation of it (for a
+        title, ~60 x 700 pixels instead of 1000 x 1000), sized from the font size without
+        measuring the string (a FreeType layout of its own); if anything touches that canvas's
+        edge, the measured square one is used after all."""
+        if angle == 0:
+            em = math.ceil(prop.get_size_in_points() * self.dpi / 72)
+            pad = em + 4  # room for ascenders, descenders and overhangs beyond the glyph advances
+            found = self._rasterise_at(s, prop, angle, antialiased, 2 * em * len(s) + 2 * pad, 2 * em + 2 * pad,
+                                       pad, pad + em)
+            if found is not None:
+                return found
         width, height, descent = self.get_text_width_height_descent(s, prop, ismath=False)
         half = math.ceil(max(width, height) + descent) + 4
-        scratch = RendererAgg(2 * half, 2 * half, self.dpi)
+        return self._rasterise_at(s, prop, angle, antialiased, 2 * half, 2 * half, half, half, edge_ok=True)
+
+    def _rasterise_at(self, s, prop, angle, antialiased, width, height, x, y, edge_ok=False):
+        """`_rasterise` on a width x height canvas with the origin at column x, row y (down); None
+        when the text reaches the canvas edge (it may be cut) unless `edge_ok`."""
+        scratch = RendererAgg(width, height, self.dpi)
         gc = scratch.new_gc()
         gc.set_foreground((0.0, 0.0, 0.0, 1.0))
         gc.set_antialiased(antialiased)
-        RendererAgg.draw_text(scratch, gc, half, half, s, prop, angle)
+        RendererAgg.draw_text(scratch, gc, x, y, s, prop, angle)
         gc.restore()
         alpha = np.asarray(scratch.buffer_rgba())[:, :, 3]
         rows, cols = np.flatnonzero(alpha.any(axis=1)), np.flatnonzero(alpha.any(axis=0))
         if rows.size == 0:
             return None, 0, 0
         r0, r1, c0, c1 = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
-        return alpha[r0:r1, c0:c1].copy(), int(r0) - half, int(c0) - half
+        if not edge_ok and (r0 == 0 or c0 == 0 or r1 == height or c1 == width):
+            return None
+        return alpha[r0:r1, c0:c1].copy(), int(r0) - y, int(c0) - x
 
     def _blend(self, coverage, row, col, clip):
         """Black over the frame with `coverage` as alpha, top-left at (row, col) (rows go down)."""

@@ -18,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from reviewer.cli.common import (
+    SpectrumHandOff,
     TrajectoryWriter,
     add_batch_options,
     add_claims_option,
@@ -73,6 +74,17 @@ def resolve_items(store, items: list[str], progress: bool) -> tuple[list[str], l
     return list(dict.fromkeys(ids)), problems
 
 
+def warm_up(cfg) -> None:
+    """What each thread of an in-process LLM run would otherwise do first, all at once, while the
+    run's clock runs and the first requests wait: import the spectrum readers and make this
+    process's shared client (agents.llm.shared_chat: langchain-openai and its imports, ~1 s). The
+    jobs rebuild the same configuration, so they find this client."""
+    import agents.spectra  # noqa: F401
+    from agents.llm import shared_chat
+
+    shared_chat(cfg)
+
+
 def run(args: argparse.Namespace) -> int:
     from agents import render_pool
     from agents.batch import run_batch
@@ -95,35 +107,42 @@ def run(args: argparse.Namespace) -> int:
     progress = show_progress(args)
     model = RULES_VERSION if cfg is None else cfg.model
     try:
-        ids, problems = resolve_items(store, args.items, progress)
-        jobs, skipped = [], 0
-        for sid in ids:
-            rec = store.get_spectrum(sid)
-            for task in tasks:
-                if not args.force and store.find_trajectory(sid, task, args.backend, model):
-                    skipped += 1
-                    continue
-                jobs.append({"spectrum_id": sid, "source_path": rec["source_path"], "target": rec["target"],
-                             "task": task, "backend": args.backend, "llm": llm, "eager": args.eager_renders})
-        counts: Counter = Counter()
-        summary = RunSummary()  # the clock starts when the jobs do
-        writer = TrajectoryWriter(store, claims=claim_checker(args, store))
-        with render_pool.running(render_processes(args, plan) if jobs else 0), writer:
-            for job, result in run_batch(vet_job, jobs, **plan, progress=progress, desc="vet", unit="traj",
-                                         postfix=lambda *_: summary.postfix()):
-                if isinstance(result, BaseException):
-                    problems.append(f"{job['source_path']}#{job['target'] or ''} [{job['task']}]: "
-                                    f"{type(result).__name__}: {result}")
-                    counts["failed"] += 1
-                    summary.add(ok=False)
-                    continue
-                writer.add(result)
-                summary.add(step_usages(result), ok=result.outcome.get("status") != "error")
-                out = result.outcome
-                counts[out.get("prediction") or out.get("status")] += 1
-        for traj, exc in writer.errors:
-            problems.append(f"{traj.source_path}#{traj.target or ''} [{traj.task}]: not stored: {exc}")
-            counts["failed"] += 1
+        # the render processes start now, and get ready while the items are resolved
+        with render_pool.running(render_processes(args, plan)):
+            ids, problems = resolve_items(store, args.items, progress)
+            jobs, skipped = [], 0
+            for sid in ids:
+                rec = store.get_spectrum(sid)
+                for task in tasks:
+                    if not args.force and store.find_trajectory(sid, task, args.backend, model):
+                        skipped += 1
+                        continue
+                    jobs.append({"spectrum_id": sid, "source_path": rec["source_path"], "target": rec["target"],
+                                 "task": task, "backend": args.backend, "llm": llm, "eager": args.eager_renders})
+            counts: Counter = Counter()
+            in_process = not plan.get("dask_address") and plan.get("workers", 1) <= 1
+            # jobs run here hand the spectrum they read to their trajectory's claim check
+            spectra = SpectrumHandOff() if in_process and not getattr(args, "no_claims", False) else None
+            writer = TrajectoryWriter(store, claims=claim_checker(args, store, spectra), background=True)
+            if jobs and cfg is not None and in_process:
+                warm_up(cfg)
+            summary = RunSummary()  # the clock starts when the jobs do
+            with writer:
+                for job, result in run_batch(spectra.vet if spectra else vet_job, jobs, **plan, progress=progress,
+                                             desc="vet", unit="traj", postfix=lambda *_: summary.postfix()):
+                    if isinstance(result, BaseException):
+                        problems.append(f"{job['source_path']}#{job['target'] or ''} [{job['task']}]: "
+                                        f"{type(result).__name__}: {result}")
+                        counts["failed"] += 1
+                        summary.add(ok=False)
+                        continue
+                    writer.add(result)
+                    summary.add(step_usages(result), ok=result.outcome.get("status") != "error")
+                    out = result.outcome
+                    counts[out.get("prediction") or out.get("status")] += 1
+            for traj, exc in writer.errors:
+                problems.append(f"{traj.source_path}#{traj.target or ''} [{traj.task}]: not stored: {exc}")
+                counts["failed"] += 1
     finally:
         store.close()
     print(f"database: {store.path}")

@@ -7,6 +7,8 @@ of `specreview triage --target T --json` (the same `triage_report`). Built when 
 on Refresh; fixed-size plots, so they draw even when built in a hidden tab."""
 from __future__ import annotations
 
+import threading
+
 import holoviews as hv
 import numpy as np
 import pandas as pd
@@ -16,6 +18,7 @@ from bokeh.palettes import Category10_10
 from panel.viewable import Viewer
 
 from reviewer import stats, triage
+from reviewer.components.safe_text import escape
 
 hv.extension("bokeh", logo=False)
 W, H = 400, 250
@@ -138,12 +141,17 @@ def abstention_table(report: dict):
 
 
 class StatsPanel(Viewer):
+    """Everything is re-read on `refresh`: in a served page on a thread of its own (at 100k
+    trajectories the triage signals take seconds; the tab answers at once and says it is computing),
+    elsewhere (tests, notebooks) before `refresh` returns. A new target reuses the last signals."""
+
     state = param.Parameter()
 
     def __init__(self, **params):
         super().__init__(**params)
         self._refresh = pn.widgets.Button(name="Refresh", button_type="light", css_classes=["sr-stats-refresh"])
         self._refresh.on_click(lambda _: self.refresh())
+        self._status = pn.pane.HTML("", css_classes=["sr-stats-status"])
         self._body = pn.FlexBox(css_classes=["sr-stats"], sizing_mode="stretch_width")
         self.target = pn.widgets.FloatInput(name="Target accuracy", value=0.98, start=0.5, end=1.0, step=0.005,
                                             width=140, css_classes=["sr-abstention-target"])
@@ -151,6 +159,8 @@ class StatsPanel(Viewer):
         self._statement = pn.pane.Markdown("", width=W, css_classes=["sr-abstention"])
         self.calibration = pn.Column(sizing_mode="fixed", width=W + 20, css_classes=["sr-calibration"])
         self.triage: dict = {}
+        self._inputs: triage.TriageInputs | None = None
+        self._ticket = 0  # the latest refresh; an older one's result is dropped
 
     @property
     def abstention_text(self) -> str:
@@ -158,19 +168,50 @@ class StatsPanel(Viewer):
 
     def refresh_abstention(self):
         """The triage report at the widget's target (reviewer.triage.triage_report, as the CLI), plotted
-        and stated."""
-        self.triage = triage.triage_report(self.state.store, float(self.target.value))
+        and stated, from the signals the last refresh read."""
+        if self._inputs is None:
+            return  # the first refresh is still computing; it reads the target when it is done
+        self.triage = triage.triage_report(self.state.store, float(self.target.value), inputs=self._inputs)
         self._statement.object = abstention_text(self.triage)
         table = abstention_table(self.triage)
         self.calibration.objects = [calibration_plot(self.triage), self.target, self._statement,
                                     *([table] if table is not None else [])]
 
-    def refresh(self):
-        data = stats.review_stats(self.state.store, session=self.state.session_id)
+    def _compute(self) -> tuple[dict, triage.TriageInputs] | Exception:
+        store = self.state.store
+        try:
+            return stats.review_stats(store, session=self.state.session_id), triage.triage_inputs(store)
+        except Exception as exc:  # said in the tab; the server keeps serving
+            return exc
+
+    def _show(self, result) -> None:
+        if isinstance(result, Exception):
+            self._status.object = f"<p>Statistics could not be computed: {escape(type(result).__name__)}: " \
+                                  f"{escape(result)}</p>"
+            return
+        data, self._inputs = result
         self.refresh_abstention()
+        self._status.object = ""
         self._body.objects = [*rating_plots(data["distributions"]), correlation_plot(data["correlations"]),
                               kappa_table(data["kappas"]), scores_plot(data["scores"]), coverage_plot(data["coverage"]),
                               self.calibration]
 
+    def refresh(self):
+        doc = pn.state.curdoc
+        if doc is None or doc.session_context is None:
+            self._show(self._compute())
+            return
+        self._ticket += 1
+        ticket = self._ticket
+        self._status.object = "<p><em>Computing the statistics…</em></p>"
+
+        def work():
+            result = self._compute()
+            # Bokeh documents take changes from other threads only through add_next_tick_callback
+            doc.add_next_tick_callback(lambda: ticket == self._ticket and self._show(result))
+
+        threading.Thread(target=work, name="specreview-stats", daemon=True).start()
+
     def __panel__(self):
-        return pn.Column(pn.Row("### Statistics", self._refresh), self._body, sizing_mode="stretch_width")
+        return pn.Column(pn.Row("### Statistics", self._refresh), self._status, self._body,
+                         sizing_mode="stretch_width")

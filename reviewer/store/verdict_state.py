@@ -6,9 +6,12 @@ reflects, and says which rows are behind the labels.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from reviewer.store.base import StoreBase
+
+_ROWS_PER_PUT = 500
 
 _BEHIND_SQL = """
 WITH labels AS (
@@ -40,6 +43,18 @@ class VerdictStateMixin(StoreBase):
             "status = excluded.status, synced_seq = greatest(verdict_state.synced_seq, excluded.synced_seq)",
             [trajectory_id, scope, int(n_reviews), status, int(synced_seq)])
 
+    def put_verdict_states(self, rows: list[tuple[str, str, int, str, int]]) -> None:
+        """`put_verdict_state` of many (trajectory_id, scope, n_reviews, status, synced_seq) rows, each
+        (trajectory, scope) once, in a few multi-row statements."""
+        for start in range(0, len(rows), _ROWS_PER_PUT):
+            chunk = rows[start:start + _ROWS_PER_PUT]
+            self._execute(
+                "INSERT INTO verdict_state (trajectory_id, scope, n_reviews, status, synced_seq) VALUES "
+                + ", ".join("(?, ?, ?, ?, ?)" for _ in chunk)
+                + " ON CONFLICT (trajectory_id, scope) DO UPDATE SET n_reviews = excluded.n_reviews, "
+                "status = excluded.status, synced_seq = greatest(verdict_state.synced_seq, excluded.synced_seq)",
+                [v for tid, scope, n, status, seq in chunk for v in (tid, scope, int(n), status, int(seq))])
+
     def conflicted_trajectory_ids(self, scope: str = "") -> list[str]:
         """Trajectories whose stored consensus is an open conflict."""
         return [r[0] for r in self._execute(
@@ -50,6 +65,16 @@ class VerdictStateMixin(StoreBase):
         return [r[0] for r in self._execute(
             "SELECT trajectory_id FROM verdict_state WHERE scope = ? AND status = 'resolved' ORDER BY trajectory_id",
             [scope]).fetchall()]
+
+    def latest_resolutions_of(self, trajectory_ids: Sequence[str],
+                              session_id: str | None = None) -> dict[str, dict[str, Any]]:
+        """`latest_resolution` of each of some trajectories (those that have one), in one query."""
+        cond, params = ("AND session_id = ?", [session_id]) if session_id else ("", [])
+        rows = self._rows(
+            "SELECT * FROM resolutions WHERE item_kind = 'trajectory' AND item_id IN (SELECT unnest(?::VARCHAR[])) "
+            f"{cond} QUALIFY row_number() OVER (PARTITION BY item_id ORDER BY created_at DESC, seq DESC) = 1",
+            [list(trajectory_ids), *params])
+        return {r["item_id"]: r for r in rows}
 
     def latest_resolution(self, trajectory_id: str, session_id: str | None = None) -> dict[str, Any] | None:
         cond, params = ("AND session_id = ?", [session_id]) if session_id else ("", [])

@@ -344,3 +344,38 @@ def test_math_titles_take_matplotlibs_own_path(lamost):
     png = render_arrays(lamost["wavelength"], lamost["flux"], 6500, 6620, title=r"Spectrum $H\alpha$")
     assert _image(png).size[0] > 400
     assert png != render_arrays(lamost["wavelength"], lamost["flux"], 6500, 6620, title="Spectrum")
+
+
+@pytest.mark.parametrize("text, size, weight", [
+    ("Spectrum: spec-55859-B5585906_sp06-071.fits.gz - H-alpha", 14, "bold"),
+    ("λ range: 3700.0 - 9000.0 Å", 9, "normal"), ("Flux range: -1.96e+01 - 1.29e+02", 9, "normal"),
+    ("WWWW———MMMM", 12, "bold"), ("gjpqy", 10, "normal"), ("   ", 10, "normal"), ("x", 30, "normal"),
+])
+def test_a_horizontal_sprite_is_the_one_drawn_on_a_square_canvas(text, size, weight):
+    """The small canvas used for horizontal text gives the coverage and offsets the square one does."""
+    import math
+
+    from matplotlib.font_manager import FontProperties
+
+    from agents.tools.render_text import SpriteTextRenderer
+
+    renderer = SpriteTextRenderer(100, 100, 80)
+    prop = FontProperties(size=size, weight=weight)
+    width, height, descent = renderer.get_text_width_height_descent(text, prop, ismath=False)
+    half = math.ceil(max(width, height) + descent) + 4
+    square = renderer._rasterise_at(text, prop, 0, True, 2 * half, 2 * half, half, half, edge_ok=True)
+    compact = renderer._rasterise(text, prop, 0, True)
+    assert compact[1:] == square[1:]
+    if square[0] is None:
+        assert compact[0] is None
+    else:
+        np.testing.assert_array_equal(compact[0], square[0])
+
+
+def test_text_cut_by_a_small_canvas_is_refused_not_kept():
+    from matplotlib.font_manager import FontProperties
+
+    from agents.tools.render_text import SpriteTextRenderer
+
+    renderer = SpriteTextRenderer(100, 100, 80)
+    assert renderer._rasterise_at("Spectrum", FontProperties(size=14), 0, True, 20, 12, 2, 10) is None

@@ -21,6 +21,19 @@ def test_results_and_exceptions_come_back_per_item(workers):
     assert isinstance(got[-1], ValueError) and "negative: -2" in str(got[-2])
 
 
+def parent_state_seen(_):
+    import agents.batch
+
+    return hasattr(agents.batch, "_parent_only_marker")
+
+
+def test_worker_processes_are_spawned_not_forked(monkeypatch):
+    # a forked worker would copy the parent's memory (and the locks of a serving app's threads)
+    monkeypatch.setattr("agents.batch._parent_only_marker", True, raising=False)
+    got = dict(run_batch(parent_state_seen, [1, 2], workers=2, progress=False))
+    assert got == {1: False, 2: False}
+
+
 def test_dask_without_the_extra_says_how_to_install(monkeypatch):
     for name in ("dask", "dask.distributed", "distributed"):  # as if the extra were not installed
         monkeypatch.setitem(sys.modules, name, None)

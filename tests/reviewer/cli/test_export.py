@@ -63,7 +63,9 @@ def test_export_sft_with_nothing_accepted_writes_an_empty_dataset(tmp_path):
 
 # -- unwritable destinations (issue 10, item 7): one clear line, exit 1, nothing half-written ----------
 import errno  # noqa: E402
+import re  # noqa: E402
 
+import duckdb  # noqa: E402
 import pytest  # noqa: E402
 
 
@@ -114,14 +116,28 @@ def test_an_export_below_a_file_is_refused(tmp_path, capsys, kind, out):
     _one_line_error(capsys, "cannot write", str(tmp_path / "f"))
 
 
+def failing_parquet_writes(monkeypatch, words: str, after: int = 0) -> list[str]:
+    """DuckDB fails to write each Parquet file after the first `after` (its own words: the file named,
+    then the system's reason); returns the files written."""
+    real = Store._execute_with_retries
+    written = []
+
+    def copy(self, sql, params):
+        target = re.search(r"^COPY \(.*\) TO '(.+)' \(FORMAT parquet\)$", sql, re.S)
+        if target and len(written) >= after:
+            raise duckdb.IOException(f'IO Error: Could not write file "{target.group(1)}": {words}')
+        if target:
+            written.append(target.group(1))
+        return real(self, sql, params)
+
+    monkeypatch.setattr(Store, "_execute_with_retries", copy)
+    return written
+
+
 def test_a_permission_error_is_one_line(tmp_path, capsys, monkeypatch):
     db = tmp_path / "r.duckdb"
     build(db)
-
-    def denied(*a, **kw):
-        raise PermissionError(errno.EACCES, "Permission denied")
-
-    monkeypatch.setattr(pd.DataFrame, "to_parquet", denied)
+    failing_parquet_writes(monkeypatch, "Permission denied")
     assert main(["export", "parquet", "--db", str(db), "--out", str(tmp_path / "pq")]) == 1
     _one_line_error(capsys, "cannot write", "pq", "Permission denied")
     assert not (tmp_path / "pq").exists()
@@ -130,16 +146,7 @@ def test_a_permission_error_is_one_line(tmp_path, capsys, monkeypatch):
 def test_a_full_disk_during_a_parquet_export_leaves_nothing(tmp_path, capsys, monkeypatch):
     db = tmp_path / "r.duckdb"
     build(db)
-    real = pd.DataFrame.to_parquet
-    written = []
-
-    def fills_up(self, path, *a, **kw):
-        if written:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        written.append(path)
-        return real(self, path, *a, **kw)
-
-    monkeypatch.setattr(pd.DataFrame, "to_parquet", fills_up)
+    written = failing_parquet_writes(monkeypatch, "No space left on device", after=1)
     out = tmp_path / "pq"
     assert main(["export", "parquet", "--db", str(db), "--out", str(out)]) == 1
     _one_line_error(capsys, "cannot write", str(out), "No space left on device")

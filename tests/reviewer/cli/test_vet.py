@@ -1,6 +1,8 @@
 """`specreview vet` end to end on real files and a real DuckDB file; trajectories of both policies
 reload from the store identically."""
+import argparse
 import shutil
+import time
 
 import pytest
 from scripted_openai_server import Reply, ScriptedOpenAIServer
@@ -52,6 +54,42 @@ def test_vet_with_two_worker_processes(tmp_path, few_spectra, capsys):
         assert store.count_trajectories(task="a") == len(picks)
 
 
+def _stored_claims(db):
+    keep = ("step_idx", "claim_idx", "kind", "claim_text", "verdict", "claimed", "measured", "checker_version")
+    with Store(db) as store:
+        return {(r["spectrum_id"], r["task"]): [tuple(c[k] for k in keep) for c in store.claims_for(r["id"])]
+                for r in store.list_trajectories()}
+
+
+def test_claims_checked_on_the_spectrum_a_job_read_are_those_of_a_fresh_read(tmp_path, few_spectra, capsys):
+    """In one process the claim check takes the spectrum the job read (no second read); worker processes
+    make the checker read it again. The stored claims are the same."""
+    folder, picks = few_spectra
+    here, there = tmp_path / "here.duckdb", tmp_path / "there.duckdb"
+    assert main(["vet", "--db", str(here), "--task", "a,mg", "--no-progress", str(folder)]) == 0
+    assert main(["vet", "--db", str(there), "--task", "a,mg", "--workers", "2", "--no-progress", str(folder)]) == 0
+    mine, theirs = _stored_claims(here), _stored_claims(there)
+    assert len(mine) == 2 * len(picks) and mine == theirs
+    assert sum(len(rows) for rows in mine.values()) > 0  # there were claims to check
+
+
+def test_a_handed_over_spectrum_is_used_once(tmp_path, few_spectra):
+    from agents.spectra import read_spectrum
+    from reviewer.cli.common import SpectrumHandOff, claim_checker
+
+    folder, _ = few_spectra
+    path = next(folder.iterdir())
+    handoff = SpectrumHandOff()
+    traj = handoff.vet({"spectrum_id": None, "source_path": str(path), "target": None, "task": "a",
+                        "backend": "rules"})
+    with Store(tmp_path / "h.duckdb") as store:
+        checker = claim_checker(argparse.Namespace(no_claims=False), store, handoff)
+        given, _ = checker.spectrum(traj)
+        assert given.meta["source_path"] == read_spectrum(path).meta["source_path"]
+        assert handoff.take(traj) is None  # taken: a later check reads the file as usual
+        assert checker.rows(traj) == claim_checker(argparse.Namespace(no_claims=False), store).rows(traj)
+
+
 def test_trajectories_of_both_policies_reload_identically(tmp_path, shared_spectra, manifest):
     from agents.llm import LLMConfig
     from agents.spectra import read_spectrum
@@ -75,7 +113,8 @@ def test_trajectories_of_both_policies_reload_identically(tmp_path, shared_spect
             assert back.images == traj.images and back.images
 
 
-def test_trajectory_writer_groups_saves_and_isolates_a_bad_one(tmp_path, shared_spectra, manifest):
+@pytest.mark.parametrize("background", [False, True])
+def test_trajectory_writer_groups_saves_and_isolates_a_bad_one(tmp_path, shared_spectra, manifest, background):
     from agents.spectra import read_spectrum
     from agents.vet import vet_spectrum
     from reviewer.cli.common import TrajectoryWriter
@@ -93,10 +132,48 @@ def test_trajectory_writer_groups_saves_and_isolates_a_bad_one(tmp_path, shared_
             return save(traj)
 
         store.save_trajectory = refusing
-        with TrajectoryWriter(store, group=10, max_wait_s=3600) as writer:
+        with TrajectoryWriter(store, group=10, max_wait_s=3600, background=background) as writer:
             for t in trajs:
                 writer.add(t)
             assert store.count_trajectories() == 0  # still grouped
         # the group's transaction rolled back, then each was saved alone: only the bad one is missing
         assert [(t.id, str(e)) for t, e in writer.errors] == [(bad.id, "refused")]
         assert store.count_trajectories() == 4 and store.load_trajectory(bad.id) is None
+
+
+def test_a_background_writer_writes_on_time_checks_claims_and_never_blocks_for_good(tmp_path, shared_spectra,
+                                                                                      manifest):
+    from agents.spectra import read_spectrum
+    from agents.vet import vet_spectrum
+    from reviewer.cli.common import TrajectoryWriter
+
+    row = next(r for r in manifest if "LAMOST-LRS" in r["survey"] and "#" not in r["file"])
+    spec = read_spectrum(shared_spectra / row["file"])
+    trajs = [vet_spectrum(spec, "a") for _ in range(7)]
+
+    class Claims:  # a ClaimChecker stand-in: fails on one trajectory, finds nothing on the others
+        version = "test"
+
+        def rows(self, traj):
+            if traj is trajs[3]:
+                raise FileNotFoundError("spectrum file unavailable")
+            return []
+
+    with Store(tmp_path / "b.duckdb") as store:
+        writer = TrajectoryWriter(store, group=1000, max_wait_s=0.05, claims=Claims(), background=True)
+        with writer:
+            writer.add(trajs[0])
+            deadline = time.monotonic() + 30
+            while store.count_trajectories() == 0 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert store.count_trajectories() == 1  # written max_wait_s later, with no further add
+            for t in trajs[1:]:  # more than the hand-over queue holds (4 x group) is fine too
+                writer.add(t)
+        assert store.count_trajectories() == len(trajs) and not writer.errors
+        assert [(t.id, type(e).__name__) for t, e in writer.claim_errors] == [(trajs[3].id, "FileNotFoundError")]
+
+    with Store(tmp_path / "c.duckdb") as store:  # a queue smaller than the run: add waits, then goes on
+        with TrajectoryWriter(store, group=1, max_wait_s=3600, background=True) as writer:
+            for t in trajs:
+                writer.add(t)
+        assert store.count_trajectories() == len(trajs)

@@ -114,3 +114,27 @@ def test_before_any_verdict_it_says_so_instead_of_a_blank_plot(demo_db):
     assert "No human verdicts yet" in panel.abstention_text
     assert not any(isinstance(o, pn.pane.HoloViews) for o in panel.calibration.objects)
     assert isinstance(calibration_plot(panel.triage), pn.pane.Markdown)
+
+
+def test_a_failed_computation_is_said_in_the_tab_escaped(demo_db, monkeypatch):
+    def broken(*_, **__):
+        raise ValueError("<b>table missing</b>")
+
+    monkeypatch.setattr("reviewer.stats.review_stats", broken)
+    with Store(demo_db) as store:
+        panel = StatsPanel(state=ReviewState(store, reviewer="ann"))
+        panel.refresh()
+    assert panel._status.object == "<p>Statistics could not be computed: ValueError: &lt;b&gt;table missing&lt;/b&gt;</p>"
+    assert panel._body.objects == []
+
+
+def test_the_signals_are_read_once_per_refresh_not_per_target(labelled_db, monkeypatch):
+    reads = []
+    compute = triage.compute_signals
+    monkeypatch.setattr("reviewer.triage.compute_signals", lambda store, *a, **k: reads.append(1) or compute(store, *a, **k))
+    with Store(labelled_db) as store:
+        panel = StatsPanel(state=ReviewState(store, reviewer="ann"))
+        panel.refresh()
+        for target in (0.9, 0.95, 0.999):
+            panel.target.value = target
+    assert len(reads) == 1 and panel.triage["target"] == 0.999

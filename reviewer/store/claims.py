@@ -25,21 +25,34 @@ CLAIM_ROW_FIELDS = ("step_idx", "claim_idx", "kind", "span_start", "span_end", "
                     "measured", "tolerance", "unit", "window_lo", "window_hi", "reason", "result")
 _COLUMNS = ("trajectory_id", "checker_version", *CLAIM_ROW_FIELDS, "created_at")
 
-# Per trajectory, the checker version saved last (ties: the greater version string). Used as a
-# CTE by the queue as well, so it takes no parameters.
-LATEST_CLAIMS_SQL = """
-SELECT trajectory_id, checker_version FROM claim_results GROUP BY trajectory_id, checker_version
+
+def _latest_claims_sql(rows: str) -> str:
+    """Per trajectory of `rows` (claim_results, or a CTE of some of its rows), the checker version
+    saved last (ties: the greater version string)."""
+    return f"""
+SELECT trajectory_id, checker_version FROM {rows} GROUP BY trajectory_id, checker_version
 QUALIFY row_number() OVER (PARTITION BY trajectory_id ORDER BY max(created_at) DESC, checker_version DESC) = 1
 """
-# Verdict counts of each trajectory's latest checker version (no parameters: a queue CTE).
-CLAIM_COUNTS_SQL = f"""
+
+
+def _claim_counts_sql(rows: str) -> str:
+    """Verdict counts of each trajectory's latest checker version, over `rows`."""
+    return f"""
 SELECT r.trajectory_id,
        count(*) FILTER (WHERE r.verdict = 'supported') AS supported,
        count(*) FILTER (WHERE r.verdict = 'contradicted') AS contradicted,
        count(*) FILTER (WHERE r.verdict = 'unverifiable') AS unverifiable
-FROM claim_results r JOIN ({LATEST_CLAIMS_SQL}) l USING (trajectory_id, checker_version)
+FROM {rows} r JOIN ({_latest_claims_sql(rows)}) l USING (trajectory_id, checker_version)
 GROUP BY r.trajectory_id
 """
+
+
+# Of every trajectory (no parameters: used as a CTE by the queue when it filters or orders by them).
+CLAIM_COUNTS_SQL = _claim_counts_sql("claim_results")
+# Of some trajectories (one parameter, their ids): reads only their rows, not the whole table's
+# aggregate (~50 ms instead of ~230 ms for a queue page at 1M claim results).
+_PICKED_CLAIM_COUNTS_SQL = ("WITH picked AS (SELECT * FROM claim_results WHERE trajectory_id IN "
+                            "(SELECT unnest(?::VARCHAR[])))" + _claim_counts_sql("picked"))
 
 
 def _number(value: Any) -> float | None:
@@ -95,7 +108,7 @@ class ClaimsMixin(StoreBase):
         ids = list(dict.fromkeys(trajectory_ids))
         if not ids:
             return {}
-        rows = self._rows(f"SELECT * FROM ({CLAIM_COUNTS_SQL}) WHERE list_contains(?, trajectory_id)", [ids])
+        rows = self._rows(_PICKED_CLAIM_COUNTS_SQL, [ids])
         return {r["trajectory_id"]: {v: int(r[v]) for v in CLAIM_VERDICTS} for r in rows}
 
     def claim_versions(self, trajectory_id: str) -> list[str]:

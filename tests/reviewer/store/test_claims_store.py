@@ -108,6 +108,11 @@ def test_queue_column_filter_and_order_on_contradicted_claims(store, a_star):
     rows = {r["trajectory_id"]: r for r in store.queue_items()}
     assert {tid: r["contradicted"] for tid, r in rows.items()} == {
         honest[0].id: 0, honest[1].id: 0, planted.id: 1, unchecked.id: 0}
+    # a page's counts, read for its items only, are the counts of the aggregate that orders by them
+    by_order = {r["trajectory_id"]: r["contradicted"] for r in store.queue_items(order="contradicted")}
+    assert by_order == {tid: r["contradicted"] for tid, r in rows.items()}
+    at = [r["trajectory_id"] for r in store.queue_items()].index(planted.id)
+    assert [(r["trajectory_id"], r["contradicted"]) for r in store.queue_items(offset=at, limit=1)] == [(planted.id, 1)]
     assert [r["trajectory_id"] for r in store.queue_items(contradicted=True)] == [planted.id]
     assert store.queue_count(contradicted=True) == 1 and store.queue_count(contradicted=False) == 3
     default = [r["trajectory_id"] for r in store.queue_items()]

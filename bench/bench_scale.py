@@ -133,7 +133,7 @@ TAB_CONTENT = {
               `${rows.length}:${detail.length}`];
     }""",
     "Curation": """() => {
-      const rows = deep('.sr-board').flatMap(t => deep('.tabulator-row', t.shadowRoot || t));
+      const rows = deep('.sr-board-table').flatMap(t => deep('.tabulator-row', t.shadowRoot || t));
       return [rows.length > 0, `${rows.length}:${rows.length ? rows[0].textContent : ''}`];
     }""",
 }
@@ -360,7 +360,7 @@ def service_times(db: Path, limit_s: int = 120) -> dict:
     taking more than `limit_s` is given up (-1)."""
     from reviewer import stats, triage
     from reviewer.conflicts import conflict_queue
-    from reviewer.curation import curation_board
+    from reviewer.curation import curation_board, curation_page
     from reviewer.store import Store
 
     store = Store(db)
@@ -368,7 +368,10 @@ def service_times(db: Path, limit_s: int = 120) -> dict:
     calls = {"stats.review_stats": lambda: stats.review_stats(store),
              "triage.triage_report": lambda: triage.triage_report(store, 0.98),
              "conflicts.conflict_queue": lambda: conflict_queue(store),
-             "curation.curation_board": lambda: curation_board(store)}
+             "curation.curation_board": lambda: curation_board(store),
+             # what the Curation tab reads when it opens: its first page (and the count)
+             "curation.curation_page": lambda: curation_page(store, limit=15)[0],
+             "curation.curation_page(not draft)": lambda: curation_page(store, state="not draft", limit=15)[0]}
     def give_up(*_):
         raise TimeoutError
 

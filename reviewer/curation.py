@@ -111,32 +111,77 @@ def curation_status(events: Iterable[dict[str, Any]], revisions: Iterable[dict[s
     return status
 
 
+BOARD_COLUMNS = ("spectrum_id", "object_id", "survey", "task", "agent_name", "backend", "model", "answer")
+BOARD_FILTERS = ("all", "not draft", *CURATION_STATES)  # what the board can be limited to
+
+
+def _by_trajectory(rows: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    grouped: dict[str, list] = {}
+    for row in rows:
+        grouped.setdefault(row["trajectory_id"], []).append(row)
+    return grouped
+
+
+def _board_row(t: dict[str, Any], status: dict[str, Any], revisions: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"trajectory_id": t["id"], **{k: t[k] for k in BOARD_COLUMNS}, **status,
+            "revised_steps": sorted({r["step_idx"] for r in revisions})}
+
+
+def _draft() -> dict[str, Any]:
+    return {**_DRAFT, **{k: [] for k in _DRAFT_LISTS}}
+
+
 def curation_board(store, session: str | None = None, task: str | None = None, state: str | None = None,
                    **rules: Any) -> list[dict[str, Any]]:
     """Every trajectory (of the session, if given) with its curation state and who did what:
     trajectory_id, spectrum_id, object_id, survey, task, agent_name, backend, model, answer, state,
-    reviser, revised_at, approvals, change_requests, accepts, rejects, revised_steps."""
+    reviser, revised_at, approvals, change_requests, accepts, rejects, revised_steps. For exports and
+    the CLI; the Curation tab reads one page at a time (`curation_page`)."""
     inputs = store.curation_inputs(session, task)
-    events: dict[str, list] = {}
-    revisions: dict[str, list] = {}
-    for row in inputs["events"]:
-        events.setdefault(row["trajectory_id"], []).append(row)
-    for row in inputs["revisions"]:
-        revisions.setdefault(row["trajectory_id"], []).append(row)
+    events, revisions = _by_trajectory(inputs["events"]), _by_trajectory(inputs["revisions"])
     board = []
     for t in inputs["trajectories"]:
         if t["id"] in events or t["id"] in revisions:
             status = curation_status(events.get(t["id"], []), revisions.get(t["id"], []), **rules).as_dict()
         elif state in (None, "draft"):  # no event and no revision: a draft (most of a large store)
-            status = {**_DRAFT, **{k: [] for k in _DRAFT_LISTS}}
+            status = _draft()
         else:
             continue
         if state is not None and status["state"] != state:
             continue
-        board.append({"trajectory_id": t["id"], **{k: t[k] for k in ("spectrum_id", "object_id", "survey", "task",
-                                                                   "agent_name", "backend", "model", "answer")},
-                      **status, "revised_steps": sorted({r["step_idx"] for r in revisions.get(t["id"], [])})})
+        board.append(_board_row(t, status, revisions.get(t["id"], [])))
     return board
+
+
+def curation_page(store, session: str | None = None, task: str | None = None, state: str | None = "all",
+                  offset: int = 0, limit: int = 50, **rules: Any) -> tuple[list[dict[str, Any]], int]:
+    """One page of the board (rows as `curation_board` gives them, in its order) and the number of rows
+    of the whole board, both limited to `state` (one of BOARD_FILTERS). Reads only what it needs: the page
+    of trajectories from the database, and their events and revisions; a state filter first decides the
+    state of the trajectories that have any curation event or revision (the few of a large store), those
+    with neither being drafts."""
+    state = state or "all"
+    if state not in BOARD_FILTERS:
+        raise ValueError(f"state must be one of {', '.join(BOARD_FILTERS)}; got {state!r}")
+    select: dict[str, Any] = {}
+    if state != "all":
+        history = store.curation_history(session)
+        events, revisions = _by_trajectory(history["events"]), _by_trajectory(history["revisions"])
+        states = {tid: curation_status(events.get(tid, []), revisions.get(tid, []), **rules).state
+                  for tid in events.keys() | revisions.keys()}
+        keep = [tid for tid, s in states.items() if s == state or (state == "not draft" and s != "draft")]
+        select = {"ids": keep, "untouched": state == "draft"}
+    total = store.count_curation_trajectories(session, task, **select)
+    page = store.curation_trajectories(session, task, offset=offset, limit=limit, **select) if offset < total else []
+    history = store.curation_history(session, [t["id"] for t in page]) if page else {"events": [], "revisions": []}
+    events, revisions = _by_trajectory(history["events"]), _by_trajectory(history["revisions"])
+    rows = []
+    for t in page:
+        tid = t["id"]
+        status = (curation_status(events.get(tid, []), revisions.get(tid, []), **rules).as_dict()
+                  if tid in events or tid in revisions else _draft())
+        rows.append(_board_row(t, status, revisions.get(tid, [])))
+    return rows, total
 
 
 def curation_state(events: Iterable[dict[str, Any]], revisions: Iterable[dict[str, Any]] = (), **rules: Any) -> str:

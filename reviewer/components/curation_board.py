@@ -2,30 +2,88 @@
 from __future__ import annotations
 
 import json
+from typing import ClassVar
 
-import pandas as pd
 import panel as pn
 import param
 from panel.viewable import Viewer
 
-from reviewer.curation import curation_board
+from reviewer.components.paged_table import PagedTable
+from reviewer.curation import BOARD_FILTERS, curation_page
 from reviewer.labels import CURATION_KINDS
 
 BOARD_COLUMNS = {"object": "Object", "task": "Task", "answer": "Answer", "state": "State", "reviser": "Reviser",
                  "approvals": "Audits ✓", "change_requests": "Changes", "accepts": "Votes ✓", "rejects": "Votes ✗"}
 
 
+class CurationTable(PagedTable):
+    """The board of curation states, one page at a time from the database, limited to one state if asked;
+    a click opens the trajectory."""
+
+    state = param.Parameter()
+    curation_state = param.Selector(default="all", objects=list(BOARD_FILTERS), label="State")
+
+    id_key = "trajectory_id"
+    columns: ClassVar = BOARD_COLUMNS
+    widths: ClassVar = {"object": 150, "task": 50, "answer": 70, "state": 130, "reviser": 80}
+    formatters: ClassVar = {"object": {"type": "textarea"}}
+    css = "sr-board"
+
+    def __init__(self, **params):
+        params.setdefault("page_size", 15)
+        super().__init__(**params)
+        self._filter = pn.widgets.Select.from_param(self.param.curation_state, css_classes=["sr-board-filter"],
+                                                    width=180)
+        self.param.watch(self._filter_changed, "curation_state")
+        self.state.param.watch(self.select_current, "item")
+
+    def _filter_changed(self, *_):
+        self.page = 0
+        self.refresh()
+
+    def refresh(self, *_) -> None:
+        # the page and the count of the whole (filtered) board in one call
+        rows, self.total = self._page(self.page * self.page_size)
+        last = max(0, (self.total - 1) // self.page_size)
+        if self.page > last:
+            self.page = last
+            rows, self.total = self._page(self.page * self.page_size)
+        self.rows = rows
+
+    def _page(self, offset: int) -> tuple[list[dict], int]:
+        return curation_page(self.state.store, session=self.state.session_id, state=self.curation_state,
+                             offset=offset, limit=self.page_size)
+
+    def count(self) -> int:
+        return self._page(0)[1]
+
+    def fetch(self, offset: int, limit: int) -> list[dict]:
+        return curation_page(self.state.store, session=self.state.session_id, state=self.curation_state,
+                             offset=offset, limit=limit)[0]
+
+    def open_row(self, row: dict) -> None:
+        self.state.open_item(trajectory_id=row["trajectory_id"])
+
+    def current_id(self) -> str | None:
+        item = self.state.item
+        return item.trajectory_id if item is not None else None
+
+    def row_values(self, row: dict) -> dict:
+        shown = lambda v: ", ".join(map(str, v)) if isinstance(v, list) else v  # noqa: E731
+        return {"trajectory_id": row["trajectory_id"],
+                "object": f"{row.get('object_id') or '?'} · {row.get('survey') or '?'}",
+                **{c: shown(row.get(c)) for c in BOARD_COLUMNS if c != "object"}}
+
+    def __panel__(self):
+        return pn.Column(self._filter, self._table, self.pager(), sizing_mode="stretch_width")
+
+
 class CurationBoard(Viewer):
     state = param.Parameter()
-    rows = param.List(default=[])
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._table = pn.widgets.Tabulator(pd.DataFrame(columns=["trajectory_id", *BOARD_COLUMNS]), selectable=1,
-                                           disabled=True, show_index=False, height=240, sizing_mode="stretch_width",
-                                           hidden_columns=["trajectory_id"], titles=BOARD_COLUMNS,
-                                           css_classes=["sr-board"], layout="fit_data_stretch")
-        self._table.param.watch(self._on_select, "selection")
+        self.table = CurationTable(state=self.state)
         self._text = pn.widgets.TextAreaInput(name="Step text", height=110, css_classes=["sr-revise-text"])
         self._args = pn.widgets.TextInput(name="Tool arguments (JSON)", css_classes=["sr-revise-args"])
         self._comment = pn.widgets.TextInput(name="Comment")
@@ -46,17 +104,7 @@ class CurationBoard(Viewer):
         self._load_step()
 
     def refresh(self, *_):
-        self.rows = curation_board(self.state.store, session=self.state.session_id)
-
-    @param.depends("rows", watch=True)
-    def _sync(self):
-        frame = [{"trajectory_id": r["trajectory_id"], "object": f"{r.get('object_id') or '?'} · {r.get('survey') or '?'}",
-                  **{c: r.get(c) for c in BOARD_COLUMNS if c != "object"}} for r in self.rows]
-        self._table.value = pd.DataFrame(frame, columns=["trajectory_id", *BOARD_COLUMNS])
-
-    def _on_select(self, event):
-        if event.new and event.new[0] < len(self.rows):
-            self.state.open_item(trajectory_id=self.rows[event.new[0]]["trajectory_id"])
+        self.table.refresh()
 
     def _load_step(self, *_):
         step = self.state.step
@@ -79,5 +127,5 @@ class CurationBoard(Viewer):
             self.state.save_curation_event(event, value, comment)
 
     def __panel__(self):
-        return pn.Column("### Curation board", self._table, "#### Revise the current step", self._text, self._args,
+        return pn.Column("### Curation board", self.table, "#### Revise the current step", self._text, self._args,
                          self._comment, pn.FlexBox(*self._buttons), self._message, sizing_mode="stretch_width")

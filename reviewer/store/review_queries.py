@@ -165,6 +165,13 @@ class ReviewQueriesMixin(StoreBase):
     def curation_inputs(self, session: str | None = None, task: str | None = None) -> dict[str, list[dict[str, Any]]]:
         """What the curation board is computed from: the trajectories (with object and survey), and their
         curation events and revision heads within the session's scope."""
+        return {"trajectories": self.curation_trajectories(session, task), **self.curation_history(session)}
+
+    def _curation_where(self, session: str | None, task: str | None, ids: Sequence[str] | None,
+                        untouched: bool) -> tuple[str, list[Any]]:
+        """WHERE clause over `trajectories t`: the session's items, the task; and, when `ids` or
+        `untouched` is given, only the trajectories in `ids` or (untouched) those with no curation event
+        and no revision in the session's scope."""
         conds, params = [], []
         if session is not None:
             found = self.find_session(session)
@@ -175,16 +182,59 @@ class ReviewQueriesMixin(StoreBase):
         if task is not None:
             conds.append("t.task = ?")
             params.append(task)
-        where = ("WHERE " + " AND ".join(conds)) if conds else ""
-        trajectories = self._rows(
+        if ids is not None or untouched:
+            some = []
+            if ids is not None:
+                some.append("t.id IN (SELECT unnest(?::VARCHAR[]))")
+                params.append(list(ids))
+            if untouched:
+                ev_scope, ev_params = self._scope(session, "curation_events", "e")
+                rv_scope, rv_params = self._scope(session, "revisions", "r")
+                some.append("(NOT EXISTS (SELECT 1 FROM curation_events e WHERE e.trajectory_id = t.id "
+                            f"{ev_scope}) AND NOT EXISTS (SELECT 1 FROM revisions r WHERE r.trajectory_id = t.id "
+                            f"{rv_scope}))")
+                params += ev_params + rv_params
+            conds.append("(" + " OR ".join(some) + ")")
+        return ("WHERE " + " AND ".join(conds)) if conds else "", params
+
+    def curation_trajectories(self, session: str | None = None, task: str | None = None, *,
+                              ids: Sequence[str] | None = None, untouched: bool = False, offset: int = 0,
+                              limit: int | None = None) -> list[dict[str, Any]]:
+        """The board's trajectories (id, spectrum_id, task, agent_name, backend, model, answer, object_id,
+        survey) in board order (created_at, id), a page of them with `limit`; `ids` / `untouched`: see
+        `_curation_where`."""
+        where, params = self._curation_where(session, task, ids, untouched)
+        page = ""
+        if limit is not None:
+            page = " LIMIT ? OFFSET ?"
+            params += [int(limit), int(offset)]
+        elif offset:
+            page = " OFFSET ?"
+            params.append(int(offset))
+        return self._rows(
             "SELECT t.id, t.spectrum_id, t.task, t.agent_name, t.backend, t.model, t.answer, s.object_id, s.survey "
-            f"FROM trajectories t LEFT JOIN spectra s USING (spectrum_id) {where} ORDER BY t.created_at, t.id", params)
+            f"FROM trajectories t LEFT JOIN spectra s USING (spectrum_id) {where} ORDER BY t.created_at, t.id{page}",
+            params)
+
+    def count_curation_trajectories(self, session: str | None = None, task: str | None = None, *,
+                                    ids: Sequence[str] | None = None, untouched: bool = False) -> int:
+        where, params = self._curation_where(session, task, ids, untouched)
+        return int(self._scalar(f"SELECT count(*) FROM trajectories t {where}", params))
+
+    def curation_history(self, session: str | None = None,
+                         trajectory_ids: Sequence[str] | None = None) -> dict[str, list[dict[str, Any]]]:
+        """Curation events and revision heads (no text) within the session's scope, in time order: of
+        every trajectory, or of `trajectory_ids` only."""
         ev_scope, ev_params = self._scope(session, "curation_events")
-        events = self._rows(f"SELECT * FROM curation_events WHERE true {ev_scope} ORDER BY created_at, seq", ev_params)
         rv_scope, rv_params = self._scope(session, "revisions")
+        if trajectory_ids is not None:
+            ev_scope += " AND trajectory_id IN (SELECT unnest(?::VARCHAR[]))"
+            rv_scope += " AND trajectory_id IN (SELECT unnest(?::VARCHAR[]))"
+            ev_params, rv_params = [*ev_params, list(trajectory_ids)], [*rv_params, list(trajectory_ids)]
+        events = self._rows(f"SELECT * FROM curation_events WHERE true {ev_scope} ORDER BY created_at, seq", ev_params)
         revisions = self._rows("SELECT id, seq, trajectory_id, step_idx, version, reviewer, created_at FROM revisions "
                                f"WHERE true {rv_scope} ORDER BY created_at, seq", rv_params)
-        return {"trajectories": trajectories, "events": events, "revisions": revisions}
+        return {"events": events, "revisions": revisions}
 
     def revisions_in_scope(self, trajectory_id: str, session: str | None = None) -> list[dict[str, Any]]:
         """Every revision row of a trajectory (all versions) within the session's frozen time."""

@@ -124,6 +124,22 @@ def test_choosing_a_spectrum_moves_the_review_form_with_it(cockpit, screen):
     no_server_errors(cockpit)
 
 
+def test_the_curation_board_shows_one_page_and_a_row_opens_its_item(cockpit, screen):
+    open_as(screen, cockpit, "cur")
+    open_tab(screen, "Curation")
+    rows = screen.locator(".sr-board-table .tabulator-row")
+    total = len(cockpit.queue)
+    expect(screen.locator(".sr-board-where")).to_contain_text(f"1–15 of {total}")
+    expect(rows).to_have_count(15)  # one page, not the whole board
+    screen.locator(".sr-board-next-page button").click()
+    expect(screen.locator(".sr-board-where")).to_contain_text(f"16–30 of {total}")
+    expect(rows.first).to_contain_text("draft")
+    obj = rows.nth(2).locator("[tabulator-field=object]").inner_text().split("·")[0].strip()
+    rows.nth(2).click()
+    expect(screen.locator(".sr-metadata")).to_contain_text(obj)  # opened, and the Review tab shows it
+    no_server_errors(cockpit)
+
+
 def test_identical_override_refused_no_stale_label_and_undo(cockpit, screen):
     open_as(screen, cockpit, "dee")
     screen.locator(".sr-step-view").first.click()

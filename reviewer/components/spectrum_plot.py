@@ -14,6 +14,8 @@ settings are this view's own.
 """
 from __future__ import annotations
 
+import weakref
+
 import holoviews as hv
 import numpy as np
 import panel as pn
@@ -62,6 +64,19 @@ def label_candidates(lines: list[dict]) -> list[dict]:
     return sorted(out, key=lambda ln: (not ln.get("major", False), ln["x"]))
 
 
+def weak_method(method):
+    """`method`, called only while its object lives. HoloViews keeps plot hooks in its global option
+    trees and stream subscribers in a registry keyed weakly by their source; holding the plot there
+    strongly kept every closed session's review state and figures alive."""
+    ref = weakref.WeakMethod(method)
+
+    def call(*args, **kwargs):
+        bound = ref()
+        return None if bound is None else bound(*args, **kwargs)
+
+    return call
+
+
 class SpectrumPlot(Viewer):
     """Flux with noise (1/sqrt(ivar)), masked pixels, line overlays, smoothing and zoom history."""
 
@@ -86,12 +101,12 @@ class SpectrumPlot(Viewer):
         self._ranges: dict = {}  # "x" / "y" -> Bokeh Range1d
         self._box = None  # BoxAnnotation showing the agent's current zoom
         self._redraw = hv.streams.Stream.define("Redraw", tick=0)()
-        hooks = [self._capture]
+        hooks = [weak_method(self._capture)]
         # framewise: each HoloViews frame sets the axis ranges (the fallback path) in place.
         self._dmap = hv.DynamicMap(self._overlay, streams=[self._redraw]).opts(
             *(getattr(hv.opts, name)(framewise=True, hooks=hooks) for name in ELEMENT_TYPES))
         self._range_stream = hv.streams.RangeX(source=self._dmap)
-        self._range_stream.add_subscriber(self._on_user_range)
+        self._range_stream.add_subscriber(weak_method(self._on_user_range))
         self._pane = pn.pane.HoloViews(self._dmap, sizing_mode="stretch_width", height=300, linked_axes=False,
                                        css_classes=["sr-plot"])
         self._axis = None  # the Bokeh x axis: its label says which frame

@@ -1,0 +1,73 @@
+"""A closed browser session frees what its page held: the app is served in-process (Panel's server,
+real HTTP and websocket), sessions are opened and closed with Bokeh's own client, and once the server
+has destroyed them no ReviewState (nor the figures it reaches) is left alive. A strong reference from
+a global registry (HoloViews' option trees, stream registry) kept every closed session alive before."""
+from __future__ import annotations
+
+import gc
+import shutil
+import socket
+import time
+
+import panel as pn
+import pytest
+from bokeh.client import pull_session
+
+from layouts.app import create_app
+from reviewer.demo import seed_demo_if_empty
+from reviewer.review_state import ReviewState
+from reviewer.store import Store
+from served_app import free_port
+
+
+def alive_states() -> int:
+    gc.collect()
+    return sum(isinstance(o, ReviewState) for o in gc.get_objects())
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def wait_until(condition, timeout: float = 60.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
+
+
+@pytest.fixture(scope="module")
+def demo_db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("session_memory") / "demo.duckdb"
+    with Store(path) as store:
+        seed_demo_if_empty(store)
+    return path
+
+
+def test_closed_sessions_leave_no_review_state_alive(demo_db, tmp_path):
+    db = tmp_path / "served.duckdb"
+    shutil.copyfile(demo_db, db)
+    destroyed = []
+
+    def app():
+        pn.state.on_session_destroyed(lambda ctx: destroyed.append(ctx.id))
+        return create_app(db)
+
+    before = alive_states()
+    port = free_port()
+    server = pn.serve({"reviewer": app}, port=port, address="127.0.0.1", threaded=True, show=False, start=True,
+                      websocket_origin=[f"127.0.0.1:{port}"], check_unused_sessions=200, unused_session_lifetime=200)
+    try:
+        assert wait_until(lambda: listening(port))
+        sessions = [pull_session(url=f"http://127.0.0.1:{port}/reviewer", arguments={"reviewer": f"mem{k}"}) for k in range(3)]
+        assert alive_states() >= before + 3  # each page made its review state
+        for session in sessions:
+            session.close()
+        del sessions
+        assert wait_until(lambda: len(destroyed) == 3), "the server never destroyed the closed sessions"
+        assert wait_until(lambda: alive_states() == before, timeout=10), f"{alive_states() - before} states kept"
+    finally:
+        server.stop()

@@ -32,6 +32,7 @@ class IngestSummary:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (path[#target], problem)
     files_seen: int = 0
     added_ids: list[str] = field(default_factory=list)
+    file_ids: dict[str, list[str]] = field(default_factory=dict)  # each file read: its spectra's ids, new or not
 
     @property
     def readable(self) -> int:
@@ -43,6 +44,11 @@ def spectrum_id_for(file_sha256: str, target: str | None) -> str:
     """The store's id of one spectrum: 16 hex chars of sha256(file sha256 + '#' + target)."""
     key = f"{file_sha256}#{'' if target is None else target}"
     return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def ids_of_file(sha: str, targets: Iterable[str | None]) -> list[str]:
+    """The spectrum ids of a file's targets, in target order (the untargeted spectrum first)."""
+    return [spectrum_id_for(sha, t) for t in sorted(targets, key=lambda t: (t is not None, str(t)))]
 
 
 def file_sha256(path: Path) -> str:
@@ -134,11 +140,17 @@ def ingest_file(store: Store, path: Path, summary: IngestSummary) -> None:
     summary.files_seen += 1
     try:
         sha = file_sha256(path)
+        known = store.targets_for_file(sha)
+        if known:
+            # a file is registered whole or not at all: known content is not opened again (a batch
+            # run over files ingested before only hashes them)
+            summary.skipped_existing += len(known)
+            summary.file_ids[str(path)] = ids_of_file(sha, known)
+            return
         targets = [None if t is None else str(t) for t in (list_targets(path) or [None])]
     except Exception as exc:
         summary.failed.append((str(path), _describe(exc)))
         return
-    known = store.targets_for_file(sha)
     records = []
     for target in targets:
         if target in known:
@@ -161,6 +173,7 @@ def ingest_file(store: Store, path: Path, summary: IngestSummary) -> None:
         return
     summary.added += len(records)
     summary.added_ids += [r["spectrum_id"] for r in records]
+    summary.file_ids[str(path)] = ids_of_file(sha, targets)
 
 
 def ingest_paths(store: Store, paths: Iterable[str | os.PathLike], progress: bool = True) -> IngestSummary:

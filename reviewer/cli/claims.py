@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 from reviewer.cli.common import open_store, show_progress
-from reviewer.ingest import file_sha256, find_spectrum_files, spectrum_id_for
+from reviewer.ingest import file_sha256, find_spectrum_files, ids_of_file
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -57,10 +57,10 @@ def resolve_trajectories(store, items: list[str]) -> tuple[list[str], list[str]]
             sids = []
             for path in files:
                 sha = file_sha256(path)
-                targets = sorted(store.targets_for_file(sha), key=lambda t: (t is not None, str(t)))
-                if not targets:
+                stored = ids_of_file(sha, store.targets_for_file(sha))
+                if not stored:
                     problems.append(f"{path}: not ingested (no trajectories)")
-                sids += [spectrum_id_for(sha, t) for t in targets]
+                sids += stored
             if not files:
                 problems.append(f"{item}: no spectrum files")
         else:

@@ -32,10 +32,7 @@ from reviewer.cli.common import (
     show_progress,
 )
 from reviewer.ingest import (
-    file_sha256,
-    find_spectrum_files,
     ingest_paths,
-    spectrum_id_for,
 )
 
 
@@ -66,11 +63,7 @@ def resolve_items(store, items: list[str], progress: bool) -> tuple[list[str], l
             continue
         summary = ingest_paths(store, [item], progress=progress)
         problems += [f"{where}: {why}" for where, why in summary.failed]
-        files, _ = find_spectrum_files([item])
-        for path in files:
-            sha = file_sha256(path)
-            targets = sorted(store.targets_for_file(sha), key=lambda t: (t is not None, str(t)))
-            ids += [spectrum_id_for(sha, t) for t in targets]
+        ids += [sid for file_ids in summary.file_ids.values() for sid in file_ids]
     return list(dict.fromkeys(ids)), problems
 
 

@@ -38,6 +38,23 @@ def test_sample_folder_registers_each_spectrum_once(store, sample_folder):
     assert store.count_spectra() == 9
 
 
+def test_files_ingested_before_are_hashed_not_read_again(store, sample_folder, monkeypatch):
+    first = ingest_paths(store, [sample_folder], progress=False)
+
+    def opened(*_, **__):
+        raise AssertionError("a file already in the store was opened again")
+
+    monkeypatch.setattr(agents.spectra, "list_targets", opened)
+    monkeypatch.setattr(agents.spectra, "read_spectrum", opened)
+    again = ingest_paths(store, [sample_folder], progress=False)
+    assert (again.added, again.skipped_existing, again.failed) == (0, 9, [])
+    # each file's spectrum ids, in target order, whether new or known
+    assert again.file_ids == first.file_ids and len(again.file_ids) == 5
+    sha = file_sha256(sample_folder / MULTI)
+    assert again.file_ids[str(sample_folder / MULTI)] == [spectrum_id_for(sha, t)
+                                                          for t in sorted(list_targets(sample_folder / MULTI))]
+
+
 def test_a_copy_elsewhere_adds_nothing(store, sample_folder, tmp_path):
     ingest_paths(store, [sample_folder / "pickles_pyhdust"], progress=False)
     copy = tmp_path / "copy.dat"

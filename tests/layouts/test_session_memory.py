@@ -12,12 +12,12 @@ import time
 import panel as pn
 import pytest
 from bokeh.client import pull_session
+from served_app import free_port
 
 from layouts.app import create_app
 from reviewer.demo import seed_demo_if_empty
 from reviewer.review_state import ReviewState
 from reviewer.store import Store
-from served_app import free_port
 
 
 def alive_states() -> int:

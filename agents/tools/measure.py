@@ -70,11 +70,20 @@ def _InverseVariance():
     return InverseVariance
 
 
+def _median(x: np.ndarray) -> float:
+    """np.median of a 1-D array of finite values, the same number without its general-case
+    overhead (~20 us a call; the claim checker's noise draws call this ~1,000 times a trajectory)."""
+    k = x.size // 2
+    if x.size % 2:
+        return float(np.partition(x, k)[k])
+    return float(np.mean(np.partition(x, (k - 1, k))[k - 1:k + 1]))
+
+
 def _side_level(a: Arrays, band) -> tuple[float, float] | None:
     idx = a.window(*band)
     if idx.size < MIN_PIXELS:
         return None
-    return float(np.median(a.wave[idx])), float(np.median(a.flux[idx]))
+    return _median(a.wave[idx]), _median(a.flux[idx])
 
 
 def _continuum(a: Arrays, blue, red):

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from agents.tools.measure import Arrays, measure
+from agents.tools.measure import Arrays, _median, measure
 
 WAVE = np.arange(4000.0, 5000.0, 1.0)
 
@@ -39,3 +39,10 @@ def test_masked_or_missing_pixels_make_it_not_measurable():
     assert measure(a, "line_depth", core=[6000, 6100], blue=[5900, 5950], red=[6200, 6250]) is None
     with pytest.raises(KeyError, match="known"):
         measure(a, "no_such_measure")
+
+
+@pytest.mark.parametrize("n", [5, 6, 7, 40, 41, 1000, 1001])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_fast_median_is_numpys(n, dtype):
+    x = np.random.default_rng(n).normal(size=n).astype(dtype)
+    assert _median(x) == float(np.median(x))

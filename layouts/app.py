@@ -10,6 +10,7 @@ import panel as pn
 from panel.io.resources import CDN_DIST
 
 from layouts.audit import keyboard_for, left_area, main_area, right_area
+from reviewer.components.layout_batch import LayoutBatch
 from reviewer.components.safe_text import escape
 from reviewer.components.spectrum_plot import SpectrumPlot
 from reviewer.conflicts import sync_verdict_states
@@ -88,6 +89,8 @@ def _review_page(db) -> pn.template.FastListTemplate:
         right_sidebar=[right_area(state, plot, views)], sidebar_width=330, right_sidebar_width=360,
         collapsed_right_sidebar=False, accent="#1f4e9c", design=OfflineFast, header_background="#1f4e9c")
     template.header.append(keyboard_for(state))
+    views["layout_batch"] = LayoutBatch()
+    template.header.append(views["layout_batch"])
     _remember_item_in_url(state)
     template.state, template.views = state, views
     return template

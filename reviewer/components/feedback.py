@@ -6,6 +6,7 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
+from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.consensus import describe_label
 from reviewer.labels import VERDICT_KINDS
@@ -38,7 +39,7 @@ class OthersView(Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._pane = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["sr-others"])
+        self._pane = TextHTML("", sizing_mode="stretch_width", css_classes=["sr-others"])
         self.state.param.watch(self._show, ["item", "reviewer", "blind"])
         self.state.param.watch(lambda e: e.new is not None and e.new.kind in VERDICT_KINDS and self._show(), "ack")
         self._show()

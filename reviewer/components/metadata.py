@@ -8,6 +8,7 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
+from reviewer.components.panes import TextHTML
 from reviewer.components.styles import STYLESHEETS
 
 FIELDS = [
@@ -51,8 +52,8 @@ class MetadataPanel(Viewer):
         self._shown = object()  # the spectrum id on display (a sentinel before the first)
         self.state.param.watch(self._refresh, "item")
         # fixed height: a longer file name must not re-lay-out the sidebar on every spectrum
-        self._table = pn.pane.HTML(sizing_mode="stretch_width", height=430, css_classes=["sr-metadata"], stylesheets=STYLESHEETS,
-                                   styles={"overflow-y": "auto"})
+        self._table = TextHTML(sizing_mode="stretch_width", height=430, css_classes=["sr-metadata"], stylesheets=STYLESHEETS,
+                               styles={"overflow-y": "auto"})
         self._header = pn.pane.HTML(sizing_mode="stretch_width", max_height=320, stylesheets=STYLESHEETS,
                                     styles={"overflow": "auto"})
         self._copy = pn.widgets.Button(label="Copy metadata (JSON)", button_type="light",

@@ -12,6 +12,7 @@ import param
 from panel.viewable import Viewer
 
 import kb
+from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.components.styles import STYLESHEETS
 from reviewer.consensus import describe_label
@@ -26,7 +27,7 @@ class ReviewForm(Viewer):
         rubric = kb.load("rubrics")["reasoning"]
         self.rubric_version = str(rubric["version"])
         self._rubric = {int(k): v for k, v in rubric["scores"].items()}
-        self._reason = pn.pane.HTML("", css_classes=["sr-form-disabled"], sizing_mode="stretch_width")
+        self._reason = TextHTML("", css_classes=["sr-form-disabled"], sizing_mode="stretch_width")
         self._approve = pn.widgets.Button(button_type="success", css_classes=["sr-approve"], margin=(2, 2))
         self._override = pn.widgets.Button(button_type="warning", css_classes=["sr-override"], margin=(2, 2))
         self._reject = pn.widgets.Button(label="Reject (r)", button_type="danger", css_classes=["sr-reject"],
@@ -50,9 +51,9 @@ class ReviewForm(Viewer):
         self._score = pn.widgets.RadioButtonGroup(options=[0, 1, 2, 3, 4, 5], value=None, button_type="light",
                                                   css_classes=["sr-score"])
         self._score.param.watch(self._rate, "value")
-        self._rubric_text = pn.pane.HTML("", css_classes=["sr-rubric"], stylesheets=STYLESHEETS,
-                                         sizing_mode="stretch_width")
-        self._saved = pn.pane.HTML("", css_classes=["sr-saved"], sizing_mode="stretch_width")
+        self._rubric_text = TextHTML("", css_classes=["sr-rubric"], stylesheets=STYLESHEETS,
+                                     sizing_mode="stretch_width")
+        self._saved = TextHTML("", css_classes=["sr-saved"], sizing_mode="stretch_width")
         self._syncing = False
         self.state.param.watch(self._sync_item, ["item", "campaign"])
         self.state.param.watch(self._sync_draft, "draft")

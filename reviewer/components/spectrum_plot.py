@@ -64,6 +64,16 @@ def label_candidates(lines: list[dict]) -> list[dict]:
     return sorted(out, key=lambda ln: (not ln.get("major", False), ln["x"]))
 
 
+def _same_columns(old: dict, new: dict) -> bool:
+    if old.keys() != new.keys():
+        return False
+    for key, value in new.items():
+        a, b = np.asarray(old[key]), np.asarray(value)
+        if a.shape != b.shape or a.dtype.kind != b.dtype.kind or not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
+            return False
+    return True
+
+
 def weak_method(method):
     """`method`, called only while its object lives. HoloViews keeps plot hooks in its global option
     trees and stream subscribers in a registry keyed weakly by their source; holding the plot there
@@ -309,11 +319,16 @@ class SpectrumPlot(Viewer):
             with pn.io.hold():
                 self._place_box(self._frame(("view",))["shaded"])
             return
-        parts = ("data", "view") if changed & DATA_PARAMS else ("view",)
-        f = self._frame(parts)
+        # In the observed frame z only moves the line markers: the flux and noise columns (most of the
+        # bytes of an item switch) are re-sent only when they change.
+        data_changed = changed & DATA_PARAMS
+        if not self.rest_frame and "rest_frame" not in changed:
+            data_changed -= {"z"}
+        f = self._frame(("data", "view") if data_changed else ("view",))
         with pn.io.hold():
             for name in members:
-                if name in f:
+                # an equal column set is not sent: each one sent is decoded and redrawn in the browser
+                if name in f and not _same_columns(self._sources[name].data, f[name]):
                     self._sources[name].data = dict(f[name])
             self._ranges["x"].update(start=f["xlim"][0], end=f["xlim"][1])
             self._ranges["y"].update(start=f["ylim"][0], end=f["ylim"][1])

@@ -11,6 +11,7 @@ import param
 from panel.viewable import Viewer
 
 from reviewer.components.claims_view import ClaimList, highlighted_text
+from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape, markdown_to_safe_html
 from reviewer.components.styles import STYLESHEETS
 from reviewer.renders import cached_step, owner_of_render, step_render
@@ -89,11 +90,11 @@ class StepView(Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         # fixed height, scrolling inside: a step's text length must not re-lay-out the page
-        self._html = pn.pane.HTML("", sizing_mode="stretch_width", height=self.image_height + 22,
-                                  css_classes=["sr-step-view"], stylesheets=STYLESHEETS, styles={"overflow-y": "auto"})
+        self._html = TextHTML("", sizing_mode="stretch_width", height=self.image_height + 22,
+                              css_classes=["sr-step-view"], stylesheets=STYLESHEETS, styles={"overflow-y": "auto"})
         # A fixed box that stays on the page: an image appearing or disappearing would re-lay-out the
         # whole page on every step (measured: +60 ms per step in Chromium).
-        self._caption = pn.pane.HTML("", css_classes=["sr-image-caption"], height=20, margin=(0, 5))
+        self._caption = TextHTML("", css_classes=["sr-image-caption"], height=20, margin=(0, 5))
         self._image = pn.pane.PNG(BLANK_PNG, width=int(self.image_height * 1.55), height=self.image_height,
                                   sizing_mode="fixed", css_classes=["sr-step-image"], margin=(0, 5))
         self.claims = ClaimList(state=self.state)
@@ -121,6 +122,7 @@ class StepView(Viewer):
         # Not rendered yet: the text shows now, the picture when the render thread has made it (a key
         # press never waits ~40 ms for matplotlib). Bokeh documents take changes from other threads
         # only through add_next_tick_callback.
+        self._image.object = BLANK_PNG  # never the previous step's picture beside this step's text
         self._caption.object = "<small><i>Rendering…</i></small>"
         doc, index = pn.state.curdoc, step.index
 

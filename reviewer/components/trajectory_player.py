@@ -3,21 +3,28 @@ and the whole trajectory as one scrolling transcript (built when opened). Bound 
 from __future__ import annotations
 
 from collections import Counter
+from typing import ClassVar
 
 import panel as pn
 import param
+from panel.custom import JSComponent
 from panel.viewable import Viewer
 
 from reviewer.claims import counts_text
+from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.components.step_view import step_html
 
-# a long trajectory wraps onto a second row of small buttons instead of widening the page
-STRIP_CSS = """
-.bk-btn-group { flex-wrap: wrap; }
-.bk-btn-group .bk-btn { flex: 0 0 auto; padding: 0 4px; font-size: 11px; line-height: 16px; min-width: 32px; border-radius: 3px; }
-"""
 KIND_MARK = {"prompt": "P", "think": "T", "tool_call": "C", "tool_result": "R", "verdict": "V", "answer": "A"}
+# a long trajectory wraps onto further rows of small buttons instead of widening the page
+STRIP_CSS = """
+.sr-strip { display: flex; flex-wrap: wrap; gap: 2px; }
+.sr-strip button { flex: 0 0 auto; min-width: 32px; padding: 0 4px; font-size: 11px; line-height: 16px;
+                   font-family: inherit; cursor: pointer; border: 1px solid #ccc; border-radius: 3px;
+                   background: #fff; color: #333; }
+.sr-strip button:hover { background: #eef2f8; }
+.sr-strip button.sr-current { background: #1f4e9c; border-color: #1f4e9c; color: #fff; }
+"""
 
 
 def trajectory_summary(traj, claims=()) -> str:
@@ -31,6 +38,40 @@ def trajectory_summary(traj, claims=()) -> str:
             f" · {len(traj.steps)} steps · <small>{shown}</small>{checked}</div>")
 
 
+class StepButtons(JSComponent):
+    """One small button per step; the current one is marked. A new item replaces the buttons in place:
+    a Bokeh button group re-renders on new labels and makes BokehJS lay out the whole centre column
+    (with the plot) again, ~15 ms of every item switch."""
+
+    labels = param.List(default=[], item_type=str)
+    value = param.Integer(default=None, allow_None=True, doc="index of the current step")
+
+    _esm = """
+    export function render({ model }) {
+      const box = document.createElement("div");
+      box.className = "sr-strip";
+      const mark = () => {
+        [...box.children].forEach((b, i) => b.classList.toggle("sr-current", i === model.value));
+      };
+      const build = () => {
+        box.replaceChildren(...model.labels.map((label, i) => {
+          const button = document.createElement("button");
+          button.type = "button";
+          button.textContent = label;
+          button.addEventListener("click", () => { model.value = i; });
+          return button;
+        }));
+        mark();
+      };
+      model.on("labels", build);
+      model.on("value", mark);
+      build();
+      return box;
+    }
+    """
+    _stylesheets: ClassVar = [STRIP_CSS]
+
+
 class StepStrip(Viewer):
     """One small button per step (its number and kind); the current one is highlighted."""
 
@@ -38,9 +79,7 @@ class StepStrip(Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._buttons = pn.widgets.RadioButtonGroup(options={}, button_type="light", css_classes=["sr-step-strip"],
-                                                    sizing_mode="stretch_width", margin=(0, 5),
-                                                    stylesheets=[STRIP_CSS])
+        self._buttons = StepButtons(css_classes=["sr-step-strip"], sizing_mode="stretch_width", margin=(0, 5))
         self._buttons.param.watch(self._clicked, "value")
         self.state.param.watch(self._load, "item")
         self.state.param.watch(self._show, "step_index")
@@ -48,11 +87,9 @@ class StepStrip(Viewer):
 
     def _load(self, *_):
         steps = self.state.steps
-        options = {f"{s.index + 1}{KIND_MARK.get(s.kind, '')}": s.index for s in steps}
-        if options == self._buttons.options:  # the same sequence of steps: only the value moves
-            self._show()
-            return
-        self._buttons.param.update(options=options, value=self.state.step_index if steps else None)
+        labels = [f"{s.index + 1}{KIND_MARK.get(s.kind, '')}" for s in steps]
+        # the same sequence of steps (most items of one task): only the value moves
+        self._buttons.param.update(labels=labels, value=self.state.step_index if steps else None)
 
     def _show(self, *_):
         if self._buttons.value != self.state.step_index:
@@ -78,7 +115,7 @@ class TrajectoryPlayer(Viewer):
                                          css_classes=["sr-player"], margin=(0, 5))
         self._player.param.watch(lambda e: e.new != self.state.step_index and self.state.go_to_step(e.new), "value")
         self.strip = StepStrip(state=self.state)
-        self._header = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["sr-trajectory-head"], margin=(0, 5))
+        self._header = TextHTML("", sizing_mode="stretch_width", css_classes=["sr-trajectory-head"], margin=(0, 5))
         self.state.param.watch(self._load, "item")
         self.state.param.watch(self._show, "step_index")
         self._load()

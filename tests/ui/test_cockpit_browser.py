@@ -192,6 +192,9 @@ def test_one_screen_holds_what_a_review_needs(cockpit, screen, artifacts):
               "badges": ".sr-step-view .sr-verdict", "approve": ".sr-approve", "override": ".sr-override",
               "reject": ".sr-reject", "rubric scores": ".sr-score", "rubric": ".sr-rubric"}
     screen.screenshot(path=str(artifacts / "cockpit-1440x900.png"))
+    # one layout pass per item switch (reviewer/components/layout_batch.py): a BokehJS upgrade that
+    # renames what it wraps would silently make every switch slow again
+    assert screen.evaluate("() => window.__srLayoutBatch?.installed === true")
     for what, selector in checks.items():
         box = screen.locator(selector).first.bounding_box()
         assert box is not None, what

@@ -96,3 +96,25 @@ def test_several_sessions_at_once_share_the_caches_safely(app, tmp_path):
     for t in threads:
         t.join(timeout=240)
     assert not errors, errors
+
+
+def test_a_step_not_rendered_yet_never_shows_the_previous_steps_picture(app, monkeypatch):
+    """In a served page a render is made on a thread; meanwhile the picture box is blank, not the
+    picture of the step (or item) shown before."""
+    from bokeh.document import Document as Doc
+    from panel.io.state import set_curdoc
+
+    from reviewer.components.step_view import BLANK_PNG
+
+    state, view = app.state, app.views["step"]
+    state.open_first()
+    state.go_to_step(len(state.steps) - 1)  # a step with a render, made in-process here
+    assert view._image.object not in (None, BLANK_PNG)
+    pending = []
+    monkeypatch.setattr(step_view, "prefetch", pending.append)  # the render thread never gets to run
+    monkeypatch.setattr(step_view, "cached_step", lambda item, index: (False, None))
+    served = Doc()
+    served._session_context = lambda: object()  # as in a served session
+    with set_curdoc(served):
+        state.step_item(+1)
+    assert pending and view._image.object == BLANK_PNG and "Rendering" in view._caption.object

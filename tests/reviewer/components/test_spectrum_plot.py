@@ -98,3 +98,22 @@ def test_agent_zoom_is_shaded_and_follows_the_frame(synthetic_spectrum):
     assert plot.shaded_span() == (6500.0, 6600.0)
     plot.shaded_ranges = []
     assert plot.shaded_span() is None
+
+
+def test_a_new_z_in_the_observed_frame_moves_the_markers_and_leaves_the_flux_unsent(synthetic_spectrum):
+    """An item switch to another task on the same spectrum changes z only: the line markers follow
+    it, the flux columns (most of the bytes) are not sent again; in the rest frame they are."""
+    plot = SpectrumPlot(spectrum=synthetic_spectrum, z=0.0)
+    root = pn.panel(plot).get_root(Document())
+    flux = source_of(root, "flux")
+    before_data, before_marker = flux.data, source_of(root, "text", "H-alpha")
+    marker = before_marker.data["x"][list(before_marker.data["text"]).index("H-alpha")]
+    plot.z = 0.001
+    labels = source_of(root, "text", "H-alpha")
+    assert labels.data["x"][list(labels.data["text"]).index("H-alpha")] == pytest.approx(marker * 1.001)
+    assert flux.data is before_data
+    plot.rest_frame = True
+    wave = np.asarray(flux.data["wave"], float)
+    plot.z = 0.002
+    assert flux.data is not before_data
+    assert np.asarray(flux.data["wave"], float)[0] == pytest.approx(wave[0] * 1.001 / 1.002, rel=1e-6)

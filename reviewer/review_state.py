@@ -22,7 +22,7 @@ from reviewer.claims import results_from_rows
 from reviewer.consensus import agent_label
 from reviewer.labels import Ack, LabelRefused, LabelService
 from reviewer.renders import prefetch_renders, render_in_view
-from reviewer.spectra_cache import load_spectrum
+from reviewer.spectra_cache import load_spectrum, read_ahead
 
 log = logging.getLogger(__name__)
 write_log = logging.getLogger("specreview.writes")
@@ -147,7 +147,21 @@ class ReviewState(param.Parameterized):
         self.param.update(item=item, step_index=0, draft=dict(own), comment="", z=item.frame_z(), error="",
                           position=position, focus_window=None)
         prefetch_renders(self.store, item, lambda: self.item is item)
+        self._next_read = self._read_next_spectrum()  # a Future: tests wait on it
         return True
+
+    def _read_next_spectrum(self):
+        """The next queue item's spectrum, read into the cache in the background: `n` to a new spectrum
+        then skips reading its file (most of the server's share of such a switch)."""
+        store, current, reviewer, args = self.store, self.item.trajectory_id, self.reviewer or None, self.queue_args()
+
+        def locate():
+            found = store.queue_neighbour(current, +1, reviewer, **args)
+            summary = store.trajectory_summary(found[0]) if found else None
+            record = store.get_spectrum(summary["spectrum_id"]) if summary else None
+            return (record["source_path"], record.get("target")) if record else None
+
+        return read_ahead(locate)
 
     # ---- steps ----------------------------------------------------------------------------------
     @property

@@ -10,7 +10,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ class LockedLRU:
     def __init__(self, size: int):
         self.size = size
         self._data: OrderedDict = OrderedDict()
+        self._making: dict[Any, Future] = {}  # keys being made now: a second caller waits for the first
         self._lock = threading.Lock()
 
     def get(self, key, make: Callable[[], Any]):
@@ -30,11 +31,25 @@ class LockedLRU:
             if key in self._data:
                 self._data.move_to_end(key)
                 return self._data[key]
-        value = make()  # outside the lock: two threads may both make it; the result is the same
+            making = self._making.get(key)
+            mine = making is None
+            if mine:
+                making = self._making[key] = Future()
+        if not mine:  # e.g. a key press for the spectrum the read-ahead is reading: read once
+            return making.result()
+        try:
+            value = make()  # outside the lock: a slow file never blocks another key's cached hit
+        except BaseException as exc:
+            with self._lock:
+                del self._making[key]
+            making.set_exception(exc)
+            raise
         with self._lock:
             self._data[key] = value
             while len(self._data) > self.size:
                 self._data.popitem(last=False)
+            del self._making[key]
+        making.set_result(value)
         return value
 
     def peek(self, key) -> tuple[bool, Any]:
@@ -49,6 +64,7 @@ class LockedLRU:
 _spectra = LockedLRU(64)
 _renders = LockedLRU(2048)
 _prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="specreview-render")
+_reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="specreview-read-ahead")
 
 
 def load_spectrum(source_path: str, target: str | None):
@@ -58,6 +74,28 @@ def load_spectrum(source_path: str, target: str | None):
     except OSError:
         mtime = None
     return _spectra.get((source_path, target, mtime), lambda: read_spectrum(source_path, target=target))
+
+
+def spectrum_is_cached(source_path: str, target: str | None) -> bool:
+    try:
+        mtime = Path(source_path).stat().st_mtime_ns
+    except OSError:
+        return False
+    return _spectra.peek((source_path, target, mtime))[0]
+
+
+def read_ahead(locate: Callable[[], tuple[str, str | None] | None]) -> Future:
+    """Find a spectrum file (`locate`: its path and target, or None) and read it into the cache, on a
+    thread of its own (not behind the renders): the next queue item's, so that `n` finds it read."""
+    def work():
+        found = locate()
+        if found is not None:
+            load_spectrum(*found)
+        return found
+
+    future = _reader.submit(work)
+    future.add_done_callback(lambda f: f.exception() and log.warning("read-ahead failed: %s", f.exception()))
+    return future
 
 
 def cached_render(key, make: Callable[[], bytes | None]) -> bytes | None:

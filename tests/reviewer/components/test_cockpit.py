@@ -118,3 +118,18 @@ def test_a_step_not_rendered_yet_never_shows_the_previous_steps_picture(app, mon
     with set_curdoc(served):
         state.step_item(+1)
     assert pending and view._image.object == BLANK_PNG and "Rendering" in view._caption.object
+
+
+def test_the_next_queue_items_spectrum_is_read_ahead(app):
+    from reviewer.spectra_cache import spectrum_is_cached
+
+    state = app.state
+    store = state.store
+    rows = store.queue_items(limit=200)
+    sids = [r["spectrum_id"] for r in rows]
+    # an item whose successor in the queue is on another spectrum
+    at = next(i for i in range(len(sids) - 1) if sids[i + 1] != sids[i])
+    assert state.open_item(trajectory_id=rows[at]["trajectory_id"])
+    record = store.get_spectrum(sids[at + 1])
+    assert state._next_read.result(timeout=60) == (record["source_path"], record.get("target"))
+    assert spectrum_is_cached(record["source_path"], record.get("target"))

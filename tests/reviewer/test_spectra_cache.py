@@ -1,0 +1,43 @@
+"""The process-wide caches: a key being made is made once, whoever asks meanwhile waits for it; a
+failure reaches every waiter and is not cached."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from reviewer.spectra_cache import LockedLRU
+
+
+def test_a_key_asked_for_while_it_is_being_made_is_made_once():
+    cache, started, release, calls = LockedLRU(4), threading.Event(), threading.Event(), []
+
+    def make():
+        calls.append(1)
+        started.set()
+        assert release.wait(30)
+        return "spectrum"
+
+    got = []
+    first = threading.Thread(target=lambda: got.append(cache.get("k", make)))
+    first.start()
+    assert started.wait(30)
+    second = threading.Thread(target=lambda: got.append(cache.get("k", make)))
+    second.start()
+    release.set()
+    first.join(30)
+    second.join(30)
+    assert got == ["spectrum", "spectrum"] and calls == [1]
+    assert cache.peek("k") == (True, "spectrum")
+
+
+def test_a_failed_make_is_not_cached():
+    cache = LockedLRU(4)
+
+    def broken():
+        raise OSError("moved")
+
+    with pytest.raises(OSError, match="moved"):
+        cache.get("k", broken)
+    assert cache.peek("k") == (False, None)
+    assert cache.get("k", lambda: 7) == 7

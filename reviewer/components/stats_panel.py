@@ -177,38 +177,57 @@ class StatsPanel(Viewer):
         self.calibration.objects = [calibration_plot(self.triage), self.target, self._statement,
                                     *([table] if table is not None else [])]
 
-    def _compute(self) -> tuple[dict, triage.TriageInputs] | Exception:
-        store = self.state.store
+    # Two parts, shown as each is ready: the reviewers' statistics (grow with the labels), then the
+    # triage's signals (grow with the trajectories: seconds at 100k).
+    def _review_stats(self) -> dict | Exception:
         try:
-            return stats.review_stats(store, session=self.state.session_id), triage.triage_inputs(store)
+            return stats.review_stats(self.state.store, session=self.state.session_id)
         except Exception as exc:  # said in the tab; the server keeps serving
             return exc
 
-    def _show(self, result) -> None:
-        if isinstance(result, Exception):
-            self._status.object = f"<p>Statistics could not be computed: {escape(type(result).__name__)}: " \
-                                  f"{escape(result)}</p>"
+    def _triage_inputs(self) -> triage.TriageInputs | Exception:
+        try:
+            return triage.triage_inputs(self.state.store)
+        except Exception as exc:
+            return exc
+
+    def _failed(self, exc: Exception) -> None:
+        self._status.object = f"<p>Statistics could not be computed: {escape(type(exc).__name__)}: {escape(exc)}</p>"
+
+    def _show_review_stats(self, data, pending: bool) -> None:
+        if isinstance(data, Exception):
+            self._failed(data)
             return
-        data, self._inputs = result
-        self.refresh_abstention()
-        self._status.object = ""
+        self._status.object = "<p><em>Estimating the abstention over every trajectory…</em></p>" if pending else ""
         self._body.objects = [*rating_plots(data["distributions"]), correlation_plot(data["correlations"]),
                               kappa_table(data["kappas"]), scores_plot(data["scores"]), coverage_plot(data["coverage"]),
                               self.calibration]
 
+    def _show_triage(self, inputs) -> None:
+        if isinstance(inputs, Exception):
+            self._failed(inputs)
+            return
+        self._inputs = inputs
+        self.refresh_abstention()
+        if "Estimating" in self._status.object:
+            self._status.object = ""
+
     def refresh(self):
         doc = pn.state.curdoc
         if doc is None or doc.session_context is None:
-            self._show(self._compute())
+            self._show_review_stats(self._review_stats(), pending=False)
+            self._show_triage(self._triage_inputs())
             return
         self._ticket += 1
         ticket = self._ticket
         self._status.object = "<p><em>Computing the statistics…</em></p>"
 
         def work():
-            result = self._compute()
             # Bokeh documents take changes from other threads only through add_next_tick_callback
-            doc.add_next_tick_callback(lambda: ticket == self._ticket and self._show(result))
+            data = self._review_stats()
+            doc.add_next_tick_callback(lambda: ticket == self._ticket and self._show_review_stats(data, True))
+            inputs = self._triage_inputs()
+            doc.add_next_tick_callback(lambda: ticket == self._ticket and self._show_triage(inputs))
 
         threading.Thread(target=work, name="specreview-stats", daemon=True).start()
 

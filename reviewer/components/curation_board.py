@@ -8,7 +8,7 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
-from reviewer.components.paged_table import PagedTable
+from reviewer.components.paged_table import TrajectoryTable
 from reviewer.curation import BOARD_FILTERS, curation_page
 from reviewer.labels import CURATION_KINDS
 
@@ -16,14 +16,12 @@ BOARD_COLUMNS = {"object": "Object", "task": "Task", "answer": "Answer", "state"
                  "approvals": "Audits ✓", "change_requests": "Changes", "accepts": "Votes ✓", "rejects": "Votes ✗"}
 
 
-class CurationTable(PagedTable):
+class CurationTable(TrajectoryTable):
     """The board of curation states, one page at a time from the database, limited to one state if asked;
     a click opens the trajectory."""
 
-    state = param.Parameter()
     curation_state = param.Selector(default="all", objects=list(BOARD_FILTERS), label="State")
 
-    id_key = "trajectory_id"
     columns: ClassVar = BOARD_COLUMNS
     widths: ClassVar = {"object": 150, "task": 50, "answer": 70, "state": 130, "reviser": 80}
     formatters: ClassVar = {"object": {"type": "textarea"}}
@@ -60,13 +58,6 @@ class CurationTable(PagedTable):
     def fetch(self, offset: int, limit: int) -> list[dict]:
         return curation_page(self.state.store, session=self.state.session_id, state=self.curation_state,
                              offset=offset, limit=limit)[0]
-
-    def open_row(self, row: dict) -> None:
-        self.state.open_item(trajectory_id=row["trajectory_id"])
-
-    def current_id(self) -> str | None:
-        item = self.state.item
-        return item.trajectory_id if item is not None else None
 
     def row_values(self, row: dict) -> dict:
         shown = lambda v: ", ".join(map(str, v)) if isinstance(v, list) else v  # noqa: E731

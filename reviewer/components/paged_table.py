@@ -107,3 +107,17 @@ class PagedTable(Viewer):
 
     def pager(self) -> pn.Row:
         return pn.Row(self._prev_page, self._where, self._next_page, sizing_mode="stretch_width")
+
+
+class TrajectoryTable(PagedTable):
+    """A paged table of trajectories: a click opens its item, the item on screen has its row selected."""
+
+    state = param.Parameter()
+    id_key = "trajectory_id"
+
+    def open_row(self, row: dict) -> None:
+        self.state.open_item(trajectory_id=row["trajectory_id"])
+
+    def current_id(self) -> str | None:
+        item = self.state.item
+        return item.trajectory_id if item is not None else None

@@ -6,7 +6,7 @@ from typing import ClassVar
 import panel as pn
 import param
 
-from reviewer.components.paged_table import PagedTable
+from reviewer.components.paged_table import TrajectoryTable
 from reviewer.components.safe_text import escape
 from reviewer.labels import VERDICT_KINDS
 
@@ -16,10 +16,9 @@ FILTERS = ("task", "agent_name", "backend", "queue_state", "credibility", "disag
 SURVEY_SHORT = {"LAMOST": "LAMOST", "SDSS": "SDSS", "DESI": "DESI"}
 
 
-class QueueView(PagedTable):
+class QueueView(TrajectoryTable):
     """Trajectories to review, paged from the database; bound to the review state."""
 
-    state = param.Parameter()
     task = param.Selector(default=ANY, objects=[ANY])
     backend = param.Selector(default=ANY, objects=[ANY])
     agent_name = param.Selector(default=ANY, objects=[ANY, "vet", "verify"])
@@ -31,7 +30,6 @@ class QueueView(PagedTable):
     sort = param.Selector(default="queue order", objects=["queue order", "likely errors first (priority)",
                                                           "most contradicted first"])
 
-    id_key = "trajectory_id"
     columns: ClassVar = {"object": "Object", "task": "Task", "answer": "Ans.", "cred": "Cred.", "mine": "Me", "split": "≠",
                          "bad": "✗"}
     widths: ClassVar = {"object": 112, "task": 40, "answer": 44, "cred": 36, "mine": 26, "split": 22, "bad": 24}
@@ -80,13 +78,6 @@ class QueueView(PagedTable):
     def _step(self, delta: int) -> None:
         with pn.io.hold():  # one patch message per item change (see keyboard.py)
             self.state.step_item(delta)
-
-    def open_row(self, row: dict) -> None:
-        self.state.open_item(trajectory_id=row["trajectory_id"])
-
-    def current_id(self) -> str | None:
-        item = self.state.item
-        return item.trajectory_id if item is not None else None
 
     def row_values(self, row: dict) -> dict:
         survey = SURVEY_SHORT.get(str(row.get("survey") or "").upper(), row.get("survey") or "")

@@ -495,9 +495,7 @@ def calibration_frame(store, task: str | None = None, n_bins: int = 5, n_boot: i
     """What the Stats tab plots: `accuracy_by_priority` of the store's verdicts, with the stored
     weights (the defaults before any): one row per task, agent and priority bin, with the accuracy
     of the agent's answers and its bootstrap interval."""
-    signals = compute_signals(store)
-    model = stored_model(store) or fit_from_store(store, signals)
-    labelled, _ = split_labelled(store, signals, model)
+    labelled = triage_inputs(store).labelled
     if task:
         labelled = labelled[labelled["task"] == task]
     return accuracy_by_priority(labelled, n_bins=n_bins, n_boot=n_boot, seed=seed)

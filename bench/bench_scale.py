@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_ui import FLUX_SIGNATURE, TIMED_ITEM  # imports ui_timing, which puts tests/ on sys.path
+from bench_ui import FLUX_SIGNATURE, TIMED_ITEM_OR_TIMEOUT, bench_item_switch  # imports ui_timing, which puts tests/ on sys.path
 from served_app import free_port, wait_for_port
 from ui_timing import REPO, ServedApp, launch, machine, summary
 
@@ -114,9 +114,6 @@ TIMED_KEY_ACK = """([key, ack]) => new Promise(resolve => {
   requestAnimationFrame(poll);
 })"""
 
-# bench_ui's `n` timing, given up after 60 s (-1) instead of waiting for ever
-TIMED_ITEM_OR_TIMEOUT = f"""(args) => Promise.race([({TIMED_ITEM})(args),
-  new Promise(resolve => setTimeout(() => resolve(-1), 60000))])"""
 
 # What each tab shows once its content is there: (ready, signature of what is drawn).
 TAB_CONTENT = {
@@ -404,26 +401,6 @@ def service_times(db: Path, limit_s: int = 120) -> dict:
 
 
 # --- browser measures -----------------------------------------------------------------------------
-def bench_item_switch(page, app: Served, queue: list, repeats: int) -> list[float]:
-    """bench_ui.bench_item_switch, with the plot expected to change only when the spectrum's file does."""
-    times: list[float] = []
-    while len(times) < repeats:
-        page.goto(f"{app.url}?reviewer=bench&trajectory={queue[0][0]}", wait_until="domcontentloaded")
-        page.locator(".sr-step-view").first.wait_for(timeout=300_000)
-        page.wait_for_function(f"({FLUX_SIGNATURE})() !== null", timeout=300_000)
-        page.locator(".sr-step-view").first.click()
-        head = page.locator(".sr-trajectory-head").first.element_handle()
-        for i in range(1, len(queue)):
-            ms = page.evaluate(TIMED_ITEM_OR_TIMEOUT, [head, queue[i][1] != queue[i - 1][1]])
-            if ms < 0:
-                raise RuntimeError(f"key n: item {i} of the queue never showed")
-            if i > 2:
-                times.append(ms)
-            if len(times) >= repeats:
-                break
-    return times
-
-
 def bench_filters(page, app: Served, repeats: int) -> dict:
     page.goto(f"{app.url}?reviewer=bench", wait_until="domcontentloaded")
     page.locator(".sr-step-view").filter(has_text="Step 1").first.wait_for(timeout=300_000)
@@ -643,7 +620,7 @@ def main() -> None:
                     res["load"] = summary(loads)
                     print(f"  loads {loads}", flush=True)
                     page = browser.new_page(viewport=VIEWPORT)
-                    res["item"] = summary(bench_item_switch(page, app, queue, args.repeats))
+                    res["item"] = summary(bench_item_switch(page, app.url, queue, args.repeats, timeout=300_000))
                     print(f"  item {res['item']}", flush=True)
                     filters = bench_filters(page, app, 10)
                     res["filter"] = {k: summary(v) if v else None for k, v in filters.items()}

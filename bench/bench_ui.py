@@ -67,6 +67,9 @@ TIMED_ITEM = f"""([head, wantFluxChange]) => new Promise(resolve => {{
   }};
   requestAnimationFrame(poll);
 }})"""
+# TIMED_ITEM, given up after 60 s (-1) instead of waiting for ever
+TIMED_ITEM_OR_TIMEOUT = f"""(args) => Promise.race([({TIMED_ITEM})(args),
+  new Promise(resolve => setTimeout(() => resolve(-1), 60000))])"""
 TIMED_KEY = """([host, image, want, needImage]) => new Promise(resolve => {
   const root = host.shadowRoot || host;
   const imgOf = () => (image.shadowRoot || image).querySelector('img');
@@ -143,18 +146,20 @@ def bench_step_switch(page, app, first: str, repeats: int) -> list[float]:
     return times
 
 
-def bench_item_switch(page, app, repeats: int) -> list[float]:
-    """`n` through the queue from its first item; the queue order and spectra were read beforehand."""
-    times = []
+def bench_item_switch(page, url: str, queue: list, repeats: int, timeout: int = 120_000) -> list[float]:
+    """`n` through the queue (pairs of trajectory and spectrum ids, read beforehand) from its first item;
+    the plot is expected to change only when the spectrum does."""
+    times: list[float] = []
     while len(times) < repeats:
-        page.goto(f"{app.url}?reviewer=bench&trajectory={app.queue[0][0]}", wait_until="domcontentloaded")
-        page.locator(".sr-step-view").first.wait_for(timeout=120_000)
-        page.wait_for_function(f"({FLUX_SIGNATURE})() !== null", timeout=120_000)
+        page.goto(f"{url}?reviewer=bench&trajectory={queue[0][0]}", wait_until="domcontentloaded")
+        page.locator(".sr-step-view").first.wait_for(timeout=timeout)
+        page.wait_for_function(f"({FLUX_SIGNATURE})() !== null", timeout=timeout)
         page.locator(".sr-step-view").first.click()
         head = page.locator(".sr-trajectory-head").first.element_handle()
-        for i in range(1, len(app.queue)):
-            flux_changes = app.queue[i][1] != app.queue[i - 1][1]
-            ms = page.evaluate(TIMED_ITEM, [head, flux_changes])
+        for i in range(1, len(queue)):
+            ms = page.evaluate(TIMED_ITEM_OR_TIMEOUT, [head, queue[i][1] != queue[i - 1][1]])
+            if ms < 0:
+                raise RuntimeError(f"key n: item {i} of the queue never showed")
             if i > 2:
                 times.append(ms)
             if len(times) >= repeats:
@@ -221,7 +226,7 @@ def main() -> None:
                 page = browser.new_page(viewport={"width": 1440, "height": 900})
                 spectra = summary(bench_spectrum_switch(page, app, args.repeats)) if "spectrum" in only else skipped
                 steps = summary(bench_step_switch(page, app, first, args.repeats)) if "step" in only else skipped
-                items = summary(bench_item_switch(page, app, args.repeats)) if "item" in only else skipped
+                items = summary(bench_item_switch(page, app.url, app.queue, args.repeats)) if "item" in only else skipped
                 loads = summary(bench_page_loads(browser, app, 10)) if "load" in only else skipped
                 browser.close()
             finally:

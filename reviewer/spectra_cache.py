@@ -67,21 +67,22 @@ _prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="specreview-r
 _reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="specreview-read-ahead")
 
 
-def load_spectrum(source_path: str, target: str | None):
-    """read_spectrum through the process-wide cache (the key includes the file's mtime)."""
+def _spectrum_key(source_path: str, target: str | None) -> tuple:
+    """A spectrum's cache key: its file, target and the file's mtime (an edited file is read again)."""
     try:
         mtime = Path(source_path).stat().st_mtime_ns
     except OSError:
         mtime = None
-    return _spectra.get((source_path, target, mtime), lambda: read_spectrum(source_path, target=target))
+    return source_path, target, mtime
+
+
+def load_spectrum(source_path: str, target: str | None):
+    """read_spectrum through the process-wide cache."""
+    return _spectra.get(_spectrum_key(source_path, target), lambda: read_spectrum(source_path, target=target))
 
 
 def spectrum_is_cached(source_path: str, target: str | None) -> bool:
-    try:
-        mtime = Path(source_path).stat().st_mtime_ns
-    except OSError:
-        return False
-    return _spectra.peek((source_path, target, mtime))[0]
+    return _spectra.peek(_spectrum_key(source_path, target))[0]
 
 
 def read_ahead(locate: Callable[[], tuple[str, str | None] | None]) -> Future:

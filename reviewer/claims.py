@@ -17,6 +17,7 @@ claims (stored under the patterns' version) and the problem names it.
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -136,11 +137,13 @@ class ClaimChecker:
     """Checks trajectories in the writing process of a batch run, reading each spectrum (and making
     its Measurer) once for all the trajectories on it (a few recent spectra are kept: a batch
     delivers one spectrum's tasks close together). With an `extractor` (LLMExtractor) the model's
-    claims are judged beside the patterns'."""
+    claims are judged beside the patterns'. `handed(trajectory)`, if given, returns the spectrum the
+    trajectory's job already read in this process (or None): that one is used, not the file."""
 
     def __init__(self, store=None, cache_size: int = 8, version: str = CHECKER_VERSION,
-                 extractor: LLMExtractor | None = None):
+                 extractor: LLMExtractor | None = None, handed: Callable[[Any], Any] | None = None):
         self.store, self.base_version, self.cache_size, self.extractor = store, version, cache_size, extractor
+        self.handed = handed
         self._cache: OrderedDict = OrderedDict()
         self.totals: Counter = Counter()  # verdict -> claims checked by this checker
         self.with_contradicted = 0  # trajectories with at least one contradicted claim
@@ -162,9 +165,13 @@ class ClaimChecker:
         return trajectory.source_path, None if trajectory.target is None else str(trajectory.target)
 
     def spectrum(self, trajectory):
-        """(spectrum, measurer) of a trajectory: from its stored spectrum record, else its own source path."""
+        """(spectrum, measurer) of a trajectory: the one handed over, else from its stored spectrum
+        record, else from its own source path."""
         from agents.spectra import read_spectrum
 
+        given = self.handed(trajectory) if self.handed is not None else None
+        if given is not None:
+            return given, Measurer.from_spectrum(given)
         path, target = self._location(trajectory)
         if not path or not Path(path).exists():
             raise FileNotFoundError(f"spectrum file unavailable: {path}")

@@ -270,19 +270,7 @@ def claim_checker(args: argparse.Namespace, store: Store, spectra: SpectrumHandO
         return None
     from reviewer.claims import ClaimChecker
 
-    if spectra is None:
-        return ClaimChecker(store)
-
-    class HandedSpectraChecker(ClaimChecker):
-        def spectrum(self, trajectory):
-            given = spectra.take(trajectory)
-            if given is None:
-                return super().spectrum(trajectory)
-            from agents.claims import Measurer
-
-            return given, Measurer.from_spectrum(given)
-
-    return HandedSpectraChecker(store)
+    return ClaimChecker(store, handed=spectra.take if spectra is not None else None)
 
 
 class SpectrumHandOff:

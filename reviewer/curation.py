@@ -127,7 +127,11 @@ def _board_row(t: dict[str, Any], status: dict[str, Any], revisions: list[dict[s
             "revised_steps": sorted({r["step_idx"] for r in revisions})}
 
 
-def _draft() -> dict[str, Any]:
+def _status_of(tid: str, events: dict[str, list], revisions: dict[str, list], rules: dict) -> dict[str, Any]:
+    """A trajectory's curation status as a dict; one with no event and no revision is a draft (most
+    of a large store), without running the rules."""
+    if tid in events or tid in revisions:
+        return curation_status(events.get(tid, []), revisions.get(tid, []), **rules).as_dict()
     return {**_DRAFT, **{k: [] for k in _DRAFT_LISTS}}
 
 
@@ -141,12 +145,9 @@ def curation_board(store, session: str | None = None, task: str | None = None, s
     events, revisions = _by_trajectory(inputs["events"]), _by_trajectory(inputs["revisions"])
     board = []
     for t in inputs["trajectories"]:
-        if t["id"] in events or t["id"] in revisions:
-            status = curation_status(events.get(t["id"], []), revisions.get(t["id"], []), **rules).as_dict()
-        elif state in (None, "draft"):  # no event and no revision: a draft (most of a large store)
-            status = _draft()
-        else:
-            continue
+        if state not in (None, "draft") and t["id"] not in events and t["id"] not in revisions:
+            continue  # a draft
+        status = _status_of(t["id"], events, revisions, rules)
         if state is not None and status["state"] != state:
             continue
         board.append(_board_row(t, status, revisions.get(t["id"], [])))
@@ -175,12 +176,7 @@ def curation_page(store, session: str | None = None, task: str | None = None, st
     page = store.curation_trajectories(session, task, offset=offset, limit=limit, **select) if offset < total else []
     history = store.curation_history(session, [t["id"] for t in page]) if page else {"events": [], "revisions": []}
     events, revisions = _by_trajectory(history["events"]), _by_trajectory(history["revisions"])
-    rows = []
-    for t in page:
-        tid = t["id"]
-        status = (curation_status(events.get(tid, []), revisions.get(tid, []), **rules).as_dict()
-                  if tid in events or tid in revisions else _draft())
-        rows.append(_board_row(t, status, revisions.get(tid, [])))
+    rows = [_board_row(t, _status_of(t["id"], events, revisions, rules), revisions.get(t["id"], [])) for t in page]
     return rows, total
 
 

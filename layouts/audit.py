@@ -81,12 +81,16 @@ class LazyTab(pn.Column):
         self._build, self._refresh_on_open, self.component = build, refresh_on_open, None
 
     def open(self):
-        if self.component is None:
+        built = self.component is not None
+        if not built:
             self.component = self._build()
-            self.objects = [self.component]
         refresh = getattr(self.component, "refresh", None) or getattr(self.component, "build", None)
         if refresh and self._refresh_on_open:
             refresh()
+        if not built:
+            # attached once filled: a table whose rows arrived right after its model sometimes drew
+            # none of them (Tabulator, header only), and the rows are not sent twice
+            self.objects = [self.component]
 
 
 def lazy_tabs(views: dict, *tabs: tuple, **params) -> pn.Tabs:

@@ -13,6 +13,7 @@ arguments, so the PNG bytes are those an inline render makes.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -28,10 +29,10 @@ class RenderPool:
     while the caller is still getting ready, rather than when the first zooms of a campaign arrive
     together and every thread waits for the first process to come up."""
 
-    def __init__(self, processes: int):
+    def __init__(self, processes: int, *, niceness: int = 0):
         # spawn, not fork: this process has threads (HTTP pools, the batch) a fork would copy mid-state
         self.executor = ProcessPoolExecutor(max_workers=processes, mp_context=mp.get_context("spawn"),
-                                            initializer=_warm)
+                                            initializer=_warm, initargs=(niceness,))
         self.renders = 0
         self._lock = threading.Lock()
         # a spawn-context pool starts a worker per submit while none is idle: one no-op each starts
@@ -40,16 +41,23 @@ class RenderPool:
             self.executor.submit(_ready)
 
     def render(self, *args) -> bytes:
-        png = self.executor.submit(_render, *args).result()
+        return self.call(_render, *args)
+
+    def call(self, fn, *args):
+        """`fn(*args)` in a worker (`fn` a module-level function, arguments picklable): the same
+        function on the same arguments, so the same bytes as a call in this process."""
+        result = self.executor.submit(fn, *args).result()
         with self._lock:
             self.renders += 1
-        return png
+        return result
 
 
 _pool: RenderPool | None = None
 
 
-def _warm() -> None:
+def _warm(niceness: int = 0) -> None:
+    if niceness:  # speculative work (a reviewer's prefetch) yields the CPU to what someone waits for
+        os.nice(niceness)
     import agents.tools.render_figure  # noqa: F401  (matplotlib, its Agg backend, the text sprites)
 
 
@@ -57,10 +65,10 @@ def _ready() -> bool:
     return True
 
 
-def _render(wavelength, flux, wave_min, wave_max, label, title) -> bytes:
+def _render(wavelength, flux, wave_min, wave_max, label, title, mask=None) -> bytes:
     from agents.tools.render import render_arrays
 
-    return render_arrays(wavelength, flux, wave_min, wave_max, label=label, title=title)
+    return render_arrays(wavelength, flux, wave_min, wave_max, label=label, title=title, mask=mask)
 
 
 class PooledZoomTool(SpectralVisualizationTool):

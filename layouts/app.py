@@ -4,12 +4,12 @@ from __future__ import annotations
 import logging
 import os
 from typing import ClassVar
-from urllib.parse import urlencode
 
 import panel as pn
 from panel.io.resources import CDN_DIST
 
 from layouts.audit import keyboard_for, left_area, main_area, right_area
+from reviewer.components.address import ItemAddress
 from reviewer.components.layout_batch import LayoutBatch
 from reviewer.components.safe_text import escape
 from reviewer.components.spectrum_plot import SpectrumPlot
@@ -91,23 +91,8 @@ def _review_page(db) -> pn.template.FastListTemplate:
     template.header.append(keyboard_for(state))
     views["layout_batch"] = LayoutBatch()
     template.header.append(views["layout_batch"])
-    _remember_item_in_url(state)
+    # a reload resumes at the item I was on: the address follows the item
+    location = pn.state.location
+    template.header.append(ItemAddress(state, base_query=location.query_params if location else {}))
     template.state, template.views = state, views
     return template
-
-
-def _remember_item_in_url(state: ReviewState) -> None:
-    """A reload resumes at the item I was on: the URL follows the item (?trajectory= / ?spectrum=)."""
-    location = pn.state.location
-    if location is None:
-        return
-
-    def follow(*_):
-        item = state.item
-        if item is None:
-            return
-        query = {k: v for k, v in location.query_params.items() if k not in ("trajectory", "spectrum")}
-        query.update({"trajectory": item.trajectory_id} if item.trajectory_id else {"spectrum": item.spectrum_id})
-        location.search = "?" + urlencode(query)
-
-    state.param.watch(follow, "item")

@@ -59,13 +59,19 @@ def spectrum_title(spectrum) -> str:
     return f"{style.DEFAULT_TITLE}: {os.path.basename(str(source))}" if source else style.DEFAULT_TITLE
 
 
-def render_png(spectrum, wave_min=None, wave_max=None, label=None, title=None) -> bytes:
-    """PNG bytes of a specutils Spectrum (spectral axis converted to Å; masked pixels dropped)."""
+def spectrum_arrays(spectrum) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, str]:
+    """What `render_png` draws of a specutils Spectrum, as plain (picklable) arrays: wavelength (Å),
+    flux, mask (None: no mask) and the default title."""
     import astropy.units as u
 
     wavelength = spectrum.spectral_axis.to_value(u.AA, equivalencies=u.spectral())
     flux = np.asarray(getattr(spectrum.flux, "value", spectrum.flux))
     mask = spectrum.mask
+    return wavelength, flux, None if mask is None else np.asarray(mask, dtype=bool), spectrum_title(spectrum)
+
+
+def render_png(spectrum, wave_min=None, wave_max=None, label=None, title=None) -> bytes:
+    """PNG bytes of a specutils Spectrum (spectral axis converted to Å; masked pixels dropped)."""
+    wavelength, flux, mask, default_title = spectrum_arrays(spectrum)
     return render_arrays(wavelength, flux, wave_min, wave_max, label=label,
-                         title=title if title is not None else spectrum_title(spectrum),
-                         mask=None if mask is None else np.asarray(mask, dtype=bool))
+                         title=title if title is not None else default_title, mask=mask)

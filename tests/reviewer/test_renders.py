@@ -1,0 +1,53 @@
+"""Step renders: drawn in the render processes, they are the ones the server would draw itself."""
+import pytest
+
+from reviewer import renders
+from reviewer.demo import seed_demo_if_empty
+from reviewer.review_state import ReviewState
+from reviewer.store import Store
+
+
+@pytest.fixture(scope="module")
+def seeded_db(tmp_path_factory):
+    store = Store(tmp_path_factory.mktemp("renders") / "review.duckdb")
+    seed_demo_if_empty(store)
+    yield store
+    store.close()
+
+
+@pytest.mark.parametrize("task", ["a", "verify"])
+def test_renders_drawn_in_a_render_process_are_those_drawn_in_the_server(seeded_db, task):
+    state = ReviewState(seeded_db, reviewer="alice")
+    state.open_item(trajectory_id=seeded_db.queue_items(task=task, limit=1)[0]["trajectory_id"])
+    item = state.item
+    drawn = [st for st in item.trajectory.steps if renders._make(seeded_db, item, st) is not None]
+    assert len(drawn) >= 2  # the overview and at least one zoom
+    for step in drawn:
+        here = renders._make(seeded_db, item, step)
+        away = renders._make(seeded_db, item, step, renders.render_process("ahead"))
+        assert away[:8] == b"\x89PNG\r\n\x1a\n" and away == here, f"step {step.index} differs"
+    assert renders.render_process("ahead").renders >= len(drawn)
+
+
+def test_prefetches_run_at_the_lowest_priority_and_what_a_reviewer_waits_for_does_not():
+    import os
+
+    assert renders.render_process("ahead").call(os.nice, 0) == min(19, os.nice(0) + 19)
+    assert renders.render_process("now").call(os.nice, 0) == os.nice(0)
+
+
+def test_a_dead_render_process_means_drawing_in_the_server(seeded_db, monkeypatch):
+    from concurrent.futures.process import BrokenProcessPool
+
+    class DeadPool:
+        def call(self, *args):
+            raise BrokenProcessPool("gone")
+
+        render = call
+
+    state = ReviewState(seeded_db, reviewer="alice")
+    state.open_item(trajectory_id=seeded_db.queue_items(task="verify", limit=1)[0]["trajectory_id"])
+    step = next(st for st in state.item.trajectory.steps if renders._make(seeded_db, state.item, st) is not None)
+    monkeypatch.setitem(renders._processes, "now", DeadPool())
+    assert renders._make_in_process(seeded_db, state.item, step, "now") == renders._make(seeded_db, state.item, step)
+    assert "now" not in renders._processes  # the next render starts a new process

@@ -33,6 +33,20 @@ class OfflineFast(pn.theme.Fast):
                        "fast-design": f"{CDN_DIST}bundled/fast/js/fast_design.js"},
     }
 
+    def params(self, viewable, doc=None):
+        # Panel asks the design for a component's modifiers on every property change (~0.5 ms each:
+        # stylesheet paths resolved again), some twenty times per item switch. They depend only on
+        # the component's class and the document, so each class's are worked out once.
+        cache = self.__dict__.setdefault("_modifiers_by_class", {})
+        key = (type(viewable), id(doc))
+        if key not in cache:
+            cache[key] = super().params(viewable, doc)
+        modifiers, child_modifiers = cache[key]
+        modifiers = dict(modifiers)
+        if "stylesheets" in modifiers:
+            modifiers["stylesheets"] = list(modifiers["stylesheets"])
+        return modifiers, dict(child_modifiers)
+
 
 def _url_arg(name: str) -> str:
     args = pn.state.session_args or {}

@@ -1,9 +1,10 @@
 """The page's address follows the item on screen (?trajectory= / ?spectrum=), so that a reload
 resumes at the item the reviewer was on.
 
-The address is replaced, not pushed: Back leaves the review page instead of walking back through
-every item seen, and Panel's Location (history.pushState, then the new href sent back to the
-server) cost each item switch ~10 ms in the browser plus a round trip.
+The address is replaced, not pushed, once the page is idle: Back leaves the review page instead of
+walking back through every item seen, and Panel's Location (history.pushState inside the switch,
+then the new href sent back to the server) cost each item switch ~10 ms in the browser plus a
+round trip.
 """
 from __future__ import annotations
 
@@ -29,11 +30,19 @@ class ItemAddress(JSComponent):
 
     _esm = """
     export function render({ model }) {
+      // replaceState costs the browser ~10 ms: done when the page is next idle (within a second),
+      // not inside an item switch
+      let pending = null;
       const show = () => {
+        pending = null;
         if (model.query) window.history.replaceState(window.history.state, "", "?" + model.query);
       };
-      show();
-      model.on("query", show);
+      const later = () => {
+        if (pending === null) pending = requestIdleCallback(show, { timeout: 1000 });
+      };
+      later();
+      model.on("query", later);
+
       const marker = document.createElement("span");
       marker.style.display = "none";
       return marker;

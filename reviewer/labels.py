@@ -269,7 +269,7 @@ class LabelService:
     def others_visible(self, reviewer: str, trajectory_id: str, blind: bool) -> list[dict[str, Any]] | None:
         """Other reviewers' current verdicts on the item, or None while blind review hides them
         (until this reviewer has saved a verdict of their own)."""
-        mine = self.store.latest_review(trajectory_id, reviewer) if reviewer else None
-        if blind and mine is None:
+        current = self.store.reviews_for(trajectory_id)  # withdrawn verdicts are not current
+        if blind and not any(r["reviewer"] == reviewer for r in current):
             return None
-        return [r for r in self.store.reviews_for(trajectory_id) if r["reviewer"] != reviewer and r["action"] != "clear"]
+        return [r for r in current if r["reviewer"] != reviewer]

@@ -13,7 +13,7 @@ log = logging.getLogger(__name__)
 
 def _make(store, item, step) -> bytes | None:
     if step.image_sha:
-        png = store.get_image(step.image_sha)
+        png = store.images.get_image(step.image_sha)
         if png is not None:
             return png
     traj, spec = item.trajectory, item.spectrum

@@ -52,7 +52,7 @@ def main() -> None:
             app.stop()
         latencies = [float(v) for v in re.findall(r"label-write-ms ([0-9.]+)", app.log_text())]
         store = Store(db)
-        rows = [r for r in store.label_history("ratings", trajectory_id=first) if r["rater"].startswith("bench")]
+        rows = [r for r in store.labels.label_history("ratings", trajectory_id=first) if r["rater"].startswith("bench")]
         store.close()
     expected = args.reviewers * args.labels
     lat = summary(latencies)

@@ -75,7 +75,7 @@ def spectrum_ids(db: Path) -> list[str]:
     from reviewer.store import Store
 
     with Store(db) as store:
-        return [s["spectrum_id"] for s in store.list_spectra(limit=None)]
+        return [s["spectrum_id"] for s in store.spectra.list_spectra(limit=None)]
 
 
 def stored_usage(db: Path) -> dict:
@@ -84,9 +84,9 @@ def stored_usage(db: Path) -> dict:
 
     calls = []
     with Store(db) as store:
-        rows = store.list_trajectories(backend="openai")
+        rows = store.trajectories.list_trajectories(backend="openai")
         for r in rows:
-            calls += step_usages(store.load_trajectory(r["id"]))
+            calls += step_usages(store.trajectories.load_trajectory(r["id"]))
     lat = sorted(c["latency_s"] for c in calls)
     out = sum_usage(calls)
     out["trajectories"] = len(rows)

@@ -259,10 +259,10 @@ def build_db(db: Path, n: int) -> dict:
     info: dict = {}
     t0 = time.perf_counter()
     store = Store(db)
-    x = store._execute
+    x = store.db.execute
     seed_demo_if_empty(store)
     info["seed_s"] = time.perf_counter() - t0
-    base = int(store._scalar("SELECT count(*) FROM trajectories"))
+    base = int(store.db.scalar("SELECT count(*) FROM trajectories"))
     copies = math.ceil(n / base)
     t1 = time.perf_counter()
     x(f"INSERT INTO spectra SELECT * EXCLUDE (i) REPLACE (spectrum_id || '-' || i AS spectrum_id, "
@@ -327,7 +327,7 @@ def build_db(db: Path, n: int) -> dict:
     from reviewer import triage
 
     model = triage.default_model()
-    store.save_triage_model(model.kind, list(model.features), [float(w) for w in model.weights])
+    store.triage.save_triage_model(model.kind, list(model.features), [float(w) for w in model.weights])
     info["labels_s"] = time.perf_counter() - t2
     t3 = time.perf_counter()
     info["synced"] = sync_verdict_states(store)
@@ -335,8 +335,8 @@ def build_db(db: Path, n: int) -> dict:
     x("CHECKPOINT")
     for table in ("spectra", "trajectories", "steps", "claim_results", "reviews", "ratings", "curation_events",
                   "vi_labels", "verdict_state"):
-        info[table] = int(store._scalar(f"SELECT count(*) FROM {table}"))
-    info["conflicts"] = int(store._scalar("SELECT count(*) FROM verdict_state WHERE scope = '' AND status = 'conflict'"))
+        info[table] = int(store.db.scalar(f"SELECT count(*) FROM {table}"))
+    info["conflicts"] = int(store.db.scalar("SELECT count(*) FROM verdict_state WHERE scope = '' AND status = 'conflict'"))
     store.close()
     info["build_s"] = time.perf_counter() - t0
     info["db_mb"] = db.stat().st_size / 2**20
@@ -349,10 +349,10 @@ def db_facts(db: Path) -> tuple[dict, list, str]:
     from reviewer.store import Store
 
     store = Store(db)
-    facts = {t: int(store._scalar(f"SELECT count(*) FROM {t}")) for t in ("trajectories", "steps", "reviews")}
+    facts = {t: int(store.db.scalar(f"SELECT count(*) FROM {t}")) for t in ("trajectories", "steps", "reviews")}
     queue = []
-    for row in store.queue_items("bench", limit=100):
-        spec = store.get_spectrum(row["spectrum_id"]) or {}
+    for row in store.queue.queue_items("bench", limit=100):
+        spec = store.spectra.get_spectrum(row["spectrum_id"]) or {}
         queue.append((row["trajectory_id"], (spec.get("source_path"), spec.get("target"))))
     store.close()
     return facts, queue, queue[0][0]

@@ -35,11 +35,11 @@ def summary(label: str, seconds: list[float]) -> None:
 
 def single_writes(store: Store, n: int) -> None:
     kinds = [
-        ("add_review", lambda i: store.add_review(f"traj-{i % 50}", "ann", "approve", comment="ok")),
-        ("add_rating", lambda i: store.add_rating(f"traj-{i % 50}", "ann", i % 6, "v1")),
-        ("add_annotation", lambda i: store.add_annotation(f"traj-{i % 50}", "ann", "note", step_idx=i % 9,
-                                                          flags=["wrong_tool_args"])),
-        ("add_vi_label", lambda i: store.add_vi_label(f"spec-{i % 50}", "ann", quality=i % 5, issues="R", z=0.1)),
+        ("add_review", lambda i: store.labels.add_review(f"traj-{i % 50}", "ann", "approve", comment="ok")),
+        ("add_rating", lambda i: store.labels.add_rating(f"traj-{i % 50}", "ann", i % 6, "v1")),
+        ("add_annotation", lambda i: store.labels.add_annotation(f"traj-{i % 50}", "ann", "note", step_idx=i % 9,
+                                                                 flags=["wrong_tool_args"])),
+        ("add_vi_label", lambda i: store.labels.add_vi_label(f"spec-{i % 50}", "ann", quality=i % 5, issues="R", z=0.1)),
     ]
     for name, write in kinds:
         times = []
@@ -58,7 +58,7 @@ def threaded_writes(store: Store, n: int, threads: int) -> None:
         local = []
         for i in range(n // threads):
             t0 = time.perf_counter()
-            store.add_rating(f"traj-{i % 50}", f"rev-{k}", i % 6, "v1")
+            store.labels.add_rating(f"traj-{i % 50}", f"rev-{k}", i % 6, "v1")
             local.append(time.perf_counter() - t0)
         with lock:
             times.extend(local)
@@ -85,10 +85,10 @@ def trajectories(store: Store, n: int) -> None:
         traj.add("verdict", verdict=Verdict(who="rules", value="KEEP"))
         traj.add("answer", answer={"answer": "YES"})
         t0 = time.perf_counter()
-        store.save_trajectory(traj)
+        store.trajectories.save_trajectory(traj)
         saves.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        store.load_trajectory(traj.id)
+        store.trajectories.load_trajectory(traj.id)
         loads.append(time.perf_counter() - t0)
     summary("save_trajectory (19 steps + 1 image)", saves)
     summary("load_trajectory (19 steps)", loads)

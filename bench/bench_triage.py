@@ -83,14 +83,14 @@ def truth_by_trajectory(store) -> dict[str, tuple[bool, dict]]:
         rows_by_sid[spectrum_id_for(sha, target or None)] = row
     tasks = kb.tasks()
     out = {}
-    for t in store.list_trajectories(agent_name="verify"):
+    for t in store.trajectories.list_trajectories(agent_name="verify"):
         row = rows_by_sid.get(t["spectrum_id"])
         if row is None or not is_labelled(row) or t["answer"] is None:
             continue
         right = (str(t["answer"]).upper() == row["class"].upper() and t["answer_z"] is not None
                  and abs(float(t["answer_z"]) - float(row["z"])) <= DZ_MAX)
         out[t["id"]] = (right, {"type": row["class"].upper(), "z": float(row["z"])})
-    for t in store.list_trajectories(agent_name="vet"):
+    for t in store.trajectories.list_trajectories(agent_name="vet"):
         row = rows_by_sid.get(t["spectrum_id"])
         if row is None or t["task"] not in tasks:
             continue
@@ -119,7 +119,7 @@ def one_seed(base_db: Path, work: Path, seed: int, truth: dict[str, tuple[bool, 
     rng = np.random.default_rng(seed)
     correct = {t: v[0] for t, v in truth.items()}
     with Store(db) as store:
-        summaries = {t["id"]: t for t in store.list_trajectories()}
+        summaries = {t["id"]: t for t in store.trajectories.list_trajectories()}
         spectra = sorted({summaries[t]["spectrum_id"] for t in truth})
         train_spectra = set(rng.permutation(spectra)[: len(spectra) // 2])
         train = [t for t in truth if summaries[t]["spectrum_id"] in train_spectra]
@@ -127,10 +127,10 @@ def one_seed(base_db: Path, work: Path, seed: int, truth: dict[str, tuple[bool, 
         with store.transaction():  # the simulated reviewer: approve right answers, override wrong ones
             for tid in train:
                 right, label = truth[tid]
-                store.add_review(tid, "survey", "approve" if right else "override", label=None if right else label)
+                store.labels.add_review(tid, "survey", "approve" if right else "override", label=None if right else label)
         model = triage.refresh(store)
         test_set = set(test)
-        queue = [r["trajectory_id"] for r in store.queue_items(order="priority", limit=10**7)
+        queue = [r["trajectory_id"] for r in store.queue.queue_items(order="priority", limit=10**7)
                  if r["trajectory_id"] in test_set]
         lifts = {"all": lift(queue, correct, rng),
                  "vet": lift([t for t in queue if summaries[t]["agent_name"] == "vet"], correct, rng),
@@ -196,9 +196,10 @@ def main() -> None:
         timings = build(base_db, not args.no_verify)
     with Store(base_db) as store:
         truth = truth_by_trajectory(store)
-        n_traj = store.count_trajectories()
-        n_spectra = store.count_spectra()
-        n_contra = sum(c["contradicted"] for c in store.claim_counts(r["id"] for r in store.list_trajectories()).values())
+        n_traj = store.trajectories.count_trajectories()
+        n_spectra = store.spectra.count_spectra()
+        n_contra = sum(c["contradicted"] for c in store.claims.claim_counts(
+            r["id"] for r in store.trajectories.list_trajectories()).values())
     results = [one_seed(base_db, work, seed, truth, args.target) for seed in range(args.seeds)]
     shutil.rmtree(work, ignore_errors=True)
     errors = {kind: sum(not v[0] for t, v in truth.items() if t in ids) for kind, ids in (("all", set(truth)),)}

@@ -214,8 +214,8 @@ def main() -> None:
         from reviewer.store import Store
 
         store = Store(db)
-        kinds = [s.kind for s in store.load_trajectory(first).steps]
-        queue = [(r["trajectory_id"], r["spectrum_id"]) for r in store.queue_items("bench", limit=100)]
+        kinds = [s.kind for s in store.trajectories.load_trajectory(first).steps]
+        queue = [(r["trajectory_id"], r["spectrum_id"]) for r in store.queue.queue_items("bench", limit=100)]
         store.close()
         with sync_playwright() as pw:
             browser = launch(pw)

@@ -3,7 +3,7 @@ the results in the store (table claim_results), and give them back as ClaimResul
 `claims` field of exported rows. No Panel; the SQL is the store's.
 
     results = check_and_store(store, trajectory, spectrum)   # list[ClaimResult], stored
-    rows = store.claims_for(trajectory.id)                    # the stored rows
+    rows = store.claims.claims_for(trajectory.id)             # the stored rows
     results_from_rows(rows)                                   # the ClaimResults again
 
 The batch commands (vet, verify, claims) check in the process that writes the database, with a
@@ -55,7 +55,7 @@ def claim_rows(results: list[ClaimResult]) -> list[dict[str, Any]]:
 
 
 def results_from_rows(rows: list[dict[str, Any]]) -> list[ClaimResult]:
-    """The ClaimResults of stored rows (store.claims_for), in step and claim order."""
+    """The ClaimResults of stored rows (store.claims.claims_for), in step and claim order."""
     out = []
     for row in rows:
         res = ClaimResult.from_dict(row["result"])
@@ -83,7 +83,7 @@ def export_claims(rows: list[dict[str, Any]], version: str | None = None) -> lis
 
 
 def counts_text(counts: dict[str, int] | None) -> str:
-    """"7 supported, 1 contradicted, 2 unverifiable" from a verdict count dict (store.claim_counts)."""
+    """"7 supported, 1 contradicted, 2 unverifiable" from a verdict count dict (store.claims.claim_counts)."""
     counts = counts or {}
     return ", ".join(f"{int(counts.get(v, 0))} {v}" for v in ("supported", "contradicted", "unverifiable"))
 
@@ -93,7 +93,7 @@ def check_and_store(store, trajectory, spectrum, *, measurer: Measurer | None = 
     """Check every claim of a stored trajectory against its spectrum and replace its stored results
     for this checker version (one transaction). Returns the results."""
     results = check_trajectory(trajectory, spectrum, measurer=measurer)
-    store.save_claims(trajectory.id, version, claim_rows(results))
+    store.claims.save_claims(trajectory.id, version, claim_rows(results))
     return results
 
 
@@ -159,7 +159,7 @@ class ClaimChecker:
 
     def _location(self, trajectory) -> tuple[str | None, str | None]:
         if self.store is not None and trajectory.spectrum_id:
-            rec = self.store.get_spectrum(trajectory.spectrum_id)
+            rec = self.store.spectra.get_spectrum(trajectory.spectrum_id)
             if rec is not None:
                 return rec["source_path"], rec["target"]
         return trajectory.source_path, None if trajectory.target is None else str(trajectory.target)
@@ -218,7 +218,7 @@ class ClaimChecker:
     def run_and_store(self, trajectory) -> CheckedTrajectory:
         """`run`, and the results stored under the version of the extractors that found them."""
         checked = self.run(trajectory)
-        self.store.save_claims(trajectory.id, checked.version, claim_rows(checked.results))
+        self.store.claims.save_claims(trajectory.id, checked.version, claim_rows(checked.results))
         return checked
 
     def check_and_store(self, trajectory) -> list[ClaimResult]:

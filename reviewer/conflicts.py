@@ -26,16 +26,16 @@ def sync_verdict_states(store, trajectory_id: str | None = None) -> int:
     """Recompute the stored consensus wherever it is behind its labels (one trajectory, or all);
     returns how many (trajectory, scope) rows were updated. All of them: a few queries per scope,
     whatever their number (thousands after an import), instead of a few per trajectory."""
-    behind = store.verdict_states_behind(trajectory_id)
+    behind = store.verdict_state.verdict_states_behind(trajectory_id)
     if trajectory_id is not None:
         for row in behind:
             result = _final_verdict_of(store, row["trajectory_id"], _scope_session(row["scope"]))
-            store.put_verdict_state(row["trajectory_id"], row["scope"], result["n_reviews"], _stored_status(result),
-                                    row["seq"])
+            store.verdict_state.put_verdict_state(row["trajectory_id"], row["scope"], result["n_reviews"], _stored_status(result),
+                                                  row["seq"])
         return len(behind)
     for scope, rows in _group(behind, "scope").items():
         states = _stored_states_of(store, [r["trajectory_id"] for r in rows], _scope_session(scope))
-        store.put_verdict_states([(r["trajectory_id"], scope, *states[r["trajectory_id"]], r["seq"]) for r in rows])
+        store.verdict_state.put_verdict_states([(r["trajectory_id"], scope, *states[r["trajectory_id"]], r["seq"]) for r in rows])
     return len(behind)
 
 
@@ -44,10 +44,10 @@ def _stored_status(result: dict[str, Any]) -> str:
 
 
 def _final_verdict_of(store, trajectory_id: str, session: str | None) -> dict[str, Any]:
-    rows = store.current_reviews(session, trajectory_id=trajectory_id)
-    traj = store.trajectory_summary(trajectory_id)
+    rows = store.reviews.current_reviews(session, trajectory_id=trajectory_id)
+    traj = store.trajectories.trajectory_summary(trajectory_id)
     own = agent_label(traj["task"], traj["answer"], traj["answer_z"], traj["outcome"]) if traj else {}
-    resolution = store.latest_resolution(trajectory_id, session_id=_session_id(store, session))
+    resolution = store.verdict_state.latest_resolution(trajectory_id, session_id=_session_id(store, session))
     return final_verdict(rows, own, resolution)
 
 
@@ -55,8 +55,8 @@ def _stored_states_of(store, trajectory_ids: list[str], session: str | None) -> 
     """(n_reviews, stored status) of many trajectories, as `_final_verdict_of` decides them, in two
     queries. The review rows carry their trajectory's answer; a trajectory without current reviews is
     unreviewed whatever its answer."""
-    reviews = _group(store.current_reviews(session, trajectory_ids=trajectory_ids), "trajectory_id")
-    resolutions = store.latest_resolutions_of(trajectory_ids, session_id=_session_id(store, session))
+    reviews = _group(store.reviews.current_reviews(session, trajectory_ids=trajectory_ids), "trajectory_id")
+    resolutions = store.verdict_state.latest_resolutions_of(trajectory_ids, session_id=_session_id(store, session))
     out = {}
     for tid in trajectory_ids:
         rows = reviews.get(tid, [])
@@ -69,7 +69,7 @@ def _stored_states_of(store, trajectory_ids: list[str], session: str | None) -> 
 def _session_id(store, session: str | None) -> str | None:
     if session is None:
         return None
-    found = store.find_session(session)
+    found = store.sessions.find_session(session)
     return found["id"] if found else session
 
 
@@ -105,12 +105,12 @@ def conflict_queue(store, kind: str | None = None, include_resolved: bool = Fals
     scope = _session_id(store, session) or ""
     if kind in (None, "trajectory"):
         sync_verdict_states(store)
-        ids = store.conflicted_trajectory_ids(scope)
+        ids = store.verdict_state.conflicted_trajectory_ids(scope)
         if include_resolved:
-            ids = sorted(set(ids) | set(store.resolved_trajectory_ids(scope)))
+            ids = sorted(set(ids) | set(store.verdict_state.resolved_trajectory_ids(scope)))
         # every conflicted item's labels and resolution in one query each (not two queries per item)
-        reviews = _group(store.current_reviews(session, trajectory_ids=ids), "trajectory_id") if ids else {}
-        resolved = store.latest_resolutions_of(ids, session_id=scope or None) if ids else {}
+        reviews = _group(store.reviews.current_reviews(session, trajectory_ids=ids), "trajectory_id") if ids else {}
+        resolved = store.verdict_state.latest_resolutions_of(ids, session_id=scope or None) if ids else {}
         for tid in ids:
             rows = reviews.get(tid)
             if not rows:
@@ -121,8 +121,8 @@ def conflict_queue(store, kind: str | None = None, include_resolved: bool = Fals
             if result.is_conflict:
                 items.append(_item("trajectory", tid, first, result.reasons, rows, resolved.get(tid)))
     if kind in (None, "spectrum"):
-        resolutions = store.latest_resolutions("spectrum", session)
-        for sid, rows in _group(store.current_vi_labels(session), "spectrum_id").items():
+        resolutions = store.reviews.latest_resolutions("spectrum", session)
+        for sid, rows in _group(store.reviews.current_vi_labels(session), "spectrum_id").items():
             first = rows[0]
             merge = merge_vi_labels(rows, first["pipeline_z"], first["pipeline_class"])
             if merge.is_conflict:
@@ -134,10 +134,10 @@ def conflict_queue(store, kind: str | None = None, include_resolved: bool = Fals
 
 def vi_consensus(store, spectrum_id: str, session: str | None = None) -> dict[str, Any]:
     """The DESI merge of a spectrum's current VI labels, overridden by a newer merger resolution."""
-    rows = store.current_vi_labels(session, spectrum_id=spectrum_id)
-    spec = store.get_spectrum(spectrum_id) or {}
+    rows = store.reviews.current_vi_labels(session, spectrum_id=spectrum_id)
+    spec = store.spectra.get_spectrum(spectrum_id) or {}
     out = merge_vi_labels(rows, spec.get("pipeline_z"), spec.get("pipeline_class")).as_dict()
-    res = store.latest_resolutions("spectrum", session).get(spectrum_id)
+    res = store.reviews.latest_resolutions("spectrum", session).get(spectrum_id)
     out["resolution"] = res if res and _newer(res, rows) else None
     return out
 
@@ -147,10 +147,10 @@ def evaluation_frame(store, session: str | None = None, task: str | None = None,
     """One row per trajectory with a settled human label (agreed, single, or resolved; rejected
     trajectories and open conflicts left out): trajectory_id, spectrum_id, task, agent_name,
     backend, model, credibility, predicted, predicted_z, truth, truth_z, truth_source.
-    `reviews`: `store.current_reviews(session, task)` when the caller has already read them."""
-    resolutions = store.latest_resolutions("trajectory", session)
+    `reviews`: `store.reviews.current_reviews(session, task)` when the caller has already read them."""
+    resolutions = store.reviews.latest_resolutions("trajectory", session)
     out = []
-    reviews = store.current_reviews(session, task) if reviews is None else reviews
+    reviews = store.reviews.current_reviews(session, task) if reviews is None else reviews
     for tid, rows in _group(reviews, "trajectory_id").items():
         first = rows[0]
         own = agent_label(first["task"], first["answer"], first["answer_z"], first["outcome"])
@@ -172,8 +172,8 @@ def evaluation_frame(store, session: str | None = None, task: str | None = None,
 def verdicts_frame(store, session: str | None = None, task: str | None = None,
                    reviews: list[dict[str, Any]] | None = None) -> pd.DataFrame:
     """Each reviewer's current verdict: trajectory_id, reviewer, action, label (text), task, created_at.
-    `reviews`: `store.current_reviews(session, task)` when the caller has already read them."""
-    reviews = store.current_reviews(session, task) if reviews is None else reviews
+    `reviews`: `store.reviews.current_reviews(session, task)` when the caller has already read them."""
+    reviews = store.reviews.current_reviews(session, task) if reviews is None else reviews
     rows = [{"trajectory_id": r["trajectory_id"], "reviewer": r["reviewer"], "action": r["action"],
              "label": describe_label(r["label"]) if r.get("label") else None, "task": r["task"],
              "created_at": r["created_at"]} for r in reviews]

@@ -141,7 +141,7 @@ def curation_board(store, session: str | None = None, task: str | None = None, s
     trajectory_id, spectrum_id, object_id, survey, task, agent_name, backend, model, answer, state,
     reviser, revised_at, approvals, change_requests, accepts, rejects, revised_steps. For exports and
     the CLI; the Curation tab reads one page at a time (`curation_page`)."""
-    inputs = store.curation_inputs(session, task)
+    inputs = store.reviews.curation_inputs(session, task)
     events, revisions = _by_trajectory(inputs["events"]), _by_trajectory(inputs["revisions"])
     board = []
     for t in inputs["trajectories"]:
@@ -166,15 +166,15 @@ def curation_page(store, session: str | None = None, task: str | None = None, st
         raise ValueError(f"state must be one of {', '.join(BOARD_FILTERS)}; got {state!r}")
     select: dict[str, Any] = {}
     if state != "all":
-        history = store.curation_history(session)
+        history = store.reviews.curation_history(session)
         events, revisions = _by_trajectory(history["events"]), _by_trajectory(history["revisions"])
         states = {tid: curation_status(events.get(tid, []), revisions.get(tid, []), **rules).state
                   for tid in events.keys() | revisions.keys()}
         keep = [tid for tid, s in states.items() if s == state or (state == "not draft" and s != "draft")]
         select = {"ids": keep, "untouched": state == "draft"}
-    total = store.count_curation_trajectories(session, task, **select)
-    page = store.curation_trajectories(session, task, offset=offset, limit=limit, **select) if offset < total else []
-    history = store.curation_history(session, [t["id"] for t in page]) if page else {"events": [], "revisions": []}
+    total = store.reviews.count_curation_trajectories(session, task, **select)
+    page = store.reviews.curation_trajectories(session, task, offset=offset, limit=limit, **select) if offset < total else []
+    history = store.reviews.curation_history(session, [t["id"] for t in page]) if page else {"events": [], "revisions": []}
     events, revisions = _by_trajectory(history["events"]), _by_trajectory(history["revisions"])
     rows = [_board_row(t, _status_of(t["id"], events, revisions, rules), revisions.get(t["id"], [])) for t in page]
     return rows, total
@@ -290,6 +290,6 @@ def save_revision(store, trajectory: Trajectory, step_idx: int, reviewer: str, t
         target = result_step_for(revised, step_idx) if step.kind == "tool_call" else step_idx
         sha = revised.steps[target].image_sha if target is not None else None
         if sha and sha in revised.images:
-            image_sha = store.put_image(revised.images[sha])
-    return store.add_revision(trajectory.id, step_idx, reviewer, text=text, tool_args=tool_args,
-                              image_sha=image_sha, comment=comment)
+            image_sha = store.images.put_image(revised.images[sha])
+    return store.labels.add_revision(trajectory.id, step_idx, reviewer, text=text, tool_args=tool_args,
+                                     image_sha=image_sha, comment=comment)

@@ -31,7 +31,7 @@ def make_demo_trajectories(store) -> list[Trajectory]:
     from reviewer.spectra_cache import load_spectrum
 
     out = []
-    for rec in store.list_spectra(limit=1000):
+    for rec in store.spectra.list_spectra(limit=1000):
         spec = load_spectrum(rec["source_path"], rec.get("target"))
         made = [vet_spectrum(spec, task, "rules", spectrum_id=rec["spectrum_id"]) for task in DEMO_TASKS]
         made.append(verify_spectrum(spec, spectrum_id=rec["spectrum_id"]))
@@ -52,17 +52,17 @@ def seed_demo_if_empty(store, demo_dir: Path = DEMO_DIR, trajectories: Path = DE
     claims checked (by the server in the background, so that the first page does not wait for it).
     Returns the number of spectra added (0 when the database already had some)."""
     with _seed_lock:
-        if store.count_spectra() > 0 or not demo_dir.is_dir():
+        if store.spectra.count_spectra() > 0 or not demo_dir.is_dir():
             return 0
         log.warning("empty database: loading the demo spectra from %s", demo_dir.name)
         summary = ingest_paths(store, [demo_dir], progress=False)
         for path, problem in summary.failed:
             log.warning("demo spectrum not loaded: %s: %s", Path(path).name, problem)
-        known = {r["spectrum_id"]: r["source_path"] for r in store.list_spectra(limit=1000)}
+        known = {r["spectrum_id"]: r["source_path"] for r in store.spectra.list_spectra(limit=1000)}
         shipped = [t for t in read_shipped(trajectories) if t.spectrum_id in known] if trajectories.is_file() else []
         for traj in shipped:
             traj.source_path = known[traj.spectrum_id]
-            store.save_trajectory(traj)
+            store.trajectories.save_trajectory(traj)
         log.warning("demo ready: %d spectra, %d trajectories", summary.added, len(shipped))
         if claims_in_background:
             threading.Thread(target=_check_claims, args=(store, shipped), daemon=True,

@@ -8,7 +8,7 @@ window, reason, checker version), so training data can leave out trajectories wi
 claims. They are the stored results when the exported text is the stored one, else (revised text,
 or never checked) checked now on the spectrum; [] when neither is possible.
 
-The SQL is in the store (review_queries.py); the row formats belong to agents/interop.
+The SQL is in the store (`store.reviews`, reviewer/store/review_queries.py); the row formats belong to agents/interop.
 
 Writing is all-or-nothing: a folder export is written into a hidden staging folder beside OUT and
 moved into place only when complete, the VI CSV into a temporary file renamed over OUT. A failure
@@ -196,7 +196,7 @@ def _write_file_atomically(out: Path, write: Callable[[Any], None], overwrite: b
 def export_vi_csv(store, out_file: str | os.PathLike, session: str | None = None, overwrite: bool = True) -> int:
     """Write every inspector's current VI label as prospect's CSV; returns the number of rows.
     `overwrite=False` refuses (ExportError) when `out_file` exists."""
-    rows = [r for r in (vi_row(label) for label in store.current_vi_labels(session)) if r is not None]
+    rows = [r for r in (vi_row(label) for label in store.reviews.current_vi_labels(session)) if r is not None]
     rows.sort(key=lambda r: (r["TARGETID"], r["VI_scanner"]))
 
     def write(fh):
@@ -214,8 +214,8 @@ def export_parquet(store, out_dir: str | os.PathLike, session: str | None = None
     rows written per table. DuckDB streams each table into its file: memory stays bounded at any size."""
     counts = {}
     with staged_folder(out_dir, overwrite) as out:
-        for table in store.table_names():
-            counts[table] = store.copy_table_to_parquet(table, out / f"{table}.parquet", session)
+        for table in store.reviews.table_names():
+            counts[table] = store.reviews.copy_table_to_parquet(table, out / f"{table}.parquet", session)
     return counts
 
 
@@ -246,16 +246,16 @@ def curated_trajectory(store, trajectory_id: str, session: str | None = None,
     or re-rendered from the spectrum). Returns (trajectory, spectrum or None)."""
     from reviewer.curation import apply_revisions
 
-    traj = store.load_trajectory(trajectory_id, with_images=True)
+    traj = store.trajectories.load_trajectory(trajectory_id, with_images=True)
     if traj is None:
         raise KeyError(f"no trajectory {trajectory_id}")
-    spec_row = store.get_spectrum(traj.spectrum_id) if traj.spectrum_id else None
+    spec_row = store.spectra.get_spectrum(traj.spectrum_id) if traj.spectrum_id else None
     spectrum = spectrum_loader(spec_row) if spec_row else None
-    revisions = store.revisions_in_scope(trajectory_id, session)
+    revisions = store.reviews.revisions_in_scope(trajectory_id, session)
     traj = apply_revisions(traj, revisions, spectrum)
     for step in traj.steps:  # renders referenced by revisions, stored by the reviewer's session
         if step.image_sha and step.image_sha not in traj.images:
-            png = store.get_image(step.image_sha)
+            png = store.images.get_image(step.image_sha)
             if png is not None:
                 traj.images[step.image_sha] = png
     missing = [s for s in traj.steps if s.kind in ("prompt", "tool_result") and not s.is_error
@@ -279,9 +279,9 @@ def exported_claims(store, traj, spectrum, session: str | None = None) -> list[d
     `spectrum` (not stored: it is about the revised text); [] without either."""
     from reviewer.claims import claim_rows, export_claims
 
-    revised = any(r.get("text") is not None for r in store.revisions_in_scope(traj.id, session))
+    revised = any(r.get("text") is not None for r in store.reviews.revisions_in_scope(traj.id, session))
     if not revised:
-        stored = store.claims_for(traj.id)
+        stored = store.claims.claims_for(traj.id)
         if stored:
             return export_claims(stored)
     if spectrum is None:

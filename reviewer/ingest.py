@@ -140,7 +140,7 @@ def ingest_file(store: Store, path: Path, summary: IngestSummary) -> None:
     summary.files_seen += 1
     try:
         sha = file_sha256(path)
-        known = store.targets_for_file(sha)
+        known = store.spectra.targets_for_file(sha)
         if known:
             # a file is registered whole or not at all: known content is not opened again (a batch
             # run over files ingested before only hashes them)
@@ -167,7 +167,7 @@ def ingest_file(store: Store, path: Path, summary: IngestSummary) -> None:
     try:
         with store.transaction():
             for record in records:
-                store.add_spectrum(record)
+                store.spectra.add_spectrum(record)
     except Exception as exc:
         summary.failed.append((str(path), f"not stored: {type(exc).__name__}: {exc}"))
         return

@@ -118,7 +118,7 @@ class LabelService:
     def check_writable(self, reviewer: str, campaign: dict | None, verdict: bool = False) -> str:
         name = check_name(reviewer)
         if campaign:
-            current = self.store.get_session(campaign["id"]) or campaign
+            current = self.store.sessions.get_session(campaign["id"]) or campaign
             if current.get("closed_at") is not None:
                 raise LabelRefused(f"Campaign '{campaign['name']}' is closed: its labels are frozen.")
             members = current.get("reviewers") or []
@@ -164,9 +164,9 @@ class LabelService:
         return self._verdict_row(name, ack.trajectory_id, action, label, comment, campaign, "undo", what)
 
     def _verdict_row(self, name, trajectory_id, action, label, comment, campaign, kind, what) -> Ack:
-        previous = self.store.latest_review(trajectory_id, name)
-        row_id = self.store.add_review(trajectory_id, name, action, label=label, comment=comment or None,
-                                       session_id=self._scope(campaign))
+        previous = self.store.labels.latest_review(trajectory_id, name)
+        row_id = self.store.labels.add_review(trajectory_id, name, action, label=label, comment=comment or None,
+                                              session_id=self._scope(campaign))
         sync_verdict_states(self.store, trajectory_id)
         _refresh_priority_later(self.store, trajectory_id)
         return Ack(kind, what, name, row_id, trajectory_id, previous=previous)
@@ -176,13 +176,13 @@ class LabelService:
         name = self.check_writable(reviewer, campaign)
         if isinstance(score, bool) or not isinstance(score, int) or not 0 <= score <= 5:
             raise LabelRefused(f"A reasoning score is a whole number from 0 to 5; got {score!r}.")
-        row = self.store.add_rating(trajectory_id, name, score, rubric_version, session_id=self._scope(campaign))
+        row = self.store.labels.add_rating(trajectory_id, name, score, rubric_version, session_id=self._scope(campaign))
         return Ack("score", f"score {score}", name, row, trajectory_id)
 
     def write_note(self, reviewer, trajectory_id, step_index, comment, flags, campaign=None) -> Ack:
         name = self.check_writable(reviewer, campaign)
-        row = self.store.add_annotation(trajectory_id, name, comment=comment or None, step_idx=step_index,
-                                        flags=flags, session_id=self._scope(campaign))
+        row = self.store.labels.add_annotation(trajectory_id, name, comment=comment or None, step_idx=step_index,
+                                               flags=flags, session_id=self._scope(campaign))
         where = f" on step {step_index + 1}" if step_index is not None else ""
         return Ack("note", "note" + where, name, row, trajectory_id)
 
@@ -195,28 +195,28 @@ class LabelService:
         name = self.check_writable(reviewer, campaign)
         if decision not in CLAIM_FLAG_DECISIONS:
             raise LabelRefused(f"A flag is answered confirm or dismiss; got {decision!r}.")
-        claim = next((r for r in self.store.claims_for(trajectory_id, checker_version)
+        claim = next((r for r in self.store.claims.claims_for(trajectory_id, checker_version)
                       if r["step_idx"] == step_index and r["claim_idx"] == claim_index), None)
         if claim is None:
             raise LabelRefused("That claim is not among the checker's results for this trajectory: "
                                "open the item again to see its current claims.")
         if claim["verdict"] != "contradicted":
             raise LabelRefused(f"Only a claim the checker contradicted is flagged; this one is {claim['verdict']}.")
-        row = self.store.add_claim_flag(trajectory_id, name, step_index, claim_index, checker_version,
-                                        claim["claim_text"], decision, result=claim.get("result"),
-                                        session_id=self._scope(campaign))
+        row = self.store.claims.add_claim_flag(trajectory_id, name, step_index, claim_index, checker_version,
+                                               claim["claim_text"], decision, result=claim.get("result"),
+                                               session_id=self._scope(campaign))
         what = f"{CLAIM_FLAG_DONE[decision]} flag on step {step_index + 1}: {flag_label(claim['claim_text'])!r}"
         return Ack("claim_flag", what, name, row, trajectory_id)
 
     def write_vi(self, reviewer, spectrum_id, campaign=None, **fields) -> Ack:
         name = self.check_writable(reviewer, campaign)
-        row = self.store.add_vi_label(spectrum_id, name, session_id=self._scope(campaign), **fields)
+        row = self.store.labels.add_vi_label(spectrum_id, name, session_id=self._scope(campaign), **fields)
         return Ack("vi", "VI label", name, row, None)
 
     def write_preference(self, reviewer, trajectory_id, other_id, outcome, spectrum_id, campaign=None) -> Ack:
         name = self.check_writable(reviewer, campaign)
-        row = self.store.add_preference(trajectory_id, other_id, name, outcome, spectrum_id=spectrum_id,
-                                        session_id=self._scope(campaign))
+        row = self.store.labels.add_preference(trajectory_id, other_id, name, outcome, spectrum_id=spectrum_id,
+                                               session_id=self._scope(campaign))
         return Ack("preference", f"preference '{outcome}'", name, row, trajectory_id)
 
     def write_resolution(self, reviewer, item: dict, action: str | None, label: dict | None,
@@ -226,7 +226,7 @@ class LabelService:
         name = self.check_writable(reviewer, campaign)
         if item["kind"] == "trajectory":
             if action == "override":
-                summary = self.store.trajectory_summary(item["item_id"]) or {}
+                summary = self.store.trajectories.trajectory_summary(item["item_id"]) or {}
                 from reviewer.consensus import agent_label
 
                 own = agent_label(summary.get("task"), summary.get("answer"), summary.get("answer_z"),
@@ -236,8 +236,8 @@ class LabelService:
                 label = None
         else:
             action = None
-        row = self.store.add_resolution(item["kind"], item["item_id"], name, action=action, label=label,
-                                        merger_comment=merger_comment, session_id=self._scope(campaign))
+        row = self.store.reviews.add_resolution(item["kind"], item["item_id"], name, action=action, label=label,
+                                                merger_comment=merger_comment, session_id=self._scope(campaign))
         if item["kind"] == "trajectory":
             sync_verdict_states(self.store, item["item_id"])
             _refresh_priority_later(self.store, item["item_id"])
@@ -255,21 +255,21 @@ class LabelService:
                           spectrum=spectrum, comment=comment)
         except ValueError as err:
             raise LabelRefused(str(err)) from err
-        row = self.store.add_curation_event(trajectory.id, name, "revise", comment=comment,
-                                            session_id=self._scope(campaign))
+        row = self.store.labels.add_curation_event(trajectory.id, name, "revise", comment=comment,
+                                                   session_id=self._scope(campaign))
         return Ack("revision", f"revision of step {step.index + 1}", name, row, trajectory.id)
 
     def write_curation_event(self, reviewer, trajectory_id, event, value, comment, campaign=None) -> Ack:
         name = self.check_writable(reviewer, campaign)
-        row = self.store.add_curation_event(trajectory_id, name, event, value=value, comment=comment,
-                                            session_id=self._scope(campaign))
+        row = self.store.labels.add_curation_event(trajectory_id, name, event, value=value, comment=comment,
+                                                   session_id=self._scope(campaign))
         return Ack("curation", f"{event} '{value}'", name, row, trajectory_id)
 
     # ---- reading ------------------------------------------------------------------------------
     def others_visible(self, reviewer: str, trajectory_id: str, blind: bool) -> list[dict[str, Any]] | None:
         """Other reviewers' current verdicts on the item, or None while blind review hides them
         (until this reviewer has saved a verdict of their own)."""
-        current = self.store.reviews_for(trajectory_id)  # withdrawn verdicts are not current
+        current = self.store.labels.reviews_for(trajectory_id)  # withdrawn verdicts are not current
         if blind and not any(r["reviewer"] == reviewer for r in current):
             return None
         return [r for r in current if r["reviewer"] != reviewer]

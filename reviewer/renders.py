@@ -19,7 +19,7 @@ def _make(store, item, step, pool: RenderPool | None = None) -> bytes | None:
     """The step's PNG, drawn here or (`pool`) in a render process: the same function on the same
     arrays either way, so the same bytes."""
     if step.image_sha:
-        png = store.get_image(step.image_sha)
+        png = store.images.get_image(step.image_sha)
         if png is not None:
             return png
     traj, spec = item.trajectory, item.spectrum

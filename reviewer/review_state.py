@@ -106,11 +106,11 @@ class ReviewState(param.Parameterized):
         return {**{k: v for k, v in self.queue_filters.items() if k in QUEUE_FILTERS}, "session_id": self.session_id}
 
     def open_campaign(self, name_or_id: str) -> bool:
-        found = self.store.find_session(name_or_id)
+        found = self.store.sessions.find_session(name_or_id)
         if found is None:
             self.error = f"No audit campaign named '{name_or_id}'."
             return False
-        self.param.update(campaign=self.store.get_session(found["id"]), blind=bool(found["blind"]))
+        self.param.update(campaign=self.store.sessions.get_session(found["id"]), blind=bool(found["blind"]))
         return True
 
     # ---- opening an item: the one way ------------------------------------------------------------
@@ -120,15 +120,15 @@ class ReviewState(param.Parameterized):
         scope, if any). On bad input the previous item stays and the page says why."""
         traj = None
         if trajectory_id is not None:
-            traj = self.store.load_trajectory(trajectory_id)
+            traj = self.store.trajectories.load_trajectory(trajectory_id)
             if traj is None:
                 self.error = f"Trajectory {trajectory_id} is not in the database."
                 return False
             spectrum_id = traj.spectrum_id
         elif spectrum_id is not None:
-            found = self.store.list_trajectories(spectrum_id=spectrum_id, limit=1)
-            traj = self.store.load_trajectory(found[0]["id"]) if found else None
-        record = self.store.get_spectrum(spectrum_id) if spectrum_id else None
+            found = self.store.trajectories.list_trajectories(spectrum_id=spectrum_id, limit=1)
+            traj = self.store.trajectories.load_trajectory(found[0]["id"]) if found else None
+        record = self.store.spectra.get_spectrum(spectrum_id) if spectrum_id else None
         if record is None:
             self.error = f"Spectrum {spectrum_id} is not in the database."
             return False
@@ -141,7 +141,7 @@ class ReviewState(param.Parameterized):
             self.error = f"Cannot show this spectrum: {Path(record['source_path']).name}: {err.strerror or err}"
             return False
         own = agent_label(traj.task, None, None, traj.outcome) if traj is not None else {}
-        claims = tuple(results_from_rows(self.store.claims_for(traj.id))) if traj is not None else ()
+        claims = tuple(results_from_rows(self.store.claims.claims_for(traj.id))) if traj is not None else ()
         item = ReviewItem(record=record, spectrum=spec, trajectory=traj, agent_label=own, claims=claims)
         # one update: every view sees the new item, its first step, its draft and frame together
         self.param.update(item=item, step_index=0, draft=dict(own), comment="", z=item.frame_z(), error="",
@@ -156,9 +156,9 @@ class ReviewState(param.Parameterized):
         store, current, reviewer, args = self.store, self.item.trajectory_id, self.reviewer or None, self.queue_args()
 
         def locate():
-            found = store.queue_neighbour(current, +1, reviewer, **args)
-            summary = store.trajectory_summary(found[0]) if found else None
-            record = store.get_spectrum(summary["spectrum_id"]) if summary else None
+            found = store.queue.queue_neighbour(current, +1, reviewer, **args)
+            summary = store.trajectories.trajectory_summary(found[0]) if found else None
+            record = store.spectra.get_spectrum(summary["spectrum_id"]) if summary else None
             return (record["source_path"], record.get("target")) if record else None
 
         return read_ahead(locate)
@@ -200,15 +200,15 @@ class ReviewState(param.Parameterized):
     def step_item(self, delta: int) -> None:
         """n / b: the next or previous item of the filtered queue (server-side, every item reachable)."""
         current = self.item.trajectory_id if self.item is not None else None
-        found = self.store.queue_neighbour(current, delta, self.reviewer or None, **self.queue_args())
+        found = self.store.queue.queue_neighbour(current, delta, self.reviewer or None, **self.queue_args())
         if found is not None and found[0] != current:
             self.open_item(trajectory_id=found[0], position=found[1])
 
     def open_first(self) -> bool:
-        rows = self.store.queue_items(self.reviewer or None, limit=1, **self.queue_args())
+        rows = self.store.queue.queue_items(self.reviewer or None, limit=1, **self.queue_args())
         if rows:
             return self.open_item(trajectory_id=rows[0]["trajectory_id"])
-        spectra = self.store.list_spectra(limit=1)
+        spectra = self.store.spectra.list_spectra(limit=1)
         return bool(spectra) and self.open_item(spectrum_id=spectra[0]["spectrum_id"])
 
     # ---- writing labels -------------------------------------------------------------------------

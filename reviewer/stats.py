@@ -180,8 +180,8 @@ def review_stats(store, session: str | None = None) -> dict[str, Any]:
     """Everything the Stats tab shows, for the whole store or one campaign."""
     from reviewer.conflicts import evaluation_frame, verdicts_frame
 
-    ratings = store.ratings_frame(session=session)
-    reviews = store.current_reviews(session)  # read once for both frames
+    ratings = store.reviews.ratings_frame(session=session)
+    reviews = store.reviews.current_reviews(session)  # read once for both frames
     verdicts = verdicts_frame(store, session=session, reviews=reviews)
     evaluation = evaluation_frame(store, session=session, reviews=reviews)
     settled = evaluation[evaluation["truth"].notna()] if not evaluation.empty else evaluation

@@ -185,7 +185,7 @@ def _recorded_margin(margin: Any, answer: str | None) -> float | None:
 
 
 def signals_frame(items: list[dict[str, Any]], measurements: dict[str, list[dict]] | None = None) -> pd.DataFrame:
-    """The signals of each trajectory (rows of `store.triage_items`), indexed by trajectory id, with
+    """The signals of each trajectory (rows of `store.triage.triage_items`), indexed by trajectory id, with
     task, agent, answer, n_reviewers and the raw inputs (n_contradicted, margin, credibility)."""
     measurements = measurements or {}
     cols = ["task", "agent", "spectrum_id", "answer", "n_reviewers", "n_contradicted", "margin", "credibility",
@@ -266,15 +266,15 @@ def signals_frame(items: list[dict[str, Any]], measurements: dict[str, list[dict
 
 def compute_signals(store, task: str | None = None, spectrum_ids: list[str] | None = None) -> pd.DataFrame:
     """`signals_frame` of the store's trajectories (of a task; of some spectra)."""
-    items = store.triage_items(task, spectrum_ids)
+    items = store.triage.triage_items(task, spectrum_ids)
     missing = [r["trajectory_id"] for r in items
                if r["agent_name"] == "vet" and _recorded_margin(r["margin"], r["answer"]) is None]
-    return signals_frame(items, store.recorded_measurements(missing) if missing else {})
+    return signals_frame(items, store.triage.recorded_measurements(missing) if missing else {})
 
 
 # -- labels ----------------------------------------------------------------------------------
 def training_rows(history: list[dict[str, Any]], signals: pd.DataFrame) -> pd.DataFrame:
-    """One row per reviewer's current verdict (store.review_history): the trajectory's signals with
+    """One row per reviewer's current verdict (store.triage.review_history): the trajectory's signals with
     `seen` as it was when the verdict was given, and `error` = override or reject."""
     rows = [h for h in history if h["trajectory_id"] in signals.index]
     if not rows:
@@ -300,7 +300,7 @@ def trajectory_truth(history: list[dict[str, Any]], resolutions: dict[str, dict[
 
 # -- the store round trip --------------------------------------------------------------------
 def stored_model(store) -> TriageModel | None:
-    row = store.triage_model()
+    row = store.triage.triage_model()
     if row is None:
         return None
     if tuple(row["features"]) != FEATURES:  # weights for other signals: not usable
@@ -311,7 +311,7 @@ def stored_model(store) -> TriageModel | None:
 
 def fit_from_store(store, signals: pd.DataFrame | None = None) -> TriageModel:
     signals = compute_signals(store) if signals is None else signals
-    return fit_model(training_rows(store.review_history(), signals))
+    return fit_model(training_rows(store.triage.review_history(), signals))
 
 
 def refresh(store, trajectory_ids: list[str] | None = None, refit: bool = True) -> TriageModel:
@@ -321,7 +321,7 @@ def refresh(store, trajectory_ids: list[str] | None = None, refit: bool = True) 
     stored). After a verdict the label service calls `refresh(store, [trajectory_id], refit=False)`:
     one item's signals, the weights as they are."""
     if trajectory_ids is not None:
-        rows = [store.trajectory_summary(t) for t in trajectory_ids]
+        rows = [store.trajectories.trajectory_summary(t) for t in trajectory_ids]
         spectra = sorted({r["spectrum_id"] for r in rows if r is not None and r.get("spectrum_id")})
         signals = compute_signals(store, spectrum_ids=spectra)
         signals = signals.loc[signals.index.intersection(list(trajectory_ids))]
@@ -331,10 +331,10 @@ def refresh(store, trajectory_ids: list[str] | None = None, refit: bool = True) 
     if model is None:
         model = fit_from_store(store, signals if trajectory_ids is None else None)
     if model.id is None:
-        model.id = store.save_triage_model(model.kind, list(model.features), [float(w) for w in model.weights],
-                                           model.n_labels, model.n_errors, model.info)
+        model.id = store.triage.save_triage_model(model.kind, list(model.features), [float(w) for w in model.weights],
+                                                  model.n_labels, model.n_errors, model.info)
     priority = model.score(signals)
-    store.put_priorities(
+    store.triage.put_priorities(
         [{"trajectory_id": tid, "priority": float(p), "signals": {f: round(float(signals.at[tid, f]), 4) for f in FEATURES}}
          for tid, p in zip(signals.index, priority, strict=True)], model.id)
     return model
@@ -482,7 +482,7 @@ def split_labelled(store, signals: pd.DataFrame, model: TriageModel) -> tuple[pd
     """(labelled, unreviewed) frames of task, agent, priority (and correct for the labelled). A
     labelled item's priority is the one it had before anyone reviewed it (`seen` = 0): the score an
     unreviewed item is compared against."""
-    truth = trajectory_truth(store.review_history(), store.latest_resolutions("trajectory"))
+    truth = trajectory_truth(store.triage.review_history(), store.reviews.latest_resolutions("trajectory"))
     before = signals.assign(seen=0.0)
     frame = signals[["task", "agent"]].assign(priority=model.score(before))
     labelled = frame.loc[frame.index.intersection(truth.index)].assign(correct=truth)
@@ -509,7 +509,7 @@ def triage_inputs(store, refresh_cache: bool = False) -> TriageInputs:
     signals = compute_signals(store)
     model = model or stored_model(store) or fit_from_store(store, signals)
     labelled, unreviewed = split_labelled(store, signals, model)
-    return TriageInputs(model, labelled, unreviewed, len(store.priorities()) if refresh_cache else None)
+    return TriageInputs(model, labelled, unreviewed, len(store.triage.priorities()) if refresh_cache else None)
 
 
 @dataclass

@@ -72,6 +72,6 @@ def seeded_db(folder: Path, name: str = "seeded.duckdb") -> tuple[Path, str]:
     db = folder / name
     store = Store(db)
     seed_demo_if_empty(store)
-    first = store.queue_items()[0]["trajectory_id"]
+    first = store.queue.queue_items()[0]["trajectory_id"]
     store.close()
     return db, first

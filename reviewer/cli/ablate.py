@@ -32,7 +32,7 @@ def _spectrum(args):
     if store is None:
         raise SystemExit(1)
     try:
-        rec = store.get_spectrum(args.item)
+        rec = store.spectra.get_spectrum(args.item)
     finally:
         store.close()
     if rec is None:

@@ -47,17 +47,17 @@ def resolve_trajectories(store, items: list[str]) -> tuple[list[str], list[str]]
     is ingested: a file not in the database has no trajectories); plus the problems met."""
     tids, problems = [], []
     for item in items:
-        if store.trajectory_summary(item) is not None:
+        if store.trajectories.trajectory_summary(item) is not None:
             tids.append(item)
             continue
-        if store.get_spectrum(item) is not None:
+        if store.spectra.get_spectrum(item) is not None:
             sids = [item]
         elif Path(item).exists():
             files, _ = find_spectrum_files([item])
             sids = []
             for path in files:
                 sha = file_sha256(path)
-                stored = ids_of_file(sha, store.targets_for_file(sha))
+                stored = ids_of_file(sha, store.spectra.targets_for_file(sha))
                 if not stored:
                     problems.append(f"{path}: not ingested (no trajectories)")
                 sids += stored
@@ -67,7 +67,7 @@ def resolve_trajectories(store, items: list[str]) -> tuple[list[str], list[str]]
             problems.append(f"{item}: neither a stored trajectory or spectrum id nor an existing path")
             continue
         for sid in sids:
-            found = [r["id"] for r in store.trajectories_on_spectrum(sid)]
+            found = [r["id"] for r in store.trajectories.trajectories_on_spectrum(sid)]
             if not found:
                 problems.append(f"{sid}: no trajectories on this spectrum")
             tids += found
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
 
             iterator = tqdm(tids, desc="claims", unit="traj")
         for tid in iterator:
-            traj = store.load_trajectory(tid)
+            traj = store.trajectories.load_trajectory(tid)
             if traj is None or (tasks and traj.task not in tasks):
                 continue
             try:

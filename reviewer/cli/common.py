@@ -216,9 +216,9 @@ class TrajectoryWriter:
 
     def _save(self, traj, rows) -> None:
         with self.store.transaction():
-            self.store.save_trajectory(traj)
+            self.store.trajectories.save_trajectory(traj)
             if rows is not None:
-                self.store.save_claims(traj.id, self.claims.version, rows)
+                self.store.claims.save_claims(traj.id, self.claims.version, rows)
 
     def flush(self) -> None:
         pending, self._pending = self._pending, []

@@ -85,7 +85,7 @@ def evaluate_store(store, tasks: list[str] | None, labels: dict | None = None, b
                    model: str | None = None, survey: str | None = None) -> dict[str, Any]:
     import kb
 
-    rows = store.list_trajectories(agent_name="vet", backend=backend, model=model)
+    rows = store.trajectories.list_trajectories(agent_name="vet", backend=backend, model=model)
     newest: dict[tuple[str, str], dict] = {}
     for row in rows:  # newest first: keep the first per (spectrum, task)
         if tasks and row["task"] not in tasks:
@@ -94,7 +94,7 @@ def evaluate_store(store, tasks: list[str] | None, labels: dict | None = None, b
     per_task: dict[str, list] = {}
     spectra: dict[str, dict] = {}
     for (sid, task_id), row in newest.items():
-        spec = spectra.setdefault(sid, store.get_spectrum(sid) or {})
+        spec = spectra.setdefault(sid, store.spectra.get_spectrum(sid) or {})
         if survey and not re.search(survey, spec.get("survey") or ""):
             continue
         if labels is not None:

@@ -165,7 +165,7 @@ def _linked_spectrum(store, source_name: str | None) -> str | None:
     if not source_name:
         return None
     name = Path(str(source_name)).name
-    hits = [r for r in store.list_spectra(search=name, limit=None) if r["file_name"] == name]
+    hits = [r for r in store.spectra.list_spectra(search=name, limit=None) if r["file_name"] == name]
     exact = [r for r in hits if r["source_path"] == str(source_name)]
     pick = exact or hits
     return pick[0]["spectrum_id"] if len(pick) == 1 else None
@@ -183,7 +183,7 @@ def import_sft(store, file: Path, images_dir: Path | None = None, task: str | No
         try:
             check_sft_row(row)  # before anything reads the row's fields
             tid = row_key("sft", row)
-            if store.load_trajectory(tid) is not None:
+            if store.trajectories.load_trajectory(tid) is not None:
                 summary.skipped_existing += 1
                 continue
             traj = sft_row_to_trajectory(row, _read_images(row, base, summary.problems, where), task=task)
@@ -192,7 +192,7 @@ def import_sft(store, file: Path, images_dir: Path | None = None, task: str | No
             continue
         traj.id = tid
         traj.spectrum_id = _linked_spectrum(store, row.get("source_name"))
-        store.save_trajectory(traj)
+        store.trajectories.save_trajectory(traj)
         summary.added += 1
     return summary
 

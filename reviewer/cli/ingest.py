@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_ALL_FAILED
     try:
         summary = ingest_paths(store, args.paths, progress=not args.no_progress and sys.stderr.isatty())
-        total = store.count_spectra()
+        total = store.spectra.count_spectra()
     finally:
         store.close()
     print(f"database: {store.path}")

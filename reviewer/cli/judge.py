@@ -61,13 +61,13 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     summary = RunSummary()
     try:
-        done = set() if args.force else store.rated_trajectory_ids(rater, version)
-        todo = [r["id"] for r in store.list_trajectories(task=args.task) if r["id"] not in done]
+        done = set() if args.force else store.reviews.rated_trajectory_ids(rater, version)
+        todo = [r["id"] for r in store.trajectories.list_trajectories(task=args.task) if r["id"] not in done]
         todo.sort()  # stable order: the same --limit picks the same trajectories
         if args.limit is not None:
             todo = todo[:max(args.limit, 0)]
         # loaded lazily, by this thread, a few ahead of the calls: never the whole list in memory
-        items = ((tid, store.load_trajectory(tid, with_images=args.images)) for tid in todo)
+        items = ((tid, store.trajectories.load_trajectory(tid, with_images=args.images)) for tid in todo)
         job = partial(_judge_one, cfg=cfg, entry=entry, with_images=args.images)
         summary = RunSummary()
         for (tid, _), result in run_batch(job, items, threads=max(cfg.concurrency, 1), total=len(todo),
@@ -79,11 +79,11 @@ def run(args: argparse.Namespace) -> int:
                 result_error, reply, usage = result.error, result.reply, result.usage
             summary.add([usage] if usage else [], ok=not isinstance(result, BaseException) and result.score is not None)
             if isinstance(result, BaseException) or result.score is None:
-                store.add_judge_failure(tid, rater, version, result_error or "no score", reply or None)
+                store.reviews.add_judge_failure(tid, rater, version, result_error or "no score", reply or None)
                 print(f"{tid}: FAILED ({result_error})", file=sys.stderr)
                 continue
-            store.add_rating(tid, rater, result.score, version, rater_kind="llm",
-                             comment=result.reply[-2000:] if result.reply else None)
+            store.labels.add_rating(tid, rater, result.score, version, rater_kind="llm",
+                                    comment=result.reply[-2000:] if result.reply else None)
             print(f"{tid}: {result.score:g}")
     finally:
         store.close()

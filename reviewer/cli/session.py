@@ -42,32 +42,32 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "create":
         filters = {k: getattr(args, k) for k in ("task", "agent_name", "backend", "credibility", "answer")
                    if getattr(args, k)}
-        rows = store.list_trajectories(**filters)
+        rows = store.trajectories.list_trajectories(**filters)
         ids = [r["id"] for r in sorted(rows, key=lambda r: (r["created_at"], r["id"]))][: args.limit]
         if not ids:
             print("specreview session create: no trajectory matches these filters", file=sys.stderr)
             return 1
         reviewers = [r.strip() for r in args.reviewers.split(",") if r.strip()]
-        store.create_session(args.name, args.mode, ids, reviewers, blind=args.blind, filters=filters)
+        store.sessions.create_session(args.name, args.mode, ids, reviewers, blind=args.blind, filters=filters)
         print(f"session {args.name!r}: {len(ids)} trajectories, mode {args.mode}, "
               f"{'blind' if args.blind else 'open'}, reviewers: {', '.join(reviewers) or '(anyone)'}")
         return 0
     if args.action == "list":
-        for s in store.list_sessions():
+        for s in store.sessions.list_sessions():
             state = f"closed {s['closed_at']:%Y-%m-%d %H:%M}" if s["closed_at"] else "open"
             print(f"{s['name']}\t{s['mode']}\t{'blind' if s['blind'] else 'open'}\t{state}\t"
-                  f"{len(store.session_items(s['id']))} items")
+                  f"{len(store.sessions.session_items(s['id']))} items")
         return 0
-    found = store.find_session(args.name)
+    found = store.sessions.find_session(args.name)
     if found is None:
         print(f"specreview session: no campaign named {args.name!r}", file=sys.stderr)
         return 1
     if args.action == "close":
-        closed = store.close_session(found["id"])
+        closed = store.sessions.close_session(found["id"])
         print(f"session {args.name!r} {'closed: its labels are frozen' if closed else 'was already closed'}")
         return 0
-    session = store.get_session(found["id"])
-    for person in session["reviewers"] or sorted({r["reviewer"] for r in store.current_reviews(session=found["id"])}):
-        prog = store.queue_progress(person, session_id=found["id"])
+    session = store.sessions.get_session(found["id"])
+    for person in session["reviewers"] or sorted({r["reviewer"] for r in store.reviews.current_reviews(session=found["id"])}):
+        prog = store.queue.queue_progress(person, session_id=found["id"])
         print(f"{person}\t{prog['done']}/{prog['total']}")
     return 0

@@ -82,12 +82,12 @@ def run(args: argparse.Namespace) -> int:
         ids, problems = resolve_items(store, args.items, progress)
         jobs = []
         for sid in ids:
-            rec = store.get_spectrum(sid)
-            done = store.find_trajectory(sid, "verify", agent.backend, agent.model)
+            rec = store.spectra.get_spectrum(sid)
+            done = store.trajectories.find_trajectory(sid, "verify", agent.backend, agent.model)
             if done and not args.force:
                 skipped += 1
                 if args.json:
-                    traj = store.load_trajectory(done)
+                    traj = store.trajectories.load_trajectory(done)
                     print(brief_line(traj, rec["source_path"]))
                 continue
             jobs.append({"spectrum_id": sid, "source_path": rec["source_path"], "target": rec["target"],

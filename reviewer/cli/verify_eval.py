@@ -16,14 +16,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def collect_rows(store, survey: str | None = None) -> list:
     from agents.verify.evaluation import Row
     rows, seen = [], set()
-    for t in store.list_trajectories(limit=None, task="verify"):  # newest first: keep the latest
+    for t in store.trajectories.list_trajectories(limit=None, task="verify"):  # newest first: keep the latest
         if t["spectrum_id"] in seen:
             continue
         seen.add(t["spectrum_id"])
-        traj = store.load_trajectory(t["id"])
+        traj = store.trajectories.load_trajectory(t["id"])
         if traj is None or not traj.spectrum_id:
             continue
-        rec = store.get_spectrum(traj.spectrum_id)
+        rec = store.spectra.get_spectrum(traj.spectrum_id)
         if rec is None or rec.get("pipeline_class") not in ("STAR", "GALAXY", "QSO") or rec.get("pipeline_z") is None:
             continue
         if survey and not re.search(survey, rec.get("survey") or ""):

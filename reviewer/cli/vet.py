@@ -55,7 +55,7 @@ def resolve_items(store, items: list[str], progress: bool) -> tuple[list[str], l
     """Spectrum ids for ids and paths (ingesting unknown files); plus the problems met."""
     ids, problems = [], []
     for item in items:
-        if store.get_spectrum(item) is not None:
+        if store.spectra.get_spectrum(item) is not None:
             ids.append(item)
             continue
         if not Path(item).exists():
@@ -105,9 +105,9 @@ def run(args: argparse.Namespace) -> int:
             ids, problems = resolve_items(store, args.items, progress)
             jobs, skipped = [], 0
             for sid in ids:
-                rec = store.get_spectrum(sid)
+                rec = store.spectra.get_spectrum(sid)
                 for task in tasks:
-                    if not args.force and store.find_trajectory(sid, task, args.backend, model):
+                    if not args.force and store.trajectories.find_trajectory(sid, task, args.backend, model):
                         skipped += 1
                         continue
                     jobs.append({"spectrum_id": sid, "source_path": rec["source_path"], "target": rec["target"],

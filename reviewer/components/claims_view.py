@@ -132,10 +132,10 @@ class ClaimFlags(Viewer):
         state = self.state
         tid = state.item.trajectory_id if state.item is not None else None
         if state.item is not self._claims_item:  # a re-opened item reads its claims again
-            self._claims = [r for r in state.store.claims_for(tid) if r["verdict"] == "contradicted"] if tid else []
+            self._claims = [r for r in state.store.claims.claims_for(tid) if r["verdict"] == "contradicted"] if tid else []
             self._claims_item = state.item
         if (tid, state.reviewer) != self._answers_for:
-            self._answers = {self._key(r): r for r in state.store.claim_flags_for(tid, state.reviewer)} \
+            self._answers = {self._key(r): r for r in state.store.claims.claim_flags_for(tid, state.reviewer)} \
                 if tid and state.reviewer else {}
             self._answers_for = (tid, state.reviewer)
         flags = []

@@ -29,7 +29,7 @@ class PreferenceForm(Viewer):
     def _load(self, *_):
         item = self.state.item
         traj = item.trajectory if item is not None else None
-        rows = [r for r in self.state.store.trajectories_on_spectrum(item.spectrum_id)
+        rows = [r for r in self.state.store.trajectories.trajectories_on_spectrum(item.spectrum_id)
                 if traj is None or r["id"] != traj.id] if item is not None else []
         task = traj.task if traj is not None else None
         rows = sorted(rows, key=lambda r: (r["task"] != task, r["task"], str(r["created_at"])))

@@ -38,7 +38,7 @@ class QueueView(TrajectoryTable):
 
     def __init__(self, **params):
         super().__init__(**params)
-        choices = self.state.store.queue_choices()
+        choices = self.state.store.queue.queue_choices()
         self.param.task.objects = [ANY, *choices["tasks"]]
         self.param.backend.objects = [ANY, *choices["backends"]]
         self._filters = pn.Param(self, parameters=list(FILTERS),
@@ -69,11 +69,11 @@ class QueueView(TrajectoryTable):
 
     # ---- PagedTable -----------------------------------------------------------------------------
     def count(self) -> int:
-        return self.state.store.queue_count(self.state.reviewer or None, **self.state.queue_args())
+        return self.state.store.queue.queue_count(self.state.reviewer or None, **self.state.queue_args())
 
     def fetch(self, offset: int, limit: int) -> list[dict]:
-        return self.state.store.queue_items(self.state.reviewer or None, offset=offset, limit=limit,
-                                            **self.state.queue_args())
+        return self.state.store.queue.queue_items(self.state.reviewer or None, offset=offset, limit=limit,
+                                                  **self.state.queue_args())
 
     def _step(self, delta: int) -> None:
         with pn.io.hold():  # one patch message per item change (see keyboard.py)
@@ -97,7 +97,7 @@ class QueueView(TrajectoryTable):
         if tid is not None and tid not in [r["trajectory_id"] for r in self.rows]:
             position = self.state.position  # known after n / b; else asked of the store
             if position is None:
-                position = self.state.store.queue_position(tid, self.state.reviewer or None, **self.state.queue_args())
+                position = self.state.store.queue.queue_position(tid, self.state.reviewer or None, **self.state.queue_args())
             self.show_position(position)
         self.select_current()
 
@@ -108,7 +108,7 @@ class QueueView(TrajectoryTable):
             people.insert(0, state.reviewer)
         lines = []
         for person in people:
-            prog = store.queue_progress(person, session_id=state.session_id)
+            prog = store.queue.queue_progress(person, session_id=state.session_id)
             lines.append(f"{escape(person)}: {prog['done']} / {prog['total']} reviewed")
         head = ""
         if state.campaign:

@@ -93,8 +93,8 @@ class ReviewForm(Viewer):
     def _sync_saved(self, *_):
         state = self.state
         tid = state.item.trajectory_id if state.item is not None else None
-        mine = state.store.latest_review(tid, state.reviewer) if tid and state.reviewer else None
-        rating = state.store.latest_rating(tid, state.reviewer, self.rubric_version) if tid and state.reviewer else None
+        mine = state.store.labels.latest_review(tid, state.reviewer) if tid and state.reviewer else None
+        rating = state.store.labels.latest_rating(tid, state.reviewer, self.rubric_version) if tid and state.reviewer else None
         score = int(rating["score"]) if rating else None
         if self._score.value != score:
             self._score.value = score
@@ -127,7 +127,7 @@ class ReviewForm(Viewer):
         if event.new is None:
             return
         tid = self.state.item.trajectory_id if self.state.item else None
-        saved = self.state.store.latest_rating(tid, self.state.reviewer, self.rubric_version) \
+        saved = self.state.store.labels.latest_rating(tid, self.state.reviewer, self.rubric_version) \
             if tid and self.state.reviewer else None
         if saved is None or int(saved["score"]) != event.new:
             self.state.save_score(int(event.new))

@@ -30,10 +30,10 @@ class SpectrumListView(PagedTable):
         self.refresh()
 
     def count(self) -> int:
-        return self.state.store.count_spectra(search=self.search or None)
+        return self.state.store.spectra.count_spectra(search=self.search or None)
 
     def fetch(self, offset: int, limit: int) -> list[dict]:
-        return self.state.store.list_spectra(search=self.search or None, limit=limit, offset=offset)
+        return self.state.store.spectra.list_spectra(search=self.search or None, limit=limit, offset=offset)
 
     def open_row(self, row: dict) -> None:
         self.state.open_item(spectrum_id=row["spectrum_id"])

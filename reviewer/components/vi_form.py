@@ -50,7 +50,7 @@ class VIForm(Viewer):
 
     def load(self, *_):
         state = self.state
-        row = state.store.latest_vi_label(state.item.spectrum_id, state.reviewer) \
+        row = state.store.labels.latest_vi_label(state.item.spectrum_id, state.reviewer) \
             if state.item is not None and state.reviewer else None
         row = row or {}
         self.param.update(quality=row.get("quality"), issues=list(row.get("issues") or ""), z=row.get("z"),

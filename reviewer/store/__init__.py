@@ -1,5 +1,9 @@
 """DuckDB persistence: schema, migrations, row codecs and the SQL (the only SQL in the house).
 
+`Store(path)` opens the file (a `Database`: connection, transactions, lifecycle) and holds one
+repository per concern, each with its own SQL: store.spectra, .trajectories, .images, .labels,
+.sessions, .queue, .reviews, .verdict_state, .claims, .triage.
+
 Review rules live above it (reviewer/labels.py, conflicts.py, curation.py, ...): nothing here
 imports from reviewer/ outside this package.
 """

@@ -15,8 +15,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from reviewer.store.base import StoreBase
 from reviewer.store.codec import now, to_json
+from reviewer.store.database import Database
+from reviewer.store.labels import LabelRepository
 
 CLAIM_VERDICTS = ("supported", "contradicted", "unverifiable")
 CLAIM_FLAG_DECISIONS = ("confirm", "dismiss")  # the claim is wrong / the checker is wrong
@@ -62,7 +63,13 @@ def _number(value: Any) -> float | None:
     return number if number == number and abs(number) != float("inf") else None
 
 
-class ClaimsMixin(StoreBase):
+class ClaimRepository:
+    """Claim results and reviewers' answers to their flags (labels: written through `labels`)."""
+
+    def __init__(self, db: Database, labels: LabelRepository):
+        self.db = db
+        self._labels = labels
+
     def save_claims(self, trajectory_id: str, version: str, rows: Iterable[dict[str, Any]]) -> int:
         """Replace this trajectory's claim results of checker `version` with `rows` (dicts with keys of
         CLAIM_ROW_FIELDS; step_idx, claim_idx, kind, claim_text and verdict required), in one
@@ -85,20 +92,20 @@ class ClaimsMixin(StoreBase):
                 rec[key] = _number(rec.get(key))
             rec["result"] = to_json(rec.get("result"))
             values.append([trajectory_id, str(version), *(rec.get(c) for c in CLAIM_ROW_FIELDS), stamp])
-        with self.transaction():
-            self._execute("DELETE FROM claim_results WHERE trajectory_id = ? AND checker_version = ?",
-                          [trajectory_id, str(version)])
+        with self.db.transaction():
+            self.db.execute("DELETE FROM claim_results WHERE trajectory_id = ? AND checker_version = ?",
+                            [trajectory_id, str(version)])
             if values:
-                self._insert_rows("claim_results", _COLUMNS, values)
+                self.db.insert_rows("claim_results", _COLUMNS, values)
         return len(values)
 
     def claims_for(self, trajectory_id: str, version: str | None = None) -> list[dict[str, Any]]:
         """The claim results of one trajectory in step and claim order: of checker `version`, or of the
         version saved last. `result` is the checker's whole result as a dict."""
         if version is not None:
-            return self._rows("SELECT * FROM claim_results WHERE trajectory_id = ? AND checker_version = ? "
-                              "ORDER BY step_idx, claim_idx", [trajectory_id, version])
-        return self._rows(
+            return self.db.rows("SELECT * FROM claim_results WHERE trajectory_id = ? AND checker_version = ? "
+                                "ORDER BY step_idx, claim_idx", [trajectory_id, version])
+        return self.db.rows(
             "SELECT * FROM claim_results WHERE trajectory_id = ? QUALIFY checker_version = first(checker_version) "
             "OVER (ORDER BY created_at DESC, checker_version DESC) ORDER BY step_idx, claim_idx", [trajectory_id])
 
@@ -108,12 +115,12 @@ class ClaimsMixin(StoreBase):
         ids = list(dict.fromkeys(trajectory_ids))
         if not ids:
             return {}
-        rows = self._rows(_PICKED_CLAIM_COUNTS_SQL, [ids])
+        rows = self.db.rows(_PICKED_CLAIM_COUNTS_SQL, [ids])
         return {r["trajectory_id"]: {v: int(r[v]) for v in CLAIM_VERDICTS} for r in rows}
 
     def claim_versions(self, trajectory_id: str) -> list[str]:
         """The checker versions with results stored for a trajectory, the latest saved first."""
-        return [r[0] for r in self._execute(
+        return [r[0] for r in self.db.execute(
             "SELECT checker_version FROM claim_results WHERE trajectory_id = ? GROUP BY checker_version "
             "ORDER BY max(created_at) DESC, checker_version DESC", [trajectory_id]).fetchall()]
 
@@ -128,8 +135,8 @@ class ClaimsMixin(StoreBase):
         `result`: what the checker said about it, kept with the answer. Append-only; returns the id."""
         if decision not in CLAIM_FLAG_DECISIONS:
             raise ValueError(f"decision must be one of {', '.join(CLAIM_FLAG_DECISIONS)}; got {decision!r}")
-        reviewer = self.add_reviewer(reviewer)
-        return self._append("claim_flags", {
+        reviewer = self._labels.add_reviewer(reviewer)
+        return self._labels.append("claim_flags", {
             "trajectory_id": trajectory_id, "step_idx": int(step_idx), "claim_idx": int(claim_idx),
             "checker_version": str(checker_version), "claim_text": claim_text, "decision": decision,
             "reviewer": reviewer, "result": to_json(result), "comment": comment, "session_id": session_id,
@@ -143,7 +150,7 @@ class ClaimsMixin(StoreBase):
         if reviewer is not None:
             sql += " AND reviewer = ?"
             params.append(reviewer)
-        return self._rows(
+        return self.db.rows(
             f"{sql} QUALIFY row_number() OVER (PARTITION BY reviewer, checker_version, step_idx, claim_idx "
             "ORDER BY created_at DESC, seq DESC) = 1 ORDER BY step_idx, claim_idx, created_at, seq", params)
 
@@ -158,4 +165,4 @@ class ClaimsMixin(StoreBase):
             conds.append("reviewer = ?")
             params.append(reviewer)
         where = ("WHERE " + " AND ".join(conds)) if conds else ""
-        return self._rows(f"SELECT * FROM claim_flags {where} ORDER BY created_at, seq", params)
+        return self.db.rows(f"SELECT * FROM claim_flags {where} ORDER BY created_at, seq", params)

@@ -13,8 +13,8 @@ from typing import Any
 
 import duckdb
 
-from reviewer.store.base import StoreBase
 from reviewer.store.codec import new_id, now, to_json
+from reviewer.store.database import Database
 
 REVIEW_ACTIONS = ("approve", "override", "reject", "clear")  # clear = withdraw my verdict
 PREFERENCE_OUTCOMES = ("win", "tie", "loss")  # for trajectory_a against trajectory_b
@@ -41,34 +41,42 @@ def normalise_vi_issues(issues: str | Iterable[str] | None) -> str:
     return "".join(c for c in VI_ISSUES if c in letters)
 
 
-class LabelsMixin(StoreBase):
+class LabelRepository:
+    """The reviewers and their labels (verdicts, VI labels, notes, ratings, preferences, revisions,
+    curation events)."""
+
+    def __init__(self, db: Database):
+        self.db = db
+
     # -- reviewers ---------------------------------------------------------------------------
     def add_reviewer(self, name: str) -> str:
         name = (name or "").strip()
         if not name:
             raise ValueError("a reviewer needs a name")
-        if name not in self._shared.known_reviewers:
-            self._execute(
+        if name not in self.db.known_reviewers:
+            self.db.execute(
                 "INSERT INTO reviewers (name, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING", [name, now()]
             )
-            if not self._shared.in_transaction():  # a rollback could still undo it
-                self._shared.known_reviewers.add(name)
+            if not self.db.in_transaction():  # a rollback could still undo it
+                self.db.known_reviewers.add(name)
         return name
 
     def list_reviewers(self) -> list[str]:
-        return [r[0] for r in self._execute("SELECT name FROM reviewers ORDER BY name").fetchall()]
+        return [r[0] for r in self.db.execute("SELECT name FROM reviewers ORDER BY name").fetchall()]
 
-    def _append(self, table: str, values: dict[str, Any], id: str | None, created_at: datetime | None) -> str:
+    def append(self, table: str, values: dict[str, Any], id: str | None, created_at: datetime | None) -> str:
+        """Write one label row (`id`: the client's, else a new one); a row with that id already there
+        is this very label, and nothing is written. Returns the id."""
         row = {"id": id or new_id(), **values, "created_at": created_at or now()}
         sql = f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})"
-        if self._shared.in_transaction():
+        if self.db.in_transaction():
             # a duplicate-key error would abort the caller's whole transaction
-            self._execute(sql + " ON CONFLICT DO NOTHING", list(row.values()))
+            self.db.execute(sql + " ON CONFLICT DO NOTHING", list(row.values()))
             return row["id"]
         # Alone, a plain INSERT is about twice as fast as ON CONFLICT DO NOTHING in DuckDB; the
         # id being the only key, a duplicate key means this very label is already stored.
         try:
-            self._execute(sql, list(row.values()))
+            self.db.execute(sql, list(row.values()))
         except duckdb.ConstraintException as exc:
             if "Duplicate key" not in str(exc):
                 raise
@@ -85,7 +93,7 @@ class LabelsMixin(StoreBase):
         if action == "override" and not label:
             raise ValueError("an override needs the corrected label")
         reviewer = self.add_reviewer(reviewer)
-        return self._append("reviews", {
+        return self.append("reviews", {
             "trajectory_id": trajectory_id, "reviewer": reviewer, "action": action, "label": to_json(label),
             "comment": comment, "session_id": session_id,
         }, id, created_at)
@@ -99,7 +107,7 @@ class LabelsMixin(StoreBase):
         if quality is not None and not (isinstance(quality, int) and 0 <= quality <= 4):
             raise ValueError(f"VI quality is an integer 0-4; got {quality!r}")
         reviewer = self.add_reviewer(reviewer)
-        return self._append("vi_labels", {
+        return self.append("vi_labels", {
             "spectrum_id": spectrum_id, "reviewer": reviewer, "quality": quality,
             "issues": normalise_vi_issues(issues), "z": None if z is None else float(z),
             "spectype": spectype.upper() if spectype else None, "comment": comment, "session_id": session_id,
@@ -113,7 +121,7 @@ class LabelsMixin(StoreBase):
         """A note on one step (`step_idx`) or on the whole trajectory (None). A reviewer's newer note on
         the same step replaces the older one in `annotations_for`; an empty note with no flags clears it."""
         reviewer = self.add_reviewer(reviewer)
-        return self._append("annotations", {
+        return self.append("annotations", {
             "trajectory_id": trajectory_id, "step_idx": step_idx, "reviewer": reviewer, "comment": comment,
             "flags": list(dict.fromkeys(flags)), "session_id": session_id,
         }, id, created_at)
@@ -129,7 +137,7 @@ class LabelsMixin(StoreBase):
             raise ValueError(f"a rating is a number from 0 to 5; got {score!r}")
         if rater_kind == "human":
             rater = self.add_reviewer(rater)
-        return self._append("ratings", {
+        return self.append("ratings", {
             "trajectory_id": trajectory_id, "rater": rater, "rater_kind": rater_kind, "score": float(score),
             "rubric_version": str(rubric_version), "comment": comment, "session_id": session_id,
         }, id, created_at)
@@ -144,7 +152,7 @@ class LabelsMixin(StoreBase):
         if trajectory_a == trajectory_b:
             raise ValueError("a preference compares two different trajectories")
         reviewer = self.add_reviewer(reviewer)
-        return self._append("preferences", {
+        return self.append("preferences", {
             "spectrum_id": spectrum_id, "trajectory_a": trajectory_a, "trajectory_b": trajectory_b,
             "reviewer": reviewer, "outcome": outcome, "comment": comment, "session_id": session_id,
         }, id, created_at)
@@ -158,7 +166,7 @@ class LabelsMixin(StoreBase):
         The version number is one more than the step's latest, assigned in the same statement."""
         reviewer = self.add_reviewer(reviewer)
         row_id = id or new_id()
-        self._execute(
+        self.db.execute(
             "INSERT INTO revisions (id, trajectory_id, step_idx, version, reviewer, text, tool_args, image_sha, "
             "comment, created_at) SELECT ?, ?, ?, coalesce((SELECT max(version) FROM revisions "
             "WHERE trajectory_id = ? AND step_idx = ?), 0) + 1, ?, ?, ?, ?, ?, ? ON CONFLICT DO NOTHING",
@@ -176,7 +184,7 @@ class LabelsMixin(StoreBase):
         `vote` (value accept / reject)."""
         _choice("event", event, CURATION_EVENTS)
         reviewer = self.add_reviewer(reviewer)
-        return self._append("curation_events", {
+        return self.append("curation_events", {
             "trajectory_id": trajectory_id, "reviewer": reviewer, "event": event, "value": value,
             "comment": comment, "session_id": session_id,
         }, id, created_at)
@@ -184,25 +192,25 @@ class LabelsMixin(StoreBase):
     # -- latest-wins readers -----------------------------------------------------------------
     def latest_review(self, trajectory_id: str, reviewer: str) -> dict[str, Any] | None:
         """This reviewer's current verdict on the trajectory (None: none, or withdrawn with `clear`)."""
-        row = self._row(
+        row = self.db.row(
             "SELECT * FROM reviews WHERE trajectory_id = ? AND reviewer = ? "
             "ORDER BY created_at DESC, seq DESC LIMIT 1", [trajectory_id, reviewer])
         return None if row is None or row["action"] == "clear" else row
 
     def reviews_for(self, trajectory_id: str) -> list[dict[str, Any]]:
         """Current verdict of each reviewer (withdrawn ones left out), oldest first."""
-        rows = self._rows(
+        rows = self.db.rows(
             f"SELECT * FROM reviews WHERE trajectory_id = ? {_LATEST.format(keys='reviewer')} ORDER BY created_at, seq",
             [trajectory_id])
         return [r for r in rows if r["action"] != "clear"]
 
     def latest_vi_label(self, spectrum_id: str, reviewer: str) -> dict[str, Any] | None:
-        return self._row(
+        return self.db.row(
             "SELECT * FROM vi_labels WHERE spectrum_id = ? AND reviewer = ? ORDER BY created_at DESC, seq DESC LIMIT 1",
             [spectrum_id, reviewer])
 
     def vi_labels_for(self, spectrum_id: str) -> list[dict[str, Any]]:
-        return self._rows(
+        return self.db.rows(
             f"SELECT * FROM vi_labels WHERE spectrum_id = ? {_LATEST.format(keys='reviewer')} ORDER BY created_at, seq",
             [spectrum_id])
 
@@ -213,7 +221,7 @@ class LabelsMixin(StoreBase):
         if reviewer is not None:
             sql += " AND reviewer = ?"
             params.append(reviewer)
-        rows = self._rows(
+        rows = self.db.rows(
             f"{sql} {_LATEST.format(keys='reviewer, step_idx')} ORDER BY step_idx NULLS FIRST, created_at, seq", params)
         return [r for r in rows if r["comment"] or r["flags"]]
 
@@ -223,11 +231,11 @@ class LabelsMixin(StoreBase):
         if rubric_version is not None:
             sql += " AND rubric_version = ?"
             params.append(rubric_version)
-        return self._row(sql + " ORDER BY created_at DESC, seq DESC LIMIT 1", params)
+        return self.db.row(sql + " ORDER BY created_at DESC, seq DESC LIMIT 1", params)
 
     def ratings_for(self, trajectory_id: str) -> list[dict[str, Any]]:
         """Current score of each rater under each rubric version."""
-        return self._rows(
+        return self.db.rows(
             f"SELECT * FROM ratings WHERE trajectory_id = ? {_LATEST.format(keys='rater, rubric_version')} "
             "ORDER BY created_at, seq", [trajectory_id])
 
@@ -241,25 +249,25 @@ class LabelsMixin(StoreBase):
         else:
             where, params = "spectrum_id = ?", [spectrum_id]
         keys = "reviewer, least(trajectory_a, trajectory_b), greatest(trajectory_a, trajectory_b)"
-        return self._rows(
+        return self.db.rows(
             f"SELECT * FROM preferences WHERE {where} {_LATEST.format(keys=keys)} ORDER BY created_at, seq", params)
 
     def revisions_for(self, trajectory_id: str) -> list[dict[str, Any]]:
         """The current (latest) revision of each revised step."""
-        return self._rows(
+        return self.db.rows(
             f"SELECT * FROM revisions WHERE trajectory_id = ? {_LATEST.format(keys='step_idx')} ORDER BY step_idx",
             [trajectory_id])
 
     def curation_events_for(self, trajectory_id: str, latest: bool = True) -> list[dict[str, Any]]:
         """Curation events; with `latest`, each reviewer's current audit / vote / revise only."""
         qualify = _LATEST.format(keys="reviewer, event") if latest else ""
-        return self._rows(
+        return self.db.rows(
             f"SELECT * FROM curation_events WHERE trajectory_id = ? {qualify} ORDER BY created_at, seq",
             [trajectory_id])
 
     def labels_for(self, trajectory_id: str) -> dict[str, list[dict[str, Any]]]:
         """Every current label on a trajectory (and the VI labels of its spectrum), keyed by table."""
-        spectrum_id = self._scalar("SELECT spectrum_id FROM trajectories WHERE id = ?", [trajectory_id])
+        spectrum_id = self.db.scalar("SELECT spectrum_id FROM trajectories WHERE id = ?", [trajectory_id])
         return {
             "reviews": self.reviews_for(trajectory_id),
             "annotations": self.annotations_for(trajectory_id),
@@ -293,8 +301,8 @@ class LabelsMixin(StoreBase):
             conds.append(f"{'rater' if table == 'ratings' else 'reviewer'} = ?")
             params.append(reviewer)
         where = ("WHERE " + " AND ".join(conds)) if conds else ""
-        return self._rows(f"SELECT * FROM {table} {where} ORDER BY created_at, seq", params)
+        return self.db.rows(f"SELECT * FROM {table} {where} ORDER BY created_at, seq", params)
 
     def count_labels(self, table: str) -> int:
         _choice("table", table, LABEL_TABLES)
-        return int(self._scalar(f"SELECT count(*) FROM {table}"))
+        return int(self.db.scalar(f"SELECT count(*) FROM {table}"))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from reviewer.store.base import StoreBase
-from reviewer.store.claims import CLAIM_COUNTS_SQL
+from reviewer.store.claims import CLAIM_COUNTS_SQL, ClaimRepository
+from reviewer.store.database import Database
 
 QUEUE_STATES = ("todo", "done", "all")
 # "default": creation order (a campaign's own order inside a session); "contradicted": the most
@@ -50,7 +50,13 @@ def _queue_order(order: str | None, session_id: str | None) -> str:
     return base
 
 
-class QueueMixin(StoreBase):
+class QueueRepository:
+    """The review queue's pages, counts and positions; a page's claim counts are read from `claims`."""
+
+    def __init__(self, db: Database, claims: ClaimRepository):
+        self.db = db
+        self._claims = claims
+
     def _queue_query(self, columns: str, reviewer: str | None, *, task=None, agent_name=None, backend=None,
                      credibility=None, state: str = "all", disagreement: bool | None = None,
                      reviewed_by: str | None = None, session_id: str | None = None, contradicted: bool | None = None,
@@ -112,23 +118,23 @@ class QueueMixin(StoreBase):
         columns = _QUEUE_COLUMNS_NO_CLAIMS if counts_after else _QUEUE_COLUMNS
         columns += ", si.position" if filters.get("session_id") else ""
         sql, params = self._queue_query(columns, reviewer, **filters)
-        rows = self._rows(f"{sql} ORDER BY {order} LIMIT ? OFFSET ?", [*params, int(limit), int(offset)])
+        rows = self.db.rows(f"{sql} ORDER BY {order} LIMIT ? OFFSET ?", [*params, int(limit), int(offset)])
         if counts_after and rows:
-            counts = self.claim_counts(r["trajectory_id"] for r in rows)
+            counts = self._claims.claim_counts(r["trajectory_id"] for r in rows)
             for row in rows:
                 row["contradicted"] = counts.get(row["trajectory_id"], {}).get("contradicted", 0)
         return rows
 
     def queue_count(self, reviewer: str | None = None, **filters: Any) -> int:
         sql, params = self._queue_query("count(*)", reviewer, **filters)
-        return int(self._scalar(sql, params))
+        return int(self.db.scalar(sql, params))
 
     def queue_position(self, trajectory_id: str, reviewer: str | None = None, **filters: Any) -> int | None:
         """The 0-based position of an item in the filtered, ordered queue (None: not in it)."""
         order = _queue_order(filters.get("order"), filters.get("session_id"))
         sql, params = self._queue_query(f"t.id AS tid, row_number() OVER (ORDER BY {order}) - 1 AS pos",
                                         reviewer, **filters)
-        row = self._row(f"SELECT pos FROM ({sql}) WHERE tid = ?", [*params, trajectory_id])
+        row = self.db.row(f"SELECT pos FROM ({sql}) WHERE tid = ?", [*params, trajectory_id])
         return None if row is None else int(row["pos"])
 
     def queue_neighbour(self, trajectory_id: str | None, delta: int, reviewer: str | None = None,
@@ -139,9 +145,9 @@ class QueueMixin(StoreBase):
         order = _queue_order(filters.get("order"), filters.get("session_id"))
         sql, params = self._queue_query(f"t.id AS tid, row_number() OVER (ORDER BY {order}) - 1 AS pos",
                                         reviewer, **filters)
-        row = self._row(f"WITH q AS ({sql}) SELECT tid, pos FROM q WHERE pos = "
-                        "greatest(0, coalesce((SELECT pos FROM q WHERE tid = ?) + ?, 0))",
-                        [*params, trajectory_id or "", int(delta)])
+        row = self.db.row(f"WITH q AS ({sql}) SELECT tid, pos FROM q WHERE pos = "
+                          "greatest(0, coalesce((SELECT pos FROM q WHERE tid = ?) + ?, 0))",
+                          [*params, trajectory_id or "", int(delta)])
         return None if row is None else (row["tid"], int(row["pos"]))
 
     def queue_progress(self, reviewer: str, session_id: str | None = None) -> dict[str, int]:
@@ -151,7 +157,7 @@ class QueueMixin(StoreBase):
         if session_id:
             scope = "JOIN session_items si ON si.trajectory_id = t.id AND si.session_id = ?"
             params.append(session_id)
-        row = self._row(
+        row = self.db.row(
             "WITH mine AS (SELECT trajectory_id, action FROM reviews WHERE reviewer = ? "
             "QUALIFY row_number() OVER (PARTITION BY trajectory_id ORDER BY created_at DESC, seq DESC) = 1) "
             "SELECT count(*) AS total, count(m.action) FILTER (WHERE m.action <> 'clear') AS done "
@@ -160,6 +166,6 @@ class QueueMixin(StoreBase):
 
     def queue_choices(self) -> dict[str, list[str]]:
         """Values the queue filters can take: the tasks and backends that have trajectories."""
-        tasks = [r[0] for r in self._execute("SELECT DISTINCT task FROM trajectories ORDER BY 1").fetchall()]
-        backends = [r[0] for r in self._execute("SELECT DISTINCT backend FROM trajectories ORDER BY 1").fetchall()]
+        tasks = [r[0] for r in self.db.execute("SELECT DISTINCT task FROM trajectories ORDER BY 1").fetchall()]
+        backends = [r[0] for r in self.db.execute("SELECT DISTINCT backend FROM trajectories ORDER BY 1").fetchall()]
         return {"tasks": tasks, "backends": backends}

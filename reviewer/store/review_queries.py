@@ -15,9 +15,11 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from reviewer.store.base import StoreBase
 from reviewer.store.codec import new_id, now, to_json
 from reviewer.store.connection import damage_of
+from reviewer.store.database import Database
+from reviewer.store.labels import LabelRepository
+from reviewer.store.sessions import SessionRepository
 
 RESOLUTION_KINDS = ("trajectory", "spectrum")
 RESOLUTION_ACTIONS = ("approve", "override", "reject")
@@ -45,19 +47,22 @@ def _write_error(exc: Exception, path) -> OSError:
     return OSError(code, os.strerror(code), str(path))
 
 
-class ReviewQueriesMixin(StoreBase):
-    # -- session scope -----------------------------------------------------------------------
-    def find_session(self, name_or_id: str) -> dict[str, Any] | None:
-        """A session by id, else the newest session with that name."""
-        return self._row(
-            "SELECT * FROM audit_sessions WHERE id = ? OR name = ? ORDER BY (id = ?) DESC, created_at DESC LIMIT 1",
-            [name_or_id, name_or_id, name_or_id])
+class ReviewRepository:
+    """Reads across the label tables (scoped to a session's frozen labels), resolutions, LLM judges'
+    failures and whole-table exports. Resolutions register their merger with `labels`; a session is
+    found by id or name through `sessions`."""
 
+    def __init__(self, db: Database, labels: LabelRepository, sessions: SessionRepository):
+        self.db = db
+        self._labels = labels
+        self._sessions = sessions
+
+    # -- session scope -----------------------------------------------------------------------
     def _scope(self, session: str | None, table: str, alias: str = "") -> tuple[str, list[Any]]:
         """SQL condition (starting with AND) limiting a label table to a session's frozen labels."""
         if session is None:
             return "", []
-        found = self.find_session(session)
+        found = self._sessions.find_session(session)
         if found is None:
             raise UnknownSession(f"no audit session named {session!r}")
         p = f"{alias}." if alias else ""
@@ -90,17 +95,17 @@ class ReviewQueriesMixin(StoreBase):
                 raise ValueError("an override resolution needs the corrected label")
         elif action is not None or not label:
             raise ValueError("a spectrum resolution has no action and needs the merged VI label")
-        merger = self.add_reviewer(merger)
+        merger = self._labels.add_reviewer(merger)
         row = {"id": id or new_id(), "item_kind": item_kind, "item_id": item_id, "merger": merger, "action": action,
                "label": to_json(label), "merger_comment": merger_comment, "session_id": session_id,
                "created_at": created_at or now()}
-        self._execute(f"INSERT INTO resolutions ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)}) "
-                      "ON CONFLICT DO NOTHING", list(row.values()))
+        self.db.execute(f"INSERT INTO resolutions ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)}) "
+                        "ON CONFLICT DO NOTHING", list(row.values()))
         return row["id"]
 
     def latest_resolutions(self, item_kind: str, session: str | None = None) -> dict[str, dict[str, Any]]:
         scope, params = self._scope(session, "resolutions")
-        rows = self._rows(
+        rows = self.db.rows(
             f"SELECT * FROM resolutions WHERE item_kind = ? {scope} "
             "QUALIFY row_number() OVER (PARTITION BY item_id ORDER BY created_at DESC, seq DESC) = 1",
             [item_kind, *params])
@@ -121,7 +126,7 @@ class ReviewQueriesMixin(StoreBase):
         if trajectory_ids is not None:
             task_cond += " AND r.trajectory_id IN (SELECT unnest(?::VARCHAR[]))"
             params.append(list(trajectory_ids))
-        return self._rows(
+        return self.db.rows(
             "SELECT * FROM (SELECT r.trajectory_id, r.reviewer, r.action, r.label, r.comment, r.created_at, r.seq, "
             "t.spectrum_id, t.task, t.agent_name, t.backend, t.model, t.answer, t.answer_z, t.credibility, t.outcome, "
             "s.object_id, s.survey FROM reviews r JOIN trajectories t ON t.id = r.trajectory_id "
@@ -135,7 +140,7 @@ class ReviewQueriesMixin(StoreBase):
         if spectrum_id is not None:
             scope += " AND v.spectrum_id = ?"
             params.append(spectrum_id)
-        return self._rows(
+        return self.db.rows(
             "SELECT v.*, s.object_id, s.target AS spectrum_target, s.survey, s.file_name, s.pipeline_class, "
             "s.pipeline_z, s.header FROM vi_labels v LEFT JOIN spectra s USING (spectrum_id) "
             f"WHERE true {scope} "
@@ -153,7 +158,7 @@ class ReviewQueriesMixin(StoreBase):
             if value is not None:
                 conds += f" AND {column} = ?"
                 params.append(str(value))
-        rows = self._rows(
+        rows = self.db.rows(
             "SELECT r.trajectory_id, r.rater, r.rater_kind, r.score, r.rubric_version, r.created_at, t.task, "
             "t.agent_name, t.backend, t.model FROM ratings r LEFT JOIN trajectories t ON t.id = r.trajectory_id "
             f"WHERE true {scope}{conds} QUALIFY row_number() OVER (PARTITION BY r.trajectory_id, r.rater, "
@@ -174,7 +179,7 @@ class ReviewQueriesMixin(StoreBase):
         and no revision in the session's scope."""
         conds, params = [], []
         if session is not None:
-            found = self.find_session(session)
+            found = self._sessions.find_session(session)
             if found is None:
                 raise UnknownSession(f"no audit session named {session!r}")
             conds.append("t.id IN (SELECT trajectory_id FROM session_items WHERE session_id = ?)")
@@ -211,7 +216,7 @@ class ReviewQueriesMixin(StoreBase):
         elif offset:
             page = " OFFSET ?"
             params.append(int(offset))
-        return self._rows(
+        return self.db.rows(
             "SELECT t.id, t.spectrum_id, t.task, t.agent_name, t.backend, t.model, t.answer, s.object_id, s.survey "
             f"FROM trajectories t LEFT JOIN spectra s USING (spectrum_id) {where} ORDER BY t.created_at, t.id{page}",
             params)
@@ -219,7 +224,7 @@ class ReviewQueriesMixin(StoreBase):
     def count_curation_trajectories(self, session: str | None = None, task: str | None = None, *,
                                     ids: Sequence[str] | None = None, untouched: bool = False) -> int:
         where, params = self._curation_where(session, task, ids, untouched)
-        return int(self._scalar(f"SELECT count(*) FROM trajectories t {where}", params))
+        return int(self.db.scalar(f"SELECT count(*) FROM trajectories t {where}", params))
 
     def curation_history(self, session: str | None = None,
                          trajectory_ids: Sequence[str] | None = None) -> dict[str, list[dict[str, Any]]]:
@@ -231,20 +236,20 @@ class ReviewQueriesMixin(StoreBase):
             ev_scope += " AND trajectory_id IN (SELECT unnest(?::VARCHAR[]))"
             rv_scope += " AND trajectory_id IN (SELECT unnest(?::VARCHAR[]))"
             ev_params, rv_params = [*ev_params, list(trajectory_ids)], [*rv_params, list(trajectory_ids)]
-        events = self._rows(f"SELECT * FROM curation_events WHERE true {ev_scope} ORDER BY created_at, seq", ev_params)
-        revisions = self._rows("SELECT id, seq, trajectory_id, step_idx, version, reviewer, created_at FROM revisions "
-                               f"WHERE true {rv_scope} ORDER BY created_at, seq", rv_params)
+        events = self.db.rows(f"SELECT * FROM curation_events WHERE true {ev_scope} ORDER BY created_at, seq", ev_params)
+        revisions = self.db.rows("SELECT id, seq, trajectory_id, step_idx, version, reviewer, created_at FROM revisions "
+                                 f"WHERE true {rv_scope} ORDER BY created_at, seq", rv_params)
         return {"events": events, "revisions": revisions}
 
     def revisions_in_scope(self, trajectory_id: str, session: str | None = None) -> list[dict[str, Any]]:
         """Every revision row of a trajectory (all versions) within the session's frozen time."""
         scope, params = self._scope(session, "revisions")
-        return self._rows(f"SELECT * FROM revisions WHERE trajectory_id = ? {scope} ORDER BY created_at, seq",
-                          [trajectory_id, *params])
+        return self.db.rows(f"SELECT * FROM revisions WHERE trajectory_id = ? {scope} ORDER BY created_at, seq",
+                            [trajectory_id, *params])
 
     # -- LLM judges --------------------------------------------------------------------------
     def rated_trajectory_ids(self, rater: str, rubric_version: str) -> set[str]:
-        return {r[0] for r in self._execute(
+        return {r[0] for r in self.db.execute(
             "SELECT DISTINCT trajectory_id FROM ratings WHERE rater = ? AND rubric_version = ?",
             [rater, str(rubric_version)]).fetchall()}
 
@@ -252,18 +257,18 @@ class ReviewQueriesMixin(StoreBase):
                           reply: str | None = None) -> str:
         """A judge call that gave no usable score (no score in the reply, or the call failed)."""
         row_id = new_id()
-        self._execute(
+        self.db.execute(
             "INSERT INTO judge_failures (id, trajectory_id, judge, rubric_version, error, reply, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)", [row_id, trajectory_id, judge, str(rubric_version), error, reply, now()])
         return row_id
 
     def judge_failures(self, judge: str | None = None) -> list[dict[str, Any]]:
         cond, params = ("WHERE judge = ?", [judge]) if judge else ("", [])
-        return self._rows(f"SELECT * FROM judge_failures {cond} ORDER BY created_at, seq", params)
+        return self.db.rows(f"SELECT * FROM judge_failures {cond} ORDER BY created_at, seq", params)
 
     # -- whole tables (Parquet export) -------------------------------------------------------
     def table_names(self) -> list[str]:
-        return [r[0] for r in self._execute(
+        return [r[0] for r in self.db.execute(
             "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' ORDER BY table_name").fetchall()]
 
     def _table_query(self, table: str, session: str | None, columns: str = "*") -> tuple[str, list[Any]]:
@@ -274,36 +279,36 @@ class ReviewQueriesMixin(StoreBase):
         cond, params = self._scope(session, table)
         if session is not None and table in ("audit_sessions", "session_items", "session_reviewers"):
             key = "id" if table == "audit_sessions" else "session_id"
-            cond, params = f" AND {key} = ?", [self.find_session(session)["id"]]
+            cond, params = f" AND {key} = ?", [self._sessions.find_session(session)["id"]]
         return f"SELECT {columns} FROM {table} WHERE true {cond}", params
 
     def table_frame(self, table: str, session: str | None = None) -> pd.DataFrame:
         """A whole table as a DataFrame (scoped as `_table_query`)."""
         sql, params = self._table_query(table, session)
-        return self._execute(sql, params).df()
+        return self.db.execute(sql, params).df()
 
     def copy_table_to_parquet(self, table: str, path: str | os.PathLike, session: str | None = None) -> int:
         """Write a whole table (scoped as `_table_query`) to a Parquet file, streamed by DuckDB (bounded
         memory, whatever the table's size); returns the rows written. JSON columns are written as text,
         as `table_frame(...).to_parquet` writes them."""
-        types = self._execute("SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = 'main' "
-                              "AND table_name = ? ORDER BY column_index", [table]).fetchall()
+        types = self.db.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = 'main' "
+                                "AND table_name = ? ORDER BY column_index", [table]).fetchall()
         columns = ", ".join(f'CAST("{name}" AS VARCHAR) AS "{name}"' if kind == "JSON" else f'"{name}"'
                             for name, kind in types)
         sql, params = self._table_query(table, session, columns or "*")
         target = str(path).replace("'", "''")
         # one thread: DuckDB's parallel writer buffers row groups per thread to keep the rows in order
         # (~0.5 GB for 2M steps on 2 threads, more on more); alone it streams in ~0.1 GB, hardly slower
-        threads = self._scalar("SELECT current_setting('threads')")
-        self._execute("SET threads = 1")
+        threads = self.db.scalar("SELECT current_setting('threads')")
+        self.db.execute("SET threads = 1")
         try:
-            cur = self._execute_with_retries(f"COPY ({sql}) TO '{target}' (FORMAT parquet)", params)
+            cur = self.db.execute_with_retries(f"COPY ({sql}) TO '{target}' (FORMAT parquet)", params)
             return int(cur.fetchone()[0])
         except duckdb.IOException as exc:  # the file could not be written, or the database could not be read
             if str(path) not in str(exc):
-                raise damage_of(self.path, exc) or exc from exc
+                raise damage_of(self.db.path, exc) or exc from exc
             raise _write_error(exc, path) from exc
         finally:
-            self._execute(f"SET threads = {int(threads)}")
+            self.db.execute(f"SET threads = {int(threads)}")
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from reviewer.store.base import StoreBase
 from reviewer.store.claims import CLAIM_COUNTS_SQL
 from reviewer.store.codec import new_id, now, to_json
+from reviewer.store.database import Database
 
 TRIAGE_MODEL_KINDS = ("default", "fitted")
 
@@ -39,7 +39,10 @@ LEFT JOIN seen n ON n.trajectory_id = t.id
 """
 
 
-class TriageMixin(StoreBase):
+class TriageRepository:
+    def __init__(self, db: Database):
+        self.db = db
+
     # -- inputs ------------------------------------------------------------------------------
     def triage_items(self, task: str | None = None, spectrum_ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
         """Every trajectory (of `task`, of the given spectra, else all) with its answer, credibility, the
@@ -54,7 +57,7 @@ class TriageMixin(StoreBase):
             conds.append("list_contains(?, t.spectrum_id)")
             params.append(list(dict.fromkeys(spectrum_ids)))
         where = ("WHERE " + " AND ".join(conds)) if conds else ""
-        return self._rows(f"{_TRIAGE_ITEMS_SQL} {where} ORDER BY t.created_at, t.id", params)
+        return self.db.rows(f"{_TRIAGE_ITEMS_SQL} {where} ORDER BY t.created_at, t.id", params)
 
     def recorded_measurements(self, trajectory_ids: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
         """{trajectory id: the measurements its model steps recorded (steps.data.measurements), in
@@ -62,7 +65,7 @@ class TriageMixin(StoreBase):
         ids = list(dict.fromkeys(trajectory_ids))
         if not ids:
             return {}
-        rows = self._rows(
+        rows = self.db.rows(
             "SELECT trajectory_id, data -> '$.measurements' AS measurements FROM steps "
             "WHERE kind = 'think' AND list_contains(?, trajectory_id) AND (data -> '$.measurements') IS NOT NULL "
             "ORDER BY trajectory_id, idx", [ids])
@@ -77,7 +80,7 @@ class TriageMixin(StoreBase):
         with the trajectory's task, agent and answer, and `n_before`: how many other reviewers' current
         verdicts on it were written before this one (what was already seen when it was given)."""
         where, params = ("AND t.task = ?", [task]) if task else ("", [])
-        return self._rows(
+        return self.db.rows(
             "WITH current AS (SELECT * FROM reviews QUALIFY row_number() OVER "
             "(PARTITION BY trajectory_id, reviewer ORDER BY created_at DESC, seq DESC) = 1) "
             "SELECT r.trajectory_id, r.reviewer, r.action, r.label, r.created_at, r.seq, "
@@ -95,7 +98,7 @@ class TriageMixin(StoreBase):
         if len(weights) != len(features) + 1:
             raise ValueError(f"{len(features)} features need {len(features) + 1} weights; got {len(weights)}")
         model_id = new_id()
-        self._execute(
+        self.db.execute(
             "INSERT INTO triage_models (id, kind, features, weights, n_labels, n_errors, info, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [model_id, kind, to_json(list(features)), to_json([float(w) for w in weights]), int(n_labels),
@@ -105,8 +108,8 @@ class TriageMixin(StoreBase):
     def triage_model(self, model_id: str | None = None) -> dict[str, Any] | None:
         """A stored weight vector by id, else the one saved last (None: none yet)."""
         if model_id is not None:
-            return self._row("SELECT * FROM triage_models WHERE id = ?", [model_id])
-        return self._row("SELECT * FROM triage_models ORDER BY created_at DESC, id LIMIT 1")
+            return self.db.row("SELECT * FROM triage_models WHERE id = ?", [model_id])
+        return self.db.row("SELECT * FROM triage_models ORDER BY created_at DESC, id LIMIT 1")
 
     # -- cached priorities -------------------------------------------------------------------
     def put_priorities(self, rows: Iterable[dict[str, Any]], model_id: str) -> int:
@@ -117,21 +120,21 @@ class TriageMixin(StoreBase):
                   for r in rows]
         if not values:
             return 0
-        with self.transaction():
-            self._execute("DELETE FROM triage_priority WHERE list_contains(?, trajectory_id)",
-                          [[v[0] for v in values]])
-            self._insert_rows("triage_priority", ("trajectory_id", "priority", "signals", "model_id", "computed_at"),
-                              values)
+        with self.db.transaction():
+            self.db.execute("DELETE FROM triage_priority WHERE list_contains(?, trajectory_id)",
+                            [[v[0] for v in values]])
+            self.db.insert_rows("triage_priority", ("trajectory_id", "priority", "signals", "model_id", "computed_at"),
+                                values)
         return len(values)
 
     def priorities(self, trajectory_ids: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
         """{trajectory id: {priority, signals, model_id, computed_at}} of the cached priorities (all, or
         of the given trajectories)."""
         if trajectory_ids is None:
-            rows = self._rows("SELECT * FROM triage_priority")
+            rows = self.db.rows("SELECT * FROM triage_priority")
         else:
             ids = list(dict.fromkeys(trajectory_ids))
             if not ids:
                 return {}
-            rows = self._rows("SELECT * FROM triage_priority WHERE list_contains(?, trajectory_id)", [ids])
+            rows = self.db.rows("SELECT * FROM triage_priority WHERE list_contains(?, trajectory_id)", [ids])
         return {r.pop("trajectory_id"): r for r in rows}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from reviewer.store.base import StoreBase
+from reviewer.store.database import Database
 
 _ROWS_PER_PUT = 500
 
@@ -28,16 +28,19 @@ WHERE v.synced_seq IS NULL OR v.synced_seq < w.seq
 """
 
 
-class VerdictStateMixin(StoreBase):
+class VerdictStateRepository:
+    def __init__(self, db: Database):
+        self.db = db
+
     def verdict_states_behind(self, trajectory_id: str | None = None) -> list[dict[str, Any]]:
         """(trajectory_id, scope, seq) whose stored consensus predates their newest verdict or resolution."""
         where, also, params = "", "", []
         if trajectory_id is not None:
             where, also, params = "WHERE trajectory_id = ?", "AND trajectory_id = ?", [trajectory_id, trajectory_id]
-        return self._rows(_BEHIND_SQL.format(where=where, also=also), params)
+        return self.db.rows(_BEHIND_SQL.format(where=where, also=also), params)
 
     def put_verdict_state(self, trajectory_id: str, scope: str, n_reviews: int, status: str, synced_seq: int) -> None:
-        self._execute(
+        self.db.execute(
             "INSERT INTO verdict_state (trajectory_id, scope, n_reviews, status, synced_seq) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT (trajectory_id, scope) DO UPDATE SET n_reviews = excluded.n_reviews, "
             "status = excluded.status, synced_seq = greatest(verdict_state.synced_seq, excluded.synced_seq)",
@@ -48,7 +51,7 @@ class VerdictStateMixin(StoreBase):
         (trajectory, scope) once, in a few multi-row statements."""
         for start in range(0, len(rows), _ROWS_PER_PUT):
             chunk = rows[start:start + _ROWS_PER_PUT]
-            self._execute(
+            self.db.execute(
                 "INSERT INTO verdict_state (trajectory_id, scope, n_reviews, status, synced_seq) VALUES "
                 + ", ".join("(?, ?, ?, ?, ?)" for _ in chunk)
                 + " ON CONFLICT (trajectory_id, scope) DO UPDATE SET n_reviews = excluded.n_reviews, "
@@ -57,12 +60,12 @@ class VerdictStateMixin(StoreBase):
 
     def conflicted_trajectory_ids(self, scope: str = "") -> list[str]:
         """Trajectories whose stored consensus is an open conflict."""
-        return [r[0] for r in self._execute(
+        return [r[0] for r in self.db.execute(
             "SELECT trajectory_id FROM verdict_state WHERE scope = ? AND status = 'conflict' ORDER BY trajectory_id",
             [scope]).fetchall()]
 
     def resolved_trajectory_ids(self, scope: str = "") -> list[str]:
-        return [r[0] for r in self._execute(
+        return [r[0] for r in self.db.execute(
             "SELECT trajectory_id FROM verdict_state WHERE scope = ? AND status = 'resolved' ORDER BY trajectory_id",
             [scope]).fetchall()]
 
@@ -70,7 +73,7 @@ class VerdictStateMixin(StoreBase):
                               session_id: str | None = None) -> dict[str, dict[str, Any]]:
         """`latest_resolution` of each of some trajectories (those that have one), in one query."""
         cond, params = ("AND session_id = ?", [session_id]) if session_id else ("", [])
-        rows = self._rows(
+        rows = self.db.rows(
             "SELECT * FROM resolutions WHERE item_kind = 'trajectory' AND item_id IN (SELECT unnest(?::VARCHAR[])) "
             f"{cond} QUALIFY row_number() OVER (PARTITION BY item_id ORDER BY created_at DESC, seq DESC) = 1",
             [list(trajectory_ids), *params])
@@ -78,6 +81,6 @@ class VerdictStateMixin(StoreBase):
 
     def latest_resolution(self, trajectory_id: str, session_id: str | None = None) -> dict[str, Any] | None:
         cond, params = ("AND session_id = ?", [session_id]) if session_id else ("", [])
-        return self._row(
+        return self.db.row(
             f"SELECT * FROM resolutions WHERE item_kind = 'trajectory' AND item_id = ? {cond} "
             "ORDER BY created_at DESC, seq DESC LIMIT 1", [trajectory_id, *params])

@@ -31,7 +31,7 @@ def planted_db(tmp_path_factory, demo_dir):
     path = tmp_path_factory.mktemp("flags") / "flags.duckdb"
     with Store(path) as store:
         ingest_paths(store, [demo_dir / A_STAR], progress=False)
-        rec = store.list_spectra(search=A_STAR)[0]
+        rec = store.spectra.list_spectra(search=A_STAR)[0]
         spec = read_spectrum(rec["source_path"])
         honest = vet_spectrum(spec, "a", spectrum_id=rec["spectrum_id"])
         planted = vet_spectrum(spec, "a", spectrum_id=rec["spectrum_id"])
@@ -40,7 +40,7 @@ def planted_db(tmp_path_factory, demo_dir):
         step.text = step.text.replace(found.group(0), f"H-beta equivalent width = {3 * float(found.group(1)):.2f}")
         for traj in (honest, planted):
             traj.source_path = rec["source_path"]
-            store.save_trajectory(traj)
+            store.trajectories.save_trajectory(traj)
             check_and_store(store, traj, spec)
     return path, honest.id, planted.id, step.index
 
@@ -58,7 +58,7 @@ def flags_db(planted_db, tmp_path):
 
 
 def contradicted(store, tid):
-    return [r for r in store.claims_for(tid) if r["verdict"] == "contradicted"]
+    return [r for r in store.claims.claims_for(tid) if r["verdict"] == "contradicted"]
 
 
 def test_a_v5_database_migrates_to_v6_with_the_claim_flags_table(tmp_path):
@@ -68,8 +68,8 @@ def test_a_v5_database_migrates_to_v6_with_the_claim_flags_table(tmp_path):
     con.close()
     with Store(path) as store:
         assert store.schema_version == len(MIGRATIONS) >= 6
-        assert "claim_flags" in store.table_names()
-        assert store.claim_flags_for("nothing") == []
+        assert "claim_flags" in store.reviews.table_names()
+        assert store.claims.claim_flags_for("nothing") == []
 
 
 def test_confirm_and_dismiss_are_stored_append_only_on_the_claim(flags_db):
@@ -83,10 +83,10 @@ def test_confirm_and_dismiss_are_stored_append_only_on_the_claim(flags_db):
     # a change of mind is a new row; the latest wins, nothing is deleted
     again = service.write_claim_flag("ann", planted, step, claim["claim_idx"], claim["checker_version"], "dismiss")
     service.write_claim_flag("bo", planted, step, claim["claim_idx"], claim["checker_version"], "confirm")
-    history = store.claim_flag_history(trajectory_id=planted)
+    history = store.claims.claim_flag_history(trajectory_id=planted)
     assert [(h["reviewer"], h["decision"]) for h in history] == [("ann", "confirm"), ("ann", "dismiss"), ("bo", "confirm")]
     assert history[1]["id"] == again.row_id
-    (mine,) = store.claim_flags_for(planted, "ann")
+    (mine,) = store.claims.claim_flags_for(planted, "ann")
     assert (mine["trajectory_id"], mine["step_idx"], mine["claim_idx"], mine["checker_version"], mine["reviewer"],
             mine["decision"], mine["claim_text"]) == (planted, step, claim["claim_idx"], claim["checker_version"],
                                                       "ann", "dismiss", claim["claim_text"])
@@ -94,13 +94,13 @@ def test_confirm_and_dismiss_are_stored_append_only_on_the_claim(flags_db):
     assert mine["result"]["measured"] == pytest.approx(claim["measured"])
     assert mine["result"]["tolerance"] == pytest.approx(claim["tolerance"])
     assert mine["result"]["claim"]["value"] == pytest.approx(claim["claimed"])
-    assert {r["reviewer"]: r["decision"] for r in store.claim_flags_for(planted)} == {"ann": "dismiss", "bo": "confirm"}
+    assert {r["reviewer"]: r["decision"] for r in store.claims.claim_flags_for(planted)} == {"ann": "dismiss", "bo": "confirm"}
 
 
 def test_a_flag_is_refused_unless_it_names_a_contradicted_claim_of_that_trajectory(flags_db):
     store, honest, planted, step = flags_db
     (claim,) = contradicted(store, planted)
-    supported = next(r for r in store.claims_for(planted) if r["verdict"] == "supported")
+    supported = next(r for r in store.claims.claims_for(planted) if r["verdict"] == "supported")
     service = LabelService(store)
     args = (step, claim["claim_idx"], claim["checker_version"])
     with pytest.raises(LabelRefused, match="confirm or dismiss"):
@@ -116,7 +116,7 @@ def test_a_flag_is_refused_unless_it_names_a_contradicted_claim_of_that_trajecto
                                  supported["checker_version"], "dismiss")
     with pytest.raises(LabelRefused, match="reviewer name"):
         service.write_claim_flag("", planted, *args, "confirm")
-    assert store.claim_flag_history() == []
+    assert store.claims.claim_flag_history() == []
 
 
 def test_the_note_form_prefills_the_steps_contradicted_claims_and_stores_the_choice(flags_db):
@@ -135,7 +135,7 @@ def test_the_note_form_prefills_the_steps_contradicted_claims_and_stores_the_cho
     assert "unsupported claim: " + claim["claim_text"] in flags.html_text()
     flags.dismiss(0)
     assert state.ack is not None and state.ack.kind == "claim_flag" and state.error == ""
-    (row,) = store.claim_flags_for(planted, "cy")
+    (row,) = store.claims.claim_flags_for(planted, "cy")
     # the row belongs to the item and the step on screen, and to the reviewer
     assert (row["trajectory_id"], row["step_idx"], row["reviewer"], row["decision"]) == (
         state.item.trajectory_id, state.step_index, "cy", "dismiss")
@@ -143,15 +143,15 @@ def test_the_note_form_prefills_the_steps_contradicted_claims_and_stores_the_cho
     assert flags.flags[0]["decision"] == "dismiss" and "dismissed" in flags.html_text()
     flags.confirm(0)
     assert flags.flags[0]["decision"] == "confirm"
-    assert [h["decision"] for h in store.claim_flag_history(trajectory_id=planted)] == ["dismiss", "confirm"]
+    assert [h["decision"] for h in store.claims.claim_flag_history(trajectory_id=planted)] == ["dismiss", "confirm"]
     # the honest trajectory on the same spectrum has nothing to flag
     state.open_item(trajectory_id=honest)
     for i in range(len(state.steps)):
         state.go_to_step(i)
         assert flags.flags == []
     # under a campaign the flag carries the campaign's id
-    sid = store.create_session("flags", "verdicts", [planted], ["cy"])
+    sid = store.sessions.create_session("flags", "verdicts", [planted], ["cy"])
     assert state.open_campaign(sid) and state.open_item(trajectory_id=planted)
     state.go_to_step(step)
     flags.confirm(0)
-    assert store.claim_flag_history(trajectory_id=planted)[-1]["session_id"] == sid
+    assert store.claims.claim_flag_history(trajectory_id=planted)[-1]["session_id"] == sid

@@ -17,69 +17,69 @@ def at(minutes):
 @pytest.fixture
 def two(store, make_trajectory):
     """Two stored vet trajectories (agent answer YES) on two spectra."""
-    a = store.save_trajectory(make_trajectory(spectrum_id="specA", task="a"))
-    b = store.save_trajectory(make_trajectory(spectrum_id="specB", task="wd"))
+    a = store.trajectories.save_trajectory(make_trajectory(spectrum_id="specA", task="a"))
+    b = store.trajectories.save_trajectory(make_trajectory(spectrum_id="specB", task="wd"))
     return a, b
 
 
 def test_disagreeing_verdicts_enter_the_queue_until_a_merger_resolves_them(store, two):
     a, b = two
-    store.add_review(a, "ann", "approve", created_at=at(1))
-    store.add_review(a, "bob", "override", {"answer": "NO"}, created_at=at(2))
-    store.add_review(b, "ann", "approve", created_at=at(1))
-    store.add_review(b, "bob", "approve", created_at=at(2))
+    store.labels.add_review(a, "ann", "approve", created_at=at(1))
+    store.labels.add_review(a, "bob", "override", {"answer": "NO"}, created_at=at(2))
+    store.labels.add_review(b, "ann", "approve", created_at=at(1))
+    store.labels.add_review(b, "bob", "approve", created_at=at(2))
     queue = conflict_queue(store)
     assert [(i["kind"], i["item_id"]) for i in queue] == [("trajectory", a)]
     assert queue[0]["reasons"] == ["label differs: ann=YES vs bob=NO"]
     assert {r["reviewer"] for r in queue[0]["labels"]} == {"ann", "bob"}
 
-    store.add_resolution("trajectory", a, "mia", "override", {"answer": "NO"}, merger_comment="weak H-alpha",
-                         created_at=at(3))
+    store.reviews.add_resolution("trajectory", a, "mia", "override", {"answer": "NO"}, merger_comment="weak H-alpha",
+                                 created_at=at(3))
     assert conflict_queue(store) == []
     resolved = conflict_queue(store, include_resolved=True)
     assert resolved[0]["resolved"] and resolved[0]["resolution"]["merger_comment"] == "weak H-alpha"
     final = verdict_for(store, a)["final"]
     assert final == {"action": "override", "label": {"answer": "NO"}, "source": "resolution"}
 
-    store.add_review(a, "ann", "approve", comment="still think so", created_at=at(4))  # newer label reopens it
+    store.labels.add_review(a, "ann", "approve", comment="still think so", created_at=at(4))  # newer label reopens it
     assert [i["item_id"] for i in conflict_queue(store)] == [a]
 
 
 def test_vi_conflict_and_merge(store):
-    store.add_vi_label("s1", "ann", quality=4, z=0.10, spectype="GALAXY", created_at=at(1))
-    store.add_vi_label("s1", "bob", quality=4, z=0.10, spectype="STAR", created_at=at(2))
-    store.add_vi_label("s2", "ann", quality=3, z=1.0, spectype="QSO", issues="R", created_at=at(1))
-    store.add_vi_label("s2", "bob", quality=4, z=1.001, spectype="QSO", comment="BAL", created_at=at(2))
+    store.labels.add_vi_label("s1", "ann", quality=4, z=0.10, spectype="GALAXY", created_at=at(1))
+    store.labels.add_vi_label("s1", "bob", quality=4, z=0.10, spectype="STAR", created_at=at(2))
+    store.labels.add_vi_label("s2", "ann", quality=3, z=1.0, spectype="QSO", issues="R", created_at=at(1))
+    store.labels.add_vi_label("s2", "bob", quality=4, z=1.001, spectype="QSO", comment="BAL", created_at=at(2))
     queue = conflict_queue(store, kind="spectrum")
     assert [i["item_id"] for i in queue] == ["s1"] and "spectype" in queue[0]["reasons"][0]
     merged = vi_consensus(store, "s2")
     assert merged["status"] == "merged" and merged["best_quality"] == 3.5 and merged["best_issues"] == "R"
     with pytest.raises(ValueError):
-        store.add_resolution("spectrum", "s1", "mia")  # needs the merged label
-    store.add_resolution("spectrum", "s1", "mia", label={"quality": 4, "z": 0.1, "spectype": "GALAXY"},
-                         merger_comment="clear 4000 break", created_at=at(3))
+        store.reviews.add_resolution("spectrum", "s1", "mia")  # needs the merged label
+    store.reviews.add_resolution("spectrum", "s1", "mia", label={"quality": 4, "z": 0.1, "spectype": "GALAXY"},
+                                 merger_comment="clear 4000 break", created_at=at(3))
     assert conflict_queue(store, kind="spectrum") == []
     assert vi_consensus(store, "s1")["resolution"]["label"]["spectype"] == "GALAXY"
 
 
 def test_resolution_arguments_are_checked(store):
     with pytest.raises(ValueError):
-        store.add_resolution("trajectory", "t", "mia", "override")  # override without label
+        store.reviews.add_resolution("trajectory", "t", "mia", "override")  # override without label
     with pytest.raises(ValueError):
-        store.add_resolution("trajectory", "t", "mia", "maybe")
+        store.reviews.add_resolution("trajectory", "t", "mia", "maybe")
     with pytest.raises(ValueError):
-        store.add_resolution("galaxy", "t", "mia", "approve")
+        store.reviews.add_resolution("galaxy", "t", "mia", "approve")
 
 
 def test_evaluation_rows_use_settled_labels_only(store, make_trajectory):
-    ids = [store.save_trajectory(make_trajectory(spectrum_id=f"s{i}", task="a")) for i in range(5)]
-    store.add_review(ids[0], "ann", "approve")                                  # truth YES
-    store.add_review(ids[1], "ann", "override", {"answer": "NO"})               # truth NO
-    store.add_review(ids[2], "ann", "approve")
-    store.add_review(ids[2], "bob", "override", {"answer": "NO"})               # open conflict: left out
-    store.add_review(ids[3], "ann", "reject")                                   # unusable: left out
-    store.add_review(ids[4], "ann", "approve", created_at=at(1))
-    store.add_review(ids[4], "ann", "clear", created_at=at(2))                  # withdrawn: left out
+    ids = [store.trajectories.save_trajectory(make_trajectory(spectrum_id=f"s{i}", task="a")) for i in range(5)]
+    store.labels.add_review(ids[0], "ann", "approve")                                  # truth YES
+    store.labels.add_review(ids[1], "ann", "override", {"answer": "NO"})               # truth NO
+    store.labels.add_review(ids[2], "ann", "approve")
+    store.labels.add_review(ids[2], "bob", "override", {"answer": "NO"})               # open conflict: left out
+    store.labels.add_review(ids[3], "ann", "reject")                                   # unusable: left out
+    store.labels.add_review(ids[4], "ann", "approve", created_at=at(1))
+    store.labels.add_review(ids[4], "ann", "clear", created_at=at(2))                  # withdrawn: left out
     frame = evaluation_frame(store).set_index("trajectory_id")
     assert sorted(frame.index) == sorted(ids[:2])
     assert frame.loc[ids[0], "truth"] == "YES" and frame.loc[ids[1], "truth"] == "NO"
@@ -92,47 +92,48 @@ def test_evaluation_rows_use_settled_labels_only(store, make_trajectory):
 
 def test_closed_session_freezes_its_labels(store, two):
     a, b = two
-    sid = store.create_session("april", "verdicts", [a, b], reviewers=["ann", "bob"], created_at=at(0))
-    store.add_review(a, "ann", "approve", session_id=sid, created_at=at(1))
-    store.add_rating(a, "ann", 4, "1", session_id=sid, created_at=at(1))
-    store.add_review(b, "bob", "approve", created_at=at(1))  # outside the session
-    store.close_session(sid, at=at(5))
-    store.add_review(a, "bob", "reject", session_id=sid, created_at=at(6))  # after close: not frozen in
-    store.add_rating(a, "ann", 1, "1", session_id=sid, created_at=at(6))
+    sid = store.sessions.create_session("april", "verdicts", [a, b], reviewers=["ann", "bob"], created_at=at(0))
+    store.labels.add_review(a, "ann", "approve", session_id=sid, created_at=at(1))
+    store.labels.add_rating(a, "ann", 4, "1", session_id=sid, created_at=at(1))
+    store.labels.add_review(b, "bob", "approve", created_at=at(1))  # outside the session
+    store.sessions.close_session(sid, at=at(5))
+    store.labels.add_review(a, "bob", "reject", session_id=sid, created_at=at(6))  # after close: not frozen in
+    store.labels.add_rating(a, "ann", 1, "1", session_id=sid, created_at=at(6))
 
     frozen = verdicts_frame(store, session="april")
     assert frozen[["trajectory_id", "reviewer", "action"]].values.tolist() == [[a, "ann", "approve"]]
-    assert store.ratings_frame(session=sid)["score"].tolist() == [4.0]
-    assert len(verdicts_frame(store)) == 3 and store.ratings_frame()["score"].tolist() == [1.0]
+    assert store.reviews.ratings_frame(session=sid)["score"].tolist() == [4.0]
+    assert len(verdicts_frame(store)) == 3 and store.reviews.ratings_frame()["score"].tolist() == [1.0]
     assert conflict_queue(store, session="april") == [] and len(conflict_queue(store)) == 1
-    assert len(store.table_frame("reviews", session="april")) == 1
-    assert sorted(store.table_frame("session_items", session="april")["trajectory_id"]) == sorted([a, b])
+    assert len(store.reviews.table_frame("reviews", session="april")) == 1
+    assert sorted(store.reviews.table_frame("session_items", session="april")["trajectory_id"]) == sorted([a, b])
     with pytest.raises(UnknownSession):
         verdicts_frame(store, session="nope")
 
 
 def test_ratings_frame_keeps_each_raters_latest(store, two):
     a, b = two
-    store.add_rating(a, "ann", 2, "1", created_at=at(1))
-    store.add_rating(a, "ann", 3, "1", created_at=at(2))
-    store.add_rating(a, "llm:m", 5, "1", rater_kind="llm", created_at=at(1))
-    store.add_rating(b, "llm:m", 1, "1", rater_kind="llm", created_at=at(1))
-    frame = store.ratings_frame()
+    store.labels.add_rating(a, "ann", 2, "1", created_at=at(1))
+    store.labels.add_rating(a, "ann", 3, "1", created_at=at(2))
+    store.labels.add_rating(a, "llm:m", 5, "1", rater_kind="llm", created_at=at(1))
+    store.labels.add_rating(b, "llm:m", 1, "1", rater_kind="llm", created_at=at(1))
+    frame = store.reviews.ratings_frame()
     assert sorted(zip(frame.rater, frame.trajectory_id, frame.score, strict=True)) == sorted(
         [("ann", a, 3.0), ("llm:m", a, 5.0), ("llm:m", b, 1.0)])
-    assert store.ratings_frame(rater_kind="llm")["rater"].unique().tolist() == ["llm:m"]
-    assert set(store.ratings_frame(task="wd")["trajectory_id"]) == {b}
-    assert store.rated_trajectory_ids("llm:m", "1") == {a, b} and store.rated_trajectory_ids("llm:m", "2") == set()
+    assert store.reviews.ratings_frame(rater_kind="llm")["rater"].unique().tolist() == ["llm:m"]
+    assert set(store.reviews.ratings_frame(task="wd")["trajectory_id"]) == {b}
+    assert store.reviews.rated_trajectory_ids("llm:m", "1") == {a, b}
+    assert store.reviews.rated_trajectory_ids("llm:m", "2") == set()
 
 
 def test_curation_board_follows_the_events(store, two):
     a, b = two
-    store.add_revision(a, 1, "rev", text="better reasoning", created_at=at(1))
-    store.add_curation_event(a, "rev", "revise", created_at=at(2))
-    store.add_curation_event(a, "aud1", "audit", "approve", created_at=at(3))
-    store.add_curation_event(a, "aud2", "audit", "approve", created_at=at(4))
+    store.labels.add_revision(a, 1, "rev", text="better reasoning", created_at=at(1))
+    store.labels.add_curation_event(a, "rev", "revise", created_at=at(2))
+    store.labels.add_curation_event(a, "aud1", "audit", "approve", created_at=at(3))
+    store.labels.add_curation_event(a, "aud2", "audit", "approve", created_at=at(4))
     for i, who in enumerate(("rev", "aud1", "aud2")):
-        store.add_curation_event(a, who, "vote", "accept", created_at=at(5 + i))
+        store.labels.add_curation_event(a, who, "vote", "accept", created_at=at(5 + i))
     board = {r["trajectory_id"]: r for r in curation_board(store)}
     assert board[a]["state"] == "accepted" and board[a]["revised_steps"] == [1]
     assert board[a]["approvals"] == ["aud1", "aud2"] and board[a]["reviser"] == "rev"
@@ -143,10 +144,10 @@ def test_curation_board_follows_the_events(store, two):
 
 def test_judge_failures_are_kept_apart_from_ratings(store, two):
     a, _ = two
-    store.add_judge_failure(a, "llm:m", "1", "no score in the reply", "I think it is fine.")
-    assert store.judge_failures("llm:m")[0]["reply"] == "I think it is fine."
-    assert store.ratings_frame().empty
-    assert "judge_failures" in store.table_names() and "resolutions" in store.table_names()
+    store.reviews.add_judge_failure(a, "llm:m", "1", "no score in the reply", "I think it is fine.")
+    assert store.reviews.judge_failures("llm:m")[0]["reply"] == "I think it is fine."
+    assert store.reviews.ratings_frame().empty
+    assert "judge_failures" in store.reviews.table_names() and "resolutions" in store.reviews.table_names()
 
 
 # -- one definition of "reviewers disagree": the queue column and filter equal Conflicts membership --
@@ -167,12 +168,12 @@ def test_queue_disagreement_equals_conflict_membership(tmp_path_factory, make_tr
 
     store = Store(tmp_path_factory.mktemp("prop") / "p.duckdb")
     try:
-        ids = [store.save_trajectory(make_trajectory(spectrum_id=f"s{i}", task="a")) for i in range(4)]
+        ids = [store.trajectories.save_trajectory(make_trajectory(spectrum_id=f"s{i}", task="a")) for i in range(4)]
         for item, who, (action, label) in labels:  # the agent answered YES: approve == override to YES
-            store.add_review(ids[item], who, action, label)
+            store.labels.add_review(ids[item], who, action, label)
         sync_verdict_states(store)
-        flagged = {r["trajectory_id"] for r in store.queue_items(limit=10) if r["disagreement"]}
-        filtered = {r["trajectory_id"] for r in store.queue_items(limit=10, disagreement=True)}
+        flagged = {r["trajectory_id"] for r in store.queue.queue_items(limit=10) if r["disagreement"]}
+        filtered = {r["trajectory_id"] for r in store.queue.queue_items(limit=10, disagreement=True)}
         in_conflicts = {i["item_id"] for i in conflict_queue(store, kind="trajectory")}
         expected = {tid for tid in ids if verdict_for(store, tid)["status"] == "conflict"}
         assert flagged == filtered == in_conflicts == expected
@@ -182,7 +183,7 @@ def test_queue_disagreement_equals_conflict_membership(tmp_path_factory, make_tr
 
 def test_approve_and_override_to_the_agents_answer_are_no_conflict(store, two):
     a, _ = two
-    store.add_review(a, "ann", "approve")
-    store.add_review(a, "bob", "override", {"answer": "YES"})  # the agent's own answer
+    store.labels.add_review(a, "ann", "approve")
+    store.labels.add_review(a, "bob", "override", {"answer": "YES"})  # the agent's own answer
     sync_verdict_states(store)
-    assert not store.queue_items(limit=5)[0]["disagreement"] and conflict_queue(store) == []
+    assert not store.queue.queue_items(limit=5)[0]["disagreement"] and conflict_queue(store) == []

@@ -22,7 +22,7 @@ def at(minutes):
 def history(store, tid, *events, session_id=None):
     """Curation events (reviewer, event, value) one minute apart."""
     for i, (who, event, value) in enumerate(events):
-        store.add_curation_event(tid, who, event, value, session_id=session_id, created_at=at(i + 1))
+        store.labels.add_curation_event(tid, who, event, value, session_id=session_id, created_at=at(i + 1))
 
 
 @pytest.fixture(scope="module")
@@ -33,15 +33,15 @@ def curated(tmp_path_factory):
     seed_demo_if_empty(store)
     ids = [r["trajectory_id"] for r in curation_board(store)]
     revise, audits = ("rev", "revise", None), [("aud1", "audit", "approve"), ("aud2", "audit", "approve")]
-    store.add_revision(ids[1], 0, "rev", text="revised", created_at=at(0))  # revised, by a revision row only
+    store.labels.add_revision(ids[1], 0, "rev", text="revised", created_at=at(0))  # revised, by a revision row only
     history(store, ids[3], revise, ("aud1", "audit", "request_changes"))  # changes_requested
     history(store, ids[5], revise, *audits)  # voting
     history(store, ids[7], revise, *audits, *[(w, "vote", "accept") for w in ("v1", "v2", "v3")])  # accepted
     history(store, ids[9], revise, *audits, ("v1", "vote", "reject"))  # rejected
     history(store, ids[11], ("aud1", "audit", "approve"))  # an event, but no revision: still a draft
-    store.add_revision(ids[-1], 1, "rev", text="last", created_at=at(0))
+    store.labels.add_revision(ids[-1], 1, "rev", text="last", created_at=at(0))
     history(store, ids[-1], ("aud1", "audit", "approve"))  # revised, one audit so far
-    sid = store.create_session("board-pilot", "curation", ids[:20], ["rev", "aud1", "aud2"], blind=True)
+    sid = store.sessions.create_session("board-pilot", "curation", ids[:20], ["rev", "aud1", "aud2"], blind=True)
     history(store, ids[13], revise, session_id=sid)  # revised in the session
     yield store, ids, sid
     store.close()

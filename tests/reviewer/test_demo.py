@@ -37,6 +37,6 @@ def test_shipped_demo_trajectories_equal_what_the_agents_make_now(tmp_path):
 def test_a_fresh_database_is_seeded_once(tmp_path):
     store = Store(tmp_path / "fresh.duckdb")
     assert seed_demo_if_empty(store) == 13
-    assert store.count_trajectories() == len(read_shipped(DEMO_TRAJECTORIES))
+    assert store.trajectories.count_trajectories() == len(read_shipped(DEMO_TRAJECTORIES))
     assert seed_demo_if_empty(store) == 0  # idempotent
     store.close()

@@ -24,7 +24,7 @@ BIG_ID = "39633345008634465"  # > 2**53: a float would change it
 
 
 def add_spec(store, sid, **extra):
-    return store.add_spectrum({"spectrum_id": sid, "source_path": f"x/{sid}.fits", "file_sha256": sid * 4, **extra})
+    return store.spectra.add_spectrum({"spectrum_id": sid, "source_path": f"x/{sid}.fits", "file_sha256": sid * 4, **extra})
 
 
 def test_vi_csv_columns_ids_and_comment_rules(store, tmp_path):
@@ -32,10 +32,10 @@ def test_vi_csv_columns_ids_and_comment_rules(store, tmp_path):
              header={"TILEID": "80613", "NIGHT": "20210324", "DELTACHI2": "150344.27", "SPECPROD": "fuji"})
     add_spec(store, "s2", object_id="12", pipeline_class="STAR", pipeline_z=0.0)
     add_spec(store, "s3", object_id="13")
-    store.add_vi_label("s1", "ann", quality=4, issues="SR", z=2.92, spectype="QSO",
-                       comment="Broad, BAL — naïve ångström " + "x" * 120)
-    store.add_vi_label("s2", "bob", quality=None, comment="check later")
-    store.add_vi_label("s3", "bob", quality=None)  # nothing set: prospect writes no row
+    store.labels.add_vi_label("s1", "ann", quality=4, issues="SR", z=2.92, spectype="QSO",
+                              comment="Broad, BAL — naïve ångström " + "x" * 120)
+    store.labels.add_vi_label("s2", "bob", quality=None, comment="check later")
+    store.labels.add_vi_label("s3", "bob", quality=None)  # nothing set: prospect writes no row
     out = tmp_path / "vi.csv"
     assert export_vi_csv(store, out) == 2
     with open(out, newline="") as fh:
@@ -58,11 +58,11 @@ def test_vi_csv_columns_ids_and_comment_rules(store, tmp_path):
 
 
 def test_parquet_export_has_every_table_with_reviewers_and_times(store, make_trajectory, tmp_path):
-    tid = store.save_trajectory(make_trajectory())
-    store.add_review(tid, "ann", "approve", comment="ok")
-    store.add_rating(tid, "llm:m", 3, "1", rater_kind="llm")
+    tid = store.trajectories.save_trajectory(make_trajectory())
+    store.labels.add_review(tid, "ann", "approve", comment="ok")
+    store.labels.add_rating(tid, "llm:m", 3, "1", rater_kind="llm")
     counts = export_parquet(store, tmp_path / "pq")
-    assert set(counts) == set(store.table_names())
+    assert set(counts) == set(store.reviews.table_names())
     assert all((tmp_path / "pq" / f"{t}.parquet").exists() for t in counts)
     reviews = pd.read_parquet(tmp_path / "pq" / "reviews.parquet")
     assert reviews["reviewer"].tolist() == ["ann"] and str(reviews["created_at"].dtype).startswith("datetime64")
@@ -85,10 +85,10 @@ def vetted(store, shared_spectra, manifest):
     for row in picks:
         path = shared_spectra / row["file"].partition("#")[0]
         summary = ingest_paths(store, [path], progress=False)
-        sid = (summary.added_ids or [store.list_spectra(search=path.name)[0]["spectrum_id"]])[0]
+        sid = (summary.added_ids or [store.spectra.list_spectra(search=path.name)[0]["spectrum_id"]])[0]
         spec = read_spectrum(path)
         traj = vet_spectrum(spec, "a", spectrum_id=sid)
-        store.save_trajectory(traj)
+        store.trajectories.save_trajectory(traj)
         out.append((traj, spec))
     return out
 
@@ -97,11 +97,11 @@ def accept(store, tid):
     """Revise event, two audits, three votes, all after the revisions already saved."""
     start = datetime.now(UTC)
     at = iter(start + timedelta(seconds=i + 1) for i in range(10))
-    store.add_curation_event(tid, "rev", "revise", created_at=next(at))
-    store.add_curation_event(tid, "aud1", "audit", "approve", created_at=next(at))
-    store.add_curation_event(tid, "aud2", "audit", "approve", created_at=next(at))
+    store.labels.add_curation_event(tid, "rev", "revise", created_at=next(at))
+    store.labels.add_curation_event(tid, "aud1", "audit", "approve", created_at=next(at))
+    store.labels.add_curation_event(tid, "aud2", "audit", "approve", created_at=next(at))
     for who in ("rev", "aud1", "aud2"):
-        store.add_curation_event(tid, who, "vote", "accept", created_at=next(at))
+        store.labels.add_curation_event(tid, who, "vote", "accept", created_at=next(at))
 
 
 def test_sft_export_of_an_accepted_revised_trajectory_round_trips(store, vetted, tmp_path):
@@ -114,8 +114,8 @@ def test_sft_export_of_an_accepted_revised_trajectory_round_trips(store, vetted,
     save_revision(store, traj, call.index, "rev", tool_args=new_args, spectrum=spec)
     save_revision(store, traj, think.index, "rev", text="The Balmer lines are deep and narrow: an A star.")
     accept(store, traj.id)
-    store.add_review(traj.id, "ann", "approve")
-    store.add_curation_event(other.id, "rev", "revise")  # not accepted: not exported
+    store.labels.add_review(traj.id, "ann", "approve")
+    store.labels.add_curation_event(other.id, "rev", "revise")  # not accepted: not exported
 
     result = export_sft(store, tmp_path / "sft")
     assert result.written == 1 and result.skipped == []
@@ -141,8 +141,8 @@ def test_sft_export_of_an_accepted_revised_trajectory_round_trips(store, vetted,
     assert back.outcome["prediction"] == traj.outcome["prediction"]
     # the revised zoom's render is the one the reviewer saved
     zoom_pngs = [back.images[s.image_sha] for s in back.steps if s.kind == "tool_result" and s.image_sha]
-    saved = next(r for r in store.revisions_for(traj.id) if r["step_idx"] == call.index)
-    assert store.get_image(saved["image_sha"]) == zoom_pngs[0]
+    saved = next(r for r in store.labels.revisions_for(traj.id) if r["step_idx"] == call.index)
+    assert store.images.get_image(saved["image_sha"]) == zoom_pngs[0]
     # exported again from the imported trajectory, the row is unchanged
     again, again_files = trajectory_to_sft_row(back)
     assert again["conversations"] == row["conversations"] and again_files == files
@@ -159,18 +159,18 @@ def test_exports_carry_the_stored_claim_results(store, vetted, tmp_path):
     stored results, a contradicted one included (so training data can leave it out)."""
     (traj, spec), _ = vetted
     check_and_store(store, traj, spec)
-    first = store.claims_for(traj.id)[0]
-    store.save_claims(traj.id, "planted", [{**{k: first[k] for k in first if k in CLAIM_ROW_FIELDS},
+    first = store.claims.claims_for(traj.id)[0]
+    store.claims.save_claims(traj.id, "planted", [{**{k: first[k] for k in first if k in CLAIM_ROW_FIELDS},
                                             "verdict": "contradicted", "reason": "planted"}])
-    stored = store.claims_for(traj.id)
+    stored = store.claims.claims_for(traj.id)
     assert [r["checker_version"] for r in stored] == ["planted"]
     counts = export_parquet(store, tmp_path / "pq")
     table = pd.read_parquet(tmp_path / "pq" / "claim_results.parquet")
-    assert counts["claim_results"] == len(table) == len(stored) + len(store.claims_for(traj.id, CHECKER_VERSION))
+    assert counts["claim_results"] == len(table) == len(stored) + len(store.claims.claims_for(traj.id, CHECKER_VERSION))
     assert set(table["verdict"]) == {"supported", "contradicted"}
 
     accept(store, traj.id)
-    store.add_review(traj.id, "ann", "approve")
+    store.labels.add_review(traj.id, "ann", "approve")
     assert export_sft(store, tmp_path / "sft").written == 1
     row = json.loads((tmp_path / "sft" / "train_sharegpt.json").read_text())[0]
     assert row["claims"] == export_claims(stored)
@@ -186,9 +186,9 @@ def test_bench_export_uses_the_human_label_as_ground_truth(store, vetted, tmp_pa
     from agents.interop import specvi_row_to_spectrum
 
     (a_traj, a_spec), (k_traj, _) = vetted
-    store.add_review(a_traj.id, "ann", "override", {"answer": "NO"} if a_traj.outcome["prediction"] == "YES"
-                     else {"answer": "YES"})
-    store.add_review(k_traj.id, "ann", "reject")  # unusable: not a benchmark row
+    store.labels.add_review(a_traj.id, "ann", "override", {"answer": "NO"} if a_traj.outcome["prediction"] == "YES"
+                            else {"answer": "YES"})
+    store.labels.add_review(k_traj.id, "ann", "reject")  # unusable: not a benchmark row
     result = export_bench(store, tmp_path / "bench", fmt="json")
     assert result.written == 1 and result.files == ["review_a.json"]
     rows = json.loads((tmp_path / "bench" / "review_a.json").read_text())

@@ -12,7 +12,7 @@ MULTI = "desi_specutils/coadd-5-169-thru20210419.fits"
 
 
 def rows_for(store, path: Path) -> list[dict]:
-    return [r for r in store.list_spectra(limit=None) if Path(r["source_path"]) == path.resolve()]
+    return [r for r in store.spectra.list_spectra(limit=None) if Path(r["source_path"]) == path.resolve()]
 
 
 def test_sample_folder_registers_each_spectrum_once(store, sample_folder):
@@ -20,7 +20,7 @@ def test_sample_folder_registers_each_spectrum_once(store, sample_folder):
     assert summary.failed == []
     # lamost 1 + sdss 1 + fastspecfit coadd 1 target + specutils coadd 5 targets + pickles 1
     assert summary.added == 9 and summary.files_seen == 5
-    assert store.count_spectra() == 9
+    assert store.spectra.count_spectra() == 9
     desi = rows_for(store, sample_folder / MULTI)
     assert sorted(r["target"] for r in desi) == sorted(list_targets(sample_folder / MULTI))
     sha = file_sha256(sample_folder / MULTI)
@@ -29,13 +29,13 @@ def test_sample_folder_registers_each_spectrum_once(store, sample_folder):
     fast = rows_for(store, sample_folder / "desi_fastspecfit/coadd-4-80613-thru20210324.fits")[0]
     assert fast["survey"] == "DESI" and fast["pipeline_class"] == "GALAXY"
     assert fast["pipeline_z"] == pytest.approx(0.368744, abs=1e-4)
-    full = store.get_spectrum(fast["spectrum_id"])
+    full = store.spectra.get_spectrum(fast["spectrum_id"])
     assert full["header"] and all(isinstance(v, str) for v in full["header"].values())
     assert full["n_pix"] > 7000 and full["wave_min"] < full["wave_max"]
 
     again = ingest_paths(store, [sample_folder], progress=False)
     assert (again.added, again.skipped_existing, again.failed) == (0, 9, [])
-    assert store.count_spectra() == 9
+    assert store.spectra.count_spectra() == 9
 
 
 def test_files_ingested_before_are_hashed_not_read_again(store, sample_folder, monkeypatch):
@@ -71,7 +71,7 @@ def test_broken_and_missing_files_write_nothing(store, sample_folder, tmp_path):
     (bad / "junk.csv").write_text("this,is\nnot,a spectrum\n")
     (bad / "README.md").write_text("# not a spectrum")  # skipped, not failed
     summary = ingest_paths(store, [bad, tmp_path / "nowhere"], progress=False)
-    assert summary.added == 0 and store.count_spectra() == 0
+    assert summary.added == 0 and store.spectra.count_spectra() == 0
     failed = dict(summary.failed)
     assert set(failed) == {str(bad / "truncated.fits"), str(bad / "junk.csv"), str(tmp_path / "nowhere")}
     assert failed[str(tmp_path / "nowhere")] == "no such file or folder"
@@ -81,7 +81,7 @@ def test_broken_and_missing_files_write_nothing(store, sample_folder, tmp_path):
 def test_failure_while_storing_rolls_back_the_whole_file(store, sample_folder, monkeypatch):
     path = sample_folder / MULTI
     calls = {"n": 0}
-    original = store.add_spectrum
+    original = store.spectra.add_spectrum
 
     def third_fails(record):
         calls["n"] += 1
@@ -89,14 +89,14 @@ def test_failure_while_storing_rolls_back_the_whole_file(store, sample_folder, m
             raise RuntimeError("disk full (simulated)")
         return original(record)
 
-    monkeypatch.setattr(store, "add_spectrum", third_fails)
+    monkeypatch.setattr(store.spectra, "add_spectrum", third_fails)
     summary = ingest_paths(store, [path], progress=False)
     assert calls["n"] == 3
     assert summary.added == 0 and len(summary.failed) == 1
     assert summary.failed[0][0] == str(path) and "disk full" in summary.failed[0][1]
-    assert store.count_spectra() == 0
+    assert store.spectra.count_spectra() == 0
 
-    monkeypatch.setattr(store, "add_spectrum", original)
+    monkeypatch.setattr(store.spectra, "add_spectrum", original)
     assert ingest_paths(store, [path], progress=False).added == 5
 
 
@@ -114,7 +114,7 @@ def test_one_unreadable_target_fails_its_file(store, sample_folder, monkeypatch)
     summary = ingest_paths(store, [sample_folder / "desi_specutils", sample_folder / "pickles_pyhdust"],
                            progress=False)
     assert summary.failed == [(f"{path}#{bad_target}", "flux is all NaN (simulated)")]
-    assert summary.added == 1 and store.count_spectra() == 1  # only the Pickles star
+    assert summary.added == 1 and store.spectra.count_spectra() == 1  # only the Pickles star
 
 
 def test_explicit_files_are_tried_even_if_a_walk_would_skip_them(store, sample_folder):
@@ -134,14 +134,14 @@ def test_whole_shared_corpus(store, shared_spectra, manifest):
     assert summary.failed == []
     expected = {row["file"] for row in manifest}
     got = set()
-    for r in store.list_spectra(limit=None):
+    for r in store.spectra.list_spectra(limit=None):
         rel = Path(r["source_path"]).relative_to(shared_spectra).as_posix()
         got.add(rel if r["target"] is None else f"{rel}#{r['target']}")
     # DESI files list TARGETIDs; the manifest names files without ids by row number
     assert len(got) == len(expected) == summary.added
     assert {g.split("#")[0] for g in got} == {e.split("#")[0] for e in expected}
     by_file = {row["file"]: row for row in manifest}
-    for r in store.list_spectra(limit=None):
+    for r in store.spectra.list_spectra(limit=None):
         rel = Path(r["source_path"]).relative_to(shared_spectra).as_posix()
         row = by_file.get(rel if r["target"] is None else f"{rel}#{r['target']}")
         if row is not None:  # listing metadata came through (survey strings: documented prefix rule)

@@ -18,7 +18,7 @@ def seeded_db(tmp_path_factory):
 @pytest.mark.parametrize("task", ["a", "verify"])
 def test_renders_drawn_in_a_render_process_are_those_drawn_in_the_server(seeded_db, task):
     state = ReviewState(seeded_db, reviewer="alice")
-    state.open_item(trajectory_id=seeded_db.queue_items(task=task, limit=1)[0]["trajectory_id"])
+    state.open_item(trajectory_id=seeded_db.queue.queue_items(task=task, limit=1)[0]["trajectory_id"])
     item = state.item
     drawn = [st for st in item.trajectory.steps if renders._make(seeded_db, item, st) is not None]
     assert len(drawn) >= 2  # the overview and at least one zoom
@@ -46,7 +46,7 @@ def test_a_dead_render_process_means_drawing_in_the_server(seeded_db, monkeypatc
         render = call
 
     state = ReviewState(seeded_db, reviewer="alice")
-    state.open_item(trajectory_id=seeded_db.queue_items(task="verify", limit=1)[0]["trajectory_id"])
+    state.open_item(trajectory_id=seeded_db.queue.queue_items(task="verify", limit=1)[0]["trajectory_id"])
     step = next(st for st in state.item.trajectory.steps if renders._make(seeded_db, state.item, st) is not None)
     monkeypatch.setitem(renders._processes, "now", DeadPool())
     assert renders._make_in_process(seeded_db, state.item, step, "now") == renders._make(seeded_db, state.item, step)

@@ -35,7 +35,7 @@ def other_answer(state) -> dict:
 
 def test_opens_on_the_first_queue_item_with_its_spectrum_and_trajectory(seeded_db):
     s = state_for(seeded_db, "alice")
-    first = seeded_db.queue_items(limit=1)[0]
+    first = seeded_db.queue.queue_items(limit=1)[0]
     assert s.item.trajectory_id == first["trajectory_id"]
     assert s.item.spectrum is not None and s.item.spectrum_id == s.item.trajectory.spectrum_id
 
@@ -49,8 +49,8 @@ def test_steps_scores_and_verdicts_go_to_the_item_on_screen(seeded_db):
     assert s.step_index == 2
     s.save_score(4)
     s.save_verdict("approve")
-    assert seeded_db.latest_review(tid, "alice")["action"] == "approve"
-    assert seeded_db.latest_rating(tid, "alice")["score"] == 4
+    assert seeded_db.labels.latest_review(tid, "alice")["action"] == "approve"
+    assert seeded_db.labels.latest_rating(tid, "alice")["score"] == 4
     assert "verdict 'approve'" in s.ack.text() and s.ack.trajectory_id == tid
     s.step_item(+1)
     assert s.item.trajectory_id != tid and s.step_index == 0
@@ -61,15 +61,15 @@ def test_an_override_equal_to_the_agent_answer_is_refused(seeded_db):
     tid = s.item.trajectory_id
     assert s.draft == s.item.agent_label  # the form starts from the agent's answer
     assert s.save_verdict("override") is None
-    assert "must differ from the agent's answer" in s.error and seeded_db.latest_review(tid, "bea") is None
+    assert "must differ from the agent's answer" in s.error and seeded_db.labels.latest_review(tid, "bea") is None
     s.draft = other_answer(s)
     ack = s.save_verdict("override")
-    assert ack is not None and seeded_db.latest_review(tid, "bea")["label"] == other_answer(s)
+    assert ack is not None and seeded_db.labels.latest_review(tid, "bea")["label"] == other_answer(s)
 
 
 def test_a_verify_draft_never_carries_over_from_the_previous_item(seeded_db):
     s = state_for(seeded_db, "cem")
-    verify = [r for r in seeded_db.queue_items(task="verify", limit=100)]
+    verify = [r for r in seeded_db.queue.queue_items(task="verify", limit=100)]
     galaxy = next(r for r in verify if r["answer"] == "GALAXY")
     star = next(r for r in verify if r["answer"] == "STAR")
     s.open_item(trajectory_id=galaxy["trajectory_id"])
@@ -86,21 +86,21 @@ def test_undo_restores_the_verdict_before_as_a_new_row(seeded_db):
     s.draft = other_answer(s)
     s.save_verdict("override")
     s.undo()
-    assert seeded_db.latest_review(tid, "dan")["action"] == "approve"
+    assert seeded_db.labels.latest_review(tid, "dan")["action"] == "approve"
     s.undo()
-    assert seeded_db.latest_review(tid, "dan") is None  # withdrawn
-    history = seeded_db.label_history("reviews", trajectory_id=tid)
+    assert seeded_db.labels.latest_review(tid, "dan") is None  # withdrawn
+    history = seeded_db.labels.label_history("reviews", trajectory_id=tid)
     assert [r["action"] for r in history if r["reviewer"] == "dan"] == ["approve", "override", "approve", "clear"]
     assert s.undo() is None and "Nothing to undo" in s.error
 
 
 def test_opening_a_spectrum_opens_its_trajectory_or_disables_the_form(seeded_db, tmp_path):
     s = state_for(seeded_db, "eve")
-    spectrum_id = seeded_db.list_spectra(limit=100)[-1]["spectrum_id"]
+    spectrum_id = seeded_db.spectra.list_spectra(limit=100)[-1]["spectrum_id"]
     s.open_item(spectrum_id=spectrum_id)
     assert s.item.spectrum_id == spectrum_id and s.item.trajectory.spectrum_id == spectrum_id
     # a spectrum no agent has run on: shown, but nothing can be labelled
-    seeded_db.add_spectrum({**seeded_db.get_spectrum(spectrum_id), "spectrum_id": "bare", "file_sha256": "x"})
+    seeded_db.spectra.add_spectrum({**seeded_db.spectra.get_spectrum(spectrum_id), "spectrum_id": "bare", "file_sha256": "x"})
     s.open_item(spectrum_id="bare")
     assert s.item.trajectory is None and "No agent trajectory" in s.item.why_not_reviewable
     assert s.save_verdict("approve") is None and "No agent trajectory" in s.error
@@ -108,14 +108,14 @@ def test_opening_a_spectrum_opens_its_trajectory_or_disables_the_form(seeded_db,
 
 def test_approve_and_override_to_the_same_answer_agree_everywhere(seeded_db):
     a, b = state_for(seeded_db, "fay"), state_for(seeded_db, "gus")
-    verify = seeded_db.queue_items(task="verify", limit=1)[0]["trajectory_id"]
+    verify = seeded_db.queue.queue_items(task="verify", limit=1)[0]["trajectory_id"]
     a.open_item(trajectory_id=verify), b.open_item(trajectory_id=verify)
     a.save_verdict("approve")
     b.draft = {"type": b.item.agent_label["type"], "z": (b.item.agent_label.get("z") or 0) + 0.0001}
     assert b.save_verdict("override") is None  # within dz/(1+z) < 0.0033: the same answer
     b.draft = {"type": "QSO", "z": 2.0}
     b.save_verdict("override")
-    row = seeded_db.queue_items("fay", task="verify", limit=1)[0]
+    row = seeded_db.queue.queue_items("fay", task="verify", limit=1)[0]
     in_conflicts = verify in [i["item_id"] for i in conflict_queue(seeded_db)]
     assert row["disagreement"] is True and in_conflicts
 
@@ -135,18 +135,18 @@ def test_two_reviewers_disagree_and_a_merger_resolves(seeded_db):
     carol.resolve_conflict(item, "reject", None, "No Balmer lines at all: reject.")
     assert tid not in [i["item_id"] for i in conflict_queue(seeded_db)]
     assert verdict_for(seeded_db, tid)["final"]["action"] == "reject"
-    assert not seeded_db.queue_items("jo", limit=1000, disagreement=True) or \
-        tid not in [r["trajectory_id"] for r in seeded_db.queue_items("jo", limit=1000, disagreement=True)]
+    assert not seeded_db.queue.queue_items("jo", limit=1000, disagreement=True) or \
+        tid not in [r["trajectory_id"] for r in seeded_db.queue.queue_items("jo", limit=1000, disagreement=True)]
 
 
 def test_a_reviewer_name_is_required_and_checked(seeded_db):
     s = state_for(seeded_db, "")
-    before = seeded_db.count_labels("reviews")
+    before = seeded_db.labels.count_labels("reviews")
     s.save_verdict("approve")
-    assert seeded_db.count_labels("reviews") == before and "name is needed" in s.error
+    assert seeded_db.labels.count_labels("reviews") == before and "name is needed" in s.error
     s.reviewer = "<img src=x onerror=alert(1)>"
     s.save_verdict("approve")
-    assert seeded_db.count_labels("reviews") == before and "may hold letters" in s.error
+    assert seeded_db.labels.count_labels("reviews") == before and "may hold letters" in s.error
 
 
 def test_curation_revision_audits_and_votes(seeded_db):
@@ -157,7 +157,7 @@ def test_curation_revision_audits_and_votes(seeded_db):
     call = next(st for st in s.steps if st.kind == "tool_call")
     s.go_to_step(call.index)
     s.save_revision(call.text, {"wavelength_range": [4080, 4130], "label": "H-delta"}, "tighter")
-    assert seeded_db.revisions_for(tid)[-1]["tool_args"]["wavelength_range"] == [4080, 4130]
+    assert seeded_db.labels.revisions_for(tid)[-1]["tool_args"]["wavelength_range"] == [4080, 4130]
     for who in ("lea", "max"):
         state_for(seeded_db, who).save_curation_event("audit", "approve", None)
     for who in ("lea", "max", "ned"):
@@ -166,21 +166,21 @@ def test_curation_revision_audits_and_votes(seeded_db):
 
 
 def test_campaign_scopes_the_queue_blinds_and_freezes(seeded_db):
-    ids = [r["trajectory_id"] for r in seeded_db.queue_items(task="wd")][:3]
-    sid = seeded_db.create_session("wd-pilot", "rating", ids, ["heidi", "ivan"], blind=True)
+    ids = [r["trajectory_id"] for r in seeded_db.queue.queue_items(task="wd")][:3]
+    sid = seeded_db.sessions.create_session("wd-pilot", "rating", ids, ["heidi", "ivan"], blind=True)
     s = ReviewState(seeded_db, reviewer="heidi")
     assert s.open_campaign("wd-pilot") and s.open_first()
-    assert [r["trajectory_id"] for r in seeded_db.queue_items("heidi", **s.queue_args())] == ids
+    assert [r["trajectory_id"] for r in seeded_db.queue.queue_items("heidi", **s.queue_args())] == ids
     s.save_verdict("approve")  # rating-only campaign: no verdicts
-    assert seeded_db.latest_review(ids[0], "heidi") is None and "rating only" in s.error
+    assert seeded_db.labels.latest_review(ids[0], "heidi") is None and "rating only" in s.error
     s.save_score(3)
-    assert seeded_db.latest_rating(ids[0], "heidi")["session_id"] == sid
+    assert seeded_db.labels.latest_rating(ids[0], "heidi")["session_id"] == sid
     outsider = ReviewState(seeded_db, reviewer="zed")
     outsider.open_campaign("wd-pilot"), outsider.open_first()
     assert outsider.save_score(1) is None and "not assigned" in outsider.error
-    seeded_db.close_session(sid)
+    seeded_db.sessions.close_session(sid)
     s.save_score(4)
-    assert "closed" in s.error and seeded_db.latest_rating(ids[0], "heidi")["score"] == 3
+    assert "closed" in s.error and seeded_db.labels.latest_rating(ids[0], "heidi")["score"] == 3
 
 
 def test_a_broken_file_shows_its_error_and_the_previous_item_stays(seeded_db, tmp_path):
@@ -190,7 +190,7 @@ def test_a_broken_file_shows_its_error_and_the_previous_item_stays(seeded_db, tm
     copy = tmp_path / "spec-copy.fits.gz"
     write_fits(read_spectrum(DEMO / "spec-55859-F5902_sp07-209.fits.gz") * 1.0001, copy)
     assert not ingest_paths(seeded_db, [copy], progress=False).failed
-    record = next(r for r in seeded_db.list_spectra(limit=1000) if r["source_path"] == str(copy))
+    record = next(r for r in seeded_db.spectra.list_spectra(limit=1000) if r["source_path"] == str(copy))
     copy.write_bytes(copy.read_bytes()[:2000])  # truncated after it was registered
     s = state_for(seeded_db, "alice")
     shown = s.item
@@ -200,7 +200,7 @@ def test_a_broken_file_shows_its_error_and_the_previous_item_stays(seeded_db, tm
 
 def test_step_zoom_windows_and_renders(seeded_db):
     s = state_for(seeded_db, "alice")
-    s.open_item(trajectory_id=seeded_db.queue_items(task="verify", limit=1)[0]["trajectory_id"])
+    s.open_item(trajectory_id=seeded_db.queue.queue_items(task="verify", limit=1)[0]["trajectory_id"])
     renders = [st for st in s.steps if st.kind == "tool_result" and st.tool_name == "render"]
     window = next(st for st in renders if st.tool_args.get("wave_min") is not None)
     s.go_to_step(window.index)
@@ -212,7 +212,7 @@ def test_step_zoom_windows_and_renders(seeded_db):
     vet.add("prompt", text="look", data={"tool_state": {"redshift": 0.5}})
     vet.add("tool_call", tool_name="spectral_visualization_tool", tool_args={"wavelength_range": [4000, 4200]})
     vet.add("think", text="deep lines")
-    seeded_db.save_trajectory(vet)
+    seeded_db.trajectories.save_trajectory(vet)
     s.open_item(trajectory_id=vet.id)
     s.go_to_step(2)
     assert s.zoom_window() == (6000.0, 6300.0)
@@ -220,13 +220,13 @@ def test_step_zoom_windows_and_renders(seeded_db):
 
 def test_every_queue_item_is_reachable_with_n(seeded_db):
     s = state_for(seeded_db, "walker")
-    total = seeded_db.queue_count("walker")
+    total = seeded_db.queue.queue_count("walker")
     seen = {s.item.trajectory_id}
     for _ in range(total + 2):
         s.step_item(+1)
         seen.add(s.item.trajectory_id)
     assert len(seen) == total
-    last = seeded_db.queue_items("walker", offset=total - 1, limit=1)[0]["trajectory_id"]
+    last = seeded_db.queue.queue_items("walker", offset=total - 1, limit=1)[0]["trajectory_id"]
     assert s.item.trajectory_id == last
 
 
@@ -235,13 +235,13 @@ def test_under_a_login_labels_are_saved_as_the_login_only(seeded_db):
     tid = s.item.trajectory_id
     s.reviewer = "bert"  # whatever a page might manage to send
     assert s.save_verdict("approve") is None and "saved as alma" in s.error
-    assert seeded_db.latest_review(tid, "bert") is None and seeded_db.latest_review(tid, "alma") is None
+    assert seeded_db.labels.latest_review(tid, "bert") is None and seeded_db.labels.latest_review(tid, "alma") is None
 
 
 def test_a_huge_step_text_is_cut_on_the_page_not_in_the_store(seeded_db):
     from reviewer.components.step_view import TEXT_SHOWN_MAX, step_html
 
-    big = Trajectory(spectrum_id=seeded_db.list_spectra(limit=1)[0]["spectrum_id"], task="a",
+    big = Trajectory(spectrum_id=seeded_db.spectra.list_spectra(limit=1)[0]["spectrum_id"], task="a",
                      agent=AgentInfo(name="vet", backend="openai"))
     big.add("think", text="x" * (TEXT_SHOWN_MAX + 5000))
     html = step_html(big.steps[0], 1)

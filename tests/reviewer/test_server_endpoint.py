@@ -223,7 +223,7 @@ def test_a_forwarded_command_closing_its_store_leaves_the_apps_connection_open(d
         assert forward(found, {"argv": argv, "db": str(db)}, db.name) == 1  # no trajectory: refused, store closed
         assert "no trajectory matches" in capsys.readouterr().err
         assert forward(found, {"argv": ["session", "list"], "db": str(db)}, db.name) == 0
-        assert store.count_spectra() == 0  # still open
+        assert store.spectra.count_spectra() == 0  # still open
         assert endpoint.port
 
 
@@ -288,7 +288,7 @@ def test_commands_run_through_the_process_that_holds_the_database(tmp_path, hold
     proc.wait(timeout=30)
     assert not endpoint_path(db).exists()
     with Store(db) as store:
-        assert store.count_spectra() == 1
+        assert store.spectra.count_spectra() == 1
 
 
 def test_without_an_endpoint_a_locked_database_still_says_so(tmp_path, db):

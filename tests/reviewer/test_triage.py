@@ -92,9 +92,9 @@ def test_the_rules_policy_records_its_margin_and_it_matches_the_measurements(dem
     recorded one."""
     import kb
 
-    vet = demo_store.list_trajectories(agent_name="vet")
+    vet = demo_store.trajectories.list_trajectories(agent_name="vet")
     assert vet
-    recorded = demo_store.recorded_measurements([t["id"] for t in vet])
+    recorded = demo_store.triage.recorded_measurements([t["id"] for t in vet])
     for row in vet:
         margin = row["outcome"]["margin"]
         assert margin["answer"] == row["answer"] == row["outcome"]["prediction"]
@@ -116,7 +116,7 @@ def test_the_rules_policy_records_its_margin_and_it_matches_the_measurements(dem
 
 def test_signals_of_the_demo_store(demo_store):
     signals = triage.compute_signals(demo_store)
-    rows = {r["id"]: r for r in demo_store.list_trajectories()}
+    rows = {r["id"]: r for r in demo_store.trajectories.list_trajectories()}
     assert set(signals.index) == set(rows)
     for f in triage.FEATURES:
         assert signals[f].between(0, 1).all(), f
@@ -128,32 +128,32 @@ def test_signals_of_the_demo_store(demo_store):
     assert (verify["closeness"] == triage.UNKNOWN).all()
     for tid, row in verify.iterrows():  # a verify item's credibility is its own
         assert row["low_credibility"] == triage.CREDIBILITY_RISK[rows[tid]["credibility"]]
-    counts = demo_store.claim_counts(signals.index)
+    counts = demo_store.claims.claim_counts(signals.index)
     assert all(signals.at[t, "n_contradicted"] == counts.get(t, {}).get("contradicted", 0) for t in signals.index)
     assert (signals["seen"] == 0).all() and (signals["n_reviewers"] == 0).all()
 
     # an older trajectory without the margin in its outcome gets it from its recorded measurements
     tid = vet.index[0]
-    traj = demo_store.load_trajectory(tid)
+    traj = demo_store.trajectories.load_trajectory(tid)
     traj.outcome.pop("margin")
-    demo_store.save_trajectory(traj)
+    demo_store.trajectories.save_trajectory(traj)
     again = triage.compute_signals(demo_store)
     assert again.at[tid, "margin"] == pytest.approx(signals.at[tid, "margin"])
 
 
 def test_disagreement_between_agents_on_the_same_spectrum_and_task(demo_store):
-    row = demo_store.list_trajectories(agent_name="vet", task="a")[0]
-    other = demo_store.load_trajectory(row["id"])
+    row = demo_store.trajectories.list_trajectories(agent_name="vet", task="a")[0]
+    other = demo_store.trajectories.load_trajectory(row["id"])
     other.id = "llm-" + row["id"]
     other.agent = other.agent.model_copy(update={"backend": "openai", "model": "some-vlm"})
     flipped = "NO" if row["answer"] == "YES" else "YES"
     other.outcome = {"status": "answered", "prediction": flipped, "answer": flipped}
-    demo_store.save_trajectory(other)
+    demo_store.trajectories.save_trajectory(other)
     signals = triage.compute_signals(demo_store)
     assert signals.at[row["id"], "disagreement"] > 0
     assert signals.at[other.id, "disagreement"] > 0
     assert signals.at[other.id, "closeness"] == triage.UNKNOWN  # an LLM records no margin
-    same_spectrum_other_task = [t["id"] for t in demo_store.list_trajectories(agent_name="vet")
+    same_spectrum_other_task = [t["id"] for t in demo_store.trajectories.list_trajectories(agent_name="vet")
                                 if t["spectrum_id"] == row["spectrum_id"] and t["task"] != "a"]
     # the vet-verify comparison only concerns YES answers of tasks whose positive rule names a class
     for tid in same_spectrum_other_task:
@@ -163,27 +163,27 @@ def test_disagreement_between_agents_on_the_same_spectrum_and_task(demo_store):
 def test_refresh_caches_priorities_and_the_queue_sorts_by_them(demo_store):
     model = triage.refresh(demo_store)
     assert model.kind == "default" and model.id is not None  # no verdicts yet
-    cached = demo_store.priorities()
-    assert set(cached) == {r["id"] for r in demo_store.list_trajectories()}
+    cached = demo_store.triage.priorities()
+    assert set(cached) == {r["id"] for r in demo_store.trajectories.list_trajectories()}
     assert all(0 < c["priority"] < 1 and set(c["signals"]) == set(triage.FEATURES) for c in cached.values())
-    queue = demo_store.queue_items(order="priority", limit=1000)
+    queue = demo_store.queue.queue_items(order="priority", limit=1000)
     priorities = [r["priority"] for r in queue]
     assert priorities == sorted(priorities, reverse=True)
     top = queue[0]["trajectory_id"]
-    assert demo_store.queue_position(top, order="priority") == 0
+    assert demo_store.queue.queue_position(top, order="priority") == 0
 
     # a contradicted claim raises an item's priority (default weights)
     last = queue[-1]["trajectory_id"]
-    demo_store.save_claims(last, "test-checker", [{"step_idx": 1, "claim_idx": 0, "kind": "feature",
+    demo_store.claims.save_claims(last, "test-checker", [{"step_idx": 1, "claim_idx": 0, "kind": "feature",
                                                    "claim_text": "H-beta in emission", "verdict": "contradicted"}])
     triage.refresh(demo_store, [last], refit=False)
-    assert demo_store.priorities([last])[last]["priority"] > cached[last]["priority"]
+    assert demo_store.triage.priorities([last])[last]["priority"] > cached[last]["priority"]
 
     # after a verdict, the label service's one call recomputes that item with the stored weights
-    demo_store.add_review(top, "ann", "approve")
+    demo_store.labels.add_review(top, "ann", "approve")
     again = triage.refresh(demo_store, [top], refit=False)
     assert again.id == model.id
-    after = demo_store.priorities([top])[top]
+    after = demo_store.triage.priorities([top])[top]
     assert after["signals"]["seen"] == 0.5 and after["priority"] < cached[top]["priority"]
 
 
@@ -193,18 +193,18 @@ def simulate_verdicts(store, n_errors: int) -> None:
     for i, tid in enumerate(signals.index):
         answer = signals.at[tid, "answer"]
         if i < n_errors:
-            store.add_review(tid, "ann", "override", label={"answer": "NO" if answer == "YES" else "YES"})
+            store.labels.add_review(tid, "ann", "override", label={"answer": "NO" if answer == "YES" else "YES"})
         else:
-            store.add_review(tid, "ann", "approve")
+            store.labels.add_review(tid, "ann", "approve")
 
 
 def test_weights_are_fitted_once_there_are_enough_verdicts(demo_store):
     simulate_verdicts(demo_store, n_errors=12)
-    history = demo_store.review_history()
+    history = demo_store.triage.review_history()
     assert len(history) >= triage.MIN_LABELS
     model = triage.refresh(demo_store)
     assert model.kind == "fitted" and model.n_labels == len(history) and model.n_errors == 12
-    stored = demo_store.triage_model()
+    stored = demo_store.triage.triage_model()
     assert stored["id"] == model.id and stored["kind"] == "fitted"
     assert model.as_dict()["weights"]["closeness"] > triage.DEFAULT_WEIGHTS[4]  # the labels favour closeness
     rows = triage.training_rows(history, triage.compute_signals(demo_store))
@@ -264,6 +264,6 @@ def test_calibration_frame_from_the_store(demo_store):
     simulate_verdicts(demo_store, n_errors=12)
     triage.refresh(demo_store)
     frame = triage.calibration_frame(demo_store, n_boot=100)
-    labelled = len(demo_store.review_history())
+    labelled = len(demo_store.triage.review_history())
     assert frame["n"].sum() == labelled and {"accuracy", "ci_low", "ci_high", "priority_mid"} <= set(frame.columns)
     assert set(triage.calibration_frame(demo_store, task="a", n_boot=50)["task"]) == {"a"}

@@ -41,10 +41,10 @@ def llm_trajectory(tmp_path, openai_server, monkeypatch):
         seed_demo_if_empty(store)
     assert main(["vet", "--db", str(db), "--task", "a", "--backend", "openai", "--no-progress", str(A_STAR)]) == 0
     with Store(db) as store:
-        tid = store.list_trajectories(backend="openai", model="scripted-vlm")[0]["id"]
-        contradicted = [r for r in store.claims_for(tid) if r["verdict"] == "contradicted"]
-        flagged = store.queue_items(limit=200, contradicted=True)
-        kinds = [s.kind for s in store.load_trajectory(tid).steps]
+        tid = store.trajectories.list_trajectories(backend="openai", model="scripted-vlm")[0]["id"]
+        contradicted = [r for r in store.claims.claims_for(tid) if r["verdict"] == "contradicted"]
+        flagged = store.queue.queue_items(limit=200, contradicted=True)
+        kinds = [s.kind for s in store.trajectories.load_trajectory(tid).steps]
     store.close()  # the server process must own the file
     return db, tid, contradicted, flagged, kinds
 
@@ -83,7 +83,7 @@ def test_two_false_claims_are_flagged_in_the_store_and_the_page(llm_trajectory, 
     finally:
         app.stop()
     with Store(db) as store:  # the stored row: the item and step on screen, the claim, the reviewer
-        (row,) = store.claim_flag_history(trajectory_id=tid)
+        (row,) = store.claims.claim_flag_history(trajectory_id=tid)
     assert (row["reviewer"], row["trajectory_id"], row["step_idx"], row["decision"], row["claim_text"]) == (
         "ann", tid, step, "dismiss", halpha["claim_text"])
     assert row["claim_idx"] == halpha["claim_idx"] and row["checker_version"] == halpha["checker_version"]

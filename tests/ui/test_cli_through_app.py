@@ -85,7 +85,7 @@ def test_cli_commands_through_the_app_while_a_reviewer_labels(browser, tmp_path,
         shutil.copy(shared_spectra / r["file"], work / "spectra" / name)
         names.append(f"spectra/{name}")  # relative to the command's folder, not the app's
     with Store(db) as store:
-        before = store.queue_count()
+        before = store.queue.queue_count()
     app = ServedApp(db, tmp_path / "panel.log")
     ctx = browser.new_context(viewport={"width": 1280, "height": 800})
     try:
@@ -116,14 +116,14 @@ def test_cli_commands_through_the_app_while_a_reviewer_labels(browser, tmp_path,
         app.stop()
     assert not endpoint_path(db).exists()  # removed when the app stopped
     with Store(db) as store:
-        ratings = [r for r in store.label_history("ratings", trajectory_id=first) if r["rater"] == REVIEWER]
-        verdicts = [r for r in store.label_history("reviews", trajectory_id=first) if r["reviewer"] == REVIEWER]
+        ratings = [r for r in store.labels.label_history("ratings", trajectory_id=first) if r["rater"] == REVIEWER]
+        verdicts = [r for r in store.labels.label_history("reviews", trajectory_id=first) if r["reviewer"] == REVIEWER]
         assert len(ratings) == reviewer.ratings and len({r["id"] for r in ratings}) == len(ratings)
         assert len(verdicts) == reviewer.verdicts == 1 and verdicts[0]["action"] == "approve"
-        vetted = store.list_trajectories(task="a", backend="rules")
+        vetted = store.trajectories.list_trajectories(task="a", backend="rules")
         new_ids = {t["id"] for t in vetted if t["source_path"] and Path(t["source_path"]).parent == work / "spectra"}
         assert len(new_ids) == 4
-        queued = {r["trajectory_id"] for r in store.queue_items(limit=10_000)}
-        assert new_ids <= queued and store.queue_count() == before + 4
-        session = store.find_session("race")
-        assert session is not None and new_ids <= set(store.session_items(session["id"]))
+        queued = {r["trajectory_id"] for r in store.queue.queue_items(limit=10_000)}
+        assert new_ids <= queued and store.queue.queue_count() == before + 4
+        session = store.sessions.find_session("race")
+        assert session is not None and new_ids <= set(store.sessions.session_items(session["id"]))

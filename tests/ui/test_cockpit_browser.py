@@ -33,21 +33,21 @@ def cockpit(tmp_path_factory):
     db = tmp / "cockpit.duckdb"
     store = Store(db)
     seed_demo_if_empty(store)
-    queue = store.queue_items(limit=100)
-    trajectories = {r["trajectory_id"]: Trajectory.from_json(store.load_trajectory(r["trajectory_id"]).to_json())
+    queue = store.queue.queue_items(limit=100)
+    trajectories = {r["trajectory_id"]: Trajectory.from_json(store.trajectories.load_trajectory(r["trajectory_id"]).to_json())
                     for r in queue}
     galaxy_verify = next(r for r in queue if r["task"] == "verify" and r["object_id"] == GALAXY)
-    store.add_review(galaxy_verify["trajectory_id"], "bo", "override", {"type": "QSO", "z": 0.37})
+    store.labels.add_review(galaxy_verify["trajectory_id"], "bo", "override", {"type": "QSO", "z": 0.37})
     for who, scores in (("ann", [4, 3, 5, 2, 4]), ("bo", [3, 3, 4, 1, 5])):
         for row, score in zip(queue, scores, strict=False):
-            store.add_rating(row["trajectory_id"], who, score, "1")
+            store.labels.add_rating(row["trajectory_id"], who, score, "1")
     # settled human labels for the accuracy, kappa and coverage plots: vet items and verify items
     settled = [r for r in queue if r["object_id"] != GALAXY][:8]
     settled += [r for r in queue if r["task"] == "verify" and r["object_id"] != GALAXY][:4]
     for i, row in enumerate(settled):
         for who in ("cal", "dov"):
             action = "reject" if (i == 3 and who == "dov") else "approve"
-            store.add_review(row["trajectory_id"], who, action)
+            store.labels.add_review(row["trajectory_id"], who, action)
     store.close()
     app = ServedApp(db, tmp / "panel.log")
     app.queue, app.trajectories, app.galaxy_verify = queue, trajectories, galaxy_verify["trajectory_id"]

@@ -49,7 +49,7 @@ def test_twenty_reviewers_fifty_labels_each(browser, tmp_path):
     finally:
         app.stop()
     store = Store(db)
-    rows = [r for r in store.label_history("ratings", trajectory_id=first) if r["rater"].startswith("load")]
+    rows = [r for r in store.labels.label_history("ratings", trajectory_id=first) if r["rater"].startswith("load")]
     per_rater = {}
     for r in rows:
         per_rater[r["rater"]] = per_rater.get(r["rater"], 0) + 1
@@ -80,6 +80,6 @@ def test_sigkill_keeps_every_acknowledged_label(browser, tmp_path):
     restarted = ServedApp(db, tmp_path / "panel2.log")  # the app comes back on the same file
     restarted.stop()
     store = Store(db)
-    stored = [r for r in store.label_history("ratings", trajectory_id=first) if r["rater"] == "crash"]
+    stored = [r for r in store.labels.label_history("ratings", trajectory_id=first) if r["rater"] == "crash"]
     assert len(stored) >= acknowledged
     store.close()

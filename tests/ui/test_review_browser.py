@@ -24,13 +24,13 @@ def review_app(tmp_path_factory):
     db = tmp / "review.duckdb"
     store = Store(db)
     seed_demo_if_empty(store)
-    spec = store.list_spectra(search="0853", limit=1)[0]
+    spec = store.spectra.list_spectra(search="0853", limit=1)[0]
     evil = Trajectory(spectrum_id=spec["spectrum_id"], task="cv", agent=AgentInfo(name="vet", backend="openai", model="probe"))
     evil.add("think", text=XSS_TEXT)
     evil.add("answer", text="<answer>\\boxed{NO}</answer>", answer={"answer": "NO"})
     evil.outcome = {"status": "answered", "answer": "NO"}
-    store.save_trajectory(evil)
-    first = store.queue_items()[0]
+    store.trajectories.save_trajectory(evil)
+    first = store.queue.queue_items()[0]
     store.close()  # the server process must own the file
     app = ServedApp(db, tmp / "panel.log")
     app.evil_id, app.first_id, app.first_object = evil.id, first["trajectory_id"], first["object_id"]

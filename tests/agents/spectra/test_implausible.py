@@ -237,4 +237,4 @@ def test_vet_cli_reports_a_two_pixel_spectrum_and_stores_no_answer(tmp_path, lam
     out = capsys.readouterr().out
     assert f"{path.name}: only 2 pixels with finite flux" in out
     with Store(db) as store:
-        assert store.count_trajectories(task="a") == 0
+        assert store.trajectories.count_trajectories(task="a") == 0

@@ -199,5 +199,5 @@ def test_cli_verify_backend_openai(tmp_path, shared_spectra, template_dir, opena
     assert len(openai_server.requests) == 1 and "agent: rules+openai (cli-model)" in capsys.readouterr().err
     assert main(common) == 0
     with Store(db) as store:
-        rows = store.list_trajectories(task="verify")
+        rows = store.trajectories.list_trajectories(task="verify")
         assert sorted((r["backend"], r["model"]) for r in rows) == [("rules", RULES_MODEL), (LLM_BACKEND, "cli-model")]

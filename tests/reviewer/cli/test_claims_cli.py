@@ -39,12 +39,12 @@ def copy_db(vetted_db, tmp_path):
 def test_vet_checks_every_new_trajectory_and_the_rules_contradict_nothing(vetted_db):
     db, _ = vetted_db
     with Store(db) as store:
-        tids = [r["id"] for r in store.list_trajectories()]
+        tids = [r["id"] for r in store.trajectories.list_trajectories()]
         assert len(tids) == 2 * len(DEMO_FILES)
-        counts = store.claim_counts(tids)
+        counts = store.claims.claim_counts(tids)
         assert set(counts) == set(tids)  # every trajectory was checked when it was stored
         assert all(c["contradicted"] == 0 and c["supported"] > 0 for c in counts.values())
-        assert all(r["contradicted"] == 0 for r in store.queue_items())
+        assert all(r["contradicted"] == 0 for r in store.queue.queue_items())
 
 
 def test_claims_command_on_paths_ids_and_trajectories(vetted_db, tmp_path, capsys):
@@ -52,16 +52,17 @@ def test_claims_command_on_paths_ids_and_trajectories(vetted_db, tmp_path, capsy
     _, folder = vetted_db
     capsys.readouterr()
     with Store(db) as store:
-        before = {r["id"]: store.claims_for(r["id"]) for r in store.list_trajectories()}
-        sid = store.list_spectra(search=DEMO_FILES[0])[0]["spectrum_id"]
-        one = store.trajectories_on_spectrum(store.list_spectra(search=DEMO_FILES[1])[0]["spectrum_id"])[0]["id"]
+        before = {r["id"]: store.claims.claims_for(r["id"]) for r in store.trajectories.list_trajectories()}
+        sid = store.spectra.list_spectra(search=DEMO_FILES[0])[0]["spectrum_id"]
+        one = store.trajectories.trajectories_on_spectrum(
+            store.spectra.list_spectra(search=DEMO_FILES[1])[0]["spectrum_id"])[0]["id"]
     assert main(["claims", "--db", str(db), "--no-progress", str(folder)]) == 0
     out = capsys.readouterr().out
     assert f"checked: {2 * len(DEMO_FILES)} trajectories" in out and "trajectories with a contradicted claim: 0" in out
     per_trajectory = [line for line in out.splitlines() if " rules/" in line]
     assert len(per_trajectory) == 2 * len(DEMO_FILES) and all("0 contradicted" in line for line in per_trajectory)
     with Store(db) as store:  # re-checked with the same version: the same results, replaced not added
-        after = {tid: store.claims_for(tid) for tid in before}
+        after = {tid: store.claims.claims_for(tid) for tid in before}
         strip = [{k: v for k, v in r.items() if k != "created_at"} for r in before[one]]
         assert [{k: v for k, v in r.items() if k != "created_at"} for r in after[one]] == strip
         assert all(len(after[t]) == len(before[t]) for t in before)
@@ -86,31 +87,31 @@ def test_a_planted_false_claim_is_contradicted_in_the_store_and_the_queue(vetted
 
     db = copy_db(vetted_db, tmp_path)
     with Store(db) as store:
-        sid = store.list_spectra(search=DEMO_FILES[0])[0]["spectrum_id"]
-        rec = store.get_spectrum(sid)
+        sid = store.spectra.list_spectra(search=DEMO_FILES[0])[0]["spectrum_id"]
+        rec = store.spectra.get_spectrum(sid)
         traj = vet_spectrum(read_spectrum(rec["source_path"]), "a", spectrum_id=sid)
         traj.source_path = rec["source_path"]
         step = next(s for s in traj.steps if s.kind == "think" and "H-beta equivalent width" in s.text)
         found = re.search(r"H-beta equivalent width = (-?[\d.]+)", step.text)
         true_ew = float(found.group(1))
         step.text = step.text.replace(found.group(0), f"H-beta equivalent width = {3 * true_ew:.2f}")
-        store.save_trajectory(traj)  # stored without a check: the command does it
-        assert store.claim_counts([traj.id]) == {}
+        store.trajectories.save_trajectory(traj)  # stored without a check: the command does it
+        assert store.claims.claim_counts([traj.id]) == {}
     capsys.readouterr()
     assert main(["claims", "--db", str(db), "--no-progress", traj.id]) == 0
     out = capsys.readouterr().out
     assert "1 contradicted" in out and f"contradicted, step {step.index}: 'H-beta equivalent width = " in out
     with Store(db) as store:
-        bad = [r for r in store.claims_for(traj.id) if r["verdict"] == "contradicted"]
+        bad = [r for r in store.claims.claims_for(traj.id) if r["verdict"] == "contradicted"]
         assert len(bad) == 1 and bad[0]["step_idx"] == step.index
         assert bad[0]["claimed"] == pytest.approx(3 * true_ew) and bad[0]["measured"] == pytest.approx(true_ew, abs=0.01)
         assert bad[0]["window_lo"] < 4862 < bad[0]["window_hi"]
         assert step.text[bad[0]["span_start"]:bad[0]["span_end"]] == bad[0]["claim_text"]
-        rows = {r["trajectory_id"]: r["contradicted"] for r in store.queue_items(limit=100)}
+        rows = {r["trajectory_id"]: r["contradicted"] for r in store.queue.queue_items(limit=100)}
         assert rows[traj.id] == 1 and sum(rows.values()) == 1
-        assert [r["trajectory_id"] for r in store.queue_items(contradicted=True)] == [traj.id]
-        assert store.queue_items(order="contradicted")[0]["trajectory_id"] == traj.id
-        assert store.queue_count(contradicted=False) == 2 * len(DEMO_FILES)
+        assert [r["trajectory_id"] for r in store.queue.queue_items(contradicted=True)] == [traj.id]
+        assert store.queue.queue_items(order="contradicted")[0]["trajectory_id"] == traj.id
+        assert store.queue.queue_count(contradicted=False) == 2 * len(DEMO_FILES)
 
 
 def test_verify_checks_its_trajectories_and_no_claims_skips_it(tmp_path, demo_dir, capsys):
@@ -119,15 +120,15 @@ def test_verify_checks_its_trajectories_and_no_claims_skips_it(tmp_path, demo_di
     assert main(["verify", "--db", str(db), "--no-progress", str(spectrum)]) == 0
     assert "claims: " in capsys.readouterr().out
     with Store(db) as store:
-        tid = store.list_trajectories(task="verify")[0]["id"]
-        assert store.claims_for(tid) and set(store.claim_counts([tid])) == {tid}
+        tid = store.trajectories.list_trajectories(task="verify")[0]["id"]
+        assert store.claims.claims_for(tid) and set(store.claims.claim_counts([tid])) == {tid}
     nocheck = tmp_path / "nocheck.duckdb"
     assert main(["vet", "--db", str(nocheck), "--task", "a", "--no-claims", "--no-progress", str(spectrum)]) == 0
     assert "claims: " not in capsys.readouterr().out
     with Store(nocheck) as store:
-        tid = store.list_trajectories()[0]["id"]
-        assert store.claim_counts([tid]) == {}
-        assert store.queue_items()[0]["contradicted"] == 0
+        tid = store.trajectories.list_trajectories()[0]["id"]
+        assert store.claims.claim_counts([tid]) == {}
+        assert store.queue.queue_items()[0]["contradicted"] == 0
 
 
 # -- --backend openai: a chat model finds claims the patterns miss; the same checker judges them -----
@@ -150,16 +151,16 @@ def worded(vetted_db, tmp_path):
 
     db = copy_db(vetted_db, tmp_path)
     with Store(db) as store:
-        sid = store.list_spectra(search=DEMO_FILES[0])[0]["spectrum_id"]
-        rec = store.get_spectrum(sid)
+        sid = store.spectra.list_spectra(search=DEMO_FILES[0])[0]["spectrum_id"]
+        rec = store.spectra.get_spectrum(sid)
         traj = vet_spectrum(read_spectrum(rec["source_path"]), "a", spectrum_id=sid)
         traj.source_path = rec["source_path"]
         step = next(s for s in traj.steps if s.kind == "think")
         step.text = step.text.replace("</think>", f" {LLM_SENTENCE}</think>")
-        store.save_trajectory(traj)
+        store.trajectories.save_trajectory(traj)
     assert main(["claims", "--db", str(db), "--no-progress", traj.id]) == 0  # the patterns alone
     with Store(db) as store:
-        patterns_only = store.claims_for(traj.id)
+        patterns_only = store.claims.claims_for(traj.id)
     assert patterns_only and not any(TRUE_QUOTE in r["claim_text"] or FALSE_QUOTE in r["claim_text"]
                                      for r in patterns_only)
     return db, traj, step.index, patterns_only
@@ -192,11 +193,11 @@ def test_claims_backend_openai_judges_the_models_claims_with_the_checker(worded,
     assert "extractor: patterns+llm (extractor-m)" in out
     assert "1 contradicted" in out and f"contradicted, step {step}: {FALSE_QUOTE!r}" in out
     with Store(db) as store:
-        rows = store.claims_for(traj.id)
+        rows = store.claims.claims_for(traj.id)
         llm = {r["claim_text"]: r for r in rows if r["result"]["claim"]["source"] == "llm"}
         assert {r["checker_version"] for r in rows} == {"claims-2+llm:extractor-m"}
-        assert store.claim_versions(traj.id)[0] == "claims-2+llm:extractor-m"
-        assert store.claim_counts([traj.id])[traj.id]["contradicted"] == 1  # the queue sees it
+        assert store.claims.claim_versions(traj.id)[0] == "claims-2+llm:extractor-m"
+        assert store.claims.claim_counts([traj.id])[traj.id]["contradicted"] == 1  # the queue sees it
     assert {t: r["verdict"] for t, r in llm.items()} == {TRUE_QUOTE: "supported", FALSE_QUOTE: "contradicted"}
     assert all(r["step_idx"] == step for r in llm.values())
     assert llm[FALSE_QUOTE]["window_lo"] < 4862 < llm[FALSE_QUOTE]["window_hi"]  # measured where H-beta is
@@ -241,7 +242,7 @@ def test_malformed_json_from_the_model_names_the_trajectory_and_keeps_the_patter
     line = next(line for line in out.splitlines() if line.startswith(traj.id))
     assert line.endswith("extractor: patterns")  # what ran for this trajectory in the end
     with Store(db) as store:
-        rows = store.claims_for(traj.id)
+        rows = store.claims.claims_for(traj.id)
     assert [(r["step_idx"], r["claim_text"], r["verdict"]) for r in rows] == [
         (r["step_idx"], r["claim_text"], r["verdict"]) for r in patterns_only]
     assert {r["checker_version"] for r in rows} == {"claims-2"}

@@ -27,8 +27,8 @@ def vetted_db(tmp_path_factory, shared_spectra, manifest):
 def stored_pairs(db, truth_of):
     with Store(db) as store:
         pairs = []
-        for row in store.list_trajectories(task="a"):
-            spec = store.get_spectrum(row["spectrum_id"])
+        for row in store.trajectories.list_trajectories(task="a"):
+            spec = store.spectra.get_spectrum(row["spectrum_id"])
             outcome = row["outcome"] if isinstance(row["outcome"], dict) else json.loads(row["outcome"])
             pairs.append((truth_of(spec), outcome["prediction"]))
     return pairs
@@ -47,7 +47,7 @@ def test_eval_json_with_pipeline_labels(vetted_db, capsys):
 def test_eval_with_label_csv_overrides_pipeline(vetted_db, tmp_path, capsys):
     db, _picks = vetted_db
     with Store(db) as store:
-        spectra = store.list_spectra()
+        spectra = store.spectra.list_spectra()
     path = tmp_path / "labels.csv"
     with open(path, "w", newline="") as fh:
         w = csv.writer(fh)

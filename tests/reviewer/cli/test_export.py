@@ -13,13 +13,13 @@ def build(path):
     """Two spectra with VI labels, one in a closed session plus one written after it closed."""
     store = Store(path)
     for sid, oid in (("s1", "39633345008634465"), ("s2", "7")):
-        store.add_spectrum({"spectrum_id": sid, "source_path": f"x/{sid}.fits", "file_sha256": sid * 8,
+        store.spectra.add_spectrum({"spectrum_id": sid, "source_path": f"x/{sid}.fits", "file_sha256": sid * 8,
                             "object_id": oid, "pipeline_class": "GALAXY", "pipeline_z": 0.1})
-    session = store.create_session("may", "verdicts", [], reviewers=["ann"])
-    store.add_vi_label("s1", "ann", quality=3, z=0.1, spectype="GALAXY", session_id=session)
-    store.close_session(session)
-    store.add_vi_label("s2", "ann", quality=2, session_id=session)  # after close: frozen out
-    store.add_vi_label("s2", "bob", quality=4)
+    session = store.sessions.create_session("may", "verdicts", [], reviewers=["ann"])
+    store.labels.add_vi_label("s1", "ann", quality=3, z=0.1, spectype="GALAXY", session_id=session)
+    store.sessions.close_session(session)
+    store.labels.add_vi_label("s2", "ann", quality=2, session_id=session)  # after close: frozen out
+    store.labels.add_vi_label("s2", "bob", quality=4)
     store.close()
 
 
@@ -67,6 +67,8 @@ import re  # noqa: E402
 
 import duckdb  # noqa: E402
 import pytest  # noqa: E402
+
+from reviewer.store.database import Database  # noqa: E402
 
 
 def _one_line_error(capsys, *words):
@@ -119,7 +121,7 @@ def test_an_export_below_a_file_is_refused(tmp_path, capsys, kind, out):
 def failing_parquet_writes(monkeypatch, words: str, after: int = 0) -> list[str]:
     """DuckDB fails to write each Parquet file after the first `after` (its own words: the file named,
     then the system's reason); returns the files written."""
-    real = Store._execute_with_retries
+    real = Database.execute_with_retries
     written = []
 
     def copy(self, sql, params):
@@ -130,7 +132,7 @@ def failing_parquet_writes(monkeypatch, words: str, after: int = 0) -> list[str]
             written.append(target.group(1))
         return real(self, sql, params)
 
-    monkeypatch.setattr(Store, "_execute_with_retries", copy)
+    monkeypatch.setattr(Database, "execute_with_retries", copy)
     return written
 
 

@@ -17,11 +17,11 @@ from reviewer.store import Store
 def accept(store, tid):
     """Revise event, two audits, three votes: the curation board then says `accepted`."""
     at = iter(datetime.now(UTC) + timedelta(seconds=i + 1) for i in range(10))
-    store.add_curation_event(tid, "rev", "revise", created_at=next(at))
-    store.add_curation_event(tid, "aud1", "audit", "approve", created_at=next(at))
-    store.add_curation_event(tid, "aud2", "audit", "approve", created_at=next(at))
+    store.labels.add_curation_event(tid, "rev", "revise", created_at=next(at))
+    store.labels.add_curation_event(tid, "aud1", "audit", "approve", created_at=next(at))
+    store.labels.add_curation_event(tid, "aud2", "audit", "approve", created_at=next(at))
     for who in ("rev", "aud1", "aud2"):
-        store.add_curation_event(tid, who, "vote", "accept", created_at=next(at))
+        store.labels.add_curation_event(tid, who, "vote", "accept", created_at=next(at))
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +40,10 @@ def exported(tmp_path_factory, shared_spectra, manifest):
         for row in picks:
             path = shared_spectra / row["file"].partition("#")[0]
             ingest_paths(store, [path], progress=False)
-            sid = store.list_spectra(search=path.name)[0]["spectrum_id"]
+            sid = store.spectra.list_spectra(search=path.name)[0]["spectrum_id"]
             traj = vet_spectrum(read_spectrum(path), "a", spectrum_id=sid)
-            store.save_trajectory(traj)
-            store.add_review(traj.id, "ann", "approve")
+            store.trajectories.save_trajectory(traj)
+            store.labels.add_review(traj.id, "ann", "approve")
             accept(store, traj.id)
             out["trajectories"].append(traj)
             out["paths"].append(path)
@@ -59,15 +59,15 @@ def test_import_sft_stores_trajectories_with_images_once(tmp_path, exported, cap
     a_path = exported["paths"][0]
     with Store(db) as store:  # the A star is already here: its imported trajectory links to it
         ingest_paths(store, [a_path], progress=False)
-        a_sid = store.list_spectra(search=a_path.name)[0]["spectrum_id"]
+        a_sid = store.spectra.list_spectra(search=a_path.name)[0]["spectrum_id"]
     sft_file = exported["root"] / "sft" / "train_sharegpt.json"
     rows = json.loads(sft_file.read_text())
     assert main(["import", "sft", str(sft_file), "--db", str(db)]) == 0
     assert "imported trajectories: 2; already present: 0" in capsys.readouterr().out
     with Store(db) as store:
-        stored = store.list_trajectories(task="a", backend="spec-o3-sft")
+        stored = store.trajectories.list_trajectories(task="a", backend="spec-o3-sft")
         assert len(stored) == 2
-        by_source = {r["source_path"]: store.load_trajectory(r["id"], with_images=True) for r in stored}
+        by_source = {r["source_path"]: store.trajectories.load_trajectory(r["id"], with_images=True) for r in stored}
         for original, row in zip(exported["trajectories"], rows, strict=True):
             traj = by_source[row["source_name"]]
             assert [s.kind for s in traj.steps] == [s.kind for s in original.steps]
@@ -85,7 +85,7 @@ def test_import_sft_stores_trajectories_with_images_once(tmp_path, exported, cap
     assert main(["import", "sft", str(sft_file), "--db", str(db)]) == 0
     assert "imported trajectories: 0; already present: 2" in capsys.readouterr().out
     with Store(db) as store:
-        assert store.count_trajectories(backend="spec-o3-sft") == 2
+        assert store.trajectories.count_trajectories(backend="spec-o3-sft") == 2
 
 
 def test_import_sft_reports_missing_images(tmp_path, exported, capsys):
@@ -95,7 +95,7 @@ def test_import_sft_reports_missing_images(tmp_path, exported, capsys):
     captured = capsys.readouterr()
     assert "imported trajectories: 2" in captured.out and "not found under" in captured.err
     with Store(db) as store:
-        traj = store.load_trajectory(store.list_trajectories(task="a")[0]["id"], with_images=True)
+        traj = store.trajectories.load_trajectory(store.trajectories.list_trajectories(task="a")[0]["id"], with_images=True)
         assert traj.images == {} and all(s.image_sha is None for s in traj.steps)
 
 
@@ -122,7 +122,7 @@ def test_import_bench_writes_fits_ingests_and_labels(tmp_path, exported, capsys,
     originals = {t.id: read_spectrum(p) for t, p in zip(exported["trajectories"], exported["paths"], strict=True)}
     label_of = {r["path"]: r for r in labels}
     with Store(db) as store:
-        stored = store.list_spectra()
+        stored = store.spectra.list_spectra()
         assert sorted(s["source_path"] for s in stored) == sorted(r["path"] for r in labels)
         for s in stored:
             spec = read_spectrum(s["source_path"])
@@ -131,7 +131,7 @@ def test_import_bench_writes_fits_ingests_and_labels(tmp_path, exported, capsys,
             assert np.allclose(spec.flux.value, original.flux.value, equal_nan=True)
             assert np.allclose(spec.spectral_axis.value, original.spectral_axis.value)
             assert spec.mask.mean() < 0.5 and s["snr"] > 0  # DER_SNR ivar: the pixels are usable
-            header = store.get_spectrum(s["spectrum_id"])["header"]
+            header = store.spectra.get_spectrum(s["spectrum_id"])["header"]
             assert s["pipeline_class"] is None and header["SPECVI_INDEX"] == label_of[s["source_path"]]["index"]
             assert not any(v in ("YES", "NO") for v in header.values())  # the truth stays out
     # the eval can use the truth: vet the imported spectra, score against the labels CSV
@@ -146,7 +146,7 @@ def test_import_bench_writes_fits_ingests_and_labels(tmp_path, exported, capsys,
     assert "imported spectra: 0; already present: 2" in capsys.readouterr().out
     assert sorted(folder.glob("*.fits")) == fits_files and labels_file.read_text() == before
     with Store(db) as store:
-        assert store.count_spectra() == 2
+        assert store.spectra.count_spectra() == 2
 
 
 def test_import_rejects_a_missing_file_and_an_unknown_task(tmp_path, capsys):
@@ -208,7 +208,7 @@ def test_import_sft_refuses_bad_rows_by_line_and_imports_the_rest(tmp_path, expo
         assert re.search(rf"rows\.jsonl line {line}: [^\n]*{problem}", err), (line, err)
     assert "line 1:" not in err and "line 3:" not in err and "line 10:" not in err
     with Store(db) as store:
-        assert store.count_trajectories(backend="spec-o3-sft") == 2
+        assert store.trajectories.count_trajectories(backend="spec-o3-sft") == 2
 
 
 def test_import_sft_of_a_broken_json_file_names_where(tmp_path, capsys):
@@ -219,7 +219,7 @@ def test_import_sft_of_a_broken_json_file_names_where(tmp_path, capsys):
     _no_raw_errors(err)
     assert re.search(r"rows\.json: not valid JSON at line 2 column \d+", err), err
     with Store(tmp_path / "d.duckdb") as store:
-        assert store.count_trajectories() == 0
+        assert store.trajectories.count_trajectories() == 0
 
 
 def test_import_bench_refuses_bad_rows_and_leaves_no_file_for_them(tmp_path, exported, capsys):
@@ -274,7 +274,7 @@ def test_import_bench_refuses_bad_rows_and_leaves_no_file_for_them(tmp_path, exp
         assert re.search(rf"bench\.jsonl line {line}: [^\n]*{problem}", err), (line, err)
     assert sorted(p.suffix for p in out.iterdir()) == [".csv", ".fits", ".fits"]  # nothing else, no partials
     with Store(db) as store:
-        assert store.count_spectra() == 2
+        assert store.spectra.count_spectra() == 2
     with open(out / "manifest-labels.csv", newline="") as fh:
         assert len(list(csv.DictReader(fh))) == 2
 
@@ -313,7 +313,7 @@ def test_import_sft_refuses_a_row_with_a_step_text_over_the_limit(tmp_path, expo
     big["conversations"][k]["value"] += "x" * 1_100_000  # a 1.1 MB think/answer text
     db = tmp_path / "dst.duckdb"
     with Store(db) as store:
-        before = store.count_trajectories()
+        before = store.trajectories.count_trajectories()
     rows = _jsonl(tmp_path / "rows.jsonl", [good_a, big, good_b])
     code = main(["import", "sft", str(rows), "--images", str(exported["root"] / "sft"), "--db", str(db)])
     captured = capsys.readouterr()
@@ -325,9 +325,9 @@ def test_import_sft_refuses_a_row_with_a_step_text_over_the_limit(tmp_path, expo
     assert "line 1:" not in captured.err and "line 3:" not in captured.err
     assert len(captured.err) < 2000  # the refusal names the text, it does not echo it
     with Store(db) as store:
-        assert before == 0 and store.count_trajectories() == 2
-        for r in store.list_trajectories():
-            traj = store.load_trajectory(r["id"])
+        assert before == 0 and store.trajectories.count_trajectories() == 2
+        for r in store.trajectories.list_trajectories():
+            traj = store.trajectories.load_trajectory(r["id"])
             assert max(len(s.text) for s in traj.steps) < MAX_STEP_TEXT_BYTES
 
 
@@ -349,4 +349,4 @@ def test_import_bench_refuses_a_row_with_a_text_over_the_limit(tmp_path, exporte
                      rf"{MAX_STEP_TEXT_BYTES:,}[^\n]*limit", captured.err), captured.err
     assert sorted(p.suffix for p in out.iterdir()) == [".csv", ".fits", ".fits"]  # nothing for the refused row
     with Store(db) as store:
-        assert store.count_spectra() == 2
+        assert store.spectra.count_spectra() == 2

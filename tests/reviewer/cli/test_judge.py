@@ -39,7 +39,7 @@ def db(tmp_path, vet_trajectories):
     path = tmp_path / "judge.duckdb"
     store = Store(path)
     for traj in vet_trajectories:
-        store.save_trajectory(traj)
+        store.trajectories.save_trajectory(traj)
     store.close()
     return path
 
@@ -61,10 +61,10 @@ def test_judge_scores_and_records_failures(db, vet_trajectories, capsys):
     out = capsys.readouterr()
     assert "scored 1, failed 1" in out.out
     with Store(db) as store:
-        ratings = store.ratings_frame()
+        ratings = store.reviews.ratings_frame()
         assert ratings[["trajectory_id", "rater", "rater_kind", "score", "rubric_version"]].values.tolist() == [
             [ids[0], "llm:judge-m", "llm", 4.0, "1"]]
-        failures = store.judge_failures("llm:judge-m")
+        failures = store.reviews.judge_failures("llm:judge-m")
         assert [(f["trajectory_id"], f["error"], f["reply"]) for f in failures] == [
             (ids[1], "no score in the reply", "Looks plausible to me.")]
 
@@ -80,9 +80,9 @@ def test_judge_skips_what_it_scored_and_limits(db, vet_trajectories):
         server.push(Reply.text("Score: 2"), Reply.text("Score: 2"))
         assert main(["judge", "--db", str(db), "--model", "m2", "--base-url", server.base_url, "--force"]) == 0
     with Store(db) as store:
-        current = store.ratings_frame().set_index("trajectory_id")["score"].to_dict()
+        current = store.reviews.ratings_frame().set_index("trajectory_id")["score"].to_dict()
         assert current == {ids[0]: 2.0, ids[1]: 2.0}
-        assert len(store.label_history("ratings")) == 4
+        assert len(store.labels.label_history("ratings")) == 4
 
 
 def test_judge_with_a_dead_endpoint_fails_every_call(db):
@@ -90,9 +90,9 @@ def test_judge_with_a_dead_endpoint_fails_every_call(db):
         rc = main(["judge", "--db", str(db), "--model", "m3", "--base-url", server.base_url, "--task", "a"])
     assert rc == 1
     with Store(db) as store:
-        failures = store.judge_failures("llm:m3")
+        failures = store.reviews.judge_failures("llm:m3")
         assert len(failures) == 2 and all(f["error"].startswith("call failed") for f in failures)
-        assert store.ratings_frame().empty
+        assert store.reviews.ratings_frame().empty
 
 
 def test_judge_calls_overlap_and_the_run_is_summed(db, vet_trajectories, capsys):
@@ -109,4 +109,4 @@ def test_judge_calls_overlap_and_the_run_is_summed(db, vet_trajectories, capsys)
     assert "scored 2, failed 0" in out and "model calls: 2 (1.00 per item), 0 failed" in out
     assert "tokens: prompt " in out
     with Store(db) as store:
-        assert sorted(store.ratings_frame()["score"]) == [3.0, 3.0]
+        assert sorted(store.reviews.ratings_frame()["score"]) == [3.0, 3.0]

@@ -43,9 +43,9 @@ def label_everything(path) -> int:
         for i, tid in enumerate(signals.index):
             if i < n_errors:
                 answer = signals.at[tid, "answer"]
-                store.add_review(tid, "ann", "override", label={"answer": "NO" if answer == "YES" else "YES"})
+                store.labels.add_review(tid, "ann", "override", label={"answer": "NO" if answer == "YES" else "YES"})
             else:
-                store.add_review(tid, "ann", "approve")
+                store.labels.add_review(tid, "ann", "approve")
         return len(signals)
 
 
@@ -55,7 +55,7 @@ def test_triage_json_before_any_verdict_uses_the_defaults(db, capsys):
     assert list(report["model"]["weights"].values()) == list(triage.DEFAULT_WEIGHTS)
     assert report["min_labels"] == triage.MIN_LABELS and "defaults" in report["model_info"]["why"]
     with Store(db) as store:
-        n = store.count_trajectories()
+        n = store.trajectories.count_trajectories()
     pooled = next(g for g in report["groups"] if g["task"] == "all")
     assert pooled["n_labelled"] == 0 and pooled["n_unreviewed"] == n
     assert pooled["n_accept"] == 0  # nothing is known to be safe before any verdict
@@ -75,8 +75,8 @@ def test_triage_refresh_fits_caches_and_estimates(db, capsys):
             assert g["estimated_accuracy"] >= 0.98 and g["ci_low"] <= g["estimated_accuracy"] <= g["ci_high"]
     assert all(b["ci_low"] <= b["accuracy"] <= b["ci_high"] for b in report["bins"])
     with Store(db) as store:
-        assert store.triage_model()["id"] == report["model"]["id"]
-        queue = store.queue_items(order="priority", limit=1000)
+        assert store.triage.triage_model()["id"] == report["model"]["id"]
+        queue = store.queue.queue_items(order="priority", limit=1000)
         assert [r["priority"] for r in queue] == sorted((r["priority"] for r in queue), reverse=True)
 
     only_a = run_json(capsys, "--db", str(db), "--task", "a")

@@ -42,9 +42,9 @@ def test_verify_json_store_resume_eval_plot(tmp_path, folder, templates, capsys)
     assert by_name["spec-0332-52367-0639.fits"]["type"] == "QSO"
     assert by_name["spec-3586-55181-0500.fits"]["type"] == "STAR"
     with Store(db) as store:
-        rows = store.list_trajectories(task="verify")
+        rows = store.trajectories.list_trajectories(task="verify")
         assert len(rows) == len(FILES)
-        traj = store.load_trajectory(rows[0]["id"])
+        traj = store.trajectories.load_trajectory(rows[0]["id"])
         assert traj.outcome["report"].startswith("# Verification report")
     # resume: nothing is verified twice, the stored briefs are printed again
     assert main(["verify", "--db", str(db), "--templates", templates, "--json", "--no-progress", str(folder)]) == 0
@@ -88,7 +88,7 @@ def test_verify_with_a_model_reviews_concurrently_and_records_usage(tmp_path, fo
     calls = len(openai_server.requests)
     assert 1 <= calls <= len(FILES) and f"model calls: {calls} (" in out and "tokens: prompt" in out
     with Store(db) as store:
-        trajs = [store.load_trajectory(r["id"]) for r in store.list_trajectories(task="verify")]
+        trajs = [store.trajectories.load_trajectory(r["id"]) for r in store.trajectories.list_trajectories(task="verify")]
     reviewed = [t for t in trajs if "usage" in t.outcome.get("llm_review", {})]
     assert len(reviewed) == calls
     for t in reviewed:

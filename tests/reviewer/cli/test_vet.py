@@ -28,14 +28,14 @@ def test_vet_ingests_stores_skips_and_forces(tmp_path, few_spectra, capsys):
     out = capsys.readouterr().out
     assert f"vetted: {2 * len(picks)}" in out and "skipped (already vetted): 0" in out
     with Store(db) as store:
-        rows = store.list_trajectories(task="a")
+        rows = store.trajectories.list_trajectories(task="a")
         assert len(rows) == len(picks) and all(r["backend"] == "rules" for r in rows)
-        ids = [s["spectrum_id"] for s in store.list_spectra()]
+        ids = [s["spectrum_id"] for s in store.spectra.list_spectra()]
     assert main(["vet", "--db", str(db), "--task", "a", "--no-progress", *ids]) == 0
     assert f"skipped (already vetted): {len(picks)}" in capsys.readouterr().out
     assert main(["vet", "--db", str(db), "--task", "a", "--force", "--no-progress", ids[0]]) == 0
     with Store(db) as store:
-        assert store.count_trajectories(task="a") == len(picks) + 1
+        assert store.trajectories.count_trajectories(task="a") == len(picks) + 1
 
 
 def test_vet_rejects_unknown_task_and_missing_path(tmp_path, capsys):
@@ -51,14 +51,14 @@ def test_vet_with_two_worker_processes(tmp_path, few_spectra, capsys):
     db = tmp_path / "w.duckdb"
     assert main(["vet", "--db", str(db), "--task", "a", "--workers", "2", "--no-progress", str(folder)]) == 0
     with Store(db) as store:
-        assert store.count_trajectories(task="a") == len(picks)
+        assert store.trajectories.count_trajectories(task="a") == len(picks)
 
 
 def _stored_claims(db):
     keep = ("step_idx", "claim_idx", "kind", "claim_text", "verdict", "claimed", "measured", "checker_version")
     with Store(db) as store:
-        return {(r["spectrum_id"], r["task"]): [tuple(c[k] for k in keep) for c in store.claims_for(r["id"])]
-                for r in store.list_trajectories()}
+        return {(r["spectrum_id"], r["task"]): [tuple(c[k] for k in keep) for c in store.claims.claims_for(r["id"])]
+                for r in store.trajectories.list_trajectories()}
 
 
 def test_claims_checked_on_the_spectrum_a_job_read_are_those_of_a_fresh_read(tmp_path, few_spectra, capsys):
@@ -107,8 +107,8 @@ def test_trajectories_of_both_policies_reload_identically(tmp_path, shared_spect
     assert llm.outcome["status"] == "answered"
     with Store(tmp_path / "t.duckdb") as store:
         for traj in (rules, llm):
-            store.save_trajectory(traj)
-            back = store.load_trajectory(traj.id, with_images=True)
+            store.trajectories.save_trajectory(traj)
+            back = store.trajectories.load_trajectory(traj.id, with_images=True)
             assert back.model_dump() == traj.model_dump()
             assert back.images == traj.images and back.images
 
@@ -124,21 +124,21 @@ def test_trajectory_writer_groups_saves_and_isolates_a_bad_one(tmp_path, shared_
     trajs = [vet_spectrum(spec, "a") for _ in range(5)]
     bad = trajs[2]
     with Store(tmp_path / "w.duckdb") as store:
-        save = store.save_trajectory
+        save = store.trajectories.save_trajectory
 
         def refusing(traj):
             if traj.id == bad.id:
                 raise ValueError("refused")
             return save(traj)
 
-        store.save_trajectory = refusing
+        store.trajectories.save_trajectory = refusing
         with TrajectoryWriter(store, group=10, max_wait_s=3600, background=background) as writer:
             for t in trajs:
                 writer.add(t)
-            assert store.count_trajectories() == 0  # still grouped
+            assert store.trajectories.count_trajectories() == 0  # still grouped
         # the group's transaction rolled back, then each was saved alone: only the bad one is missing
         assert [(t.id, str(e)) for t, e in writer.errors] == [(bad.id, "refused")]
-        assert store.count_trajectories() == 4 and store.load_trajectory(bad.id) is None
+        assert store.trajectories.count_trajectories() == 4 and store.trajectories.load_trajectory(bad.id) is None
 
 
 def test_a_background_writer_writes_on_time_checks_claims_and_never_blocks_for_good(tmp_path, shared_spectra,
@@ -164,16 +164,16 @@ def test_a_background_writer_writes_on_time_checks_claims_and_never_blocks_for_g
         with writer:
             writer.add(trajs[0])
             deadline = time.monotonic() + 30
-            while store.count_trajectories() == 0 and time.monotonic() < deadline:
+            while store.trajectories.count_trajectories() == 0 and time.monotonic() < deadline:
                 time.sleep(0.02)
-            assert store.count_trajectories() == 1  # written max_wait_s later, with no further add
+            assert store.trajectories.count_trajectories() == 1  # written max_wait_s later, with no further add
             for t in trajs[1:]:  # more than the hand-over queue holds (4 x group) is fine too
                 writer.add(t)
-        assert store.count_trajectories() == len(trajs) and not writer.errors
+        assert store.trajectories.count_trajectories() == len(trajs) and not writer.errors
         assert [(t.id, type(e).__name__) for t, e in writer.claim_errors] == [(trajs[3].id, "FileNotFoundError")]
 
     with Store(tmp_path / "c.duckdb") as store:  # a queue smaller than the run: add waits, then goes on
         with TrajectoryWriter(store, group=1, max_wait_s=3600, background=True) as writer:
             for t in trajs:
                 writer.add(t)
-        assert store.count_trajectories() == len(trajs)
+        assert store.trajectories.count_trajectories() == len(trajs)

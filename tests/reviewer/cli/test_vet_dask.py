@@ -36,7 +36,7 @@ def _ingested(tmp_path, corpus, name):
     db = tmp_path / f"{name}.duckdb"
     assert main(["ingest", "--db", str(db), str(corpus)]) == 0
     with Store(db) as store:
-        ids = [s["spectrum_id"] for s in store.list_spectra(limit=None)]
+        ids = [s["spectrum_id"] for s in store.spectra.list_spectra(limit=None)]
     return db, ids
 
 
@@ -44,8 +44,8 @@ def _results(db):
     """(spectrum, task) -> everything an agent decided: outcome and steps without ids and clocks."""
     out = {}
     with Store(db) as store:
-        for row in store.list_trajectories():
-            traj = store.load_trajectory(row["id"])
+        for row in store.trajectories.list_trajectories():
+            traj = store.trajectories.load_trajectory(row["id"])
             steps = [s.model_dump(exclude={"created_at"}) for s in traj.steps]
             for s in steps:
                 s["data"].pop("elapsed_s", None)  # wall time of a model call differs run to run
@@ -96,8 +96,8 @@ def test_verify_on_a_local_cluster(tmp_path, shared_spectra, capsys):
     out = capsys.readouterr().out
     assert "verified: 2" in out and "run: 2 spectra done, 0 failed" in out
     with Store(db) as store:
-        assert {t["type"] for t in (store.load_trajectory(r["id"]).outcome for r in store.list_trajectories())} \
-            == {"QSO", "STAR"}
+        assert {t["type"] for t in (store.trajectories.load_trajectory(r["id"]).outcome
+                                    for r in store.trajectories.list_trajectories())} == {"QSO", "STAR"}
 
 
 @pytest.mark.parametrize("spec, parsed", [

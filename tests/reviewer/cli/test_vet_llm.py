@@ -57,8 +57,8 @@ def test_concurrent_campaign_stores_usage_prints_summary_and_resumes(tmp_path, s
     assert f"run: {N} trajectories done, 0 failed" in out
     assert f"model calls: {calls} (2.00 per item), 0 failed, 1 retries (1 throttled)" in out
     with Store(db) as store:
-        rows = store.list_trajectories(backend="openai", model="scripted-vlm")
-        trajs = [store.load_trajectory(r["id"]) for r in rows]
+        rows = store.trajectories.list_trajectories(backend="openai", model="scripted-vlm")
+        trajs = [store.trajectories.load_trajectory(r["id"]) for r in rows]
     assert len(trajs) == N and all(t.outcome["status"] == "answered" for t in trajs)
     usages = [u for t in trajs for u in step_usages(t)]
     assert len(usages) == calls and all(u["latency_s"] > 0 and u["prompt_tokens"] > 0 for u in usages)
@@ -77,6 +77,6 @@ def test_rules_backend_output_is_unchanged_by_the_llm_options(tmp_path, spectra,
     out = capsys.readouterr().out
     assert f"run: {N} trajectories done, 0 failed" in out and "model calls" not in out
     with Store(db) as store:
-        for row in store.list_trajectories():
-            traj = store.load_trajectory(row["id"])
+        for row in store.trajectories.list_trajectories():
+            traj = store.trajectories.load_trajectory(row["id"])
             assert "usage" not in traj.outcome and step_usages(traj) == []

@@ -34,7 +34,7 @@ def test_the_page_opens_on_the_first_item_with_everything_bound(app):
 
 def test_the_form_follows_the_spectra_list(app):
     state = app.state
-    spectra = state.store.list_spectra(limit=100)
+    spectra = state.store.spectra.list_spectra(limit=100)
     state.open_item(spectrum_id=spectra[-1]["spectrum_id"])
     form = app.views['form']
     assert state.item.trajectory.spectrum_id == spectra[-1]["spectrum_id"]
@@ -44,7 +44,7 @@ def test_the_form_follows_the_spectra_list(app):
 
 def test_the_verify_form_shows_the_new_items_answer(app):
     state, form = app.state, app.views['form']
-    verify = state.store.queue_items(task="verify", limit=100)
+    verify = state.store.queue.queue_items(task="verify", limit=100)
     galaxy = next(r for r in verify if r["answer"] == "GALAXY")
     star = next(r for r in verify if r["answer"] == "STAR")
     state.open_item(trajectory_id=galaxy["trajectory_id"])
@@ -75,7 +75,7 @@ def test_components_take_the_state_not_callbacks_from_a_session():
 def test_several_sessions_at_once_share_the_caches_safely(app, tmp_path):
     """`--num-threads 4`: sessions opening items and rendering steps at once on one store."""
     store = app.state.store
-    ids = [r["trajectory_id"] for r in store.queue_items(limit=40)]
+    ids = [r["trajectory_id"] for r in store.queue.queue_items(limit=40)]
     errors: list[BaseException] = []
 
     def reviewer(k):
@@ -125,11 +125,11 @@ def test_the_next_queue_items_spectrum_is_read_ahead(app):
 
     state = app.state
     store = state.store
-    rows = store.queue_items(limit=200)
+    rows = store.queue.queue_items(limit=200)
     sids = [r["spectrum_id"] for r in rows]
     # an item whose successor in the queue is on another spectrum
     at = next(i for i in range(len(sids) - 1) if sids[i + 1] != sids[i])
     assert state.open_item(trajectory_id=rows[at]["trajectory_id"])
-    record = store.get_spectrum(sids[at + 1])
+    record = store.spectra.get_spectrum(sids[at + 1])
     assert state._next_read.result(timeout=60) == (record["source_path"], record.get("target"))
     assert spectrum_is_cached(record["source_path"], record.get("target"))

@@ -17,12 +17,12 @@ def big_store(tmp_path_factory):
     store = Store(tmp_path_factory.mktemp("scale") / "scale.duckdb")
     seed_demo_if_empty(store)
     # copies of the real demo trajectories under new ids, made in the database (fixture set-up only)
-    store._execute(
+    store.db.execute(
         "INSERT INTO trajectories SELECT t.id || '-' || c.i, t.spectrum_id, t.source_path, t.target, t.task, "
         "t.agent_name, t.backend, t.model, t.agent_version, t.answer, t.answer_z, t.credibility, t.n_steps, "
         "t.n_tool_calls, t.outcome, t.schema_version, t.created_at + c.i * INTERVAL 1 SECOND, t.saved_at "
         f"FROM trajectories t, range(1, {N_COPIES}) c(i)")
-    store._execute(
+    store.db.execute(
         "INSERT INTO steps SELECT s.trajectory_id || '-' || c.i, s.* EXCLUDE (trajectory_id) "
         f"FROM steps s, range(1, {N_COPIES}) c(i)")
     yield store
@@ -33,7 +33,7 @@ def test_the_last_of_more_than_5000_items_is_reachable(big_store):
     state = ReviewState(big_store, reviewer="far")
     queue = QueueView(state=state)
     state.open_first()
-    total = big_store.queue_count("far")
+    total = big_store.queue.queue_count("far")
     assert total == 65 * N_COPIES > 5000
     queue.go_to_page(10**6)  # past the end: the last page
     last = queue.rows[-1]
@@ -49,13 +49,13 @@ def test_the_last_of_more_than_5000_items_is_reachable(big_store):
 def test_the_neighbour_query_walks_the_filtered_queue_like_paging(big_store):
     """`n` / `b` ask one query for the neighbour; it must agree with the pages, in every order and filter."""
     for filters in ({}, {"task": "a"}, {"order": "contradicted"}, {"state": "todo", "task": "verify"}):
-        rows = big_store.queue_items("far", limit=50, offset=100, **filters)
+        rows = big_store.queue.queue_items("far", limit=50, offset=100, **filters)
         for i in (0, 17, 48):
             here, there = rows[i]["trajectory_id"], rows[i + 1]["trajectory_id"]
-            assert big_store.queue_neighbour(here, +1, "far", **filters) == (there, 101 + i)
-            assert big_store.queue_neighbour(there, -1, "far", **filters) == (here, 100 + i)
-    first = big_store.queue_items("far", limit=1, task="a")[0]["trajectory_id"]
-    assert big_store.queue_neighbour("not-in-the-queue", +1, "far", task="a") == (first, 0)
-    assert big_store.queue_neighbour(first, -1, "far", task="a") == (first, 0)  # never before the first
-    last = big_store.queue_items("far", offset=big_store.queue_count("far") - 1, limit=1)[0]["trajectory_id"]
-    assert big_store.queue_neighbour(last, +1, "far") is None  # past the end
+            assert big_store.queue.queue_neighbour(here, +1, "far", **filters) == (there, 101 + i)
+            assert big_store.queue.queue_neighbour(there, -1, "far", **filters) == (here, 100 + i)
+    first = big_store.queue.queue_items("far", limit=1, task="a")[0]["trajectory_id"]
+    assert big_store.queue.queue_neighbour("not-in-the-queue", +1, "far", task="a") == (first, 0)
+    assert big_store.queue.queue_neighbour(first, -1, "far", task="a") == (first, 0)  # never before the first
+    last = big_store.queue.queue_items("far", offset=big_store.queue.queue_count("far") - 1, limit=1)[0]["trajectory_id"]
+    assert big_store.queue.queue_neighbour(last, +1, "far") is None  # past the end

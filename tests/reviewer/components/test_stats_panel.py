@@ -35,11 +35,11 @@ def label_most(path, n: int = 45, n_errors: int = 6) -> None:
         for i, tid in enumerate(signals.index[:n]):
             answer = signals.at[tid, "answer"]
             if i >= n_errors:
-                store.add_review(tid, "ann", "approve")
+                store.labels.add_review(tid, "ann", "approve")
             elif answer in ("YES", "NO"):
-                store.add_review(tid, "ann", "override", label={"answer": "NO" if answer == "YES" else "YES"})
+                store.labels.add_review(tid, "ann", "override", label={"answer": "NO" if answer == "YES" else "YES"})
             else:
-                store.add_review(tid, "ann", "reject")
+                store.labels.add_review(tid, "ann", "reject")
 
 
 @pytest.fixture

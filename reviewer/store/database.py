@@ -1,4 +1,5 @@
-"""The plumbing under `Store`: opening, per-thread cursors, transactions, row decoding."""
+"""The opened database file under `Store`: its connection, per-thread cursors, transactions, lifecycle
+and the SQL helpers every repository runs its statements through (row decoding included)."""
 from __future__ import annotations
 
 import os
@@ -11,7 +12,7 @@ from typing import Any
 import duckdb
 
 from reviewer.store.codec import from_json, utc
-from reviewer.store.connection import SharedConnection, close_all, damage_of, release, shared_connection
+from reviewer.store.connection import SharedConnection, damage_of, release, shared_connection
 from reviewer.store.paths import resolve_db_path
 
 # Optimistic concurrency: two threads inserting the same key at once (the same reviewer, a retried
@@ -29,7 +30,16 @@ def _is_race(sql: str, exc: Exception) -> bool:
             and "ON CONFLICT DO NOTHING" in sql)
 
 
-class StoreBase:
+def insert_sql(table: str, columns: tuple[str, ...]) -> str:
+    """One row's INSERT into `table`, a row whose key is already there left as it is."""
+    marks = ", ".join("?" for _ in columns)
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}) ON CONFLICT DO NOTHING"
+
+
+class Database:
+    """One opened database file. The repositories each hold it and run their statements through it;
+    `Store` opens it and closes it."""
+
     def __init__(self, path: str | os.PathLike | None = None):
         """Open (or join this process's open connection to) a database file.
 
@@ -49,18 +59,8 @@ class StoreBase:
         """Close the process's connection to this file: every Store on the same file closes with it."""
         release(self._shared)
 
-    @staticmethod
-    def close_all() -> None:
-        close_all()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     def __repr__(self) -> str:
-        return f"Store({str(self.path) if self.path else ':memory:'!r})"
+        return f"Database({str(self.path) if self.path else ':memory:'!r})"
 
     # -- SQL helpers (the only place statements run) ----------------------------------------
     @contextmanager
@@ -69,20 +69,29 @@ class StoreBase:
         with self._shared.transaction() as cur:
             yield cur
 
-    def _cursor(self) -> duckdb.DuckDBPyConnection:
+    def in_transaction(self) -> bool:
+        """Whether this thread is inside `transaction()` (its writes may still be rolled back)."""
+        return self._shared.in_transaction()
+
+    @property
+    def known_reviewers(self) -> set[str]:
+        """Reviewer names known to be stored (committed): the process-wide cache `add_reviewer` keeps."""
+        return self._shared.known_reviewers
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
         return self._shared.cursor()
 
-    def _execute(self, sql: str, params: Sequence[Any] | None = None) -> duckdb.DuckDBPyConnection:
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> duckdb.DuckDBPyConnection:
         try:
-            return self._execute_with_retries(sql, params)
+            return self.execute_with_retries(sql, params)
         except duckdb.Error as exc:  # a damaged file shows itself on the first read of a bad block
             damage = damage_of(self.path, exc)
             if damage is not None:
                 raise damage from exc
             raise
 
-    def _execute_with_retries(self, sql: str, params: Sequence[Any] | None) -> duckdb.DuckDBPyConnection:
-        cur = self._cursor()
+    def execute_with_retries(self, sql: str, params: Sequence[Any] | None) -> duckdb.DuckDBPyConnection:
+        cur = self.cursor()
         if self._shared.in_transaction():
             return cur.execute(sql, params)
         for attempt in range(_CONFLICT_RETRIES):
@@ -100,13 +109,13 @@ class StoreBase:
         (StoreDamaged) rather than in the middle of someone's work. Later calls cost nothing."""
         if self._shared.probed:
             return
-        tables = [r[0] for r in self._execute(
+        tables = [r[0] for r in self.execute(
             "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()]
         for table in tables:
-            self._execute(f"SELECT count(*), sum(hash(t)) FROM {table} t").fetchall()
+            self.execute(f"SELECT count(*), sum(hash(t)) FROM {table} t").fetchall()
         self._shared.probed = True
 
-    def _insert_rows(self, table: str, columns: Sequence[str], rows: list[Sequence[Any]],
+    def insert_rows(self, table: str, columns: Sequence[str], rows: list[Sequence[Any]],
                      ignore_duplicates: bool = False) -> None:
         """Insert many rows with multi-row VALUES statements (DuckDB's executemany runs one
         statement per row, several times slower)."""
@@ -116,18 +125,18 @@ class StoreBase:
             sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join(marks for _ in chunk)}"
             if ignore_duplicates:
                 sql += " ON CONFLICT DO NOTHING"
-            self._execute(sql, [value for row in chunk for value in row])
+            self.execute(sql, [value for row in chunk for value in row])
 
-    def _rows(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
-        cur = self._execute(sql, params)
+    def rows(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        cur = self.execute(sql, params)
         return _decode(cur.description, cur.fetchall())
 
-    def _row(self, sql: str, params: Sequence[Any] | None = None) -> dict[str, Any] | None:
-        rows = self._rows(sql, params)
+    def row(self, sql: str, params: Sequence[Any] | None = None) -> dict[str, Any] | None:
+        rows = self.rows(sql, params)
         return rows[0] if rows else None
 
-    def _scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
-        row = self._execute(sql, params).fetchone()
+    def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        row = self.execute(sql, params).fetchone()
         return None if row is None else row[0]
 
 

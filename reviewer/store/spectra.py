@@ -1,0 +1,96 @@
+"""Spectra (table `spectra`): one row per spectrum of an ingested file, found by id, content and filters."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from reviewer.store.codec import now, to_json
+from reviewer.store.database import Database, insert_sql
+
+SPECTRUM_COLUMNS = (
+    "spectrum_id", "source_path", "file_name", "target", "survey", "object_id", "ra", "dec",
+    "pipeline_class", "pipeline_subclass", "pipeline_z", "snr", "n_pix", "wave_min", "wave_max",
+    "format", "wavelength_medium", "file_sha256", "header", "ingested_at",
+)
+# What a spectrum list shows: everything but the (large) header.
+_LIST_COLUMNS = ", ".join(c for c in SPECTRUM_COLUMNS if c != "header")
+
+
+class SpectrumRepository:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def add_spectrum(self, record: dict[str, Any]) -> str:
+        """Register a spectrum (keys: SPECTRUM_COLUMNS; spectrum_id, source_path and file_sha256
+        required). A spectrum_id already present is left as it is. Returns the spectrum_id."""
+        missing = [k for k in ("spectrum_id", "source_path", "file_sha256") if not record.get(k)]
+        if missing:
+            raise ValueError(f"spectrum record lacks {', '.join(missing)}")
+        unknown = set(record) - set(SPECTRUM_COLUMNS)
+        if unknown:
+            raise ValueError(f"unknown spectrum fields: {', '.join(sorted(unknown))}")
+        values = dict(record)
+        values.setdefault("file_name", Path(values["source_path"]).name)
+        values["ingested_at"] = values.get("ingested_at") or now()
+        values["header"] = to_json(values.get("header"))
+        for key in ("object_id", "target"):
+            if values.get(key) is not None:
+                values[key] = str(values[key])
+        self.db.execute(insert_sql("spectra", SPECTRUM_COLUMNS), [values.get(c) for c in SPECTRUM_COLUMNS])
+        return values["spectrum_id"]
+
+    def get_spectrum(self, spectrum_id: str) -> dict[str, Any] | None:
+        return self.db.row("SELECT * FROM spectra WHERE spectrum_id = ?", [spectrum_id])
+
+    def _spectrum_where(self, search: str | None, survey: str | None, klass: str | None) -> tuple[str, list]:
+        conds, params = [], []
+        if search:
+            # contains() rather than LIKE: the user's % and _ are plain characters.
+            fields = ("object_id", "survey", "pipeline_class", "pipeline_subclass", "file_name", "spectrum_id", "target")
+            conds.append("(" + " OR ".join(f"contains(lower({f}), ?)" for f in fields) + ")")
+            params += [search.strip().lower()] * len(fields)
+        if survey:
+            conds.append("lower(survey) = lower(?)")
+            params.append(survey)
+        if klass:
+            conds.append("lower(pipeline_class) = lower(?)")
+            params.append(klass)
+        return ("WHERE " + " AND ".join(conds)) if conds else "", params
+
+    def list_spectra(
+        self, search: str | None = None, survey: str | None = None, klass: str | None = None,
+        limit: int | None = 100, offset: int = 0,
+    ) -> list[dict[str, Any]]:
+        """Spectra (without headers) ordered by file and target. `search` matches object id, survey,
+        class, file name, spectrum id or target, case-insensitively; `survey`/`klass` are exact."""
+        where, params = self._spectrum_where(search, survey, klass)
+        sql = f"SELECT {_LIST_COLUMNS} FROM spectra {where} ORDER BY source_path, target NULLS FIRST, spectrum_id"
+        if limit is not None:
+            sql += " LIMIT ? OFFSET ?"
+            params += [int(limit), int(offset)]
+        return self.db.rows(sql, params)
+
+    def count_spectra(self, search: str | None = None, survey: str | None = None, klass: str | None = None) -> int:
+        where, params = self._spectrum_where(search, survey, klass)
+        return int(self.db.scalar(f"SELECT count(*) FROM spectra {where}", params))
+
+    def spectrum_facets(self) -> dict[str, list[str]]:
+        """Distinct surveys and pipeline classes, for filter menus."""
+        return {
+            "survey": [r[0] for r in self.db.execute(
+                "SELECT DISTINCT survey FROM spectra WHERE survey IS NOT NULL ORDER BY 1").fetchall()],
+            "pipeline_class": [r[0] for r in self.db.execute(
+                "SELECT DISTINCT pipeline_class FROM spectra WHERE pipeline_class IS NOT NULL ORDER BY 1").fetchall()],
+        }
+
+    def has_spectrum_file(self, file_sha256: str, target: str | None = None) -> bool:
+        """Whether the spectrum `target` (None: the only one) of the file with this content is registered."""
+        target = None if target is None else str(target)
+        return self.db.scalar(
+            "SELECT count(*) FROM spectra WHERE file_sha256 = ? AND target IS NOT DISTINCT FROM ?",
+            [file_sha256, target],
+        ) > 0
+
+    def targets_for_file(self, file_sha256: str) -> set[str | None]:
+        rows = self.db.execute("SELECT target FROM spectra WHERE file_sha256 = ?", [file_sha256]).fetchall()
+        return {r[0] for r in rows}

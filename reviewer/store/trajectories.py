@@ -1,0 +1,185 @@
+"""Agents' trajectories (tables `trajectories`, `steps`), the images their steps show (`images`, stored
+once by content) and the task definitions they were made under (`tasks`)."""
+from __future__ import annotations
+
+from typing import Any
+
+from agents.trajectory import AgentInfo, Step, Trajectory, Verdict, image_sha
+from reviewer.store.codec import now, png_size, to_json
+from reviewer.store.database import Database, insert_sql
+
+_STEP_COLUMNS = (
+    "trajectory_id", "idx", "kind", "text", "tool_name", "tool_args", "label", "image_sha",
+    "is_error", "verdict", "answer", "data", "created_at",
+)
+_TRAJECTORY_COLUMNS = (
+    "id", "spectrum_id", "source_path", "target", "task", "agent_name", "backend", "model",
+    "agent_version", "answer", "answer_z", "credibility", "n_steps", "n_tool_calls", "outcome",
+    "schema_version", "created_at", "saved_at",
+)
+_TRAJECTORY_FILTERS = ("spectrum_id", "task", "agent_name", "backend", "model", "answer", "credibility")
+
+
+class ImageRepository:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def put_image(self, png: bytes) -> str:
+        """Store PNG bytes once, by content; returns the sha256."""
+        sha = image_sha(png)
+        width, height = png_size(png)
+        self.db.execute(
+            "INSERT INTO images (sha256, png, width, height, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            [sha, png, width, height, now()],
+        )
+        return sha
+
+    def get_image(self, sha: str) -> bytes | None:
+        return self.db.scalar("SELECT png FROM images WHERE sha256 = ?", [sha])
+
+    def has_image(self, sha: str) -> bool:
+        return self.db.scalar("SELECT count(*) FROM images WHERE sha256 = ?", [sha]) > 0
+
+
+class TrajectoryRepository:
+    """Trajectories with their steps, and the task definitions. Images go through `images`: a
+    trajectory is saved with its images and can be loaded with them."""
+
+    def __init__(self, db: Database, images: ImageRepository):
+        self.db = db
+        self._images = images
+
+    def save_trajectory(self, traj: Trajectory) -> str:
+        """Write a trajectory, its steps and its images in one transaction. Saving the same id again
+        replaces the earlier copy (agents own trajectories; human edits go to `revisions`)."""
+        summary = _outcome_summary(traj)
+        row = {
+            "id": traj.id, "spectrum_id": traj.spectrum_id, "source_path": traj.source_path,
+            "target": None if traj.target is None else str(traj.target), "task": traj.task,
+            "agent_name": traj.agent.name, "backend": traj.agent.backend, "model": traj.agent.model,
+            "agent_version": traj.agent.version, **summary,
+            "n_steps": len(traj.steps), "n_tool_calls": sum(s.kind == "tool_call" for s in traj.steps),
+            "outcome": to_json(traj.outcome), "schema_version": traj.schema_version,
+            "created_at": traj.created_at, "saved_at": now(),
+        }
+        steps = [
+            [traj.id, s.index, s.kind, s.text, s.tool_name, to_json(s.tool_args), s.label, s.image_sha,
+             s.is_error, to_json(s.verdict.model_dump() if s.verdict else None), to_json(s.answer),
+             to_json(s.data), s.created_at]
+            for s in traj.steps
+        ]
+        with self.db.transaction():
+            for png in traj.images.values():
+                self._images.put_image(png)
+            self.db.execute("DELETE FROM steps WHERE trajectory_id = ?", [traj.id])
+            self.db.execute("DELETE FROM trajectories WHERE id = ?", [traj.id])
+            self.db.execute(insert_sql("trajectories", _TRAJECTORY_COLUMNS), [row[c] for c in _TRAJECTORY_COLUMNS])
+            self.db.insert_rows("steps", _STEP_COLUMNS, steps)
+        return traj.id
+
+    def load_trajectory(self, trajectory_id: str, with_images: bool = False) -> Trajectory | None:
+        """The stored trajectory (None when absent); `with_images` also fills `traj.images`."""
+        row = self.db.row("SELECT * FROM trajectories WHERE id = ?", [trajectory_id])
+        if row is None:
+            return None
+        step_rows = self.db.rows("SELECT * FROM steps WHERE trajectory_id = ? ORDER BY idx", [trajectory_id])
+        steps = [
+            Step(
+                index=s["idx"], kind=s["kind"], text=s["text"], tool_name=s["tool_name"],
+                tool_args=s["tool_args"], label=s["label"], image_sha=s["image_sha"], is_error=s["is_error"],
+                verdict=Verdict.model_validate(s["verdict"]) if s["verdict"] is not None else None,
+                answer=s["answer"], data=s["data"] if s["data"] is not None else {}, created_at=s["created_at"],
+            )
+            for s in step_rows
+        ]
+        traj = Trajectory(
+            id=row["id"], spectrum_id=row["spectrum_id"], source_path=row["source_path"], target=row["target"],
+            task=row["task"],
+            agent=AgentInfo(name=row["agent_name"], backend=row["backend"], model=row["model"],
+                            version=row["agent_version"]),
+            steps=steps, outcome=row["outcome"] or {}, schema_version=row["schema_version"],
+            created_at=row["created_at"],
+        )
+        if with_images:
+            for sha in {s.image_sha for s in steps if s.image_sha}:
+                png = self._images.get_image(sha)
+                if png is not None:
+                    traj.images[sha] = png
+        return traj
+
+    def _trajectory_where(self, filters: dict[str, Any]) -> tuple[str, list]:
+        unknown = set(filters) - set(_TRAJECTORY_FILTERS)
+        if unknown:
+            raise ValueError(f"unknown trajectory filters: {', '.join(sorted(unknown))}")
+        conds, params = [], []
+        for key, value in filters.items():
+            if value is not None:
+                conds.append(f"t.{key} = ?")
+                params.append(value)
+        return ("WHERE " + " AND ".join(conds)) if conds else "", params
+
+    def list_trajectories(self, limit: int | None = None, offset: int = 0, **filters: Any) -> list[dict[str, Any]]:
+        """Trajectory summaries (no steps), newest first, with the spectrum's survey/object/class.
+        Filters (equality; None = any): spectrum_id, task, agent_name, backend, model, answer, credibility."""
+        where, params = self._trajectory_where(filters)
+        sql = (
+            "SELECT t.*, s.survey, s.object_id, s.pipeline_class, s.pipeline_z FROM trajectories t "
+            f"LEFT JOIN spectra s USING (spectrum_id) {where} ORDER BY t.created_at DESC, t.id"
+        )
+        if limit is not None:
+            sql += " LIMIT ? OFFSET ?"
+            params += [int(limit), int(offset)]
+        return self.db.rows(sql, params)
+
+    def trajectories_on_spectrum(self, spectrum_id: str) -> list[dict[str, Any]]:
+        """The agents' trajectories on one spectrum, as short rows (no outcome, no steps)."""
+        return self.db.rows("SELECT id, task, agent_name, backend, model, answer, created_at FROM trajectories "
+                            "WHERE spectrum_id = ? ORDER BY created_at, id", [spectrum_id])
+
+    def count_trajectories(self, **filters: Any) -> int:
+        where, params = self._trajectory_where(filters)
+        return int(self.db.scalar(f"SELECT count(*) FROM trajectories t {where}", params))
+
+    def find_trajectory(self, spectrum_id: str, task: str, backend: str, model: str | None = None) -> str | None:
+        """Id of the newest trajectory for this spectrum, task, backend and model (None: not done yet)."""
+        return self.db.scalar(
+            "SELECT id FROM trajectories WHERE spectrum_id = ? AND task = ? AND backend = ? "
+            "AND model IS NOT DISTINCT FROM ? ORDER BY created_at DESC LIMIT 1",
+            [spectrum_id, task, backend, model],
+        )
+
+    def trajectory_summary(self, trajectory_id: str) -> dict[str, Any] | None:
+        """A trajectory's summary row (no steps): task, agent, answer, answer_z, credibility, outcome, ..."""
+        return self.db.row(f"SELECT {', '.join(_TRAJECTORY_COLUMNS)} FROM trajectories WHERE id = ?", [trajectory_id])
+
+    # -- tasks -------------------------------------------------------------------------------
+    def put_task(self, task_id: str, title: str | None = None, spec: dict | None = None) -> str:
+        """Record a task definition as it was when trajectories were made (kb/ stays the source)."""
+        self.db.execute(
+            "INSERT INTO tasks (task_id, title, spec, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            [task_id, title, to_json(spec), now()],
+        )
+        return task_id
+
+    def get_task(self, task_id: str) -> dict[str, Any] | None:
+        return self.db.row("SELECT * FROM tasks WHERE task_id = ?", [task_id])
+
+
+def _outcome_summary(traj: Trajectory) -> dict[str, Any]:
+    """The answer, z and credibility as filterable columns, from `outcome` or else the last answer step."""
+    source: dict[str, Any] = dict(traj.outcome)
+    if not source:
+        answers = [s.answer for s in traj.steps if s.kind == "answer" and s.answer]
+        source = dict(answers[-1]) if answers else {}
+    answer = next(
+        (source[k] for k in ("answer", "label", "type", "spectype", "class") if isinstance(source.get(k), (str, int, float))
+         and not isinstance(source.get(k), bool)),
+        None,
+    )
+    z = source.get("z")
+    cred = source.get("credibility")
+    return {
+        "answer": None if answer is None else str(answer),
+        "answer_z": float(z) if isinstance(z, (int, float)) and not isinstance(z, bool) else None,
+        "credibility": None if cred is None else str(cred),
+    }

@@ -42,7 +42,8 @@ class SpectrumFigure:
     """Renders one spectrum view per `draw` call for one figure size of the Spec-o3 tables."""
 
     def __init__(self, width_in: float, height_in: float):
-        self.size_px = (width_in * style.DPI, height_in * style.DPI)  # before the tight crop
+        self.size_in = (width_in, height_in)  # the table's size, before the tight crop
+        self.size_px = (width_in * style.DPI, height_in * style.DPI)
         self.figure = Figure(figsize=(width_in, height_in), dpi=style.DPI)
         self.canvas = SpriteCanvas(self.figure)
         ax = self.axes = self.figure.add_axes((0.125, 0.11, 0.775, 0.77))
@@ -216,6 +217,11 @@ class SpectrumFigure:
         long title sticks out of the figure. Coordinates below are those of the table-sized
         figure; the crop then becomes the canvas. Returns the renderer to draw with.
         """
+        # The previous call cropped the canvas: start again from the table's size, or the axes'
+        # height in pixels (and with it how many y ticks AutoLocator places) would depend on the
+        # picture drawn before this one.
+        if tuple(self.figure.get_size_inches()) != self.size_in:
+            self.figure.set_size_inches(self.size_in, forward=False)
         renderer = self.canvas.get_renderer()
         fig_w, fig_h = self.size_px
         left, bottom, right, top = _SUBPLOT_BOX

@@ -16,6 +16,7 @@ from agents.tools import render_style as style
 from agents.tools.png_encode import encode_png
 from agents.tools.render import render_arrays, render_png, spectrum_title
 from agents.tools.render_decimate import minmax_decimate
+from agents.tools.zoom import SpectralVisualizationTool
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 LAMOST_FILE = "lamost_astrospectro/spec-55862-B6202_sp01-001.fits.gz"  # 3909 pixels
@@ -379,3 +380,21 @@ def test_text_cut_by_a_small_canvas_is_refused_not_kept():
 
     renderer = SpriteTextRenderer(100, 100, 80)
     assert renderer._rasterise_at("Spectrum", FontProperties(size=14), 0, True, 20, 12, 2, 10) is None
+
+
+
+def test_a_render_does_not_depend_on_what_was_drawn_before(demo_dir):
+    """Figures are reused per size: the crop of one picture must not change the next one's ticks
+    (a DESI coadd's overview changed the next overview's y ticks before)."""
+    from agents import spectra
+    from agents.tools import render
+
+    files = sorted(p for p in demo_dir.iterdir() if p.suffix in (".fits", ".gz", ".dat") and "redrock" not in p.name)
+    assert len(files) >= 6
+    wave = np.linspace(3800, 9000, 1500)
+    reference = SpectralVisualizationTool(wave, 1 + 0.1 * np.sin(wave / 50), title="Spectrum: synthetic.fits")
+    render._local.figures = {}  # a fresh figure, as in a new process
+    fresh = reference(None).png
+    for path in files:
+        SpectralVisualizationTool.from_spectrum(spectra.read_spectrum(path), title="Spectrum")(None)
+        assert reference(None).png == fresh, f"drawn after {path.name}, the picture changed"

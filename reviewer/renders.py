@@ -1,14 +1,48 @@
 """The picture that goes with a trajectory step: its stored render, or the same render re-made from
-the spectrum and the recorded call (Spec-o3 renders are deferred to keep trajectories small)."""
+the spectrum and the recorded call (Spec-o3 renders are deferred to keep trajectories small).
+
+Beside it, SpecReview's own marked copy: the same render (window, style) with thin vertical marks at
+the lines the step is about. The agent never saw those marks, so the copy is made here for the
+reviewer only, cached under a key of its own and never stored; the agent's picture stays as it was.
+"""
 from __future__ import annotations
 
 import logging
 
+import numpy as np
+
+from agents.claims.lexicon import kb_lines, task_lines
+from agents.tools.lines import label_candidates
 from agents.tools.render import render_png
 from agents.trajectory import ZOOM_TOOLS, call_window
-from reviewer.spectra_cache import cached_render, prefetch
+from agents.verify.analysis import class_lines
+from reviewer.spectra_cache import cached_render, peek_render, prefetch
 
 log = logging.getLogger(__name__)
+MARKED = "marked"  # the marked copy's cache key: (trajectory id, step index, MARKED)
+
+
+def _remakeable(traj, step) -> bool:
+    """Whether the step's render can be made from the spectrum and its recorded call."""
+    vet = traj.agent.name == "vet"
+    return not step.is_error and ((step.kind == "prompt" and vet)
+                                  or (step.kind == "tool_result" and step.tool_name in ZOOM_TOOLS))
+
+
+def _remake(item, step, marks=None) -> bytes | None:
+    traj, spec = item.trajectory, item.spectrum
+    if traj is None or spec is None or not _remakeable(traj, step):
+        return None
+    try:  # the same render the agent saw, re-made from the spectrum and the recorded call
+        if traj.agent.name == "vet":
+            from agents.vet.renders import render_step
+
+            return render_step(traj, step, spec, marks=marks)
+        lo, hi = call_window(step.tool_args) or (None, None)
+        return render_png(spec, lo, hi, label=(step.tool_args or {}).get("label"), marks=marks)
+    except Exception as err:  # a render that fails must not break the review
+        log.warning("could not re-render step %s of %s: %s", step.index, traj.id, err)
+        return None
 
 
 def _make(store, item, step) -> bytes | None:
@@ -16,39 +50,93 @@ def _make(store, item, step) -> bytes | None:
         png = store.get_image(step.image_sha)
         if png is not None:
             return png
-    traj, spec = item.trajectory, item.spectrum
-    if step.is_error or traj is None or spec is None:
-        return None
-    vet = traj.agent.name == "vet"
-    if not ((step.kind == "prompt" and vet) or (step.kind == "tool_result" and step.tool_name in ZOOM_TOOLS)):
-        return None
-    try:  # the same render the agent saw, re-made from the spectrum and the recorded call
-        if vet:
-            from agents.vet.renders import render_step
-
-            return render_step(traj, step, spec)
-        lo, hi = call_window(step.tool_args) or (None, None)
-        return render_png(spec, lo, hi, label=(step.tool_args or {}).get("label"))
-    except Exception as err:  # a render that fails must not break the review
-        log.warning("could not re-render step %s of %s: %s", step.index, traj.id, err)
-        return None
+    return _remake(item, step)
 
 
-def step_render(store, item, index: int) -> bytes | None:
+def _plotted_window(item, step) -> tuple[float, float] | None:
+    """The render's wavelength range on its own axis: the call's window within the drawn pixels
+    (finite, unmasked), or all of them. A vet tool with a redshift plots rest wavelengths."""
+    spec, traj = item.spectrum, item.trajectory
+    wave = np.asarray(spec.spectral_axis.to_value("Angstrom"), dtype=float)
+    good = np.isfinite(wave) & np.isfinite(np.asarray(getattr(spec.flux, "value", spec.flux), dtype=float))
+    if spec.mask is not None:
+        good &= ~np.asarray(spec.mask, dtype=bool)
+    if not good.any():
+        return None
+    if traj.agent.name == "vet" and traj.tool_redshift():
+        wave = wave / (1.0 + traj.tool_redshift())
+    lo, hi = float(wave[good].min()), float(wave[good].max())
+    window = call_window(step.tool_args) if step.kind == "tool_result" else None
+    if window is not None:
+        lo, hi = max(lo, window[0]), min(hi, window[1])
+    return (lo, hi) if lo <= hi else None
+
+
+def _lines_about(item, index: int) -> list[dict]:
+    """The lines step `index` is about, placed on its render's axis (name, rest, x, major).
+
+    Vet (Spec-o3 tasks): the task's diagnostic lines (agents.claims.lexicon.task_lines) at their rest
+    wavelengths: the tasks are stars (z ~ 0), and a tool given a redshift plots rest wavelengths.
+    Verify (FORMA): the lines the hypothesis' class predicts at rest x (1 + z), for a step of one
+    hypothesis' analysis; elsewhere (the overview) those of the trajectory's answer (class, z).
+    Wavelengths are vacuum, as in kb and in the interactive plot's line markers (one rule)."""
+    traj = item.trajectory
+    if traj.agent.name == "vet":
+        known = kb_lines()
+        return [{"name": name, "rest": known[name]["wave"], "x": known[name]["wave"],
+                 "major": bool(known[name].get("major", False))} for name in task_lines(traj.task)]
+    hypothesis = traj.hypothesis_at(index)
+    if hypothesis is None:
+        answer = item.agent_label or {}
+        if answer.get("z") is None or not answer.get("type"):
+            return []
+        hypothesis = float(answer["z"]), str(answer["type"])
+    z, spectype = hypothesis
+    return [{"name": ln["name"], "rest": ln["rest"], "x": ln["rest"] * (1.0 + z), "major": bool(ln.get("key"))}
+            for ln in class_lines(spectype)]
+
+
+def step_marks(item, index: int) -> tuple[tuple[str, float], ...]:
+    """What SpecReview marks on step `index`'s render: (label, x on the render's axis) of the lines
+    the step is about that lie inside the render's window, one per wavelength, most important first
+    (the interactive plot's label order: agents.tools.lines.label_candidates). Empty for a step
+    whose render cannot be re-made from the spectrum (the marks need the same picture)."""
+    traj = item.trajectory if item is not None else None
+    if traj is None or item.spectrum is None or not 0 <= index < len(traj.steps):
+        return ()
+    step = traj.steps[index]
+    if not _remakeable(traj, step):
+        return ()
+    window = _plotted_window(item, step)
+    if window is None:
+        return ()
+    inside = [ln for ln in _lines_about(item, index) if window[0] <= ln["x"] <= window[1]]
+    return tuple((ln["name"], float(ln["x"])) for ln in label_candidates(inside))
+
+
+def _key(traj, index: int, marked: bool) -> tuple:
+    return (traj.id, index, MARKED) if marked else (traj.id, index)
+
+
+def step_render(store, item, index: int, *, marked: bool = False) -> bytes | None:
+    """The render of step `index` as the agent saw it (its stored image, else re-made), or with
+    `marked` SpecReview's copy marked with `step_marks` (None where it has no marks)."""
     traj = item.trajectory if item is not None else None
     if traj is None or not 0 <= index < len(traj.steps):
         return None
-    return cached_render((traj.id, index), lambda: _make(store, item, traj.steps[index]))
+    step = traj.steps[index]
+    if marked:
+        return cached_render(_key(traj, index, True),
+                             lambda: (_remake(item, step, marks) if (marks := step_marks(item, index)) else None))
+    return cached_render(_key(traj, index, False), lambda: _make(store, item, step))
 
 
-def cached_step(item, index: int) -> tuple[bool, bytes | None]:
-    """(known, png): whether the step's render is already made, without making it."""
-    from reviewer.spectra_cache import peek_render
-
+def cached_step(item, index: int, *, marked: bool = False) -> tuple[bool, bytes | None]:
+    """(known, png): whether the step's render (or its marked copy) is already made, without making it."""
     traj = item.trajectory if item is not None else None
     if traj is None:
         return True, None
-    return peek_render((traj.id, index))
+    return peek_render(_key(traj, index, marked))
 
 
 def owner_of_render(item, index: int) -> int | None:
@@ -71,10 +159,13 @@ def prefetch_renders(store, item, still_current) -> None:
         return
 
     def work():
-        for step in traj.steps:
+        # first what the step view shows by default (the marked copy where a step has marks), then
+        # the agent's own pictures of the marked steps
+        shown = [s.index for s in traj.steps if s.kind in ("prompt", "tool_result") and not s.is_error]
+        marked = [i for i in shown if step_marks(item, i)]
+        for index, as_marked in [*((i, i in marked) for i in shown), *((i, False) for i in marked)]:
             if not still_current():
                 return
-            if step.kind in ("prompt", "tool_result") and not step.is_error:
-                step_render(store, item, step.index)
+            step_render(store, item, index, marked=as_marked)
 
     prefetch(work)

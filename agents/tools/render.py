@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -40,16 +41,19 @@ def _figure(width_in: float, height_in: float):
 
 
 def render_arrays(wavelength, flux, wave_min=None, wave_max=None, label=None, title=None, *,
-                  mask=None) -> bytes:
+                  mask=None, marks: Sequence[tuple[str, float]] | None = None) -> bytes:
     """PNG bytes of flux against wavelength (Å) between wave_min and wave_max (inclusive).
 
     Masked (True) and non-finite pixels are dropped. `wave_min`/`wave_max` default to the data's
     ends; giving either makes it a zoom (zoom figure sizes). `label` follows the title.
+    `marks`: (label, x in the plot's wavelengths) of lines to mark, most important first (their
+    labels are kept first where they crowd); only those inside the window are drawn. The frame,
+    window and everything else are those of the unmarked render, which `marks=None` gives exactly.
     Raises ValueError("no data points in range ...") when no pixel is left to draw.
     """
     data = style.prepare_data(wavelength, flux, wave_min, wave_max, mask=mask)
     size = style.figure_size(data.span, data.wavelength.size, data.zoom)
-    frame = _figure(*size).draw(data, style.plot_title(title, label))
+    frame = _figure(*size).draw(data, style.plot_title(title, label), marks, (wave_min, wave_max))
     return encode_png(frame)
 
 
@@ -59,8 +63,10 @@ def spectrum_title(spectrum) -> str:
     return f"{style.DEFAULT_TITLE}: {os.path.basename(str(source))}" if source else style.DEFAULT_TITLE
 
 
-def render_png(spectrum, wave_min=None, wave_max=None, label=None, title=None) -> bytes:
-    """PNG bytes of a specutils Spectrum (spectral axis converted to Å; masked pixels dropped)."""
+def render_png(spectrum, wave_min=None, wave_max=None, label=None, title=None, *,
+               marks: Sequence[tuple[str, float]] | None = None) -> bytes:
+    """PNG bytes of a specutils Spectrum (spectral axis converted to Å; masked pixels dropped);
+    `marks` as for render_arrays (observed wavelengths)."""
     import astropy.units as u
 
     wavelength = spectrum.spectral_axis.to_value(u.AA, equivalencies=u.spectral())
@@ -68,4 +74,4 @@ def render_png(spectrum, wave_min=None, wave_max=None, label=None, title=None) -
     mask = spectrum.mask
     return render_arrays(wavelength, flux, wave_min, wave_max, label=label,
                          title=title if title is not None else spectrum_title(spectrum),
-                         mask=None if mask is None else np.asarray(mask, dtype=bool))
+                         mask=None if mask is None else np.asarray(mask, dtype=bool), marks=marks)

@@ -56,11 +56,13 @@ def _make(store, item, step) -> bytes | None:
 def _plotted_window(item, step) -> tuple[float, float] | None:
     """The render's wavelength range on its own axis: the call's window within the drawn pixels
     (finite, unmasked), or all of them. A vet tool with a redshift plots rest wavelengths."""
+    import astropy.units as u
+
     spec, traj = item.spectrum, item.trajectory
-    wave = np.asarray(spec.spectral_axis.to_value("Angstrom"), dtype=float)
-    good = np.isfinite(wave) & np.isfinite(np.asarray(getattr(spec.flux, "value", spec.flux), dtype=float))
+    wave = np.asarray(spec.spectral_axis.to_value(u.AA, equivalencies=u.spectral()), dtype=float).ravel()
+    good = np.isfinite(wave) & np.isfinite(np.asarray(getattr(spec.flux, "value", spec.flux), dtype=float).ravel())
     if spec.mask is not None:
-        good &= ~np.asarray(spec.mask, dtype=bool)
+        good &= ~np.asarray(spec.mask, dtype=bool).ravel()
     if not good.any():
         return None
     if traj.agent.name == "vet" and traj.tool_redshift():
@@ -107,10 +109,13 @@ def step_marks(item, index: int) -> tuple[tuple[str, float], ...]:
     step = traj.steps[index]
     if not _remakeable(traj, step):
         return ()
-    window = _plotted_window(item, step)
-    if window is None:
+    try:
+        window = _plotted_window(item, step)
+        lines = _lines_about(item, index) if window is not None else []
+    except Exception as err:  # marks that cannot be worked out must not break the review: none
+        log.warning("no line marks for step %s of %s: %s", index, traj.id, err)
         return ()
-    inside = [ln for ln in _lines_about(item, index) if window[0] <= ln["x"] <= window[1]]
+    inside = [ln for ln in lines if window[0] <= ln["x"] <= window[1]]
     return tuple((ln["name"], float(ln["x"])) for ln in label_candidates(inside))
 
 

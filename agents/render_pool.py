@@ -40,13 +40,14 @@ class RenderPool:
         for _ in range(processes):
             self.executor.submit(_ready)
 
-    def render(self, *args) -> bytes:
-        return self.call(_render, *args)
+    def render(self, *args, **kwargs) -> bytes:
+        """`agents.tools.render.render_arrays(*args, **kwargs)` in a worker."""
+        return self.call(_render, *args, **kwargs)
 
-    def call(self, fn, *args):
-        """`fn(*args)` in a worker (`fn` a module-level function, arguments picklable): the same
-        function on the same arguments, so the same bytes as a call in this process."""
-        result = self.executor.submit(fn, *args).result()
+    def call(self, fn, *args, **kwargs):
+        """`fn(*args, **kwargs)` in a worker (`fn` a module-level function, arguments picklable):
+        the same function on the same arguments, so the same bytes as a call in this process."""
+        result = self.executor.submit(fn, *args, **kwargs).result()
         with self._lock:
             self.renders += 1
         return result
@@ -65,23 +66,24 @@ def _ready() -> bool:
     return True
 
 
-def _render(wavelength, flux, wave_min, wave_max, label, title, mask=None) -> bytes:
+def _render(*args, **kwargs) -> bytes:
     from agents.tools.render import render_arrays
 
-    return render_arrays(wavelength, flux, wave_min, wave_max, label=label, title=title, mask=mask)
+    return render_arrays(*args, **kwargs)
 
 
 class PooledZoomTool(SpectralVisualizationTool):
     """The Spec-o3 zoom tool, drawing in the render pool when one runs (else in this thread)."""
 
-    def render(self, wave_min=None, wave_max=None, label=None) -> bytes:
+    def render(self, wave_min=None, wave_max=None, label=None, marks=None) -> bytes:
         pool = _pool
         if pool is not None:
             try:
-                return pool.render(self.wavelength, self.flux, wave_min, wave_max, label, self.title)
+                return pool.render(self.wavelength, self.flux, wave_min, wave_max, label=label, title=self.title,
+                                   marks=marks)
             except (BrokenProcessPool, OSError):  # the pool died, not the render: draw it here
                 pass
-        return super().render(wave_min, wave_max, label)
+        return super().render(wave_min, wave_max, label, marks)
 
 
 @contextmanager

@@ -140,9 +140,27 @@ class Trajectory(BaseModel):
                 return step.index
         return None
 
+    def hypothesis_at(self, index: int) -> tuple[float, str] | None:
+        """(z, class) of the redshift hypothesis step `index` is about: the step's own call when it
+        names both, else the FORMA hypothesis analysis it is part of (the steps from an
+        `analyse_hypothesis` call up to its result, such as the render of the hypothesis' window);
+        None outside one."""
+        for step in reversed(self.steps[: index + 1]):
+            args = step.tool_args or {}
+            if "z" in args and "class" in args:
+                try:
+                    return float(args["z"]), str(args["class"])
+                except (TypeError, ValueError):
+                    return None
+            if step.kind == "tool_result" and step.tool_name == HYPOTHESIS_TOOL:
+                return None  # an earlier analysis, finished before this step
+        return None
+
 
 # Tools whose calls show a window of the spectrum: Spec-o3's zoom tool and the FORMA graph's renders.
 ZOOM_TOOLS = ("spectral_visualization_tool", "spectral_visualization", "render")
+# The FORMA graph's test of one redshift hypothesis (arguments idx, z, class).
+HYPOTHESIS_TOOL = "analyse_hypothesis"
 
 
 def call_window(args: dict[str, Any] | None) -> tuple[float, float] | None:

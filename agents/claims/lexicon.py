@@ -109,6 +109,22 @@ def kb_measures() -> dict[str, list[tuple[str, dict]]]:
     return out
 
 
+@lru_cache(maxsize=64)
+def task_lines(task_id: str) -> tuple[str, ...]:
+    """The kb lines a vetting task diagnoses: those its window measurements are named after (read
+    as agents' line names are, so "He I 5876 emission equivalent width" is He I 5877 and the "Ca II
+    H + H-epsilon blend" both lines), in the task's window order. Bands and continuum measures name
+    no line. An unknown task has none."""
+    task = kb.tasks().get(task_id)
+    out: list[str] = []
+    for win in (task or {}).get("windows", []):
+        for spec in win.get("measures", []):
+            for mention in find_mentions(spec.get("name", spec["id"])):
+                if mention.what != "band":
+                    out += [name for name in mention.names if name in kb_lines() and name not in out]
+    return tuple(out)
+
+
 @lru_cache(maxsize=1)
 def measure_name_pattern() -> re.Pattern:
     names = sorted(kb_measures(), key=len, reverse=True)

@@ -1,4 +1,5 @@
-"""Which kb lines fall in a window, at a redshift, in the observed or the rest frame."""
+"""Which kb lines fall in a window, at a redshift, in the observed or the rest frame, and which of their
+labels are drawn where they crowd (the interactive plot and the marked step renders use the same rule)."""
 from __future__ import annotations
 
 import kb
@@ -57,3 +58,15 @@ def stagger_labels(xs: list[float], labels: list[str], *, x_span: float, width_p
             ends[level] = x + half
         out.append(level)
     return out
+
+
+def label_candidates(lines: list[dict]) -> list[dict]:
+    """One label per wavelength (an emission and an absorption entry at the same place share it),
+    major lines first, so that when labels must be thinned the important ones stay."""
+    seen, out = set(), []
+    for ln in sorted(lines, key=lambda ln: (not ln.get("major", False), ln["x"])):
+        key = round(ln["rest"], 0)
+        if key not in seen:
+            seen.add(key)
+            out.append(ln)
+    return sorted(out, key=lambda ln: (not ln.get("major", False), ln["x"]))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -40,16 +41,19 @@ def _figure(width_in: float, height_in: float):
 
 
 def render_arrays(wavelength, flux, wave_min=None, wave_max=None, label=None, title=None, *,
-                  mask=None) -> bytes:
+                  mask=None, marks: Sequence[tuple[str, float]] | None = None) -> bytes:
     """PNG bytes of flux against wavelength (Å) between wave_min and wave_max (inclusive).
 
     Masked (True) and non-finite pixels are dropped. `wave_min`/`wave_max` default to the data's
     ends; giving either makes it a zoom (zoom figure sizes). `label` follows the title.
+    `marks`: (label, x in the plot's wavelengths) of lines to mark, most important first (their
+    labels are kept first where they crowd); only those inside the window are drawn. The frame,
+    window and everything else are those of the unmarked render, which `marks=None` gives exactly.
     Raises ValueError("no data points in range ...") when no pixel is left to draw.
     """
     data = style.prepare_data(wavelength, flux, wave_min, wave_max, mask=mask)
     size = style.figure_size(data.span, data.wavelength.size, data.zoom)
-    frame = _figure(*size).draw(data, style.plot_title(title, label))
+    frame = _figure(*size).draw(data, style.plot_title(title, label), marks, (wave_min, wave_max))
     return encode_png(frame)
 
 
@@ -70,8 +74,10 @@ def spectrum_arrays(spectrum) -> tuple[np.ndarray, np.ndarray, np.ndarray | None
     return wavelength, flux, None if mask is None else np.asarray(mask, dtype=bool), spectrum_title(spectrum)
 
 
-def render_png(spectrum, wave_min=None, wave_max=None, label=None, title=None) -> bytes:
-    """PNG bytes of a specutils Spectrum (spectral axis converted to Å; masked pixels dropped)."""
+def render_png(spectrum, wave_min=None, wave_max=None, label=None, title=None, *,
+               marks: Sequence[tuple[str, float]] | None = None) -> bytes:
+    """PNG bytes of a specutils Spectrum (spectral axis converted to Å; masked pixels dropped);
+    `marks` as for render_arrays (observed wavelengths)."""
     wavelength, flux, mask, default_title = spectrum_arrays(spectrum)
     return render_arrays(wavelength, flux, wave_min, wave_max, label=label,
-                         title=title if title is not None else default_title, mask=mask)
+                         title=title if title is not None else default_title, mask=mask, marks=marks)

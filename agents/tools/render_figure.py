@@ -17,6 +17,7 @@ from matplotlib import lines as mlines
 from matplotlib import rcParams
 from matplotlib import transforms as mtransforms
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 from matplotlib.ticker import AutoLocator, AutoMinorLocator, MultipleLocator, ScalarFormatter
 from matplotlib.transforms import Bbox
 
@@ -100,6 +101,13 @@ class SpectrumFigure:
         self.stats = ax.text(0.02, 0.98, "", transform=ax.transAxes, fontsize=style.STATS_FONT_SIZE,
                              bbox=dict(style.STATS_BOX))
         self._decorations = [*self.offset_text.values(), self.x_label, self.y_label, self.title]
+        # Line marks: empty and hidden unless a call asks for them, so an unmarked frame is the
+        # same pixels as one drawn without these artists at all.
+        self.mark_lines = mlines.Line2D([], [], color=style.MARK_COLOR, linestyle="-", marker="",
+                                        transform=ax.get_xaxis_transform(), zorder=style.MARK_ZORDER,
+                                        visible=False, **style.MARK_LINE)
+        ax.add_line(self.mark_lines)
+        self.mark_labels: list[Text] = []
 
     def _grow_tick_labels(self, axis_name, count):
         """Add invisible tick label texts until the pool holds `count` (they draw nothing unused)."""
@@ -250,9 +258,41 @@ class SpectrumFigure:
 
     # -- drawing ------------------------------------------------------------------------------
 
-    def draw(self, data: style.PlotData, title: str) -> np.ndarray:
+    def _place_marks(self, marks, lo: float, hi: float) -> None:
+        """Draw `marks` ((label, x) pairs, most important first) inside [lo, hi], or hide them all.
+
+        Label rows run along the axes edge away from the stats box (top when the box is in a lower
+        corner), so the two never cover each other; the spectrum's y range is not changed."""
+        ax = self.axes
+        placed = style.place_marks(marks or (), lo, hi, ax.get_xlim(), ax.bbox.width) if marks else []
+        along = np.repeat([m.x for m in placed], 3).astype(float)
+        along[2::3] = np.nan
+        self.mark_lines.set_data(along, np.tile([0.0, 1.0, np.nan], len(placed)))
+        self.mark_lines.set_visible(bool(placed))
+        labelled = [m for m in placed if m.row is not None]
+        while len(self.mark_labels) < len(labelled):
+            label = Text(0, 0, "", transform=ax.get_xaxis_transform(), ha="center", va="center",
+                         color=style.MARK_COLOR, fontsize=style.MARK_FONT_SIZE, parse_math=False,
+                         bbox=dict(style.MARK_BOX), zorder=style.MARK_ZORDER + 0.7, clip_on=False)
+            ax.add_artist(label)
+            self.mark_labels.append(label)
+        font_px = style.MARK_FONT_SIZE * style.DPI / 72
+        pitch = style.MARK_ROW_EM * font_px / max(ax.bbox.height, 1.0)
+        from_top = self.stats.get_verticalalignment() == "bottom"  # the box sits in a lower corner
+        for i, label in enumerate(self.mark_labels):
+            if i < len(labelled):
+                offset = (0.4 + labelled[i].row + 0.5) * pitch
+                label.set(text=labelled[i].label, x=labelled[i].label_x,
+                          y=1.0 - offset if from_top else offset, visible=True)
+            else:
+                label.set(text="", visible=False)
+
+    def draw(self, data: style.PlotData, title: str, marks=None, window=(None, None)) -> np.ndarray:
         """Render `data`; returns the (height, width, 4) RGBA uint8 frame itself (not a copy): it
-        is valid until the next draw on this figure, so encode or copy it before drawing again."""
+        is valid until the next draw on this figure, so encode or copy it before drawing again.
+
+        `marks`: (label, x) pairs to mark with thin vertical lines, most important first; only
+        those inside `window` (the asked range, else the data's ends) are drawn."""
         ax = self.axes
         wavelength, flux = data.wavelength, data.flux
         major, minor = style.x_tick_spacing(data.span)
@@ -266,6 +306,9 @@ class SpectrumFigure:
         ax.dataLim.set_points(np.array([[wavelength[0], flux.min()], [wavelength[-1], flux.max()]]))
         ax.autoscale_view()
         self._layout()
+        lo = window[0] if window[0] is not None else wavelength[0]
+        hi = window[1] if window[1] is not None else wavelength[-1]
+        self._place_marks(marks, max(lo, wavelength[0]), min(hi, wavelength[-1]))
         columns = max(int(ax.bbox.width), 1)
         self.line.set_data(*minmax_decimate(wavelength, flux, columns))
         self.canvas.draw()

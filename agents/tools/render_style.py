@@ -5,9 +5,12 @@ its corner) is decided from numbers alone, so it is easy to test and shared by e
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from agents.tools.lines import stagger_labels
 
 DPI = 80
 # savefig(bbox_inches="tight") pads the content by 0.1 inch; tight_layout() by 1.08 x 10 pt.
@@ -22,6 +25,17 @@ STATS_FONT_SIZE = 9
 STATS_BOX = {"boxstyle": "round", "facecolor": "white", "alpha": 0.8}
 MAJOR_GRID = {"alpha": 0.3, "linewidth": 0.5}
 MINOR_GRID = {"alpha": 0.1, "linewidth": 0.3}
+# Line marks (reviewer-side copies only, never in what an agent is shown): thin vertical lines under
+# the spectrum with short labels in rows along the axes edge away from the stats box.
+MARK_COLOR = "#c0392b"
+MARK_LINE = {"linewidth": 0.9, "alpha": 1.0}  # 1 px at 80 dpi
+MARK_ZORDER = 1.8  # above the grid (1.5), below the spectrum (2): the data stays fully visible
+MARK_FONT_SIZE = 8
+MARK_BOX = {"boxstyle": "square,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
+# Label width estimate for the thinning (agents.tools.lines.stagger_labels): DejaVu Sans glyphs are
+# at most ~0.7 em wide on average over a line name, so estimated boxes never undercut drawn ones.
+MARK_CHAR_EM = 0.7
+MARK_ROW_EM = 1.5  # row pitch: the text plus its box
 X_LABEL = "Wavelength (Å)"
 Y_LABEL = "Flux"
 DEFAULT_TITLE = "Spectrum"
@@ -157,3 +171,37 @@ def plot_title(title: str | None, label: str | None) -> str:
     """The title line; a zoom label (e.g. "Hα") follows the title. [REVIEW: label placement inferred]"""
     title = title or DEFAULT_TITLE
     return f"{title} - {label}" if label else title
+
+
+@dataclass(frozen=True)
+class PlacedMark:
+    """A line mark: the line at `x`; its label centred at `label_x` on row `row` (0 next to the
+    axes edge) or not drawn (`row` None: no room, the line still is)."""
+
+    label: str
+    x: float
+    label_x: float
+    row: int | None
+
+
+def place_marks(marks: Sequence[tuple[str, float]], lo: float, hi: float, view: tuple[float, float],
+                width_px: float) -> list[PlacedMark]:
+    """The marks inside [lo, hi] (and the axes' view), their labels kept inside the axes and thinned
+    by the project's one rule (agents.tools.lines.stagger_labels), in the order given: earlier marks
+    are the more important ones and keep their labels first."""
+    v0, v1 = view
+    inside = [(str(label), float(x)) for label, x in marks
+              if np.isfinite(x) and lo <= x <= hi and v0 <= x <= v1]
+    if not inside:
+        return []
+    span = v1 - v0
+    per_px = span / max(width_px, 1.0)
+    char_px = MARK_CHAR_EM * MARK_FONT_SIZE * DPI / 72
+    centres = []
+    for label, x in inside:  # the half width as stagger_labels estimates it, so the box stays inside
+        half = min(0.5 * (len(label) * char_px + 6) * per_px, span / 2)
+        centres.append(min(max(x, v0 + half), v1 - half))
+    rows = stagger_labels(centres, [label for label, _ in inside], x_span=span, width_px=round(width_px),
+                          char_px=char_px)
+    return [PlacedMark(label, x, centre, row)
+            for (label, x), centre, row in zip(inside, centres, rows, strict=True)]

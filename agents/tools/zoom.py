@@ -91,7 +91,10 @@ class SpectralVisualizationTool:
         return {"wavelength": self.observed_wavelength.tolist(), "flux": self.flux.tolist(),
                 "redshift": self.redshift}
 
-    def __call__(self, wavelength_range=None, label: str | None = None, *, render: bool = True) -> ZoomResult:
+    def __call__(self, wavelength_range=None, label: str | None = None, *, render: bool = True,
+                 marks=None) -> ZoomResult:
+        """The tool's answer to one call; `marks` (reviewer-side copies only, never an agent's
+        picture): lines to mark on the render, as for agents.tools.render.render_arrays."""
         args: dict[str, Any] = {}
         if wavelength_range is not None:
             args["wavelength_range"] = wavelength_range
@@ -101,7 +104,8 @@ class SpectralVisualizationTool:
             text = "Generated full spectrum visualization"
             text += f" for {label}." if label else "."
             lo, hi = self.data_range
-            return self._finish(ZoomResult(text, False, args, plotted_range=(lo, hi)), None, None, label, render)
+            return self._finish(ZoomResult(text, False, args, plotted_range=(lo, hi)), None, None, label, render,
+                                marks)
         bounds = _valid_pair(wavelength_range)
         lo, hi = self.data_range
         if bounds is None or bounds[1] < lo or bounds[0] > hi:
@@ -115,19 +119,21 @@ class SpectralVisualizationTool:
         shown = tuple(wavelength_range)
         text = f"Generated spectral visualization focused on wavelength range {shown} Å"
         text += f" for {label}." if label else "."
-        return self._finish(ZoomResult(text, False, args, plotted_range=bounds), bounds[0], bounds[1], label, render)
+        return self._finish(ZoomResult(text, False, args, plotted_range=bounds), bounds[0], bounds[1], label, render,
+                            marks)
 
-    def render(self, wave_min=None, wave_max=None, label=None) -> bytes:
+    def render(self, wave_min=None, wave_max=None, label=None, marks=None) -> bytes:
         from agents.tools.render import render_arrays  # lazy: deferred runs never load matplotlib
 
-        return render_arrays(self.wavelength, self.flux, wave_min, wave_max, label=label, title=self.title)
+        return render_arrays(self.wavelength, self.flux, wave_min, wave_max, label=label, title=self.title,
+                             marks=marks)
 
-    def _finish(self, result: ZoomResult, wmin, wmax, label, render: bool) -> ZoomResult:
+    def _finish(self, result: ZoomResult, wmin, wmax, label, render: bool, marks=None) -> ZoomResult:
         if not render:
             result.extra["deferred"] = True
             return result
         try:
-            result.png = self.render(wmin, wmax, label)
+            result.png = self.render(wmin, wmax, label, marks)
         except Exception as exc:  # Spec-o3 reports plot failures as a tool text, not a crash
             return ZoomResult(f"Error processing spectral visualization: {exc}", True, result.args)
         return result

@@ -14,6 +14,7 @@ from dataclasses import replace
 import numpy as np
 
 from agents.tools.features import Pixels
+from agents.trajectory import HYPOTHESIS_TOOL
 from agents.verify.graph import verify_pixels
 
 C_KMS = 299792.458
@@ -41,7 +42,7 @@ def _best_lines(traj) -> tuple[dict | None, list[dict]]:
         return None, []
     idx = syn["best_hypothesis_idx"]
     for s in traj.steps:
-        if s.kind == "tool_result" and s.tool_name == "analyse_hypothesis" and s.data["summary"]["idx"] == idx:
+        if s.kind == "tool_result" and s.tool_name == HYPOTHESIS_TOOL and s.data["summary"]["idx"] == idx:
             return s.data["summary"], s.data["lines"]
     return None, []
 

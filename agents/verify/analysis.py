@@ -25,6 +25,11 @@ def line_table() -> list[dict]:
     return kb.load("forma/lines")["lines"]
 
 
+def class_lines(spectype: str) -> list[dict]:
+    """The lines a hypothesis of this class predicts (rest wavelengths, vacuum Å), in table order."""
+    return [ln for ln in line_table() if spectype in ln["classes"]]
+
+
 @dataclass
 class LineResult:
     name: str
@@ -145,9 +150,7 @@ def analyse(pixels, features, hypothesis, idx: int = 0, *, use_fits: bool = True
     z = hypothesis.z
     cls = hypothesis.spectype
     res = HypothesisResult(idx, hypothesis)
-    for ln in line_table():
-        if cls not in ln["classes"]:
-            continue
+    for ln in class_lines(cls):
         pred = ln["rest"] * (1 + z)
         cov = _covered(pixels, pred, 10.0)
         if cov == "outside":

@@ -20,7 +20,7 @@ from langgraph.graph import END, START, StateGraph
 from agents.tools import features as feat
 from agents.tools.continuum import fit_continuum
 from agents.tools.hypotheses import generate_hypotheses
-from agents.trajectory import AgentInfo, Trajectory, Verdict
+from agents.trajectory import HYPOTHESIS_TOOL, AgentInfo, Trajectory, Verdict
 from agents.verify import analysis, classify, feature_auditor, llm_review, report, result_auditor, synthesis
 
 VERSION = "0.1.0"
@@ -127,7 +127,7 @@ def analyse(state: VerifyState) -> dict:
     traj = state["trajectory"]
     results = []
     for i, h in enumerate(state["hypotheses"]):
-        traj.add("tool_call", tool_name="analyse_hypothesis",
+        traj.add("tool_call", tool_name=HYPOTHESIS_TOOL,
                  tool_args={"idx": i, "z": round(h.z, 6), "class": h.spectype})
         res = analysis.analyse(state["pixels"], state["features"], h, i,
                                use_fits=state["options"].get("use_fits", True))
@@ -136,7 +136,7 @@ def analyse(state: VerifyState) -> dict:
         win = _key_window(res)
         if win and i < 3:
             _render(state, win[0], win[1], f"hypothesis {i}: {h.spectype} z={h.z:.4f}")
-        traj.add("tool_result", tool_name="analyse_hypothesis", text=f"#{i} {res.verdict}",
+        traj.add("tool_result", tool_name=HYPOTHESIS_TOOL, text=f"#{i} {res.verdict}",
                  data={"summary": res.summary(), "lines": [ln.as_row() for ln in res.lines]})
     return {"results": results}
 

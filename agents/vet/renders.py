@@ -16,13 +16,17 @@ def tool_for(traj: Trajectory, spectrum) -> SpectralVisualizationTool:
                                                    title=state.get("title", "Spectrum"))
 
 
-def render_step(traj: Trajectory, step: Step, spectrum, tool: SpectralVisualizationTool | None = None) -> bytes | None:
-    """PNG of a prompt (overview) or successful tool_result step; None for steps without an image."""
+def render_step(traj: Trajectory, step: Step, spectrum, tool: SpectralVisualizationTool | None = None, *,
+                marks=None) -> bytes | None:
+    """PNG of a prompt (overview) or successful tool_result step; None for steps without an image.
+
+    `marks` (a reviewer's copy, never what the agent saw): lines to mark, (label, x) in the tool's
+    plotted wavelengths (rest frame when the tool has a redshift), most important first."""
     if step.kind not in ("prompt", "tool_result") or step.is_error:
         return None
     tool = tool or tool_for(traj, spectrum)
     args = step.tool_args or {}
-    return tool(args.get("wavelength_range"), args.get("label"), render=True).png
+    return tool(args.get("wavelength_range"), args.get("label"), render=True, marks=marks).png
 
 
 def fill_images(traj: Trajectory, spectrum) -> int:

@@ -23,7 +23,7 @@ import param
 from bokeh.models import BoxAnnotation
 from panel.viewable import Viewer
 
-from agents.tools.lines import LINE_KINDS, lines_in_window, stagger_labels
+from agents.tools.lines import LINE_KINDS, label_candidates, lines_in_window, stagger_labels
 from agents.tools.smoothing import SMOOTHING_MODES, smooth_flux
 
 hv.extension("bokeh", logo=False)
@@ -50,18 +50,6 @@ def robust_y_range(flux: np.ndarray, *, lo_pct=1.0, hi_pct=99.0):
     lo, hi = np.percentile(finite, [lo_pct, hi_pct])
     span = hi - lo if hi > lo else max(abs(hi), 1.0)
     return (float(lo - 0.08 * span), float(hi + 0.30 * span))
-
-
-def label_candidates(lines: list[dict]) -> list[dict]:
-    """One label per wavelength (an emission and an absorption entry at the same place share it),
-    major lines first, so that when labels must be thinned the important ones stay."""
-    seen, out = set(), []
-    for ln in sorted(lines, key=lambda ln: (not ln.get("major", False), ln["x"])):
-        key = round(ln["rest"], 0)
-        if key not in seen:
-            seen.add(key)
-            out.append(ln)
-    return sorted(out, key=lambda ln: (not ln.get("major", False), ln["x"]))
 
 
 def _same_columns(old: dict, new: dict) -> bool:

@@ -14,7 +14,7 @@ from reviewer.components.claims_view import ClaimList, highlighted_text
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape, markdown_to_safe_html
 from reviewer.components.styles import STYLESHEETS
-from reviewer.renders import cached_step, owner_of_render, step_render
+from reviewer.renders import cached_step, owner_of_render, step_marks, step_render
 from reviewer.spectra_cache import prefetch
 
 KIND_COLOURS = {"prompt": "#6c757d", "think": "#1f4e9c", "tool_call": "#8e44ad", "tool_result": "#16a085",
@@ -86,6 +86,8 @@ class StepView(Viewer):
 
     state = param.Parameter()
     image_height = param.Integer(default=220)
+    as_the_agent_saw = param.Boolean(default=False, doc="the render exactly as the agent saw it (its stored "
+                                     "image where there is one), without the lines SpecReview marks on it")
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -94,11 +96,17 @@ class StepView(Viewer):
                               css_classes=["sr-step-view"], stylesheets=STYLESHEETS, styles={"overflow-y": "auto"})
         # A fixed box that stays on the page: an image appearing or disappearing would re-lay-out the
         # whole page on every step (measured: +60 ms per step in Chromium).
-        self._caption = TextHTML("", css_classes=["sr-image-caption"], height=20, margin=(0, 5))
+        self._caption = TextHTML("", css_classes=["sr-image-caption"], height=34, margin=(0, 5),
+                                 width=int(self.image_height * 1.55), styles={"overflow": "hidden"})
         self._image = pn.pane.PNG(BLANK_PNG, width=int(self.image_height * 1.55), height=self.image_height,
                                   sizing_mode="fixed", css_classes=["sr-step-image"], margin=(0, 5))
+        # Always on the page (a widget appearing would re-lay-out it); off where nothing is marked.
+        self._agent_view = pn.widgets.Checkbox.from_param(
+            self.param.as_the_agent_saw, name="As the agent saw it (no marks)", disabled=True, margin=(0, 5),
+            css_classes=["sr-agent-view"])
         self.claims = ClaimList(state=self.state)
         self.state.param.watch(self._refresh, ["item", "step_index"])
+        self.param.watch(self._refresh_picture, "as_the_agent_saw")
         self._refresh()
 
     def _refresh(self, *_):
@@ -107,17 +115,31 @@ class StepView(Viewer):
         if step is None:
             why = state.item.why_not_reviewable if state.item is not None else "Open an item from the queue."
             self._html.object = f"<p><em>{escape(why)}</em></p>"
+        else:
+            claims = [r for r in state.claims() if r.step_index == step.index]
+            self._html.object = step_html(step, len(state.steps), claims)
+        self._refresh_picture()
+
+    def _refresh_picture(self, *_):
+        """The render beside the step: SpecReview's marked copy by default where the step has lines
+        to mark, else (or when asked) the picture exactly as the agent saw it."""
+        state = self.state
+        step = state.step
+        if step is None:
             self._image.object = BLANK_PNG
             self._caption.object = ""
+            self._agent_view.disabled = True
             return
-        claims = [r for r in state.claims() if r.step_index == step.index]
-        self._html.object = step_html(step, len(state.steps), claims)
         item, owner = state.item, owner_of_render(state.item, step.index)
-        known, png = cached_step(item, owner) if owner is not None else (True, None)
+        marks = step_marks(item, owner) if owner is not None else ()
+        self._agent_view.disabled = not marks
+        marks = () if self.as_the_agent_saw else marks
+        marked = bool(marks)
+        known, png = cached_step(item, owner, marked=marked) if owner is not None else (True, None)
         if known or pn.state.curdoc is None or pn.state.curdoc.session_context is None:
             if not known:
-                png = step_render(state.store, item, owner)
-            self._show_image(png, owner, step.index)
+                png = step_render(state.store, item, owner, marked=marked)
+            self._show_image(png, owner, step.index, marks)
             return
         # Not rendered yet: the text shows now, the picture when the render thread has made it (a key
         # press never waits ~40 ms for matplotlib). Bokeh documents take changes from other threads
@@ -127,21 +149,38 @@ class StepView(Viewer):
         doc, index = pn.state.curdoc, step.index
 
         def work():
-            made = step_render(state.store, item, owner)
+            made = step_render(state.store, item, owner, marked=marked)
 
             def show():
-                if state.item is item and state.step_index == index:
-                    self._show_image(made, owner, index)
+                if state.item is item and state.step_index == index and marked == (
+                        not self.as_the_agent_saw and not self._agent_view.disabled):
+                    self._show_image(made, owner, index, marks)
 
             doc.add_next_tick_callback(show)
 
         prefetch(work)
 
-    def _show_image(self, png, owner, index) -> None:
+    def _show_image(self, png, owner, index, marks=()) -> None:
         self._image.object = png if png is not None else BLANK_PNG
-        self._caption.object = ("" if png is None or owner == index else
-                                f"<small><i>The render the agent is looking at (step {owner + 1}).</i></small>")
+        parts = []
+        if png is not None and owner != index:
+            parts.append(f"The render the agent is looking at (step {owner + 1}).")
+        if png is not None and marks:
+            parts.append(marks_caption(marks))
+        self._caption.object = f"<small><i>{' '.join(parts)}</i></small>" if parts else ""
 
     def __panel__(self):
         return pn.Row(pn.Column(self._html, self.claims, sizing_mode="stretch_width"),
-                      pn.Column(self._caption, self._image), sizing_mode="stretch_width")
+                      pn.Column(self._caption, self._image, self._agent_view), sizing_mode="stretch_width")
+
+
+MARKS_NAMED = 4  # a caption names this many marked lines, then counts the rest
+
+
+def marks_caption(marks) -> str:
+    """The caption of a marked copy (HTML, names escaped): whose marks they are, and that the agent
+    did not see them."""
+    names = [escape(label) for label, _ in marks[:MARKS_NAMED]]
+    more = f" and {len(marks) - MARKS_NAMED} more" if len(marks) > MARKS_NAMED else ""
+    return (f"Lines marked by SpecReview ({', '.join(names)}{more}); "
+            "the agent saw this picture without them.")

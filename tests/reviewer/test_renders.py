@@ -26,6 +26,10 @@ def test_renders_drawn_in_a_render_process_are_those_drawn_in_the_server(seeded_
         here = renders._make(seeded_db, item, step)
         away = renders._make(seeded_db, item, step, renders.render_process("ahead"))
         assert away[:8] == b"\x89PNG\r\n\x1a\n" and away == here, f"step {step.index} differs"
+        marks = renders.step_marks(item, step.index)
+        if marks:  # SpecReview's marked copy too
+            marked_here = renders._remake(item, step, marks)
+            assert renders._remake(item, step, marks, renders.render_process("now")) == marked_here != here
     assert renders.render_process("ahead").renders >= len(drawn)
 
 
@@ -40,7 +44,7 @@ def test_a_dead_render_process_means_drawing_in_the_server(seeded_db, monkeypatc
     from concurrent.futures.process import BrokenProcessPool
 
     class DeadPool:
-        def call(self, *args):
+        def call(self, *args, **kwargs):
             raise BrokenProcessPool("gone")
 
         render = call
@@ -49,5 +53,6 @@ def test_a_dead_render_process_means_drawing_in_the_server(seeded_db, monkeypatc
     state.open_item(trajectory_id=seeded_db.queue.queue_items(task="verify", limit=1)[0]["trajectory_id"])
     step = next(st for st in state.item.trajectory.steps if renders._make(seeded_db, state.item, st) is not None)
     monkeypatch.setitem(renders._processes, "now", DeadPool())
-    assert renders._make_in_process(seeded_db, state.item, step, "now") == renders._make(seeded_db, state.item, step)
+    drawn = renders._in_process("now", lambda pool: renders._make(seeded_db, state.item, step, pool))
+    assert drawn == renders._make(seeded_db, state.item, step)
     assert "now" not in renders._processes  # the next render starts a new process

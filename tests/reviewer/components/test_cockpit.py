@@ -112,7 +112,7 @@ def test_a_step_not_rendered_yet_never_shows_the_previous_steps_picture(app, mon
     assert view._image.object not in (None, BLANK_PNG)
     pending = []
     monkeypatch.setattr(step_view, "prefetch", pending.append)  # the render thread never gets to run
-    monkeypatch.setattr(step_view, "cached_step", lambda item, index: (False, None))
+    monkeypatch.setattr(step_view, "cached_step", lambda item, index, **_: (False, None))
     served = Doc()
     served._session_context = lambda: object()  # as in a served session
     with set_curdoc(served):

@@ -20,7 +20,7 @@ from agents.tools.render import render_arrays, spectrum_arrays
 from agents.trajectory import ZOOM_TOOLS, call_window
 from agents.verify.analysis import class_lines
 from agents.vet.renders import render_step, tool_for
-from reviewer.spectra_cache import cached_render, peek_render, prefetch
+from reviewer.spectra_cache import after_the_switch, cached_render, peek_render, prefetch
 
 log = logging.getLogger(__name__)
 MARKED = "marked"  # the marked copy's cache key: (trajectory id, step index, MARKED)
@@ -46,7 +46,8 @@ def _remake(item, step, marks=None, pool: RenderPool | None = None) -> bytes | N
     draw = _here if pool is None else pool.call
     try:  # the same render the agent saw, re-made from the spectrum and the recorded call
         if traj.agent.name == "vet":
-            return draw(render_step, traj, step, None, tool_for(traj, spec), marks=marks)
+            # the tool carries all the render needs: the trajectory itself is not sent to the process
+            return draw(render_step, None, step, None, tool_for(traj, spec), marks=marks)
         lo, hi = call_window(step.tool_args) or (None, None)
         wavelength, flux, mask, title = spectrum_arrays(spec)  # what render_png draws
         return draw(render_arrays, wavelength, flux, lo, hi, label=(step.tool_args or {}).get("label"),
@@ -206,6 +207,8 @@ def prefetch_renders(store, item, still_current) -> None:
         return
 
     def work():
+        if not after_the_switch(still_current):
+            return
         # first what the step view shows by default (the marked copy where a step has marks), then
         # the agent's own pictures of the marked steps
         shown = [s.index for s in traj.steps if s.kind in ("prompt", "tool_result") and not s.is_error]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -85,10 +86,27 @@ def spectrum_is_cached(source_path: str, target: str | None) -> bool:
     return _spectra.peek(_spectrum_key(source_path, target))[0]
 
 
+# Background work for an item that was just opened waits this long first: reading a FITS file or
+# preparing renders holds the GIL for tens of ms, and done at once it doubled the server's share of
+# the very switch it prepares for (the patch went out later).
+AFTER_SWITCH_S = 0.2
+
+
+def after_the_switch(still_current: Callable[[], bool] = lambda: True) -> bool:
+    """Wait AFTER_SWITCH_S (less if the reviewer moves on); whether the work is still wanted."""
+    deadline = time.monotonic() + AFTER_SWITCH_S
+    while time.monotonic() < deadline:
+        if not still_current():
+            return False
+        time.sleep(0.02)
+    return still_current()
+
+
 def read_ahead(locate: Callable[[], tuple[str, str | None] | None]) -> Future:
     """Find a spectrum file (`locate`: its path and target, or None) and read it into the cache, on a
     thread of its own (not behind the renders): the next queue item's, so that `n` finds it read."""
     def work():
+        after_the_switch()
         found = locate()
         if found is not None:
             load_spectrum(*found)

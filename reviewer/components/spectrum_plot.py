@@ -32,6 +32,7 @@ hv.extension("bokeh", logo=False)
 hv.renderer("bokeh").webgl = False
 
 LINE_COLOURS = {"emission": "#1f9d55", "absorption": "#c0392b", "sky": "#7f8c8d"}
+Y_AXIS_ROOM_PX = 80  # y axis label + tick labels of up to ~7 characters
 PLOT_WIDTH_PX = 640  # typical drawn width in the three-column layout; used to space line labels
 ELEMENT_TYPES = ("Curve", "Scatter", "VLines", "Labels")
 # which overlay members depend on which parameters (everything depends on the spectrum)
@@ -268,6 +269,9 @@ class SpectrumPlot(Viewer):
             rng = plot.handles.get(f"{axis}_range")
             if rng is not None:
                 self._ranges[axis] = rng
+        # room for the y tick labels of any spectrum: a y axis that widens with the next spectrum's
+        # labels resized the frame and sent its new width back to the server on every such switch
+        plot.state.min_border_left = Y_AXIS_ROOM_PX
         if plot.state.xaxis:
             self._axis = plot.state.xaxis[0]
             self._axis.axis_label = self.axis_label()

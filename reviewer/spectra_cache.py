@@ -126,7 +126,7 @@ def peek_render(key) -> tuple[bool, bytes | None]:
 
 
 def prefetch(fn: Callable[[], None]) -> None:
-    """Run `fn` on the background render thread (renders of a newly opened trajectory)."""
+    """Run `fn` on the background render thread (it hands the drawing itself to the render processes)."""
     def guarded():
         try:
             fn()

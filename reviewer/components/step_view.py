@@ -141,7 +141,7 @@ class StepView(Viewer):
                 png = step_render(state.store, item, owner, marked=marked)
             self._show_image(png, owner, step.index, marks)
             return
-        # Not rendered yet: the text shows now, the picture when the render thread has made it (a key
+        # Not rendered yet: the text shows now, the picture when a render process has drawn it (a key
         # press never waits ~40 ms for matplotlib). Bokeh documents take changes from other threads
         # only through add_next_tick_callback.
         self._image.object = BLANK_PNG  # never the previous step's picture beside this step's text

@@ -16,9 +16,16 @@ from reviewer.components.safe_text import escape
 from reviewer.components.step_view import step_html
 
 KIND_MARK = {"prompt": "P", "think": "T", "tool_call": "C", "tool_result": "R", "verdict": "V", "answer": "A"}
-# a long trajectory wraps onto further rows of small buttons instead of widening the page
+# A long trajectory wraps onto further rows of small buttons instead of widening the page, and scrolls
+# within a strip of fixed height: a strip (or a summary) that grew and shrank with the item moved the
+# step view under the reviewer's eye and made BokehJS lay out the whole centre column, plot included,
+# again on every `n`.
+STRIP_ROWS = 3
+STRIP_HEIGHT_PX = STRIP_ROWS * 20 - 2  # rows of 18 px buttons, 2 px apart
+HEADER_HEIGHT_PX = 80
 STRIP_CSS = """
-.sr-strip { display: flex; flex-wrap: wrap; gap: 2px; }
+.sr-strip { display: flex; flex-wrap: wrap; align-content: flex-start; gap: 2px; height: 100%;
+            overflow-y: auto; position: relative; }
 .sr-strip button { flex: 0 0 auto; min-width: 32px; padding: 0 4px; font-size: 11px; line-height: 16px;
                    font-family: inherit; cursor: pointer; border: 1px solid #ccc; border-radius: 3px;
                    background: #fff; color: #333; }
@@ -52,6 +59,12 @@ class StepButtons(JSComponent):
       box.className = "sr-strip";
       const mark = () => {
         [...box.children].forEach((b, i) => b.classList.toggle("sr-current", i === model.value));
+        const current = box.children[model.value];
+        if (!current) return;
+        // the current step's button in view, scrolling the strip only (never the page)
+        const top = current.offsetTop, bottom = top + current.offsetHeight;
+        if (top < box.scrollTop) box.scrollTop = top;
+        else if (bottom > box.scrollTop + box.clientHeight) box.scrollTop = bottom - box.clientHeight;
       };
       const build = () => {
         box.replaceChildren(...model.labels.map((label, i) => {
@@ -79,7 +92,8 @@ class StepStrip(Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._buttons = StepButtons(css_classes=["sr-step-strip"], sizing_mode="stretch_width", margin=(0, 5))
+        self._buttons = StepButtons(css_classes=["sr-step-strip"], sizing_mode="stretch_width", margin=(0, 5),
+                                    height=STRIP_HEIGHT_PX)
         self._buttons.param.watch(self._clicked, "value")
         self.state.param.watch(self._load, "item")
         self.state.param.watch(self._show, "step_index")
@@ -115,7 +129,8 @@ class TrajectoryPlayer(Viewer):
                                          css_classes=["sr-player"], margin=(0, 5))
         self._player.param.watch(lambda e: e.new != self.state.step_index and self.state.go_to_step(e.new), "value")
         self.strip = StepStrip(state=self.state)
-        self._header = TextHTML("", sizing_mode="stretch_width", css_classes=["sr-trajectory-head"], margin=(0, 5))
+        self._header = TextHTML("", sizing_mode="stretch_width", css_classes=["sr-trajectory-head"], margin=(0, 5),
+                                height=HEADER_HEIGHT_PX, styles={"overflow-y": "auto"})
         self.state.param.watch(self._load, "item")
         self.state.param.watch(self._show, "step_index")
         self._load()

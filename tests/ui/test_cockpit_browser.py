@@ -202,6 +202,38 @@ def test_one_screen_holds_what_a_review_needs(cockpit, screen, artifacts):
         assert box["x"] + box["width"] <= 1440 and box["y"] + box["height"] <= 900, (what, box)
 
 
+AFTER_PAINT_JS = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+
+
+def test_the_review_column_keeps_its_layout_from_item_to_item(cockpit, screen):
+    """Items differ in step count (15 to 67) and in their summary's length; the plot, the player and
+    the step view stay where they are. A column that grows or shrinks moves the plot under the
+    reviewer's eye and makes BokehJS lay out and repaint the whole column on every `n`."""
+    walk = cockpit.queue[:5]
+    counts = [len(cockpit.trajectories[r["trajectory_id"]].steps) for r in walk]
+    assert len(set(counts)) >= 3 and counts[-1] > 40, counts  # short and long trajectories, a long one last
+    open_as(screen, cockpit, "ida", f"&trajectory={cockpit.queue[0]['trajectory_id']}")
+    screen.locator(".sr-step-view").first.click()
+    selectors = [".sr-plot", ".sr-player", ".sr-step-strip", ".sr-step-view", ".sr-review-main"]
+    boxes = lambda: [(s, screen.locator(s).first.bounding_box()) for s in selectors]  # noqa: E731
+    first = boxes()
+    for row in walk[1:]:
+        screen.keyboard.press("n")
+        steps = len(cockpit.trajectories[row["trajectory_id"]].steps)
+        expect(screen.locator(".sr-step-view")).to_contain_text(f"Step 1/{steps}")
+        expect(screen.locator(".sr-step-strip button")).to_have_count(steps)
+        screen.evaluate(AFTER_PAINT_JS)
+        assert boxes() == first, (row["trajectory_id"], steps)
+    # a long trajectory's strip scrolls within itself: its last step's button comes into view
+    for _ in range(steps - 1):
+        screen.keyboard.press("j")
+    expect(screen.locator(".sr-step-view")).to_contain_text(f"Step {steps}/{steps}")
+    last = screen.locator(".sr-step-strip button.sr-current")
+    expect(last).to_have_text(re.compile(rf"^{steps}"))
+    expect(last).to_be_in_viewport()
+    no_server_errors(cockpit)
+
+
 def test_stats_plots_draw_glyphs(cockpit, screen):
     open_as(screen, cockpit, "gil")
     open_tab(screen, "Stats")

@@ -88,7 +88,7 @@ TIMED_CLICK_FLUX = f"""(button) => new Promise(resolve => {{
 
 TIMED_FILTER = f"""([select, value, table]) => new Promise(resolve => {{
   {DEEP}
-  const rows = () => deep('.tabulator-row', table.shadowRoot || table).map(r => r.textContent).join('|');
+  const rows = () => deep('.sr-row', table.shadowRoot || table).map(r => r.textContent).join('|');
   const before = rows();
   const start = performance.now();
   select.value = value;
@@ -136,7 +136,7 @@ TAB_CONTENT = {
               `${rows.length}:${detail.length}`];
     }""",
     "Curation": """() => {
-      const rows = deep('.sr-board-table').flatMap(t => deep('.tabulator-row', t.shadowRoot || t));
+      const rows = deep('.sr-board-table').flatMap(t => deep('.sr-row', t.shadowRoot || t));
       return [rows.length > 0, `${rows.length}:${rows.length ? rows[0].textContent : ''}`];
     }""",
 }

@@ -43,7 +43,7 @@ TIMED_CLICK = f"""(row) => new Promise(resolve => {{
   const signature = {FLUX_SIGNATURE};
   const before = signature();
   const start = performance.now();
-  const cell = row.querySelector('.tabulator-cell') || row;
+  const cell = row.querySelector('td') || row;
   cell.dispatchEvent(new MouseEvent('mousedown', {{bubbles: true}}));
   cell.dispatchEvent(new MouseEvent('mouseup', {{bubbles: true}}));
   cell.click();
@@ -96,7 +96,7 @@ def bench_spectrum_switch(page, app, repeats: int) -> list[float]:
     page.goto(f"{app.url}?reviewer=bench", wait_until="domcontentloaded")
     page.wait_for_function(f"({FLUX_SIGNATURE})() !== null", timeout=120_000)
     tab(page, "Spectra")
-    rows = page.locator(".sr-spectra-table .tabulator-row")
+    rows = page.locator(".sr-spectra-table .sr-row")
     rows.first.wait_for()
     n_rows = rows.count()
     rows.first.click()  # a known starting point, then always a different row than the one shown

@@ -24,7 +24,6 @@ class CurationTable(TrajectoryTable):
 
     columns: ClassVar = BOARD_COLUMNS
     widths: ClassVar = {"object": 150, "task": 50, "answer": 70, "state": 130, "reviser": 80}
-    formatters: ClassVar = {"object": {"type": "textarea"}}
     css = "sr-board"
 
     def __init__(self, **params):

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import pandas as pd
 import panel as pn
 import param
 from panel.viewable import Viewer
 
+from reviewer.components.row_table import RowTable
 from reviewer.components.safe_text import escape
+
+ROW_HEIGHT_PX = 42  # a row whose object name wraps onto two lines
 
 
 class PagedTable(Viewer):
@@ -24,18 +26,17 @@ class PagedTable(Viewer):
 
     id_key = "id"
     columns: ClassVar[dict[str, str]] = {}  # row key -> column title
-    widths: ClassVar[dict[str, int]] = {}
-    formatters: ClassVar[dict[str, dict]] = {}
+    widths: ClassVar[dict[str, int]] = {}  # px; the other columns share what is left
     css = "sr-paged"
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._table = pn.widgets.Tabulator(
-            self._frame(), selectable=1, disabled=True, show_index=False, sizing_mode="stretch_width",
-            hidden_columns=[self.id_key], titles=self.columns, widths=self.widths, layout="fit_columns",
-            formatters=self.formatters, configuration={"columnDefaults": {"headerSort": False}},
-            css_classes=[f"{self.css}-table"], max_height=40 + 44 * self.page_size)
-        self._table.param.watch(self._on_click, "selection")
+        # a fixed height: the last, shorter page does not re-lay-out the column around it
+        self._table = RowTable(
+            columns=[{"key": k, "title": t, "width": self.widths.get(k)} for k, t in self.columns.items()],
+            rows=self._cells(), sizing_mode="stretch_width", height=30 + ROW_HEIGHT_PX * self.page_size,
+            css_classes=[f"{self.css}-table"])
+        self._table.on_click(self._on_click)
         self._prev_page = pn.widgets.Button(label="‹", width=36, css_classes=[f"{self.css}-prev-page"])
         self._next_page = pn.widgets.Button(label="›", width=36, css_classes=[f"{self.css}-next-page"])
         self._prev_page.on_click(lambda _: self.go_to_page(self.page - 1))
@@ -79,13 +80,14 @@ class PagedTable(Viewer):
         if position is not None:
             self.go_to_page(position // self.page_size)
 
-    def _frame(self) -> pd.DataFrame:
-        cols = [self.id_key, *self.columns]
-        return pd.DataFrame([self.row_values(r) for r in self.rows], columns=cols).astype("string")
+    def _cells(self) -> list[dict[str, str]]:
+        """The page's rows as the table shows them: text per column ('' for none)."""
+        return [{k: "" if v is None else str(v) for k, v in self.row_values(r).items() if k in self.columns}
+                for r in self.rows]
 
     @param.depends("rows", watch=True)
     def _sync(self):
-        self._table.value = self._frame()
+        self._table.rows = self._cells()
         self.select_current()
         first = self.page * self.page_size
         shown = f"{first + 1}–{first + len(self.rows)} of {self.total}" if self.rows else f"0 of {self.total}"
@@ -94,16 +96,15 @@ class PagedTable(Viewer):
     def select_current(self, *_) -> None:
         ids = [r[self.id_key] for r in self.rows]
         wanted = self.current_id()
-        selection = [ids.index(wanted)] if wanted in ids else []
-        if self._table.selection != selection:
-            self._table.selection = selection
+        selected = ids.index(wanted) if wanted in ids else None
+        if self._table.selected != selected:
+            self._table.selected = selected
 
-    def _on_click(self, event) -> None:
-        if event.new and 0 <= event.new[0] < len(self.rows):
-            row = self.rows[event.new[0]]
-            if row[self.id_key] != self.current_id():
-                with pn.io.hold():  # the whole item change in one patch message (see keyboard.py)
-                    self.open_row(row)
+    def _on_click(self, index: int) -> None:
+        row = self.rows[index]
+        if row[self.id_key] != self.current_id():
+            with pn.io.hold():  # the whole item change in one patch message (see keyboard.py)
+                self.open_row(row)
 
     def pager(self) -> pn.Row:
         return pn.Row(self._prev_page, self._where, self._next_page, sizing_mode="stretch_width")

@@ -33,7 +33,6 @@ class QueueView(TrajectoryTable):
     columns: ClassVar = {"object": "Object", "task": "Task", "answer": "Ans.", "cred": "Cred.", "mine": "Me", "split": "≠",
                          "bad": "✗"}
     widths: ClassVar = {"object": 112, "task": 40, "answer": 44, "cred": 36, "mine": 26, "split": 22, "bad": 24}
-    formatters: ClassVar = {"object": {"type": "textarea"}}  # long survey ids wrap instead of hiding the survey
     css = "sr-queue"
 
     def __init__(self, **params):

@@ -80,7 +80,7 @@ def shade_is(page, window):
 
 def test_queue_and_step_clicks_show_and_label_the_same_item(cockpit, screen):
     open_as(screen, cockpit, "ann")
-    rows = screen.locator(".sr-queue-table .tabulator-row")
+    rows = screen.locator(".sr-queue-table .sr-row")
     target = next(r for r in cockpit.queue[:12] if r["object_id"] != cockpit.queue[0]["object_id"])
     position = [r["trajectory_id"] for r in cockpit.queue].index(target["trajectory_id"])
     rows.nth(position).click()
@@ -109,7 +109,7 @@ def test_choosing_a_spectrum_moves_the_review_form_with_it(cockpit, screen):
     open_as(screen, cockpit, "cy")
     open_tab(screen, "Spectra")
     screen.locator(".sr-search input").fill("0853")
-    rows = screen.locator(".sr-spectra-table .tabulator-row")
+    rows = screen.locator(".sr-spectra-table .sr-row")
     expect(rows).to_have_count(1)
     rows.first.click()
     expect(screen.locator(".sr-metadata")).to_contain_text("0853-52374-0240")
@@ -127,14 +127,14 @@ def test_choosing_a_spectrum_moves_the_review_form_with_it(cockpit, screen):
 def test_the_curation_board_shows_one_page_and_a_row_opens_its_item(cockpit, screen):
     open_as(screen, cockpit, "cur")
     open_tab(screen, "Curation")
-    rows = screen.locator(".sr-board-table .tabulator-row")
+    rows = screen.locator(".sr-board-table .sr-row")
     total = len(cockpit.queue)
     expect(screen.locator(".sr-board-where")).to_contain_text(f"1–15 of {total}")
     expect(rows).to_have_count(15)  # one page, not the whole board
     screen.locator(".sr-board-next-page button").click()
     expect(screen.locator(".sr-board-where")).to_contain_text(f"16–30 of {total}")
     expect(rows.first).to_contain_text("draft")
-    obj = rows.nth(2).locator("[tabulator-field=object]").inner_text().split("·")[0].strip()
+    obj = rows.nth(2).locator("[data-field=object]").inner_text().split("·")[0].strip()
     rows.nth(2).click()
     expect(screen.locator(".sr-metadata")).to_contain_text(obj)  # opened, and the Review tab shows it
     no_server_errors(cockpit)
@@ -231,6 +231,27 @@ def test_the_review_column_keeps_its_layout_from_item_to_item(cockpit, screen):
     last = screen.locator(".sr-step-strip button.sr-current")
     expect(last).to_have_text(re.compile(rf"^{steps}"))
     expect(last).to_be_in_viewport()
+    no_server_errors(cockpit)
+
+
+def test_the_queue_turns_its_page_to_follow_n_and_b(cockpit, screen):
+    """`n` from the last row of a page: the item shows, then the queue turns to the page that holds it,
+    with its row selected; `b` turns back."""
+    size, total = 12, len(cockpit.queue)
+    last_of_first, first_of_second = cockpit.queue[size - 1], cockpit.queue[size]
+    open_as(screen, cockpit, "jo", f"&trajectory={last_of_first['trajectory_id']}")
+    where, selected = screen.locator(".sr-queue-where"), screen.locator(".sr-queue-table .sr-selected")
+    expect(where).to_contain_text(f"1–{size} of {total}")
+    screen.locator(".sr-step-view").first.click()
+    screen.keyboard.press("n")
+    steps = len(cockpit.trajectories[first_of_second["trajectory_id"]].steps)
+    expect(screen.locator(".sr-step-view")).to_contain_text(f"Step 1/{steps}")
+    expect(where).to_contain_text(f"{size + 1}–{2 * size} of {total}")
+    expect(selected).to_have_count(1)
+    expect(selected).to_contain_text(str(first_of_second["object_id"]))
+    screen.keyboard.press("b")
+    expect(where).to_contain_text(f"1–{size} of {total}")
+    expect(selected).to_contain_text(str(last_of_first["object_id"]))
     no_server_errors(cockpit)
 
 

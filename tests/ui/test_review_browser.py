@@ -109,7 +109,7 @@ def test_two_reviewers_conflict_and_a_merger_resolves_it(review_app, browser):
     dora.reload()
     expect(dora.locator(".sr-step-view")).to_contain_text("Step 1", timeout=60_000)
     # the queue marks the item as disputed, and the Conflicts tab lists the same item by its object
-    expect(dora.locator(".sr-queue-table .tabulator-row").first).to_contain_text("≠")
+    expect(dora.locator(".sr-queue-table .sr-row").first).to_contain_text("≠")
     open_tab(dora, "Conflicts")
     table = dora.locator(".sr-conflict-table")
     obj = review_app.first_object

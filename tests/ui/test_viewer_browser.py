@@ -15,7 +15,7 @@ def open_tab(page, title):
 
 def open_app(page, url):
     page.goto(url, wait_until="domcontentloaded")
-    page.wait_for_selector(".sr-queue-table .tabulator-row", state="attached", timeout=60_000)
+    page.wait_for_selector(".sr-queue-table .sr-row", state="attached", timeout=60_000)
     page.wait_for_function(f"({X_RANGE_JS})() !== null", timeout=60_000)
 
 
@@ -25,9 +25,9 @@ def test_viewer_select_zoom_smooth_lines(served_app, page, artifacts):
 
     # Select the SDSS broad-line QSO through the search box and the list.
     open_tab(page, "Spectra")
-    page.wait_for_selector(".sr-spectra-table .tabulator-row", state="visible")
+    page.wait_for_selector(".sr-spectra-table .sr-row", state="visible")
     page.fill(".sr-search input", "0853")
-    rows = page.locator(".sr-spectra-table .tabulator-row")
+    rows = page.locator(".sr-spectra-table .sr-row")
     expect(rows).to_have_count(1)  # Panel renders in shadow roots: Playwright locators pierce them
     rows.first.click()
     expect(page.locator(".sr-metadata")).to_contain_text("0853-52374-0240")

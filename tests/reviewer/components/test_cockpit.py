@@ -61,7 +61,7 @@ def test_step_view_and_queue_follow_the_state(app):
     state.go_to_step(2)
     assert "Step 3/" in view._html.object
     state.step_item(+1)
-    assert q._table.selection == [1] and "Step 1/" in view._html.object
+    assert q._table.selected == 1 and "Step 1/" in view._html.object
 
 
 def test_components_take_the_state_not_callbacks_from_a_session():

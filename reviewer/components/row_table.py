@@ -100,6 +100,6 @@ class RowTable(JSComponent):
 
     def _handle_msg(self, msg) -> None:
         index = msg.get("row") if isinstance(msg, dict) else None
-        if isinstance(index, int) and 0 <= index < len(self.rows):
+        if type(index) is int and 0 <= index < len(self.rows):  # not a bool
             for callback in self._click_callbacks:
                 callback(index)

@@ -15,6 +15,8 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
+from reviewer.components.button_strip import ButtonStrip, strip_height
+from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.labels import CLAIM_FLAG_DONE, flag_label
 
@@ -64,17 +66,19 @@ def highlighted_text(text: str, results: list) -> str:
 
 
 class ClaimList(Viewer):
-    """The current step's claims as buttons: choosing one shades its measured window on the plot."""
+    """The current step's claims as buttons: choosing one shades its measured window on the plot.
+    Always on the page at one height (empty on a step without claims): the step view must not grow
+    and shrink from step to step."""
 
     state = param.Parameter()
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._buttons = pn.widgets.RadioButtonGroup(options={}, value=None, button_type="light",
-                                                    css_classes=["sr-claim-list"], margin=(0, 5),
-                                                    sizing_mode="stretch_width")
+        self._buttons = ButtonStrip(css_classes=["sr-claim-list"], margin=(2, 5), sizing_mode="stretch_width",
+                                    height=strip_height(2))
         self._buttons.param.watch(self._chosen, "value")
-        self._detail = pn.pane.HTML("", css_classes=["sr-claim-detail"], margin=(0, 5), sizing_mode="stretch_width")
+        self._detail = TextHTML("", css_classes=["sr-claim-detail"], margin=(0, 5), sizing_mode="stretch_width",
+                                height=34, styles={"overflow-y": "auto"})
         self.state.param.watch(self._load, ["item", "step_index"])
         self._load()
 
@@ -83,9 +87,9 @@ class ClaimList(Viewer):
 
     def _load(self, *_):
         results = self._results()
-        options = {f"{VERDICT_MARK.get(r.verdict, '?')} {r.claim.text[:28]}": i for i, r in enumerate(results)}
-        self._buttons.param.update(options=options, value=None, visible=bool(results))
-        self._detail.object = ""
+        labels = [f"{VERDICT_MARK.get(r.verdict, '?')} {r.claim.text[:28]}" for r in results]
+        self._buttons.param.update(labels=labels, value=None)
+        self._detail.object = "<small><i>Choose a claim to shade where it was measured.</i></small>" if results else ""
 
     def _chosen(self, event):
         results = self._results()
@@ -97,7 +101,7 @@ class ClaimList(Viewer):
             self.state.focus_window = (float(res.window[0]), float(res.window[1]))
 
     def __panel__(self):
-        return pn.Column(self._buttons, self._detail, sizing_mode="stretch_width")
+        return pn.Column(self._buttons, self._detail, sizing_mode="stretch_width", margin=0)
 
 
 class ClaimFlags(Viewer):

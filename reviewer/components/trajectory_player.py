@@ -3,35 +3,20 @@ and the whole trajectory as one scrolling transcript (built when opened). Bound 
 from __future__ import annotations
 
 from collections import Counter
-from typing import ClassVar
 
 import panel as pn
 import param
-from panel.custom import JSComponent
 from panel.viewable import Viewer
 
 from reviewer.claims import counts_text
+from reviewer.components.button_strip import ButtonStrip, strip_height
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.components.step_view import step_html
 
 KIND_MARK = {"prompt": "P", "think": "T", "tool_call": "C", "tool_result": "R", "verdict": "V", "answer": "A"}
-# A long trajectory wraps onto further rows of small buttons instead of widening the page, and scrolls
-# within a strip of fixed height: a strip (or a summary) that grew and shrank with the item moved the
-# step view under the reviewer's eye and made BokehJS lay out the whole centre column, plot included,
-# again on every `n`.
-STRIP_ROWS = 3
-STRIP_HEIGHT_PX = STRIP_ROWS * 20 - 2  # rows of 18 px buttons, 2 px apart
-HEADER_HEIGHT_PX = 80
-STRIP_CSS = """
-.sr-strip { display: flex; flex-wrap: wrap; align-content: flex-start; gap: 2px; height: 100%;
-            overflow-y: auto; position: relative; }
-.sr-strip button { flex: 0 0 auto; min-width: 32px; padding: 0 4px; font-size: 11px; line-height: 16px;
-                   font-family: inherit; cursor: pointer; border: 1px solid #ccc; border-radius: 3px;
-                   background: #fff; color: #333; }
-.sr-strip button:hover { background: #eef2f8; }
-.sr-strip button.sr-current { background: #1f4e9c; border-color: #1f4e9c; color: #fff; }
-"""
+STRIP_ROWS = 3  # a long trajectory's strip scrolls (to its current step) rather than grow
+HEADER_HEIGHT_PX = 80  # the summary scrolls too: the centre column keeps its layout from item to item
 
 
 def trajectory_summary(traj, claims=()) -> str:
@@ -45,46 +30,6 @@ def trajectory_summary(traj, claims=()) -> str:
             f" · {len(traj.steps)} steps · <small>{shown}</small>{checked}</div>")
 
 
-class StepButtons(JSComponent):
-    """One small button per step; the current one is marked. A new item replaces the buttons in place:
-    a Bokeh button group re-renders on new labels and makes BokehJS lay out the whole centre column
-    (with the plot) again, ~15 ms of every item switch."""
-
-    labels = param.List(default=[], item_type=str)
-    value = param.Integer(default=None, allow_None=True, doc="index of the current step")
-
-    _esm = """
-    export function render({ model }) {
-      const box = document.createElement("div");
-      box.className = "sr-strip";
-      const mark = () => {
-        [...box.children].forEach((b, i) => b.classList.toggle("sr-current", i === model.value));
-        const current = box.children[model.value];
-        if (!current) return;
-        // the current step's button in view, scrolling the strip only (never the page)
-        const top = current.offsetTop, bottom = top + current.offsetHeight;
-        if (top < box.scrollTop) box.scrollTop = top;
-        else if (bottom > box.scrollTop + box.clientHeight) box.scrollTop = bottom - box.clientHeight;
-      };
-      const build = () => {
-        box.replaceChildren(...model.labels.map((label, i) => {
-          const button = document.createElement("button");
-          button.type = "button";
-          button.textContent = label;
-          button.addEventListener("click", () => { model.value = i; });
-          return button;
-        }));
-        mark();
-      };
-      model.on("labels", build);
-      model.on("value", mark);
-      build();
-      return box;
-    }
-    """
-    _stylesheets: ClassVar = [STRIP_CSS]
-
-
 class StepStrip(Viewer):
     """One small button per step (its number and kind); the current one is highlighted."""
 
@@ -92,8 +37,8 @@ class StepStrip(Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._buttons = StepButtons(css_classes=["sr-step-strip"], sizing_mode="stretch_width", margin=(0, 5),
-                                    height=STRIP_HEIGHT_PX)
+        self._buttons = ButtonStrip(css_classes=["sr-step-strip"], sizing_mode="stretch_width", margin=(0, 5),
+                                    height=strip_height(STRIP_ROWS))
         self._buttons.param.watch(self._clicked, "value")
         self.state.param.watch(self._load, "item")
         self.state.param.watch(self._show, "step_index")

@@ -217,6 +217,16 @@ def test_the_review_column_keeps_its_layout_from_item_to_item(cockpit, screen):
     selectors = [".sr-plot", ".sr-player", ".sr-step-strip", ".sr-step-view", ".sr-review-main"]
     boxes = lambda: [(s, screen.locator(s).first.bounding_box()) for s in selectors]  # noqa: E731
     first = boxes()
+    # nor from step to step: steps with claims (their buttons) and without
+    with_claims = 0
+    for index in range(1, counts[0]):
+        screen.keyboard.press("j")
+        expect(screen.locator(".sr-step-view")).to_contain_text(f"Step {index + 1}/{counts[0]}")
+        screen.evaluate(AFTER_PAINT_JS)
+        with_claims += screen.locator(".sr-claim-list button").count() > 0
+        assert boxes() == first, index
+    assert with_claims > 0  # the walk crossed steps with claims
+    screen.keyboard.press("k")  # back to a step of the first item before `n`
     for row in walk[1:]:
         screen.keyboard.press("n")
         steps = len(cockpit.trajectories[row["trajectory_id"]].steps)

@@ -1,7 +1,8 @@
 """Bokeh server hooks for `panel serve reviewer` (a directory app): prepare the database once, when
 the server starts, instead of inside the first reviewer's page request; give every HTML page a
-Content-Security-Policy (reviewer/csp.py); let `specreview` commands run through the app while it
-holds the database (reviewer/server_endpoint.py).
+Content-Security-Policy (reviewer/csp.py); send small websocket messages at once
+(reviewer/server_app.py); let `specreview` commands run through the app while it holds the
+database (reviewer/server_endpoint.py).
 """
 from __future__ import annotations
 
@@ -9,15 +10,20 @@ import logging
 import time
 
 from reviewer.csp import install_csp
+from reviewer.server_app import send_small_messages_at_once, tornado_application
 
 log = logging.getLogger("specreview.app")
 
 
 def on_server_loaded(server_context) -> None:
     start = time.perf_counter()
-    if not install_csp(server_context.application_context):
+    app = tornado_application(server_context.application_context)
+    if app is None:
         log.error("no tornado Application found for this app: pages are served without a "
-                  "Content-Security-Policy")
+                  "Content-Security-Policy, and websocket messages may wait for acknowledgements")
+    else:
+        install_csp(app)
+        send_small_messages_at_once(app)
     from reviewer.conflicts import sync_verdict_states
     from reviewer.demo import seed_demo_if_empty
     from reviewer.store import Store, StoreUnavailable

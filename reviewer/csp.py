@@ -15,13 +15,12 @@ the server renders is trusted: it holds no model text (document contents arrive 
 websocket).
 
 `panel serve` offers no hook for response headers, so `on_server_loaded` finds the server's tornado
-Application (the one serving this app) and adds an OutputTransform to it: it sees each finished
+Application (reviewer/server_app.py) and adds an OutputTransform to it: it sees each finished
 response's headers and body, and rewrites `text/html` ones only.
 """
 from __future__ import annotations
 
 import base64
-import gc
 import hashlib
 import html
 import re
@@ -80,14 +79,8 @@ class ContentSecurityPolicy(OutputTransform):
         return status_code, headers, chunk
 
 
-def install_csp(application_context) -> bool:
-    """Add ContentSecurityPolicy to the tornado Application serving `application_context` (first in
-    its transforms, so that it reads the page before a compressing transform gzips it). True once
-    installed. `panel serve` gives no reference to its Application, so it is looked up among live
-    objects, once, at server start."""
-    for app in gc.get_objects():
-        if isinstance(app, Application) and application_context in getattr(app, "applications", {}).values():
-            if ContentSecurityPolicy not in app.transforms:
-                app.transforms.insert(0, ContentSecurityPolicy)
-            return True
-    return False
+def install_csp(app: Application) -> None:
+    """Add ContentSecurityPolicy to a tornado Application (first in its transforms, so that it reads
+    the page before a compressing transform gzips it)."""
+    if ContentSecurityPolicy not in app.transforms:
+        app.transforms.insert(0, ContentSecurityPolicy)

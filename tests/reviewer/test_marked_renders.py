@@ -3,7 +3,6 @@ is the reviewer's alone: the agent's picture and the store are untouched."""
 from __future__ import annotations
 
 import io
-import threading
 
 import pytest
 from PIL import Image
@@ -16,24 +15,16 @@ from agents.verify.analysis import class_lines
 from reviewer.demo import seed_demo_if_empty
 from reviewer.renders import MARKED, step_marks, step_render
 from reviewer.review_state import ReviewState
-from reviewer.spectra_cache import peek_render, prefetch
+from reviewer.spectra_cache import peek_render
 from reviewer.store import Store
 
 
-def _wait_for_background_renders():
-    """Opening an item renders its steps on the render thread (FIFO): a no-op queued behind them ends
-    after them, so the store is not closed under a render that reads it."""
-    done = threading.Event()
-    prefetch(done.set)
-    assert done.wait(300)
-
-
 @pytest.fixture(scope="module")
-def state(tmp_path_factory):
+def state(tmp_path_factory, wait_for_background_renders):
     store = Store(tmp_path_factory.mktemp("marks") / "marks.duckdb")
     seed_demo_if_empty(store)
     yield ReviewState(store, reviewer="mara")
-    _wait_for_background_renders()
+    wait_for_background_renders()
     store.close()
 
 

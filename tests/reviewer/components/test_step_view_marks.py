@@ -3,7 +3,6 @@ picture exactly as the agent saw it (its stored bytes) at the flip of a box boun
 from __future__ import annotations
 
 import io
-import threading
 import uuid
 
 import pytest
@@ -15,24 +14,15 @@ from reviewer.components.step_view import StepView
 from reviewer.demo import seed_demo_if_empty
 from reviewer.renders import step_marks, step_render
 from reviewer.review_state import ReviewState
-from reviewer.spectra_cache import prefetch
 from reviewer.store import Store
 
 
-def _wait_for_background_renders():
-    """Opening an item renders its steps on the render thread (FIFO): a no-op queued behind them ends
-    after them, so the store is not closed under a render that reads it."""
-    done = threading.Event()
-    prefetch(done.set)
-    assert done.wait(300)
-
-
 @pytest.fixture(scope="module")
-def store(tmp_path_factory):
+def store(tmp_path_factory, wait_for_background_renders):
     s = Store(tmp_path_factory.mktemp("step-marks") / "step-marks.duckdb")
     seed_demo_if_empty(s)
     yield s
-    _wait_for_background_renders()
+    wait_for_background_renders()
     s.close()
 
 

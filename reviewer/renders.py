@@ -24,6 +24,7 @@ from reviewer.spectra_cache import after_the_switch, cached_render, peek_render,
 
 log = logging.getLogger(__name__)
 MARKED = "marked"  # the marked copy's cache key: (trajectory id, step index, MARKED)
+DRAWN_FROM_KEPT = 4  # items whose drawing inputs are kept: the open one and a few just left
 
 
 def _remakeable(traj, step) -> bool:
@@ -31,6 +32,27 @@ def _remakeable(traj, step) -> bool:
     vet = traj.agent.name == "vet"
     return not step.is_error and ((step.kind == "prompt" and vet)
                                   or (step.kind == "tool_result" and step.tool_name in ZOOM_TOOLS))
+
+
+_drawn_from: dict = {}  # (trajectory id, id(spectrum)) -> (spectrum, inputs); most recent last
+_drawn_from_lock = threading.Lock()
+
+
+def _drawing_inputs(traj, spec):
+    """What the item's re-made renders are drawn from: the vet tool (its arrays), or the spectrum's
+    arrays for FORMA; made once per item, not once per step (~2-4 ms each, holding the GIL)."""
+    key = (traj.id, id(spec))
+    with _drawn_from_lock:
+        kept = _drawn_from.pop(key, None)
+        if kept is not None and kept[0] is spec:  # the same object, not a new one at a reused id
+            _drawn_from[key] = kept
+            return kept[1]
+    inputs = tool_for(traj, spec) if traj.agent.name == "vet" else spectrum_arrays(spec)
+    with _drawn_from_lock:
+        _drawn_from[key] = (spec, inputs)
+        while len(_drawn_from) > DRAWN_FROM_KEPT:
+            _drawn_from.pop(next(iter(_drawn_from)))
+    return inputs
 
 
 def _here(fn, *args, **kwargs):
@@ -45,11 +67,12 @@ def _remake(item, step, marks=None, pool: RenderPool | None = None) -> bytes | N
         return None
     draw = _here if pool is None else pool.call
     try:  # the same render the agent saw, re-made from the spectrum and the recorded call
+        inputs = _drawing_inputs(traj, spec)
         if traj.agent.name == "vet":
             # the tool carries all the render needs: the trajectory itself is not sent to the process
-            return draw(render_step, None, step, None, tool_for(traj, spec), marks=marks)
+            return draw(render_step, None, step, None, inputs, marks=marks)
         lo, hi = call_window(step.tool_args) or (None, None)
-        wavelength, flux, mask, title = spectrum_arrays(spec)  # what render_png draws
+        wavelength, flux, mask, title = inputs  # what render_png draws
         return draw(render_arrays, wavelength, flux, lo, hi, label=(step.tool_args or {}).get("label"),
                     title=title, mask=mask, marks=marks)
     except BrokenProcessPool:

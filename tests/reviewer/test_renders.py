@@ -33,6 +33,25 @@ def test_renders_drawn_in_a_render_process_are_those_drawn_in_the_server(seeded_
     assert renders.render_process("ahead").renders >= len(drawn)
 
 
+def test_an_items_renders_are_drawn_from_inputs_made_once(seeded_db, monkeypatch, wait_for_background_renders):
+    state = ReviewState(seeded_db, reviewer="alice")
+    state.open_item(trajectory_id=seeded_db.queue.queue_items(task="a", limit=1)[0]["trajectory_id"])
+    item = state.item
+    wait_for_background_renders()  # the item's prefetch is done: from here on only this test draws
+    renders._drawn_from.clear()
+    made = []
+    real = renders.tool_for
+    monkeypatch.setattr(renders, "tool_for", lambda *a: made.append(a) or real(*a))
+    steps = [st for st in item.trajectory.steps if renders._remake(item, st) is not None]
+    assert len(steps) >= 2 and len(made) == 1  # one tool for all the item's renders
+    again = renders._drawing_inputs(item.trajectory, item.spectrum)
+    assert again is renders._drawing_inputs(item.trajectory, item.spectrum)
+    import copy
+
+    other = copy.copy(item.spectrum)  # another spectrum object: its own inputs, never a stale one
+    assert renders._drawing_inputs(item.trajectory, other) is not again and len(made) == 2
+
+
 def test_prefetches_run_at_the_lowest_priority_and_what_a_reviewer_waits_for_does_not():
     import os
 

@@ -10,5 +10,17 @@ optional LLM nodes (agents/verify/llm_review.py) add an adversarial review besid
     traj = verify_spectrum(spectrum, llm_config=load_config())   # + adversarial LLM review
     traj.outcome["llm_review"], traj.outcome.get("llm_disagrees")
 """
-from agents.verify.graph import LLM_BACKEND, RULES_MODEL, agent_info, build_graph, verify_pixels, verify_spectrum  # noqa: F401
-from agents.verify.llm_review import LLMReview, parse_review  # noqa: F401
+from importlib import import_module
+
+# imported when first used (PEP 562): the reviewer imports this package's rule modules
+# (agents.verify.analysis) at server start, and the graph would bring LangGraph along
+_HOME = {**dict.fromkeys(("LLM_BACKEND", "RULES_MODEL", "agent_info", "build_graph", "verify_pixels",
+                          "verify_spectrum"), "agents.verify.graph"),
+         **dict.fromkeys(("LLMReview", "parse_review"), "agents.verify.llm_review")}
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str):
+    if name in _HOME:
+        return getattr(import_module(_HOME[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -40,3 +40,23 @@ def test_a_fresh_database_is_seeded_once(tmp_path):
     assert store.trajectories.count_trajectories() == len(read_shipped(DEMO_TRAJECTORIES))
     assert seed_demo_if_empty(store) == 0  # idempotent
     store.close()
+
+
+def test_the_servers_background_claim_check_stores_what_the_foreground_one_does(tmp_path):
+    """The server checks the demo's claims in a render process; the stored results are those of a
+    check in this process."""
+    import threading
+
+    def claims(store):
+        return store.db.rows("SELECT t.spectrum_id, t.task, c.verdict, count(*) AS n FROM claim_results c "
+                             "JOIN trajectories t ON t.id = c.trajectory_id GROUP BY ALL ORDER BY ALL")
+
+    here, away = Store(tmp_path / "here.duckdb"), Store(tmp_path / "away.duckdb")
+    seed_demo_if_empty(here)
+    seed_demo_if_empty(away, claims_in_background=True)
+    checker = next(t for t in threading.enumerate() if t.name == "specreview-demo-claims")
+    checker.join(300)
+    assert not checker.is_alive()
+    assert claims(away) == claims(here) and sum(r["n"] for r in claims(here)) > 600
+    here.close()
+    away.close()

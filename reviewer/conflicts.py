@@ -9,13 +9,13 @@ conflict a merger can resolve.
 """
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import fields
 from typing import Any
 
 import pandas as pd
 
 from reviewer.consensus import agent_label, describe_label, merge_vi_labels, normalise_label, verdict_consensus
+from reviewer.rows import group_rows
 
 
 def _scope_session(scope: str) -> str | None:
@@ -24,16 +24,10 @@ def _scope_session(scope: str) -> str | None:
 
 def sync_verdict_states(store, trajectory_id: str | None = None) -> int:
     """Recompute the stored consensus wherever it is behind its labels (one trajectory, or all);
-    returns how many (trajectory, scope) rows were updated. All of them: a few queries per scope,
-    whatever their number (thousands after an import), instead of a few per trajectory."""
+    returns how many (trajectory, scope) rows were updated. A few queries per scope, whatever the
+    number of trajectories (one after a label, thousands after an import)."""
     behind = store.verdict_state.verdict_states_behind(trajectory_id)
-    if trajectory_id is not None:
-        for row in behind:
-            result = _final_verdict_of(store, row["trajectory_id"], _scope_session(row["scope"]))
-            store.verdict_state.put_verdict_state(row["trajectory_id"], row["scope"], result["n_reviews"], _stored_status(result),
-                                                  row["seq"])
-        return len(behind)
-    for scope, rows in _group(behind, "scope").items():
+    for scope, rows in group_rows(behind, "scope").items():
         states = _stored_states_of(store, [r["trajectory_id"] for r in rows], _scope_session(scope))
         store.verdict_state.put_verdict_states([(r["trajectory_id"], scope, *states[r["trajectory_id"]], r["seq"]) for r in rows])
     return len(behind)
@@ -55,7 +49,7 @@ def _stored_states_of(store, trajectory_ids: list[str], session: str | None) -> 
     """(n_reviews, stored status) of many trajectories, as `_final_verdict_of` decides them, in two
     queries. The review rows carry their trajectory's answer; a trajectory without current reviews is
     unreviewed whatever its answer."""
-    reviews = _group(store.reviews.current_reviews(session, trajectory_ids=trajectory_ids), "trajectory_id")
+    reviews = group_rows(store.reviews.current_reviews(session, trajectory_ids=trajectory_ids), "trajectory_id")
     resolutions = store.verdict_state.latest_resolutions_of(trajectory_ids, session_id=_session_id(store, session))
     out = {}
     for tid in trajectory_ids:
@@ -109,7 +103,7 @@ def conflict_queue(store, kind: str | None = None, include_resolved: bool = Fals
         if include_resolved:
             ids = sorted(set(ids) | set(store.verdict_state.resolved_trajectory_ids(scope)))
         # every conflicted item's labels and resolution in one query each (not two queries per item)
-        reviews = _group(store.reviews.current_reviews(session, trajectory_ids=ids), "trajectory_id") if ids else {}
+        reviews = group_rows(store.reviews.current_reviews(session, trajectory_ids=ids), "trajectory_id") if ids else {}
         resolved = store.verdict_state.latest_resolutions_of(ids, session_id=scope or None) if ids else {}
         for tid in ids:
             rows = reviews.get(tid)
@@ -122,7 +116,7 @@ def conflict_queue(store, kind: str | None = None, include_resolved: bool = Fals
                 items.append(_item("trajectory", tid, first, result.reasons, rows, resolved.get(tid)))
     if kind in (None, "spectrum"):
         resolutions = store.reviews.latest_resolutions("spectrum", session)
-        for sid, rows in _group(store.reviews.current_vi_labels(session), "spectrum_id").items():
+        for sid, rows in group_rows(store.reviews.current_vi_labels(session), "spectrum_id").items():
             first = rows[0]
             merge = merge_vi_labels(rows, first["pipeline_z"], first["pipeline_class"])
             if merge.is_conflict:
@@ -151,7 +145,7 @@ def evaluation_frame(store, session: str | None = None, task: str | None = None,
     resolutions = store.reviews.latest_resolutions("trajectory", session)
     out = []
     reviews = store.reviews.current_reviews(session, task) if reviews is None else reviews
-    for tid, rows in _group(reviews, "trajectory_id").items():
+    for tid, rows in group_rows(reviews, "trajectory_id").items():
         first = rows[0]
         own = agent_label(first["task"], first["answer"], first["answer_z"], first["outcome"])
         final = final_verdict(rows, own, resolutions.get(tid))["final"]
@@ -181,13 +175,6 @@ def verdicts_frame(store, session: str | None = None, task: str | None = None,
 
 
 # -- helpers ---------------------------------------------------------------------------------
-def _group(rows: list[dict[str, Any]], key: str) -> dict[str, list[dict[str, Any]]]:
-    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in rows:
-        groups[row[key]].append(row)
-    return groups
-
-
 def _newer(resolution: dict[str, Any], labels: list[dict[str, Any]]) -> bool:
     return all((resolution["created_at"], resolution["seq"]) > (r["created_at"], r["seq"]) for r in labels)
 

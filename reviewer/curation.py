@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from agents.trajectory import Trajectory
+from reviewer.rows import group_rows
 
 CURATION_STATES = ("draft", "revised", "changes_requested", "voting", "accepted", "rejected")
 AUDIT_VALUES = ("approve", "request_changes")
@@ -115,13 +116,6 @@ BOARD_COLUMNS = ("spectrum_id", "object_id", "survey", "task", "agent_name", "ba
 BOARD_FILTERS = ("all", "not draft", *CURATION_STATES)  # what the board can be limited to
 
 
-def _by_trajectory(rows: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    grouped: dict[str, list] = {}
-    for row in rows:
-        grouped.setdefault(row["trajectory_id"], []).append(row)
-    return grouped
-
-
 def _board_row(t: dict[str, Any], status: dict[str, Any], revisions: list[dict[str, Any]]) -> dict[str, Any]:
     return {"trajectory_id": t["id"], **{k: t[k] for k in BOARD_COLUMNS}, **status,
             "revised_steps": sorted({r["step_idx"] for r in revisions})}
@@ -142,7 +136,7 @@ def curation_board(store, session: str | None = None, task: str | None = None, s
     reviser, revised_at, approvals, change_requests, accepts, rejects, revised_steps. For exports and
     the CLI; the Curation tab reads one page at a time (`curation_page`)."""
     inputs = store.reviews.curation_inputs(session, task)
-    events, revisions = _by_trajectory(inputs["events"]), _by_trajectory(inputs["revisions"])
+    events, revisions = group_rows(inputs["events"], "trajectory_id"), group_rows(inputs["revisions"], "trajectory_id")
     board = []
     for t in inputs["trajectories"]:
         if state not in (None, "draft") and t["id"] not in events and t["id"] not in revisions:
@@ -167,7 +161,7 @@ def curation_page(store, session: str | None = None, task: str | None = None, st
     select: dict[str, Any] = {}
     if state != "all":
         history = store.reviews.curation_history(session)
-        events, revisions = _by_trajectory(history["events"]), _by_trajectory(history["revisions"])
+        events, revisions = group_rows(history["events"], "trajectory_id"), group_rows(history["revisions"], "trajectory_id")
         states = {tid: curation_status(events.get(tid, []), revisions.get(tid, []), **rules).state
                   for tid in events.keys() | revisions.keys()}
         keep = [tid for tid, s in states.items() if s == state or (state == "not draft" and s != "draft")]
@@ -175,7 +169,7 @@ def curation_page(store, session: str | None = None, task: str | None = None, st
     total = store.reviews.count_curation_trajectories(session, task, **select)
     page = store.reviews.curation_trajectories(session, task, offset=offset, limit=limit, **select) if offset < total else []
     history = store.reviews.curation_history(session, [t["id"] for t in page]) if page else {"events": [], "revisions": []}
-    events, revisions = _by_trajectory(history["events"]), _by_trajectory(history["revisions"])
+    events, revisions = group_rows(history["events"], "trajectory_id"), group_rows(history["revisions"], "trajectory_id")
     rows = [_board_row(t, _status_of(t["id"], events, revisions, rules), revisions.get(t["id"], [])) for t in page]
     return rows, total
 

@@ -39,16 +39,10 @@ class VerdictStateRepository:
             where, also, params = "WHERE trajectory_id = ?", "AND trajectory_id = ?", [trajectory_id, trajectory_id]
         return self.db.rows(_BEHIND_SQL.format(where=where, also=also), params)
 
-    def put_verdict_state(self, trajectory_id: str, scope: str, n_reviews: int, status: str, synced_seq: int) -> None:
-        self.db.execute(
-            "INSERT INTO verdict_state (trajectory_id, scope, n_reviews, status, synced_seq) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT (trajectory_id, scope) DO UPDATE SET n_reviews = excluded.n_reviews, "
-            "status = excluded.status, synced_seq = greatest(verdict_state.synced_seq, excluded.synced_seq)",
-            [trajectory_id, scope, int(n_reviews), status, int(synced_seq)])
-
     def put_verdict_states(self, rows: list[tuple[str, str, int, str, int]]) -> None:
-        """`put_verdict_state` of many (trajectory_id, scope, n_reviews, status, synced_seq) rows, each
-        (trajectory, scope) once, in a few multi-row statements."""
+        """Store the consensus of (trajectory_id, scope, n_reviews, status, synced_seq) rows, each
+        (trajectory, scope) once, in a few multi-row statements (a stored one is replaced; its
+        synced_seq never goes back)."""
         for start in range(0, len(rows), _ROWS_PER_PUT):
             chunk = rows[start:start + _ROWS_PER_PUT]
             self.db.execute(

@@ -1,7 +1,7 @@
 """A table whose rows live in the database: one page at a time, every row reachable.
 
 Subclasses say how to count and fetch rows (`count()`, `fetch(offset, limit)`) and what a click opens
-(`open_row(row)`); this keeps the page, the selection on the row of the item on screen, and the
+(`open_row(row_id)`); this keeps the page, the selection on the row of the item on screen, and the
 "rows a-b of N" line. No silent cap: paging reaches the last row, and n/b go through the state.
 """
 from __future__ import annotations
@@ -34,8 +34,8 @@ class PagedTable(Viewer):
         # a fixed height: the last, shorter page does not re-lay-out the column around it
         self._table = RowTable(
             columns=[{"key": k, "title": t, "width": self.widths.get(k)} for k, t in self.columns.items()],
-            rows=self._cells(), sizing_mode="stretch_width", height=30 + ROW_HEIGHT_PX * self.page_size,
-            css_classes=[f"{self.css}-table"])
+            rows=self._cells(), key_column=self.id_key, sizing_mode="stretch_width",
+            height=30 + ROW_HEIGHT_PX * self.page_size, css_classes=[f"{self.css}-table"])
         self._table.on_click(self._on_click)
         self._prev_page = pn.widgets.Button(label="‹", width=36, css_classes=[f"{self.css}-prev-page"])
         self._next_page = pn.widgets.Button(label="›", width=36, css_classes=[f"{self.css}-next-page"])
@@ -50,7 +50,7 @@ class PagedTable(Viewer):
     def fetch(self, offset: int, limit: int) -> list[dict]:
         raise NotImplementedError
 
-    def open_row(self, row: dict) -> None:
+    def open_row(self, row_id: str) -> None:
         raise NotImplementedError
 
     def current_id(self) -> str | None:
@@ -81,9 +81,9 @@ class PagedTable(Viewer):
             self.go_to_page(position // self.page_size)
 
     def _cells(self) -> list[dict[str, str]]:
-        """The page's rows as the table shows them: text per column ('' for none)."""
-        return [{k: "" if v is None else str(v) for k, v in self.row_values(r).items() if k in self.columns}
-                for r in self.rows]
+        """The page's rows as the table shows them: text per column ('' for none), and the row's id."""
+        return [{k: "" if v is None else str(v) for k, v in self.row_values(r).items()
+                 if k in self.columns or k == self.id_key} for r in self.rows]
 
     @param.depends("rows", watch=True)
     def _sync(self):
@@ -100,11 +100,10 @@ class PagedTable(Viewer):
         if self._table.selected != selected:
             self._table.selected = selected
 
-    def _on_click(self, index: int) -> None:
-        row = self.rows[index]
-        if row[self.id_key] != self.current_id():
+    def _on_click(self, row_id: str) -> None:
+        if row_id != self.current_id():  # an id from the page: opening an unknown one says so, and nothing changes
             with pn.io.hold():  # the whole item change in one patch message (see keyboard.py)
-                self.open_row(row)
+                self.open_row(row_id)
 
     def pager(self) -> pn.Row:
         return pn.Row(self._prev_page, self._where, self._next_page, sizing_mode="stretch_width")
@@ -116,8 +115,8 @@ class TrajectoryTable(PagedTable):
     state = param.Parameter()
     id_key = "trajectory_id"
 
-    def open_row(self, row: dict) -> None:
-        self.state.open_item(trajectory_id=row["trajectory_id"])
+    def open_row(self, row_id: str) -> None:
+        self.state.open_item(trajectory_id=row_id)
 
     def current_id(self) -> str | None:
         item = self.state.item

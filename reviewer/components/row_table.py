@@ -1,4 +1,6 @@
 """One page of rows as a plain HTML table: text cells, one selected row, a click (or Enter) opens a row.
+A click names the row by its key (not its place on the page), so a click on a row of a page that has
+just been replaced still opens the row the reviewer saw.
 
 The paged lists (queue, spectra, curation board) show a dozen rows and page on the server, so they
 need none of Tabulator's machinery; and Tabulator re-measured the whole page on every new page of
@@ -29,12 +31,13 @@ table.sr-rows { width: 100%; table-layout: fixed; border-collapse: collapse; fon
 
 
 class RowTable(JSComponent):
-    """`columns`: [{"key", "title", "width" (px or None)}]; `rows`: one dict of strings per row;
-    `selected`: the index of the highlighted row (set by the server only). A click or Enter on a row
-    calls the `on_click` callbacks with its index."""
+    """`columns`: [{"key", "title", "width" (px or None)}]; `rows`: one dict of strings per row, with
+    `key_column` (not shown) naming it; `selected`: the index of the highlighted row (set by the
+    server only). A click or Enter on a row calls the `on_click` callbacks with the row's key."""
 
     columns = param.List(default=[], item_type=dict)
     rows = param.List(default=[], item_type=dict)
+    key_column = param.String(default="id")
     selected = param.Integer(default=None, allow_None=True)
 
     _esm = """
@@ -75,8 +78,9 @@ class RowTable(JSComponent):
             td.title = td.textContent;
             tr.append(td);
           }
-          tr.addEventListener("click", () => model.send_msg({ row: i }));
-          tr.addEventListener("keydown", ev => { if (ev.key === "Enter") model.send_msg({ row: i }); });
+          const open = () => model.send_msg({ key: row[model.key_column] });
+          tr.addEventListener("click", open);
+          tr.addEventListener("keydown", ev => { if (ev.key === "Enter") open(); });
           return tr;
         }));
         mark();
@@ -93,13 +97,13 @@ class RowTable(JSComponent):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._click_callbacks: list[Callable[[int], None]] = []
+        self._click_callbacks: list[Callable[[str], None]] = []
 
-    def on_click(self, callback: Callable[[int], None]) -> None:
+    def on_click(self, callback: Callable[[str], None]) -> None:
         self._click_callbacks.append(callback)
 
     def _handle_msg(self, msg) -> None:
-        index = msg.get("row") if isinstance(msg, dict) else None
-        if type(index) is int and 0 <= index < len(self.rows):  # not a bool
+        key = msg.get("key") if isinstance(msg, dict) else None
+        if isinstance(key, str) and key:
             for callback in self._click_callbacks:
-                callback(index)
+                callback(key)

@@ -35,8 +35,8 @@ class SpectrumListView(PagedTable):
     def fetch(self, offset: int, limit: int) -> list[dict]:
         return self.state.store.spectra.list_spectra(search=self.search or None, limit=limit, offset=offset)
 
-    def open_row(self, row: dict) -> None:
-        self.state.open_item(spectrum_id=row["spectrum_id"])
+    def open_row(self, row_id: str) -> None:
+        self.state.open_item(spectrum_id=row_id)
 
     def current_id(self) -> str | None:
         return self.state.item.spectrum_id if self.state.item is not None else None

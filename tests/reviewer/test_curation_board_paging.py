@@ -90,7 +90,7 @@ def test_the_tab_holds_one_page_and_paging_reaches_the_last_trajectory(curated):
     assert table.rows[-1]["trajectory_id"] == ids[-1]
     assert len(table._table.rows) <= table.page_size
     assert table.page * table.page_size + len(table.rows) == len(ids)
-    table._table._handle_msg({"row": len(table.rows) - 1})  # the browser's message for a click on the last row
+    table._table._handle_msg({"key": table.rows[-1]["trajectory_id"]})  # the browser's message for a click on the last row
     assert state.item.trajectory_id == ids[-1]
 
     table.curation_state = "accepted"

@@ -130,7 +130,7 @@ TAB_CONTENT = {
       return [drawn > 0 && said.length > 0, `${plots.length}:${drawn}:${said.length}`];
     }""",
     "Conflicts": """() => {
-      const rows = deep('.sr-conflict-table').flatMap(t => deep('.tabulator-row', t.shadowRoot || t));
+      const rows = deep('.sr-conflict-table').flatMap(t => deep('.sr-row', t.shadowRoot || t));
       const detail = deep('.sr-conflict-detail').map(text).join('');
       return [detail.trim().length > 0 && (rows.length > 0 || detail.includes('No open conflicts')),
               `${rows.length}:${detail.length}`];

@@ -2,15 +2,23 @@
 each reviewer's label, and the merger's resolution with a corrected label from the task's answer set."""
 from __future__ import annotations
 
-import pandas as pd
 import panel as pn
 import param
 from panel.viewable import Viewer
 
+from reviewer.components.row_table import RowTable
 from reviewer.components.safe_text import escape
 from reviewer.conflicts import conflict_queue
 from reviewer.consensus import describe_label
 from reviewer.labels import VERDICT_KINDS, VERIFY_TYPES
+
+CONFLICT_COLUMNS = {"object": "Object", "kind": "Kind", "task": "Task", "reviewers": "Reviewers", "why": "Why"}
+CONFLICT_WIDTHS = {"object": 150, "kind": 70, "task": 50, "reviewers": 70}
+
+
+def _key(item: dict) -> str:
+    """A conflict's key in the table: trajectories and spectra have ids of their own kinds."""
+    return f"{item['kind']}:{item['item_id']}"
 
 
 def describe_labels(labels: list[dict]) -> str:
@@ -32,10 +40,11 @@ class ConflictQueue(Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._table = pn.widgets.Tabulator(self._frame(), selectable=1, disabled=True, show_index=False,
-                                           sizing_mode="stretch_width", height=220, css_classes=["sr-conflict-table"],
-                                           layout="fit_data_stretch")
-        self._table.param.watch(lambda e: setattr(self, "selected", e.new[0] if e.new else None), "selection")
+        self._table = RowTable(columns=[{"key": k, "title": t, "width": CONFLICT_WIDTHS.get(k)}
+                                        for k, t in CONFLICT_COLUMNS.items()],
+                               key_column="key", sizing_mode="stretch_width", height=220,
+                               css_classes=["sr-conflict-table"])
+        self._table.on_click(self._choose)
         self._detail = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["sr-conflict-detail"])
         self._open = pn.widgets.Button(name="Open in the Review tab", button_type="light", css_classes=["sr-conflict-open"])
         self._open.on_click(lambda _: self.current and self.current["kind"] == "trajectory"
@@ -55,21 +64,25 @@ class ConflictQueue(Viewer):
     def refresh(self, *_):
         self.items = conflict_queue(self.state.store, session=self.state.session_id)
 
-    def _frame(self) -> pd.DataFrame:
-        rows = [{"object": f"{i.get('object_id') or '?'} · {i.get('survey') or '?'}", "kind": i["kind"],
-                 "task": i.get("task"), "reviewers": len(i.get("labels") or []), "why": "; ".join(i.get("reasons") or [])}
-                for i in self.items]
-        return pd.DataFrame(rows, columns=["object", "kind", "task", "reviewers", "why"])
+    def _rows(self) -> list[dict[str, str]]:
+        return [{"key": _key(i), "object": f"{i.get('object_id') or '?'} · {i.get('survey') or '?'}",
+                 "kind": i["kind"], "task": i.get("task") or "", "reviewers": str(len(i.get("labels") or [])),
+                 "why": "; ".join(i.get("reasons") or [])} for i in self.items]
+
+    def _choose(self, key: str) -> None:
+        found = [n for n, i in enumerate(self.items) if _key(i) == key]
+        if found:
+            self.selected = found[0]
 
     @param.depends("items", watch=True)
     def _sync(self):
-        self._table.value = self._frame()
+        self._table.rows = self._rows()
         self.selected = 0 if self.items else None
-        self._table.selection = [0] if self.items else []
         self._show()
 
     @param.depends("selected", watch=True)
     def _show(self):
+        self._table.selected = self.selected
         item = self.current
         if item is None:
             self._detail.object = "<p><em>No open conflicts.</em></p>"

@@ -114,7 +114,7 @@ def test_two_reviewers_conflict_and_a_merger_resolves_it(review_app, browser):
     table = dora.locator(".sr-conflict-table")
     obj = review_app.first_object
     expect(table).to_contain_text(obj)
-    table.locator(".tabulator-row").filter(has_text=obj).first.click()
+    table.locator(".sr-row").filter(has_text=obj).first.click()
     # blind review holds here too: the merger sees the verdicts once she has saved her own
     expect(dora.locator(".sr-conflict-detail")).to_contain_text("blind review")
     expect(dora.locator(".sr-conflict-detail")).not_to_contain_text("carol")
@@ -124,7 +124,7 @@ def test_two_reviewers_conflict_and_a_merger_resolves_it(review_app, browser):
     dora.keyboard.press("a")
     expect(dora.locator(".sr-ack")).to_contain_text("approve")
     open_tab(dora, "Conflicts")
-    table.locator(".tabulator-row").filter(has_text=obj).first.click()
+    table.locator(".sr-row").filter(has_text=obj).first.click()
     expect(dora.locator(".sr-conflict-detail")).to_contain_text("carol")
     dora.locator(".sr-merger-comment textarea").fill("Balmer absorption is clear in the overview: approve.")
     dora.locator(".sr-resolve button").click()

@@ -2,9 +2,10 @@
 A click names the row by its key (not its place on the page), so a click on a row of a page that has
 just been replaced still opens the row the reviewer saw.
 
-The paged lists (queue, spectra, curation board) show a dozen rows and page on the server, so they
-need none of Tabulator's machinery; and Tabulator re-measured the whole page on every new page of
-rows and on every selection (~60 ms of a queue page turn in Chromium, a few ms of every item switch).
+The review lists (queue, spectra, curation board: a dozen rows a page, paged on the server; the
+conflicts) need none of Tabulator's machinery, and Tabulator re-measured the whole page on every new
+page of rows and on every selection (~60 ms of a queue page turn in Chromium, a few ms of every item
+switch).
 Cells are set as text, never as HTML: names and ids come from outside the code.
 """
 from __future__ import annotations

@@ -96,6 +96,8 @@ def test_queue_and_step_clicks_show_and_label_the_same_item(cockpit, screen):
     screen.locator(".sr-step-view").first.click()
     screen.keyboard.press("a")
     expect(screen.locator(".sr-ack")).to_contain_text("approve")
+    # the queue's columns follow the acknowledgement: "Me" on the item's row
+    expect(screen.locator(".sr-queue-table .sr-selected [data-field=mine]")).to_have_text("✓")
     # now the item's own other reviewers show (if any), and still nothing from another object
     expect(screen.locator(".sr-others")).to_contain_text(re.compile("No other reviewer|cal"))
     expect(screen.locator(".sr-others")).not_to_contain_text("bo:")

@@ -6,7 +6,7 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
-from reviewer.components.next_tick import after_this_change
+from reviewer.components.next_tick import refresh_after_labels
 from reviewer.components.row_table import RowTable
 from reviewer.components.safe_text import escape
 from reviewer.conflicts import conflict_queue
@@ -60,8 +60,7 @@ class ConflictQueue(Viewer):
         self._button = pn.widgets.Button(name="Resolve", button_type="primary", css_classes=["sr-resolve"])
         self._button.on_click(lambda _: self.submit())
         self.state.param.watch(self.refresh, "campaign")
-        self.state.param.watch(lambda e: e.new is not None and e.new.kind in VERDICT_KINDS and after_this_change(self.refresh),
-                               "ack")
+        refresh_after_labels(self.state, VERDICT_KINDS, self.refresh)
 
     def refresh(self, *_):
         self.items = conflict_queue(self.state.store, session=self.state.session_id)

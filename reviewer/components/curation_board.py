@@ -8,7 +8,7 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
-from reviewer.components.next_tick import after_this_change
+from reviewer.components.next_tick import refresh_after_labels
 from reviewer.components.paged_table import TrajectoryTable
 from reviewer.curation import BOARD_FILTERS, curation_page
 from reviewer.labels import CURATION_KINDS
@@ -91,8 +91,7 @@ class CurationBoard(Viewer):
             self._buttons.append(btn)
         self.state.param.watch(self._load_step, ["item", "step_index"])
         self.state.param.watch(self.refresh, "campaign")
-        self.state.param.watch(lambda e: e.new is not None and e.new.kind in CURATION_KINDS and after_this_change(self.refresh),
-                               "ack")
+        refresh_after_labels(self.state, CURATION_KINDS, self.refresh)
         self._load_step()
 
     def refresh(self, *_):

@@ -21,3 +21,9 @@ def after_this_change(fn: Callable[[], object]) -> None:
             fn()
 
     doc.add_next_tick_callback(run)
+
+
+def refresh_after_labels(state, kinds, refresh: Callable[[], object]) -> None:
+    """`refresh` after each acknowledged label of `kinds` (a set of Ack kinds) in `state`, once the
+    acknowledgement has gone to the page."""
+    state.param.watch(lambda e: e.new is not None and e.new.kind in kinds and after_this_change(refresh), "ack")

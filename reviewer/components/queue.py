@@ -6,7 +6,7 @@ from typing import ClassVar
 import panel as pn
 import param
 
-from reviewer.components.next_tick import after_this_change
+from reviewer.components.next_tick import refresh_after_labels
 from reviewer.components.paged_table import TrajectoryTable
 from reviewer.components.safe_text import escape
 from reviewer.labels import VERDICT_KINDS
@@ -51,8 +51,7 @@ class QueueView(TrajectoryTable):
         self._progress = pn.pane.HTML("", css_classes=["sr-progress"], sizing_mode="stretch_width")
         self.state.param.watch(self.refresh, ["reviewer", "campaign", "queue_filters"])
         # a score or a note changes nothing the queue shows; a verdict changes "Me", "≠" and progress
-        self.state.param.watch(lambda e: e.new is not None and e.new.kind in VERDICT_KINDS and after_this_change(self.refresh),
-                               "ack")
+        refresh_after_labels(self.state, VERDICT_KINDS, self.refresh)
         self.state.param.watch(self._follow_item, "item")
         self.param.watch(self._filters_changed, list(FILTERS))
         self._filters_changed()

@@ -20,7 +20,7 @@ from agents.tools.render import render_arrays, spectrum_arrays
 from agents.trajectory import ZOOM_TOOLS, call_window
 from agents.verify.analysis import class_lines
 from agents.vet.renders import render_step, tool_for
-from reviewer.spectra_cache import after_the_switch, cached_render, peek_render, prefetch
+from reviewer.spectra_cache import LockedLRU, after_the_switch, cached_render, peek_render, prefetch
 
 log = logging.getLogger(__name__)
 MARKED = "marked"  # the marked copy's cache key: (trajectory id, step index, MARKED)
@@ -34,25 +34,18 @@ def _remakeable(traj, step) -> bool:
                                   or (step.kind == "tool_result" and step.tool_name in ZOOM_TOOLS))
 
 
-_drawn_from: dict = {}  # (trajectory id, id(spectrum)) -> (spectrum, inputs); most recent last
-_drawn_from_lock = threading.Lock()
+# (trajectory id, id(spectrum)) -> (spectrum, inputs): the entry holds its spectrum, so that id is not
+# another object's while the entry is kept
+_drawn_from = LockedLRU(DRAWN_FROM_KEPT)
 
 
 def _drawing_inputs(traj, spec):
     """What the item's re-made renders are drawn from: the vet tool (its arrays), or the spectrum's
     arrays for FORMA; made once per item, not once per step (~2-4 ms each, holding the GIL)."""
-    key = (traj.id, id(spec))
-    with _drawn_from_lock:
-        kept = _drawn_from.pop(key, None)
-        if kept is not None and kept[0] is spec:  # the same object, not a new one at a reused id
-            _drawn_from[key] = kept
-            return kept[1]
-    inputs = tool_for(traj, spec) if traj.agent.name == "vet" else spectrum_arrays(spec)
-    with _drawn_from_lock:
-        _drawn_from[key] = (spec, inputs)
-        while len(_drawn_from) > DRAWN_FROM_KEPT:
-            _drawn_from.pop(next(iter(_drawn_from)))
-    return inputs
+    def make():
+        return spec, (tool_for(traj, spec) if traj.agent.name == "vet" else spectrum_arrays(spec))
+
+    return _drawn_from.get((traj.id, id(spec)), make)[1]
 
 
 def _here(fn, *args, **kwargs):

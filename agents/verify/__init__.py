@@ -10,7 +10,7 @@ optional LLM nodes (agents/verify/llm_review.py) add an adversarial review besid
     traj = verify_spectrum(spectrum, llm_config=load_config())   # + adversarial LLM review
     traj.outcome["llm_review"], traj.outcome.get("llm_disagrees")
 """
-from importlib import import_module
+from agents.lazy_exports import lazy_exports
 
 # imported when first used (PEP 562): the reviewer imports this package's rule modules
 # (agents.verify.analysis) at server start, and the graph would bring LangGraph along
@@ -18,9 +18,4 @@ _HOME = {**dict.fromkeys(("LLM_BACKEND", "RULES_MODEL", "agent_info", "build_gra
                           "verify_spectrum"), "agents.verify.graph"),
          **dict.fromkeys(("LLMReview", "parse_review"), "agents.verify.llm_review")}
 __all__ = sorted(_HOME)
-
-
-def __getattr__(name: str):
-    if name in _HOME:
-        return getattr(import_module(_HOME[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _HOME)

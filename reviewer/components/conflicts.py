@@ -71,9 +71,9 @@ class ConflictQueue(Viewer):
                  "why": "; ".join(i.get("reasons") or [])} for i in self.items]
 
     def _choose(self, key: str) -> None:
-        found = [n for n, i in enumerate(self.items) if _key(i) == key]
-        if found:
-            self.selected = found[0]
+        found = next((n for n, i in enumerate(self.items) if _key(i) == key), None)
+        if found is not None:
+            self.selected = found
 
     @param.depends("items", watch=True)
     def _sync(self):

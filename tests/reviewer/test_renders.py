@@ -4,6 +4,7 @@ import pytest
 from reviewer import renders
 from reviewer.demo import seed_demo_if_empty
 from reviewer.review_state import ReviewState
+from reviewer.spectra_cache import LockedLRU
 from reviewer.store import Store
 
 
@@ -38,7 +39,7 @@ def test_an_items_renders_are_drawn_from_inputs_made_once(seeded_db, monkeypatch
     state.open_item(trajectory_id=seeded_db.queue.queue_items(task="a", limit=1)[0]["trajectory_id"])
     item = state.item
     wait_for_background_renders()  # the item's prefetch is done: from here on only this test draws
-    renders._drawn_from.clear()
+    monkeypatch.setattr(renders, "_drawn_from", LockedLRU(renders.DRAWN_FROM_KEPT))  # nothing kept yet
     made = []
     real = renders.tool_for
     monkeypatch.setattr(renders, "tool_for", lambda *a: made.append(a) or real(*a))

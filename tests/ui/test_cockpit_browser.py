@@ -217,7 +217,10 @@ def test_the_review_column_keeps_its_layout_from_item_to_item(cockpit, screen):
     open_as(screen, cockpit, "ida", f"&trajectory={cockpit.queue[0]['trajectory_id']}")
     screen.locator(".sr-step-view").first.click()
     selectors = [".sr-plot", ".sr-player", ".sr-step-strip", ".sr-step-view", ".sr-review-main"]
-    boxes = lambda: [(s, screen.locator(s).first.bounding_box()) for s in selectors]  # noqa: E731
+
+    def boxes():
+        return [(s, screen.locator(s).first.bounding_box()) for s in selectors]
+
     first = boxes()
     # nor from step to step: steps with claims (their buttons) and without
     with_claims = 0

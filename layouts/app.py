@@ -9,13 +9,14 @@ import panel as pn
 from panel.io.resources import CDN_DIST
 
 from layouts.audit import keyboard_for, left_area, main_area, right_area
+from layouts.identity import session_identity
 from reviewer.components.address import ItemAddress
 from reviewer.components.layout_batch import LayoutBatch
-from reviewer.components.safe_text import escape
+from reviewer.components.safe_text import plain_alert
 from reviewer.components.spectrum_plot import SpectrumPlot
 from reviewer.conflicts import sync_verdict_states
+from reviewer.csp import csp_missing
 from reviewer.demo import seed_demo_if_empty
-from reviewer.labels import LabelRefused, check_name
 from reviewer.review_state import ReviewState
 from reviewer.store import Store, StoreUnavailable
 
@@ -54,22 +55,10 @@ def _url_arg(name: str) -> str:
     return values[0].decode("utf-8", "replace").strip()
 
 
-def _identity() -> tuple[str, bool, str]:
-    """(reviewer, bound to a login, problem): the login (basic auth / OAuth) wins and cannot be
-    changed in the page; otherwise ?reviewer=NAME; otherwise the page asks."""
-    user = (pn.state.user or "").strip()
-    if user and user != "guest":
-        return user, True, ""
-    try:
-        return (check_name(_url_arg("reviewer")) if _url_arg("reviewer") else ""), False, ""
-    except LabelRefused as err:
-        return "", False, f"?reviewer= was not used: {err}"
-
-
 def error_page(message: str) -> pn.template.FastListTemplate:
     return pn.template.FastListTemplate(
         title="SpecReview", design=OfflineFast,
-        main=[pn.pane.Alert(escape(message), alert_type="danger", css_classes=["sr-fatal"])])
+        main=[pn.pane.HTML(plain_alert(message), css_classes=["sr-fatal"], sizing_mode="stretch_width")])
 
 
 def create_app(db: str | os.PathLike | None = None) -> pn.template.FastListTemplate:
@@ -83,12 +72,17 @@ def create_app(db: str | os.PathLike | None = None) -> pn.template.FastListTempl
 
 
 def _review_page(db) -> pn.template.FastListTemplate:
+    if csp_missing():
+        return error_page("This server could not add its Content-Security-Policy, so it serves no review page. "
+                          "Start it with `specreview serve` (its log says more).")
+    who = session_identity(_url_arg("reviewer"))
+    if who.refused:  # before anything is read: a session with no verified user sees nothing
+        return error_page(who.problem)
     store = Store(db)
     store.probe()
     seed_demo_if_empty(store)
     sync_verdict_states(store)  # labels written outside the app (imports, older versions)
-    reviewer, login, problem = _identity()
-    state = ReviewState(store, reviewer=reviewer, login=login, error=problem)
+    state = ReviewState(store, reviewer=who.reviewer, login=who.login, error=who.problem)
     if _url_arg("session"):
         state.open_campaign(_url_arg("session"))
     wanted_traj, wanted_spec = _url_arg("trajectory"), _url_arg("spectrum")

@@ -9,18 +9,20 @@ from __future__ import annotations
 import logging
 import time
 
-from reviewer.csp import install_csp
-from reviewer.server_app import send_small_messages_at_once, tornado_application
+from reviewer.csp import install_csp, require_csp
+from reviewer.server_app import guard_component_route, send_small_messages_at_once, tornado_application
 
 log = logging.getLogger("specreview.app")
 
 
 def on_server_loaded(server_context) -> None:
     start = time.perf_counter()
+    require_csp()  # first: whatever fails below, no review page is served without the CSP
+    guard_component_route()
     app = tornado_application(server_context.application_context)
     if app is None:
-        log.error("no tornado Application found for this app: pages are served without a "
-                  "Content-Security-Policy, and websocket messages may wait for acknowledgements")
+        log.error("no tornado Application found for this app: it cannot add its Content-Security-Policy, "
+                  "so it serves no review page (use `specreview serve`, which builds the server with it)")
     else:
         install_csp(app)
         send_small_messages_at_once(app)

@@ -14,9 +14,11 @@ es-module-shims loads modules from blob: URLs; neither lets injected markup run 
 the server renders is trusted: it holds no model text (document contents arrive as JSON over the
 websocket).
 
-`panel serve` offers no hook for response headers, so `on_server_loaded` finds the server's tornado
-Application (reviewer/server_app.py) and adds an OutputTransform to it: it sees each finished
-response's headers and body, and rewrites `text/html` ones only.
+`specreview serve` builds its Bokeh server with the transform (tornado's `transforms` argument).
+`panel serve reviewer` offers no hook for response headers, so there `on_server_loaded` finds the
+server's tornado Application (reviewer/server_app.py) and adds the transform to it; if it cannot,
+the app serves no review page (fail closed). The transform sees each finished response's headers and
+body, and rewrites `text/html` ones only.
 """
 from __future__ import annotations
 
@@ -32,9 +34,27 @@ _SCRIPT_OPEN_RE = re.compile(rb"<script\b", re.I)
 _SCRIPT_CLOSE_RE = re.compile(rb"</script", re.I)
 _TAG_RE = re.compile(rb"<[A-Za-z][^>]*>", re.S)
 _HANDLER_RE = re.compile(rb"""\son[a-z]+\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I)
-# Everything but scripts stays as the browser's default: Bokeh styles elements inline, draws into
-# canvases, loads data: images and talks over a websocket.
-CSP_FIXED = "object-src 'none'; base-uri 'self'"
+# Styles and connections stay as the browser's default: Bokeh styles elements inline, draws into
+# canvases and talks over a websocket. Images come from this server or are inline (data:, blob:):
+# a remote image in untrusted text loads nothing (no beacon). No other site may frame the page
+# (clickjacking of the verdict buttons).
+CSP_FIXED = "object-src 'none'; base-uri 'self'; img-src 'self' data: blob:; frame-ancestors 'self'"
+
+
+class _Installed:
+    """Whether this server process must serve its pages with the CSP, and whether it does: the app
+    refuses to draw a review page when one is required and missing (fail closed)."""
+
+    required = False
+    installed = False
+
+
+def require_csp() -> None:
+    _Installed.required = True
+
+
+def csp_missing() -> bool:
+    return _Installed.required and not _Installed.installed
 
 
 def _sha256(data: bytes) -> str:
@@ -84,3 +104,4 @@ def install_csp(app: Application) -> None:
     the page before a compressing transform gzips it)."""
     if ContentSecurityPolicy not in app.transforms:
         app.transforms.insert(0, ContentSecurityPolicy)
+    _Installed.installed = True

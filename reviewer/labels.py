@@ -60,6 +60,20 @@ def check_name(name: str, what: str = "reviewer name") -> str:
     return name
 
 
+# Server-side limits on free text (the page's max_length is a convenience a client can skip): a label's
+# text is sent to every later reviewer of the item, so its size is bounded where it is stored.
+TEXT_LIMITS = {"comment": 2000, "note": 5000, "VI comment": 100, "merger's comment": 2000, "revised text": 20000}
+
+
+def check_text(text: str | None, what: str) -> str | None:
+    """Free text of a label, stripped (None when empty); refused past TEXT_LIMITS[what] characters."""
+    text = (text or "").strip()
+    if len(text) > TEXT_LIMITS[what]:
+        raise LabelRefused(f"A {what} has at most {TEXT_LIMITS[what]} characters; this one has {len(text)}. "
+                           "Nothing was saved.")
+    return text or None
+
+
 def validate_correction(task: str, label: dict[str, Any] | None, agent_label: dict[str, Any]) -> dict[str, Any]:
     """The corrected label of an override, normalised; refused when outside the task's answer set or
     equal to the agent's own answer (that is an approval, not an override)."""
@@ -139,6 +153,7 @@ class LabelService:
         from reviewer.consensus import agent_label
 
         name = self.check_writable(reviewer, campaign, verdict=True)
+        comment = check_text(comment, "comment")
         if action not in ("approve", "override", "reject"):
             raise LabelRefused(f"A verdict is approve, override or reject; got {action!r}.")
         own = agent_label(trajectory.task, None, None, trajectory.outcome)
@@ -181,6 +196,7 @@ class LabelService:
 
     def write_note(self, reviewer, trajectory_id, step_index, comment, flags, campaign=None) -> Ack:
         name = self.check_writable(reviewer, campaign)
+        comment = check_text(comment, "note")
         row = self.store.labels.add_annotation(trajectory_id, name, comment=comment or None, step_idx=step_index,
                                                flags=flags, session_id=self._scope(campaign))
         where = f" on step {step_index + 1}" if step_index is not None else ""
@@ -210,6 +226,7 @@ class LabelService:
 
     def write_vi(self, reviewer, spectrum_id, campaign=None, **fields) -> Ack:
         name = self.check_writable(reviewer, campaign)
+        fields["comment"] = check_text(fields.get("comment"), "VI comment")
         row = self.store.labels.add_vi_label(spectrum_id, name, session_id=self._scope(campaign), **fields)
         return Ack("vi", "VI label", name, row, None)
 
@@ -224,6 +241,11 @@ class LabelService:
         """A merger's answer to a conflict: for a trajectory approve / override (a label from the
         answer set) / reject; for a spectrum the merged VI fields."""
         name = self.check_writable(reviewer, campaign)
+        if item.get("hidden"):
+            raise LabelRefused("Blind review: save your own label on this item before you resolve its conflict.")
+        merger_comment = check_text(merger_comment, "merger's comment")
+        if not merger_comment:
+            raise LabelRefused("A resolution needs the merger's comment: say why this label wins.")
         if item["kind"] == "trajectory":
             if action == "override":
                 summary = self.store.trajectories.trajectory_summary(item["item_id"]) or {}
@@ -248,6 +270,9 @@ class LabelService:
         from reviewer.curation import save_revision
 
         name = self.check_writable(reviewer, campaign)
+        comment = check_text(comment, "comment")
+        if len(text or "") > TEXT_LIMITS["revised text"]:
+            raise LabelRefused(f"A revised step has at most {TEXT_LIMITS['revised text']} characters. Nothing was saved.")
         try:
             save_revision(self.store, trajectory, step.index, name,
                           text=text if text != (step.text or "") else None,
@@ -261,15 +286,37 @@ class LabelService:
 
     def write_curation_event(self, reviewer, trajectory_id, event, value, comment, campaign=None) -> Ack:
         name = self.check_writable(reviewer, campaign)
+        comment = check_text(comment, "comment")
         row = self.store.labels.add_curation_event(trajectory_id, name, event, value=value, comment=comment,
                                                    session_id=self._scope(campaign))
         return Ack("curation", f"{event} '{value}'", name, row, trajectory_id)
 
-    # ---- reading ------------------------------------------------------------------------------
+    # ---- reading: blind review ----------------------------------------------------------------
+    @staticmethod
+    def sees_others(reviewer: str, current_labels: list[dict[str, Any]], blind: bool) -> bool:
+        """The blind-review rule, for every list, column and detail a reviewer sees: while `blind`,
+        other reviewers' labels on an item, and all that is derived from them (who said what, that
+        they disagree, why), are shown only to a reviewer with a current label of their own on it.
+        `current_labels`: the item's current labels of one kind (verdicts, or VI labels)."""
+        return not blind or any(r.get("reviewer") == reviewer for r in current_labels)
+
     def others_visible(self, reviewer: str, trajectory_id: str, blind: bool) -> list[dict[str, Any]] | None:
-        """Other reviewers' current verdicts on the item, or None while blind review hides them
-        (until this reviewer has saved a verdict of their own)."""
+        """Other reviewers' current verdicts on the item, or None while blind review hides them."""
         current = self.store.labels.reviews_for(trajectory_id)  # withdrawn verdicts are not current
-        if blind and not any(r["reviewer"] == reviewer for r in current):
+        if not self.sees_others(reviewer, current, blind):
             return None
         return [r for r in current if r["reviewer"] != reviewer]
+
+    def visible_conflicts(self, reviewer: str, items: list[dict[str, Any]], blind: bool) -> list[dict[str, Any]]:
+        """Conflicts (reviewer.conflicts.conflict_queue) as `reviewer` may see them: where blind review
+        hides the item's labels, its labels, reasons and resolution are left out (`hidden`: True;
+        `n_labels` still counts them)."""
+        out = []
+        for item in items:
+            labels = item.get("labels") or []
+            if self.sees_others(reviewer, labels, blind):
+                out.append({**item, "hidden": False, "n_labels": len(labels)})
+            else:
+                out.append({**item, "labels": [], "reasons": [], "resolution": None, "hidden": True,
+                            "n_labels": len(labels)})
+        return out

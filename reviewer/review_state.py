@@ -103,7 +103,8 @@ class ReviewState(param.Parameterized):
         return self.campaign["id"] if self.campaign else None
 
     def queue_args(self) -> dict[str, Any]:
-        return {**{k: v for k, v in self.queue_filters.items() if k in QUEUE_FILTERS}, "session_id": self.session_id}
+        return {**{k: v for k, v in self.queue_filters.items() if k in QUEUE_FILTERS}, "session_id": self.session_id,
+                "blind": self.blind}
 
     def open_campaign(self, name_or_id: str) -> bool:
         found = self.store.sessions.find_session(name_or_id)

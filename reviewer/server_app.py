@@ -7,13 +7,24 @@ the content), and with Nagle's algorithm on, a frame written while the previous 
 acknowledgement is held back until it comes, which a browser delays by up to 40 ms (delayed ACK).
 Measured in Chromium on the review screen: a step's text patch arrived 40 ms after its header in
 about half of the `j` presses. Tornado documents `set_nodelay(True)` as the remedy.
+
+Panel's component resource route (`/components/<module>/<class>/<attribute>/<path>`) imports the
+module a request names; a module with a side effect at import (an `argparse` in a `__main__`, say)
+then runs it, and `SystemExit` stops the server. `guard_component_route` lets that route answer only
+for modules already imported from the packages the page is built of (importing one again runs
+nothing), and 404 for every other name.
 """
 from __future__ import annotations
 
 import gc
+import sys
 
-from tornado.web import Application
+from panel.io.server import ComponentResourceHandler
+from tornado.web import Application, HTTPError
 from tornado.websocket import WebSocketHandler
+
+# the packages whose components the page declares resources for (stylesheets, templates, modules)
+PAGE_PACKAGES = frozenset({"panel", "bokeh", "holoviews", "layouts", "reviewer"})
 
 
 def tornado_application(application_context) -> Application | None:
@@ -45,3 +56,24 @@ def send_small_messages_at_once(app: Application) -> int:
             rule.target = _no_delay(target)
             changed += 1
     return changed
+
+
+def component_module_allowed(name: str) -> bool:
+    """True when the component route may look `name` up: already imported, from PAGE_PACKAGES."""
+    return name in sys.modules and name.split(".", 1)[0] in PAGE_PACKAGES
+
+
+def guard_component_route() -> None:
+    """Make Panel's component resource route refuse modules `component_module_allowed` does not allow
+    (404, the answer for a module that does not exist). Once per process."""
+    original = ComponentResourceHandler.parse_url_path
+    if getattr(original, "guarded", False):
+        return
+
+    def parse_url_path(self, path: str) -> str:
+        if not component_module_allowed(path.split("/", 1)[0]):
+            raise HTTPError(404, "Module not found")
+        return original(self, path)
+
+    parse_url_path.guarded = True
+    ComponentResourceHandler.parse_url_path = parse_url_path

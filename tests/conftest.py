@@ -1,3 +1,5 @@
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -5,6 +7,7 @@ import pytest
 
 sys.path.append(str(Path(__file__).resolve().parent))  # after the repo: tests/agents must not shadow agents
 from scripted_openai_server import ScriptedOpenAIServer
+from served_app import CHROMIUM_ARGS
 from shared_data import manifest_rows, spectra_dir
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -35,3 +38,20 @@ def openai_server():
     """A started local OpenAI-compatible server that replays scripted replies (tests/scripted_openai_server.py)."""
     with ScriptedOpenAIServer() as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium through Playwright (`playwright install` cannot download browsers here). Where
+    it is missing the browser tests skip, unless SPECREVIEW_REQUIRE_BROWSER=1 (CI sets it) makes that an error."""
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        if os.environ.get("SPECREVIEW_REQUIRE_BROWSER") == "1":
+            pytest.fail("Debian's chromium is not installed (apt-get install chromium)")
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

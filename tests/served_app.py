@@ -34,14 +34,14 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 90.0) -> N
 
 
 class ServedApp:
-    def __init__(self, db: Path, log: Path):
+    def __init__(self, db: Path, log: Path, extra_args: tuple[str, ...] = ()):
         self.db, self.log, self.port = db, log, free_port()
         env = dict(os.environ, SPECREVIEW_DB=str(db), PYTHONUNBUFFERED="1")
         # the child gets its own copy of the log's file descriptor: ours can be closed once it is started
         with open(log, "w") as log_fh:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "panel", "serve", "reviewer", "--address", "127.0.0.1",
-                 "--port", str(self.port), "--num-procs", "1", "--allow-websocket-origin", f"127.0.0.1:{self.port}"],
+                 "--port", str(self.port), "--num-procs", "1", "--allow-websocket-origin", f"127.0.0.1:{self.port}", *extra_args],
                 cwd=REPO_ROOT, env=env, stdout=log_fh, stderr=subprocess.STDOUT, start_new_session=True)
         wait_for_port(self.port, self.proc)
 

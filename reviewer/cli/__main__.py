@@ -2,4 +2,5 @@ import sys
 
 from reviewer.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # importing this module (a web route naming it, say) runs nothing
+    sys.exit(main())

@@ -14,6 +14,7 @@ from reviewer.consensus import describe_label
 from reviewer.labels import VERDICT_KINDS, VERIFY_TYPES
 
 CONFLICT_COLUMNS = {"object": "Object", "kind": "Kind", "task": "Task", "reviewers": "Reviewers", "why": "Why"}
+BLIND_WHY = "hidden until you label it (blind review)"
 CONFLICT_WIDTHS = {"object": 150, "kind": 70, "task": 50, "reviewers": 70}
 
 
@@ -48,8 +49,7 @@ class ConflictQueue(Viewer):
         self._table.on_click(self._choose)
         self._detail = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["sr-conflict-detail"])
         self._open = pn.widgets.Button(name="Open in the Review tab", button_type="light", css_classes=["sr-conflict-open"])
-        self._open.on_click(lambda _: self.current and self.current["kind"] == "trajectory"
-                            and self.state.open_item(trajectory_id=self.current["item_id"]))
+        self._open.on_click(lambda _: self.open_current())
         self._action = pn.widgets.RadioButtonGroup(options=["approve", "override", "reject"], value="approve",
                                                    button_type="light", css_classes=["sr-resolve-action"])
         self._answer = pn.widgets.RadioButtonGroup(options=["YES", "NO"], value=None, button_type="light",
@@ -59,16 +59,18 @@ class ConflictQueue(Viewer):
         self._comment = pn.widgets.TextAreaInput(name="Merger's comment", height=60, css_classes=["sr-merger-comment"])
         self._button = pn.widgets.Button(name="Resolve", button_type="primary", css_classes=["sr-resolve"])
         self._button.on_click(lambda _: self.submit())
-        self.state.param.watch(self.refresh, "campaign")
+        self.state.param.watch(self.refresh, ["campaign", "reviewer", "blind"])
         refresh_after_labels(self.state, VERDICT_KINDS, self.refresh)
 
     def refresh(self, *_):
-        self.items = conflict_queue(self.state.store, session=self.state.session_id)
+        state = self.state
+        self.items = state.labels.visible_conflicts(state.reviewer, conflict_queue(state.store, session=state.session_id),
+                                                    state.blind)
 
     def _rows(self) -> list[dict[str, str]]:
         return [{"key": _key(i), "object": f"{i.get('object_id') or '?'} · {i.get('survey') or '?'}",
-                 "kind": i["kind"], "task": i.get("task") or "", "reviewers": str(len(i.get("labels") or [])),
-                 "why": "; ".join(i.get("reasons") or [])} for i in self.items]
+                 "kind": i["kind"], "task": i.get("task") or "", "reviewers": str(i["n_labels"]),
+                 "why": BLIND_WHY if i["hidden"] else "; ".join(i.get("reasons") or [])} for i in self.items]
 
     def _choose(self, key: str) -> None:
         found = next((n for n, i in enumerate(self.items) if _key(i) == key), None)
@@ -93,11 +95,10 @@ class ConflictQueue(Viewer):
         self._type.visible = self._z.visible = item["kind"] == "trajectory" and verify
         head = (f"<div><b>{escape(item.get('object_id') or item['item_id'])}</b> "
                 f"({escape(item.get('survey') or '?')}, {escape(item.get('task') or item['kind'])})<br>")
-        if item["kind"] == "trajectory" and self.state.labels.others_visible(
-                self.state.reviewer, item["item_id"], self.state.blind) is None:
-            # blind review: the same rule as the Review tab, so no label is seen before one's own
-            self._detail.object = (head + "<em>Reviewers disagree here. Their verdicts appear once you have "
-                                   "saved yours on this item (blind review): open it in the Review tab.</em></div>")
+        if item["hidden"]:  # blind review (LabelService.sees_others): no label is seen before one's own
+            where = "the Review tab" if item["kind"] == "trajectory" else "the VI form of the Review tab"
+            self._detail.object = (head + f"<em>Reviewers disagree here. Their labels appear once you have "
+                                   f"saved yours on this item (blind review): open it in {where}.</em></div>")
             return
         self._detail.object = (head + f"<small>{escape('; '.join(item.get('reasons') or []))}</small>"
                                f"{describe_labels(item.get('labels') or [])}</div>")
@@ -107,6 +108,13 @@ class ConflictQueue(Viewer):
         if self.selected is None or not (0 <= self.selected < len(self.items)):
             return None
         return self.items[self.selected]
+
+    def open_current(self) -> None:
+        item = self.current
+        if item is not None and item["kind"] == "trajectory":
+            self.state.open_item(trajectory_id=item["item_id"])
+        elif item is not None:  # a VI conflict: the spectrum, whose VI form takes my label
+            self.state.open_item(spectrum_id=item["item_id"])
 
     def submit(self):
         item = self.current

@@ -16,6 +16,7 @@ from panel.viewable import Viewer
 import kb
 from agents.spectra import write_csv, write_fits
 from agents.tools.render import render_png
+from reviewer.components.safe_text import plain_alert
 from reviewer.components.spectrum_plot import SpectrumPlot
 
 
@@ -55,7 +56,7 @@ class Controls(Viewer):
                                                               button_type="light", css_classes=["sr-smoothing"])
         self._sigma = pn.widgets.FloatSlider.from_param(plot.param.sigma_px, label="σ (pixels)")
         self._status = pn.pane.Str(plot.param.status, css_classes=["sr-status"])
-        self._message = pn.pane.Alert(self.param.message, alert_type="warning", visible=False)
+        self._message = pn.pane.HTML(pn.bind(plain_alert, self.param.message, "warning"), visible=False)
         self.param.watch(lambda e: setattr(self._message, "visible", bool(e.new)), "message")
         self._downloads = pn.Column(
             pn.widgets.FileDownload(callback=lambda: io.BytesIO(self.export_png()), filename="view.png",

@@ -7,7 +7,7 @@ import param
 from panel.viewable import Viewer
 
 from reviewer.components.panes import TextHTML
-from reviewer.components.safe_text import escape
+from reviewer.components.safe_text import escape, plain_alert
 from reviewer.consensus import describe_label
 from reviewer.labels import VERDICT_KINDS
 
@@ -18,16 +18,14 @@ class AckView(Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._ack = pn.pane.HTML("", css_classes=["sr-ack"], sizing_mode="stretch_width", margin=(0, 5))
-        self._error = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=["sr-error"],
-                                    sizing_mode="stretch_width")
+        self._error = pn.pane.HTML("", visible=False, css_classes=["sr-error"], sizing_mode="stretch_width")
         self.state.param.watch(self._show, ["ack", "error"])
 
     def _show(self, *_):
         ack = self.state.ack
         self._ack.object = (f"<span>{escape(ack.text())} (#{self.state.labels_version} this session)</span>"
                             if ack is not None else "")
-        # Alert renders Markdown: escape so a name or message cannot inject markup
-        self._error.object = escape(self.state.error)
+        self._error.object = plain_alert(self.state.error)
         self._error.visible = bool(self.state.error)
 
     def __panel__(self):

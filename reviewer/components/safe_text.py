@@ -24,3 +24,16 @@ def markdown_to_safe_html(text: str | None) -> str:
 
 def escape(text) -> str:
     return html.escape("" if text is None else str(text))
+
+
+_ALERT_STYLE = {"danger": "background:#f8d7da;color:#58151c;border:1px solid #f1aeb5",
+                "warning": "background:#fff3cd;color:#664d03;border:1px solid #ffe69c"}
+
+
+def plain_alert(text, kind: str = "danger") -> str:
+    """A message as an alert box, as plain text: no Markdown (a link or an image in a message taken
+    from a file or a request stays text), no markup."""
+    if not text:
+        return ""
+    return (f'<div class="sr-alert sr-alert-{kind}" role="alert" style="{_ALERT_STYLE[kind]};padding:8px 12px;'
+            f'border-radius:4px;white-space:pre-wrap;overflow-wrap:anywhere">{escape(text)}</div>')

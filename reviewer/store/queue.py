@@ -31,10 +31,17 @@ _JOINS = {
 }
 _QUEUE_COLUMNS = """t.id AS trajectory_id, t.spectrum_id, t.task, t.agent_name, t.backend, t.model, t.answer,
        t.answer_z, t.credibility, t.n_steps, t.created_at, s.object_id, s.survey, s.pipeline_class, s.pipeline_z,
-       coalesce(v.n_reviews, 0) AS n_reviews, coalesce(v.status = 'conflict', false) AS disagreement,
+       coalesce(v.n_reviews, 0) AS n_reviews, {disagreement} AS disagreement,
        CASE WHEN m.action IS NULL OR m.action = 'clear' THEN NULL ELSE m.action END AS my_action,
        coalesce(c.contradicted, 0) AS contradicted, p.priority"""
 _QUEUE_COLUMNS_NO_CLAIMS = _QUEUE_COLUMNS.replace("coalesce(c.contradicted, 0) AS contradicted, ", "")
+
+
+def _disagreement_sql(blind: bool) -> str:
+    """Whether reviewers disagree on the item, as this reviewer may see it: under blind review only
+    once they have a verdict of their own on it (the rule of reviewer.labels.LabelService.sees_others)."""
+    stored = "coalesce(v.status = 'conflict', false)"
+    return f"({stored} AND coalesce(m.action <> 'clear', false))" if blind else stored
 
 
 def _queue_order(order: str | None, session_id: str | None) -> str:
@@ -60,13 +67,16 @@ class QueueRepository:
     def _queue_query(self, columns: str, reviewer: str | None, *, task=None, agent_name=None, backend=None,
                      credibility=None, state: str = "all", disagreement: bool | None = None,
                      reviewed_by: str | None = None, session_id: str | None = None, contradicted: bool | None = None,
-                     order: str | None = None) -> tuple[str, list]:
+                     order: str | None = None, blind: bool = False) -> tuple[str, list]:
         """(SQL, parameters) of the filtered queue with `columns`. `order` is only validated here
         (`_queue_order` writes it, and the joins it needs are made); `contradicted` True keeps items
-        with a contradicted claim, False those without."""
+        with a contradicted claim, False those without; `blind`: disagreement is shown and filtered
+        only where `reviewer` has a verdict (blind review)."""
         if state not in QUEUE_STATES:
             raise ValueError(f"state must be one of {', '.join(QUEUE_STATES)}; got {state!r}")
         order_sql = _queue_order(order, session_id)
+        disagree = _disagreement_sql(blind)
+        columns = columns.replace("{disagreement}", disagree)
         conds, where_params = [], []
         for column, value in (("t.task", task), ("t.agent_name", agent_name), ("t.backend", backend),
                               ("t.credibility", credibility)):
@@ -78,7 +88,7 @@ class QueueRepository:
         elif state == "done":
             conds.append("(m.action IS NOT NULL AND m.action <> 'clear')")
         if disagreement is not None:
-            conds.append("coalesce(v.status = 'conflict', false) = ?")
+            conds.append(f"{disagree} = ?")
             where_params.append(bool(disagreement))
         if contradicted is not None:
             conds.append("(coalesce(c.contradicted, 0) > 0) = ?")

@@ -5,12 +5,11 @@ is missing the browser tests skip, unless SPECREVIEW_REQUIRE_BROWSER=1 (CI sets 
 """
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
-from served_app import CHROMIUM_ARGS, ServedApp
+from browser import new_page
+from served_app import ServedApp
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO_ROOT / "test-artifacts"
@@ -22,33 +21,6 @@ def served_app(tmp_path_factory):
     app = ServedApp(tmp / "reviewer.duckdb", tmp / "panel.log")
     yield app
     app.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        if os.environ.get("SPECREVIEW_REQUIRE_BROWSER") == "1":
-            pytest.fail("Debian's chromium is not installed (apt-get install chromium)")
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-def new_page(browser, width: int, height: int, console: bool = True):
-    """A page in a fresh context; `console_errors` collects page errors (and console errors)."""
-    context = browser.new_context(viewport={"width": width, "height": height})
-    pg = context.new_page()
-    pg.console_errors = []
-    if console:
-        pg.on("console", lambda msg: msg.type == "error" and pg.console_errors.append(msg.text))
-    pg.on("pageerror", lambda err: pg.console_errors.append(str(err)))
-    yield pg
-    context.close()
 
 
 @pytest.fixture

@@ -1,0 +1,56 @@
+"""Who is reviewing: the authenticated login when the server has one, else a name the page is given.
+
+Under any auth provider (`--basic-auth`, `--oauth-provider`) the reviewer is the user of the signed
+`user` cookie that Panel's login handler sets (signed with `--cookie-secret`, so a client cannot
+forge it). Panel's own `pn.state.user` is not used: it answers "guest" for any request that carries
+a non-empty `is_guest` cookie, and a client sets that cookie itself. A session without a verified
+user is refused; it never falls back to `?reviewer=`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import panel as pn
+from tornado.web import decode_signed_value
+
+from reviewer.labels import LabelRefused, check_name
+
+
+@dataclass(frozen=True)
+class Identity:
+    reviewer: str  # "" while the page must ask
+    login: bool  # bound to the server's authenticated user: it cannot change in the page
+    problem: str = ""  # why a given name was not used
+    refused: bool = False  # the server requires a login and this session has none: no review page
+
+
+def login_required() -> bool:
+    return bool(pn.config.oauth_provider or pn.config.basic_auth)
+
+
+def authenticated_user(cookies: dict, cookie_secret: str | None) -> str | None:
+    """The user name in the signed `user` cookie, or None (absent, unsigned, tampered or expired)."""
+    raw = (cookies or {}).get("user")
+    if not raw or not cookie_secret:
+        return None
+    decoded = decode_signed_value(cookie_secret, "user", raw)
+    return decoded.decode("utf-8", "replace").strip() if decoded else None
+
+
+def session_identity(url_name: str) -> Identity:
+    """The reviewer of this browser session (see the module docstring). `url_name`: `?reviewer=`."""
+    if login_required():
+        user = authenticated_user(pn.state.cookies, pn.config.cookie_secret)
+        if not user:
+            return Identity("", True, "This server requires a login, and this session has none: "
+                                      "log in again (open /login).", refused=True)
+        try:
+            return Identity(check_name(user, "login name"), True)
+        except LabelRefused as err:
+            return Identity("", True, f"Your login cannot be used as a reviewer name: {err}", refused=True)
+    if not url_name:
+        return Identity("", False)
+    try:
+        return Identity(check_name(url_name), False)
+    except LabelRefused as err:
+        return Identity("", False, f"?reviewer= was not used: {err}")

@@ -1,0 +1,97 @@
+"""Finding 3: one blind rule (LabelService.sees_others) for every list a reviewer sees: the Conflicts
+table (verdict and VI conflicts: who said what, and why), its detail, and the queue's ≠ column and
+filter. A reviewer with no label of their own on an item sees none of that; once they label, all."""
+from __future__ import annotations
+
+import pytest
+
+from reviewer.components.conflicts import BLIND_WHY, ConflictQueue
+from reviewer.demo import seed_demo_if_empty
+from reviewer.labels import LabelRefused
+from reviewer.review_state import ReviewState
+from reviewer.store import Store
+
+
+@pytest.fixture(scope="module")
+def disputed(tmp_path_factory):
+    """ann approves and bo rejects a vet item; ann and bo give a spectrum different VI classes."""
+    store = Store(tmp_path_factory.mktemp("blind") / "blind.duckdb")
+    seed_demo_if_empty(store)
+    row = next(r for r in store.queue.queue_items(limit=100) if r["task"] != "verify")
+    store.labels.add_review(row["trajectory_id"], "ann", "approve")
+    store.labels.add_review(row["trajectory_id"], "bo", "reject", comment="no Balmer jump")
+    spectrum = store.spectra.list_spectra(limit=3)[2]["spectrum_id"]
+    store.labels.add_vi_label(spectrum, "ann", quality=4, spectype="STAR", z=0.0, comment="clear M dwarf")
+    store.labels.add_vi_label(spectrum, "bo", quality=4, spectype="GALAXY", z=0.3, comment="emission lines")
+    yield store, row["trajectory_id"], spectrum
+    store.close()
+
+
+def conflicts_seen_by(store, reviewer, blind=True):
+    view = ConflictQueue(state=ReviewState(store, reviewer=reviewer, blind=blind))
+    view.refresh()
+    return view
+
+
+def test_a_reviewer_without_a_label_sees_no_names_labels_or_reasons(disputed):
+    store, tid, spectrum = disputed
+    view = conflicts_seen_by(store, "cy")
+    assert {i["item_id"] for i in view.items} == {tid, spectrum}
+    text = " ".join(" ".join(map(str, row.values())) for row in view._table.rows)
+    for secret in ("ann", "bo", "NO", "YES", "GALAXY", "STAR", "Balmer", "M dwarf", "approve", "reject"):
+        assert secret not in text, secret
+    assert all(row["why"] == BLIND_WHY for row in view._table.rows)
+    for n in range(len(view.items)):
+        view.selected = n
+        for secret in ("ann", "bo", "GALAXY", "Balmer", "M dwarf"):
+            assert secret not in view._detail.object
+
+
+def test_a_reviewer_sees_a_conflict_once_they_labelled_it_and_only_that_one(disputed):
+    store, tid, spectrum = disputed
+    view = conflicts_seen_by(store, "ann")  # ann labelled both
+    assert not any(i["hidden"] for i in view.items)
+    assert all(row["why"] and row["why"] != BLIND_WHY for row in view._table.rows)
+    store.labels.add_review(tid, "dee", "approve")
+    dee = conflicts_seen_by(store, "dee")
+    hidden = {i["item_id"]: i["hidden"] for i in dee.items}
+    assert hidden == {tid: False, spectrum: True}
+
+
+def test_open_review_shows_everything(disputed):
+    store = disputed[0]
+    view = conflicts_seen_by(store, "cy", blind=False)
+    assert not any(i["hidden"] for i in view.items)
+
+
+def test_a_hidden_conflict_cannot_be_resolved_blind(disputed):
+    store, tid, _ = disputed
+    view = conflicts_seen_by(store, "cy")
+    view.selected = next(n for n, i in enumerate(view.items) if i["item_id"] == tid)
+    before = len(store.reviews.latest_resolutions("trajectory", None))
+    view._comment.value = "ann is right"
+    view.submit()
+    assert "blind review" in view.state.error.lower()
+    assert len(store.reviews.latest_resolutions("trajectory", None)) == before
+
+
+def test_the_queue_shows_disagreement_only_where_i_have_a_verdict(disputed):
+    store, tid, _ = disputed
+    cy = ReviewState(store, reviewer="cy")
+    row = next(r for r in store.queue.queue_items("cy", limit=200, **cy.queue_args()) if r["trajectory_id"] == tid)
+    assert row["disagreement"] is False
+    assert store.queue.queue_count("cy", **{**cy.queue_args(), "disagreement": True}) == 0
+    ann = ReviewState(store, reviewer="ann")
+    assert tid in [r["trajectory_id"] for r in store.queue.queue_items("ann", limit=200,
+                                                                        **{**ann.queue_args(), "disagreement": True})]
+
+
+def test_a_resolution_needs_a_merger_comment(disputed):
+    store, tid, _ = disputed
+    view = conflicts_seen_by(store, "ann")
+    view.selected = next(n for n, i in enumerate(view.items) if i["item_id"] == tid)
+    view._comment.value = "   "
+    view.submit()
+    assert "comment" in view.state.error
+    with pytest.raises(LabelRefused):
+        view.state.labels.write_resolution("ann", view.current, "approve", None, "")

@@ -1,0 +1,44 @@
+"""Finding 9 (lengths): comment, note, VI comment and merger comment sizes are enforced where labels
+are written, not only by the page's max_length: a 5 MB comment is refused and nothing is stored."""
+from __future__ import annotations
+
+import pytest
+
+from reviewer.demo import seed_demo_if_empty
+from reviewer.labels import TEXT_LIMITS
+from reviewer.review_state import ReviewState
+from reviewer.store import Store
+
+HUGE = "x" * 5_000_000
+
+
+@pytest.fixture(scope="module")
+def state(tmp_path_factory):
+    store = Store(tmp_path_factory.mktemp("limits") / "limits.duckdb")
+    seed_demo_if_empty(store)
+    st = ReviewState(store, reviewer="ann")
+    st.open_first()
+    yield st
+    store.close()
+
+
+def counts(store) -> dict[str, int]:
+    return {t: store.db.scalar(f"SELECT count(*) FROM {t}") for t in ("reviews", "annotations", "vi_labels")}
+
+
+def test_huge_texts_are_refused_and_nothing_is_stored(state):
+    before = counts(state.store)
+    state.comment = HUGE
+    assert state.save_verdict("approve") is None and "at most 2000" in state.error
+    assert state.save_note(HUGE, []) is None and "at most 5000" in state.error
+    state.error = ""
+    assert state.save_vi(quality=4, issues="", z=0.0, spectype="STAR", comment="y" * 101) is None
+    assert "at most 100" in state.error
+    assert counts(state.store) == before
+
+
+def test_texts_at_the_limit_are_stored_whole(state):
+    state.comment = "c" * TEXT_LIMITS["comment"]
+    ack = state.save_verdict("approve")
+    assert ack is not None
+    assert state.store.labels.latest_review(state.item.trajectory_id, "ann")["comment"] == "c" * TEXT_LIMITS["comment"]

@@ -226,6 +226,13 @@ class ReviewState(param.Parameterized):
         except LabelRefused as err:
             self.error = str(err)
             return None
+        except Exception as err:  # the store could not write (read-only, disk full, closed): say so at once
+            log.exception("a label write failed")
+            # the exception's text can name server paths: the page gets its kind only, the log the rest
+            self.param.update(ack=None, error=(
+                f"NOT SAVED: the database refused the write ({type(err).__name__}). Nothing was stored; "
+                "what you chose is still on screen: try again, and tell whoever runs the server if it repeats."))
+            return None
         if LOG_WRITES:
             write_log.info("label-write-ms %.3f %s", 1000 * (time.perf_counter() - start), ack.kind)
         self.param.update(ack=ack, error="", labels_version=self.labels_version + 1)

@@ -53,6 +53,11 @@ def require_csp() -> None:
     _Installed.required = True
 
 
+def server_built_with_csp() -> None:
+    """The server was built with ContentSecurityPolicy among its transforms (`specreview serve`)."""
+    _Installed.installed = True
+
+
 def csp_missing() -> bool:
     return _Installed.required and not _Installed.installed
 

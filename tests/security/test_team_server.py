@@ -41,16 +41,15 @@ def team_server(tmp_path_factory):
     (tmp / "creds.json").write_text(json.dumps({"carl": "pw-carl"}))
     (tmp / "secret").write_text("team-secret-" + "q" * 40)
     port = free_port()
-    log = open(tmp / "serve.log", "w")
-    proc = subprocess.Popen([*SPECREVIEW, "serve", "--db", str(db), "--port", str(port), "--basic-auth",
-                             str(tmp / "creds.json"), "--cookie-secret-file", str(tmp / "secret")],
-                            cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                            env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    with open(tmp / "serve.log", "w") as log:  # the child keeps its own copy of the descriptor
+        proc = subprocess.Popen([*SPECREVIEW, "serve", "--db", str(db), "--port", str(port), "--basic-auth",
+                                 str(tmp / "creds.json"), "--cookie-secret-file", str(tmp / "secret")],
+                                cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                env=dict(os.environ, PYTHONUNBUFFERED="1"))
     wait_for_port(port, proc)
     yield proc, port, tmp / "serve.log"
     os.killpg(proc.pid, signal.SIGTERM)
     proc.wait(timeout=30)
-    log.close()
 
 
 def login(port: int) -> requests.Session:

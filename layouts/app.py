@@ -52,7 +52,7 @@ class OfflineFast(pn.theme.Fast):
 def _url_arg(name: str) -> str:
     args = pn.state.session_args or {}
     values = args.get(name) or [b""]
-    return values[0].decode("utf-8", "replace").strip()
+    return values[0][:200].decode("utf-8", "replace").strip()  # ids and names are short; the rest is noise
 
 
 def error_page(message: str) -> pn.template.FastListTemplate:
@@ -83,13 +83,18 @@ def _review_page(db) -> pn.template.FastListTemplate:
     seed_demo_if_empty(store)
     sync_verdict_states(store)  # labels written outside the app (imports, older versions)
     state = ReviewState(store, reviewer=who.reviewer, login=who.login, error=who.problem)
-    if _url_arg("session"):
-        state.open_campaign(_url_arg("session"))
+    problems = [who.problem] if who.problem else []
+    if _url_arg("session") and not state.open_campaign(_url_arg("session")):
+        problems.append(state.error + " Showing the whole queue.")
     wanted_traj, wanted_spec = _url_arg("trajectory"), _url_arg("spectrum")
     opened = (wanted_traj and state.open_item(trajectory_id=wanted_traj)) or \
         (wanted_spec and state.open_item(spectrum_id=wanted_spec))
     if not opened:
+        if wanted_traj or wanted_spec:
+            problems.append(state.error + " Showing the first item of the queue instead.")
         state.open_first()
+    if problems:  # the address asked for something else: say so, do not just show another item
+        state.error = " ".join(problems)
     plot = SpectrumPlot(state=state)
     views: dict = {"plot": plot}  # every component on the page, by role (tests and benchmarks reach them here)
     template = pn.template.FastListTemplate(

@@ -129,8 +129,15 @@ class LabelService:
         self.store = store
 
     # ---- who may write ------------------------------------------------------------------------
-    def check_writable(self, reviewer: str, campaign: dict | None, verdict: bool = False) -> str:
+    def check_writable(self, reviewer: str, campaign: dict | None, verdict: bool = False,
+                       trajectory_id: str | None = None) -> str:
+        """The reviewer's checked name, or LabelRefused: not assigned, campaign closed, a verdict in a
+        rating campaign, or a trajectory that is not one of the campaign's items (its label would be
+        stored and exported as the campaign's)."""
         name = check_name(reviewer)
+        if campaign and trajectory_id is not None and not self.store.sessions.holds_item(campaign["id"], trajectory_id):
+            raise LabelRefused(f"This item is not part of campaign '{campaign['name']}': open it from the "
+                               "campaign's queue, or leave the campaign to label it.")
         if campaign:
             current = self.store.sessions.get_session(campaign["id"]) or campaign
             if current.get("closed_at") is not None:
@@ -152,7 +159,7 @@ class LabelService:
         """approve / override (with a corrected label from the task's answer set) / reject."""
         from reviewer.consensus import agent_label
 
-        name = self.check_writable(reviewer, campaign, verdict=True)
+        name = self.check_writable(reviewer, campaign, verdict=True, trajectory_id=trajectory.id)
         comment = check_text(comment, "comment")
         if action not in ("approve", "override", "reject"):
             raise LabelRefused(f"A verdict is approve, override or reject; got {action!r}.")
@@ -167,7 +174,7 @@ class LabelService:
     def undo_verdict(self, reviewer: str, ack: Ack, campaign: dict | None = None) -> Ack:
         """Undo a verdict this reviewer saved: a new row that restores the verdict it replaced (or
         withdraws it when there was none). Nothing is deleted."""
-        name = self.check_writable(reviewer, campaign, verdict=True)
+        name = self.check_writable(reviewer, campaign, verdict=True, trajectory_id=ack.trajectory_id)
         if ack.kind not in ("verdict",) or ack.reviewer != name:
             raise LabelRefused("Only your own last verdict can be undone.")
         prev = ack.previous
@@ -188,14 +195,14 @@ class LabelService:
 
     # ---- other labels -------------------------------------------------------------------------
     def write_score(self, reviewer, trajectory_id, score: int, rubric_version: str, campaign=None) -> Ack:
-        name = self.check_writable(reviewer, campaign)
+        name = self.check_writable(reviewer, campaign, trajectory_id=trajectory_id)
         if isinstance(score, bool) or not isinstance(score, int) or not 0 <= score <= 5:
             raise LabelRefused(f"A reasoning score is a whole number from 0 to 5; got {score!r}.")
         row = self.store.labels.add_rating(trajectory_id, name, score, rubric_version, session_id=self._scope(campaign))
         return Ack("score", f"score {score}", name, row, trajectory_id)
 
     def write_note(self, reviewer, trajectory_id, step_index, comment, flags, campaign=None) -> Ack:
-        name = self.check_writable(reviewer, campaign)
+        name = self.check_writable(reviewer, campaign, trajectory_id=trajectory_id)
         comment = check_text(comment, "note")
         row = self.store.labels.add_annotation(trajectory_id, name, comment=comment or None, step_idx=step_index,
                                                flags=flags, session_id=self._scope(campaign))

@@ -1,6 +1,7 @@
 import os
 import shutil
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -55,3 +56,21 @@ def browser():
         b = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture(scope="session")
+def wait_for_background_renders():
+    """Waits until the app's background threads have done what was queued: step renders (opening an
+    item renders its steps, FIFO), spectrum read-aheads and review-priority refreshes after a verdict.
+    A no-op queued behind each ends after them, so a store is not closed under work that reads it."""
+    from reviewer.labels import _priorities
+    from reviewer.spectra_cache import _reader, prefetch
+
+    def wait():
+        done = threading.Event()
+        prefetch(done.set)
+        assert done.wait(300)
+        for pool in (_reader, _priorities):
+            pool.submit(lambda: None).result(timeout=300)
+
+    return wait

@@ -68,6 +68,10 @@ class SessionRepository:
         return [r[0] for r in self.db.execute(
             "SELECT trajectory_id FROM session_items WHERE session_id = ? ORDER BY position", [session_id]).fetchall()]
 
+    def holds_item(self, session_id: str, trajectory_id: str) -> bool:
+        return self.db.row("SELECT 1 AS one FROM session_items WHERE session_id = ? AND trajectory_id = ?",
+                           [session_id, trajectory_id]) is not None
+
     def list_sessions(self, reviewer: str | None = None, include_closed: bool = True) -> list[dict[str, Any]]:
         """Sessions, newest first; with `reviewer`, only those that person is assigned to."""
         conds, params = [], []

@@ -1,5 +1,4 @@
 import struct
-import threading
 import zlib
 from datetime import UTC, datetime, timedelta
 
@@ -17,21 +16,6 @@ def make_png(width: int, height: int, shade: int = 0) -> bytes:
     raw = b"".join(b"\x00" + bytes([(shade + x) % 256 for x in range(width)]) for _ in range(height))
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
-
-
-@pytest.fixture(scope="session")
-def wait_for_background_renders():
-    """Waits until the render thread has done what was queued: opening an item renders its steps there
-    (FIFO), and a no-op queued behind them ends after them, so a store is not closed under a render
-    that reads it."""
-    from reviewer.spectra_cache import prefetch
-
-    def wait():
-        done = threading.Event()
-        prefetch(done.set)
-        assert done.wait(300)
-
-    return wait
 
 
 @pytest.fixture

@@ -2,18 +2,15 @@
 nothing was saved, what to do); no acknowledgement stays on screen for it; no row appears."""
 from __future__ import annotations
 
-import threading
-
 import duckdb
 
 from reviewer.components.feedback import AckView
 from reviewer.demo import seed_demo_if_empty
 from reviewer.review_state import ReviewState
-from reviewer.spectra_cache import prefetch
 from reviewer.store import Store
 
 
-def test_a_refused_write_is_shown_and_no_acknowledgement_follows_it(tmp_path):
+def test_a_refused_write_is_shown_and_no_acknowledgement_follows_it(tmp_path, wait_for_background_renders):
     path = tmp_path / "writes.duckdb"
     store = Store(path)
     seed_demo_if_empty(store)
@@ -23,9 +20,7 @@ def test_a_refused_write_is_shown_and_no_acknowledgement_follows_it(tmp_path):
     assert state.save_verdict("approve") is not None
     assert "approve" in view._ack.object
     tid = state.item.trajectory_id
-    done = threading.Event()
-    prefetch(done.set)  # queued behind the item's background renders, which read the store
-    assert done.wait(300)
+    wait_for_background_renders()
     store.close()  # the database goes away under the page (as a full disk or a lost mount would)
     assert state.save_verdict("reject") is None
     assert "NOT SAVED" in state.error and "Nothing was stored" in state.error

@@ -13,28 +13,31 @@ HUGE = "x" * 5_000_000
 
 
 @pytest.fixture(scope="module")
-def state(tmp_path_factory):
+def state(tmp_path_factory, wait_for_background_renders):
     store = Store(tmp_path_factory.mktemp("limits") / "limits.duckdb")
     seed_demo_if_empty(store)
     st = ReviewState(store, reviewer="ann")
     st.open_first()
     yield st
+    wait_for_background_renders()
     store.close()
 
 
-def counts(store) -> dict[str, int]:
-    return {t: store.db.scalar(f"SELECT count(*) FROM {t}") for t in ("reviews", "annotations", "vi_labels")}
+def counts(state) -> tuple[int, int, int]:
+    store, item = state.store, state.item
+    return (len(store.labels.reviews_for(item.trajectory_id)), len(store.labels.annotations_for(item.trajectory_id)),
+            len(store.labels.vi_labels_for(item.spectrum_id)))
 
 
 def test_huge_texts_are_refused_and_nothing_is_stored(state):
-    before = counts(state.store)
+    before = counts(state)
     state.comment = HUGE
     assert state.save_verdict("approve") is None and "at most 2000" in state.error
     assert state.save_note(HUGE, []) is None and "at most 5000" in state.error
     state.error = ""
     assert state.save_vi(quality=4, issues="", z=0.0, spectype="STAR", comment="y" * 101) is None
     assert "at most 100" in state.error
-    assert counts(state.store) == before
+    assert counts(state) == before
 
 
 def test_texts_at_the_limit_are_stored_whole(state):

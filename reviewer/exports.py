@@ -21,7 +21,9 @@ import csv
 import json
 import math
 import os
+import re
 import shutil
+import stat
 import tempfile
 import unicodedata
 from collections.abc import Callable
@@ -61,8 +63,24 @@ def vi_comment(text: str | None) -> str:
     return "".join(out)[:VI_COMMENT_MAX]
 
 
+# A spreadsheet runs a cell that starts with one of these (after blanks) as a formula: `=HYPERLINK(...)` from
+# a spectrum header, an object id, a reviewer name or a comment. OWASP's advice for CSV: write such a text
+# cell with a leading ' so it stays text (a tab or CR first is treated so too). A number that starts so
+# (-0.001, a negative DESI TARGETID) stays a number.
+_FORMULA_STARTS = ("=", "+", "-", "@")
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def csv_cell(value: str) -> str:
+    """`value` as a CSV cell a spreadsheet will not run: a text starting like a formula gets a leading '."""
+    formula = value[:1] in ("\t", "\r") or value.lstrip()[:1] in _FORMULA_STARTS
+    return "'" + value if formula and not _NUMBER.fullmatch(value) else value
+
+
 def _text(value: Any) -> str:
-    return "" if value is None else str(value).replace(",", ";")
+    """One cell of text: line breaks become spaces (the CSV writer does not quote a lone CR, and a reader
+    would start a new row there), commas ';' (prospect's reader splits on every comma)."""
+    return "" if value is None else " ".join(str(value).splitlines()).replace(",", ";")
 
 
 def _fixed(value: Any, places: int) -> str:
@@ -110,6 +128,26 @@ def _file_in_the_way(out: Path) -> Path | None:
     return None
 
 
+def _kind(path: Path) -> str | None:
+    """What is at `path` itself (a link is not followed); None when nothing is."""
+    try:
+        mode = path.lstat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    for test, kind in ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symbolic link"),
+                       (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"), (stat.S_ISFIFO, "a named pipe")):
+        if test(mode):
+            return kind
+    return "a special file"
+
+
+def _refuse_unless_regular(path: Path, kind: str | None) -> None:
+    """An export replaces regular files only: renaming over a link would replace the link (not what it
+    points at), over a device or a pipe the system's node."""
+    if kind not in (None, "a regular file", "a folder"):
+        raise ExportError(f"{path} is {kind}; an export replaces only a regular file (remove it or choose another path)")
+
+
 def _make_parents(path: Path) -> list[Path]:
     """mkdir -p path; returns the folders it created (deepest last), to remove again on failure."""
     made = []
@@ -152,6 +190,9 @@ def staged_folder(out_dir: str | os.PathLike, overwrite: bool = True):
         if not out.exists():
             os.rename(tmp, out)  # one atomic step
             return
+        for rel in files:  # the file, and the folders it goes in, are what they look like
+            for sub in (*reversed(rel.parents[:-1]), rel):
+                _refuse_unless_regular(out / sub, _kind(out / sub))
         taken = [str(f) for f in files if (out / f).exists()]
         if taken and not overwrite:
             shown = ", ".join(taken[:3]) + (f" and {len(taken) - 3} more" if len(taken) > 3 else "")
@@ -170,9 +211,11 @@ def staged_folder(out_dir: str | os.PathLike, overwrite: bool = True):
 
 def _write_file_atomically(out: Path, write: Callable[[Any], None], overwrite: bool = True) -> None:
     """Call write(file handle) on a temporary file beside `out`, then rename it over `out`."""
-    if out.is_dir():
+    kind = _kind(out)
+    if kind == "a folder":
         raise ExportError(f"{out} is a folder; the vi export writes a CSV file (give a file name)")
-    if out.exists() and not overwrite:
+    _refuse_unless_regular(out, kind)
+    if kind is not None and not overwrite:
         raise ExportError(f"{out} exists; use --force to overwrite it")
     blocker = _file_in_the_way(out)
     if blocker is not None:
@@ -202,7 +245,7 @@ def export_vi_csv(store, out_file: str | os.PathLike, session: str | None = None
     def write(fh):
         writer = csv.DictWriter(fh, fieldnames=VI_COLUMNS, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({column: csv_cell(cell) for column, cell in row.items()} for row in rows)
 
     _write_file_atomically(Path(out_file), write, overwrite)
     return len(rows)

@@ -17,6 +17,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from reviewer.store import StoreUnavailable
 from reviewer.store.repository import Store
 
 SPECTRUM_SUFFIXES = (".fits", ".fits.gz", ".fit", ".fit.gz", ".fts", ".csv", ".ecsv", ".txt", ".dat")
@@ -168,6 +169,8 @@ def ingest_file(store: Store, path: Path, summary: IngestSummary) -> None:
         with store.transaction():
             for record in records:
                 store.spectra.add_spectrum(record)
+    except StoreUnavailable:
+        raise  # read-only, damaged: no file after this one could be stored either; the caller says it once
     except Exception as exc:
         summary.failed.append((str(path), f"not stored: {type(exc).__name__}: {exc}"))
         return

@@ -27,7 +27,8 @@ over good pixels; 0.0 when none), source_path, format, wavelength_medium ("vacuu
 comment metadata of a table), n_pixels, n_good_pixels, flux_unit. Often present: labels_source
 (where the pipeline labels came from; None when there are none), pipeline_z_err,
 pipeline_zwarn, objtype (target type from the input catalogue / fibermap, not a classification),
-data_release, specobjid, fibermap (DESI row as str dict), fiberstatus, arms, ivar_estimated.
+data_release, specobjid, fibermap (DESI row as str dict), fiberstatus, arms, ivar_estimated,
+fiber_flags (SDSS: fibre-level SPPIXMASK bits set, {name: {"fraction", "wavelength": [min, max]}}).
 
 meta['survey'] values (a manifest survey string starts with the value): "LAMOST-LRS DR<n>"
 (or "LAMOST-LRS" when the header has no DATA_V), "LAMOST-MRS DR<n>", "SDSS" (original
@@ -36,8 +37,10 @@ spectrograph), "SDSS-III BOSS", "SDSS-IV eBOSS", "DESI", "Pickles 1998 stellar f
 
 Arrays: spectral_axis in Angstrom, ascending; flux with the file's unit (SDSS and DESI 1e-17
 erg/s/cm2/A, from the header or, if absent, the survey's data model; LAMOST and Pickles
-dimensionless); uncertainty InverseVariance; mask True = bad (survey mask bits set, ivar <= 0,
-non-finite flux). Masked pixels keep their flux values.
+dimensionless); uncertainty InverseVariance; mask True = bad (ivar <= 0, non-finite flux, or
+a survey bit meaning the pixel has no usable data, read as each data model defines it: SDSS and_mask
+FULLREJECT / NOSKY / BRIGHTSKY / NODATA, never its fibre-level bits 0-15; DESI MASK != 0; LAMOST
+ANDMASK != 0, never ORMASK alone; see sdss.py, desi.py, lamost.py). Masked pixels keep their flux.
 
 Documented behaviour of edge cases:
 - a spectrum with no good pixel (all ivar 0: SDSS ZWARNING=6 fibres, DESI sky/empty/NODATA

@@ -195,6 +195,12 @@ def _arm_data(fits: RawFits, path: str, arm: str, rows: list[int]):
     if max(rows) >= flux_all.shape[0]:
         raise SpectrumReadError(path, f"{arm}_FLUX has {flux_all.shape[0]} rows, fewer than the FIBERMAP")
     wave, flux_all, ivar_all, mask_all = ascending(path, wave, flux_all, ivar_all, mask_all, arm=arm)
+    # {ARM}_MASK is DESI's per-pixel specmask (DESI data model, coadd and spectra files and
+    # https://desidatamodel.readthedocs.io/en/latest/bitmasks.html): every bit is about the pixel
+    # (SOMEBADPIX, ALLBADPIX, COSMIC, LOWFLAT, BADFIBERFLAT, BRIGHTSKY, BADSKY, BAD2DFIT, NODATA,
+    # BADFIBER, ...) and 0 is good; desispec's own coaddition weights a pixel by ivar * (mask == 0).
+    # So MASK != 0 is bad, and so is IVAR <= 0 whatever MASK says (coadds write MASK 0 with IVAR 0
+    # for dropped fibres): merge_arms gives both zero weight.
     exposures = []
     for r in rows:
         bad = np.zeros(wave.size, bool) if mask_all is None else mask_all[r] != 0

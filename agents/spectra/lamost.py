@@ -8,6 +8,13 @@ with one pixel per row (FLUX, IVAR, LOGLAM, ANDMASK, ORMASK); an arm written red
 around (core.ascending), a non-monotonic one is refused naming it; the arms do not overlap, so they
 are concatenated. LAMOST wavelengths are vacuum and heliocentric (VACUUM = T in every header).
 LAMOST fluxes are relatively calibrated with no unit keyword: flux is dimensionless.
+
+Masks (LAMOST FITS data model: https://www.lamost.org/public/dr/algorithms/ff, and the data
+production descriptions of each release, e.g. http://dr6.lamost.org/v1.1/doc/lr-data-production-
+description for LRS, http://dr7.lamost.org/v1/doc/mr-data-production-description for MRS): the
+and mask marks a pixel bad in all of its exposures, the or mask bad in at least one; both are
+per-pixel (no fibre-level notes as in SDSS). A pixel is bad when ANDMASK != 0 or IVAR <= 0;
+ORMASK alone is not a mask, since the coadd still has the other exposures' measurement there.
 """
 from __future__ import annotations
 

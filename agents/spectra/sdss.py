@@ -3,7 +3,8 @@
 COADD HDU: one row per pixel with loglam, flux, ivar, and_mask, or_mask (vacuum wavelengths,
 flux in 1e-17 erg/s/cm2/A, stated in the primary BUNIT). Labels come from the SPECOBJ HDU
 (DR8+ legacy files) or the SPALL HDU (BOSS-era files): CLASS, SUBCLASS, Z, ZWARNING.
-A pixel is bad when and_mask != 0 (set in every exposure), ivar <= 0 or flux is not finite.
+A pixel is bad when ivar <= 0, flux is not finite, or its and_mask (set in every exposure) has a
+pixel bit meaning no usable data (see BAD_PIXEL_BITS); fibre-level bits go to meta['fiber_flags'].
 """
 from __future__ import annotations
 
@@ -15,6 +16,36 @@ from .fitsraw import RawFits
 from .sniff import SDSS_SPEC
 
 DEFAULT_BUNIT = "1e-17 erg / (s cm2 Angstrom)"
+
+# SPPIXMASK, the and_mask / or_mask bits (SDSS data model: https://www.sdss4.org/dr17/algorithms/
+# bitmasks/#SPPIXMASK; quotes from https://www.sdss3.org/dr10/algorithms/bitmask_sppixmask.php).
+# Bits 0-15 "indicate something about the spectrum as a whole, or at least about its red or blue
+# half" and are set on every pixel of that half: MANYBADCOLUMNS ("more than 10% of pixels are bad
+# columns") on a fibre says nothing about the other 90 %. They never mask; meta['fiber_flags']
+# keeps them. Bits 16-31 are about the pixel. The data model: "the conditions that are considered
+# very bad are already used to set ... the inverse variance to zero", which it notes for FULLREJECT,
+# NOSKY and NODATA (kept here too, for files whose ivar does not show it), and "the most useful
+# mask bit to look at is BRIGHTSKY": sky so bright relative to the object that its flux there is
+# not to be trusted (SDSS's redshift fit, idlspec2d skymask, drops them too, grown by 2 px). The other
+# pixel bits (NEARBADPIXEL, LOWFLAT, PARTIALREJECT, SCATTEREDLIGHT, CROSSTALK, COMBINEREJ,
+# BADFLUXFACTOR, BADSKYCHI, REDMONSTER) mark pixels whose flux and ivar the pipeline kept.
+# The or_mask (set in any one exposure) is not used: the other exposures still measure the pixel.
+BAD_PIXEL_BITS = {"FULLREJECT": 18, "NOSKY": 22, "BRIGHTSKY": 23, "NODATA": 24}
+_BAD_PIXEL_MASK = sum(1 << bit for bit in BAD_PIXEL_BITS.values())
+FIBER_BITS = ("NOPLUG", "BADTRACE", "BADFLAT", "BADARC", "MANYBADCOLUMNS", "MANYREJECTED",
+              "LARGESHIFT", "BADSKYFIBER", "NEARWHOPPER", "WHOPPER", "SMEARIMAGE", "SMEARHIGHSN",
+              "SMEARMEDSN")  # bits 0-12; 13-15 unused
+
+
+def fiber_flags(wave: np.ndarray, and_mask: np.ndarray) -> dict[str, dict]:
+    """Fibre-level bits set in and_mask: {name: {"fraction": of pixels, "wavelength": [min, max]}}."""
+    out = {}
+    for bit, name in enumerate(FIBER_BITS):
+        on = (and_mask >> bit) & 1 == 1
+        if on.any():
+            out[name] = {"fraction": round(float(on.mean()), 4),
+                         "wavelength": [round(float(wave[on].min()), 2), round(float(wave[on].max()), 2)]}
+    return out
 
 
 class _LabelRow:
@@ -62,7 +93,8 @@ def read_sdss(fits: RawFits, path: str, target=None):
         if not table.has(need):
             raise SpectrumReadError(path, f"COADD HDU lacks the {need} column")
     wave = 10.0 ** table.col("loglam").astype(np.float64)
-    bad = table.col("and_mask") != 0 if table.has("and_mask") else None
+    and_mask = (table.col("and_mask").astype(np.int64) if table.has("and_mask")
+                else np.zeros(wave.size, np.int64))
     row = _LabelRow(fits)
     plate = _first(row.field("PLATE"), header.get("PLATEID"))
     mjd = _first(row.field("MJD"), header.get("MJD"))
@@ -91,10 +123,11 @@ def read_sdss(fits: RawFits, path: str, target=None):
         "wavelength_medium": "air" if header.get("VACUUM") is False else "vacuum",
         "header": header_text(header),
         "flux_unit_source": "header" if header.get("BUNIT") else "SDSS data model (no BUNIT in file)",
+        "fiber_flags": fiber_flags(wave, and_mask),
     }
     unit = parse_flux_unit(header.get("BUNIT") or DEFAULT_BUNIT, path)
-    return build_spectrum(path, wave, table.col("flux"), table.col("ivar"), meta, bad=bad,
-                          flux_unit=unit)
+    return build_spectrum(path, wave, table.col("flux"), table.col("ivar"), meta,
+                          bad=and_mask & _BAD_PIXEL_MASK != 0, flux_unit=unit)
 
 
 READERS = {SDSS_SPEC: read_sdss}

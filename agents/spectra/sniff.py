@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import re
 import zlib
@@ -84,11 +85,27 @@ def _raw_bytes(source: Any, path: str, n: int | None) -> bytes:
     raise SpectrumReadError(path, f"unsupported input type {type(source).__name__}")
 
 
+def max_file_bytes() -> int:
+    """The largest spectrum file, after decompression, that is read (SPECREVIEW_MAX_FILE_BYTES, default
+    512 MB: a DESI coadd of 500 targets is ~200 MB). A 1.6 MB gzip bomb otherwise takes gigabytes."""
+    return int(os.environ.get("SPECREVIEW_MAX_FILE_BYTES") or 512 * 2**20)
+
+
 def read_all_bytes(source: Any, path: str) -> bytes:
+    cap = max_file_bytes()
+    if isinstance(source, (str, os.PathLike)) and Path(source).is_file() and Path(source).stat().st_size > cap:
+        raise SpectrumReadError(path, f"file is larger than {cap} bytes (SPECREVIEW_MAX_FILE_BYTES)")
     raw = _raw_bytes(source, path, None)
+    if len(raw) > cap:
+        raise SpectrumReadError(path, f"file is larger than {cap} bytes (SPECREVIEW_MAX_FILE_BYTES)")
     if raw.startswith(GZIP_MAGIC):
         try:
-            return gzip.decompress(raw)
+            # read at most one byte past the cap: memory stays bounded whatever the stream expands to
+            data = gzip.GzipFile(fileobj=io.BytesIO(raw)).read(cap + 1)
+            if len(data) > cap:
+                raise SpectrumReadError(path, f"decompresses to more than {cap} bytes (SPECREVIEW_MAX_FILE_BYTES): "
+                                              "refused (a damaged file, or a gzip bomb)")
+            return data
         except EOFError:
             raise SpectrumReadError(path, "truncated gzip file (compressed stream ends early)") from None
         except (OSError, zlib.error) as exc:

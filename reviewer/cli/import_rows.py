@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewer.cli.common import db_path, known_task, open_store
+from reviewer.store import StoreUnavailable
 
 KINDS = ("sft", "bench")
 LABELS_FILE = "manifest-labels.csv"  # the `manifest` prefix keeps ingest from taking it for a spectrum
@@ -71,11 +72,37 @@ class ImportFileError(ValueError):
     """The whole file cannot be read as rows (not JSON, not Parquet, not UTF-8)."""
 
 
+# Arrays and objects inside one another, the row itself the first: a real row has a handful. Deeper ones
+# are refused, since Python's JSON parser and every walk over a row recurse (100,000 levels: RecursionError).
+MAX_JSON_DEPTH = 64
+TOO_DEEP = f"nested deeper than {MAX_JSON_DEPTH} levels (arrays and objects inside one another)"
+
+
+def too_deep(value: Any) -> bool:
+    """Whether `value`'s arrays and objects nest deeper than MAX_JSON_DEPTH (walked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack += [(child, depth + 1) for child in children if isinstance(child, dict | list | tuple)]
+    return False
+
+
 def iter_rows(path: Path) -> Iterator[tuple[str, Any, str | None]]:
     """(where, row, problem) for each row of a .parquet, .json (a list, or one object) or .jsonl
     file. `where` names the file and the line (JSONL: physical line, from 1) or row (from 1);
-    `problem` is set, and `row` None, for a JSONL line that is not valid JSON. A file that cannot be
-    read at all raises ImportFileError (or OSError)."""
+    `problem` is set, and `row` None, for a JSONL line that is not valid JSON and for a row nested
+    deeper than MAX_JSON_DEPTH. A file that cannot be read at all raises ImportFileError (or OSError)."""
+    for where, row, problem in _parsed_rows(path):
+        if problem is None and isinstance(row, dict | list | tuple) and too_deep(row):
+            yield where, None, TOO_DEEP
+        else:
+            yield where, row, problem
+
+
+def _parsed_rows(path: Path) -> Iterator[tuple[str, Any, str | None]]:
     name = path.name.lower()
     if name.endswith(".parquet"):
         import pyarrow as pa
@@ -101,12 +128,16 @@ def iter_rows(path: Path) -> Iterator[tuple[str, Any, str | None]]:
                 yield f"{path.name} line {n}", json.loads(line), None
             except json.JSONDecodeError as exc:
                 yield f"{path.name} line {n}", None, f"not valid JSON ({exc.msg} at column {exc.colno})"
+            except RecursionError:
+                yield f"{path.name} line {n}", None, TOO_DEEP
         return
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ImportFileError(f"not valid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); "
                               "nothing imported") from None
+    except RecursionError:
+        raise ImportFileError(f"{TOO_DEEP}; nothing imported") from None
     for i, row in enumerate(data if isinstance(data, list) else [data], 1):
         yield f"{path.name} row {i}", row, None
 
@@ -318,7 +349,12 @@ def import_bench(store, file: Path, out_dir: Path, task: str | None = None) -> I
             except Exception as exc:
                 summary.refused.append(f"{where}: {_why(exc)}")
                 continue
-            result = reviewer.ingest.ingest_paths(store, [path], progress=False)
+            try:
+                result = reviewer.ingest.ingest_paths(store, [path], progress=False)
+            except StoreUnavailable:  # the database takes no rows at all (read-only, ...): the caller says so
+                if written:
+                    path.unlink(missing_ok=True)
+                raise
             if result.failed:
                 summary.refused += [f"{where}: {why}" for _p, why in result.failed]
                 if written:  # nothing stays in --out for a refused row

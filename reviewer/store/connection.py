@@ -16,10 +16,12 @@ from pathlib import Path
 
 import duckdb
 
-from reviewer.store.schema import migrate
+from reviewer.store.schema import SchemaError, migrate
 
 # DuckDB's words when another process holds the file (matched without the path: a folder may be called "locks")
 LOCK_SIGN = re.compile(r"could not set lock|conflicting lock", re.I)
+# The system's words when the file, or the folder its .wal goes in, cannot be written
+READ_ONLY_SIGN = re.compile(r"permission denied|read-only file system", re.I)
 
 
 class StoreUnavailable(RuntimeError):
@@ -30,17 +32,49 @@ class StoreDamaged(StoreUnavailable):
     """The database file is not a readable DuckDB database (truncated, overwritten, corrupt)."""
 
 
+class StoreReadOnly(StoreUnavailable):
+    """The database file, or its folder, cannot be written by this user (or lies on a read-only disk)."""
+
+
+class StoreSchemaError(StoreUnavailable):
+    """The file's schema is newer than this program, or half-migrated (reviewer.store.schema.check_schema)."""
+
+
+def _name(path) -> str:
+    return Path(str(path)).name  # the name only: pages and logs need not show the server's folders
+
+
 def damage_of(path, exc: Exception) -> StoreDamaged | None:
     """A StoreDamaged saying what is wrong with the file, when `exc` is DuckDB reporting a damaged file."""
     text = str(exc)
     if isinstance(exc, duckdb.IOException) or any(
             sign in text for sign in ("Corrupt database", "checksum", "Could not read enough bytes",
                                       "not a valid DuckDB database")):
-        name = Path(str(path)).name  # the name only: pages and logs need not show the server's folders
+        name = _name(path)
         first = text.splitlines()[0].replace(str(path), name)
         return StoreDamaged(f"the database file {name} is damaged or unreadable ({first}); "
                             "restore it from a backup or move it aside to start a new one")
     return None
+
+
+def unwritable_of(path, exc: Exception) -> StoreReadOnly | None:
+    """A StoreReadOnly naming the file and what to do, when `exc` is a write to it (or to its .wal)
+    refused by the system. Only errors that name the database file count: a COPY to an export file
+    that cannot be written is the export's problem, not the database's."""
+    text = str(exc)
+    found = READ_ONLY_SIGN.search(text)
+    if path is None or found is None or str(path) not in text:
+        return None
+    return StoreReadOnly(f"the database file {_name(path)} is read-only here ({found.group(0).lower()}): "
+                         "give this user write access to the file and its folder, or copy it to a writable "
+                         "folder and open the copy")
+
+
+def locked_message(name: str, exc: Exception) -> str:
+    """Who holds the file, by pid only: DuckDB's own words also give the holder's program path and user."""
+    pid = re.search(r"\(PID (\d+)\)", str(exc))
+    holder = f"another process (PID {pid.group(1)})" if pid else "another process"
+    return f"cannot open {name}: Could not set lock on it: {holder} has it open"
 
 
 class SharedConnection:
@@ -52,11 +86,11 @@ class SharedConnection:
         try:
             self.connection = duckdb.connect(target)
         except duckdb.Error as exc:
-            name = Path(target).name  # the name only: pages and logs need not show the server's folders
-            refused = StoreUnavailable(f"cannot open {name}: {str(exc).replace(target, name)}")
+            name = _name(target)
             if isinstance(exc, duckdb.IOException) and LOCK_SIGN.search(str(exc).replace(target, name)):
-                raise refused from exc  # another process holds it: not damage
-            raise damage_of(target, exc) or refused from exc
+                raise StoreUnavailable(locked_message(name, exc)) from exc  # another process holds it: not damage
+            refused = StoreUnavailable(f"cannot open {name}: {str(exc).replace(target, name)}")
+            raise unwritable_of(target, exc) or damage_of(target, exc) or refused from exc
         self._local = threading.local()
         # (thread, cursor) of every thread that made one, so close() can close them all and
         # release the file lock; entries of finished threads are pruned as new ones arrive.
@@ -66,7 +100,22 @@ class SharedConnection:
         self.pinned = False  # see pin()
         self.known_reviewers: set[str] = set()
         self.probed = False  # every table read through once (Store.probe)
-        self.version = migrate(self.cursor())
+        try:
+            self.version = migrate(self.cursor())
+        except Exception as exc:
+            self.close()  # release the file: a refused database is not held open
+            raise self._refusal(exc) from exc
+
+    def _refusal(self, exc: Exception) -> Exception:
+        """What the opening of a file whose schema could not be checked or migrated says."""
+        refused = unwritable_of(self.path, exc)  # a migration that could not be written
+        if refused is not None or not isinstance(exc, SchemaError):
+            return refused or damage_of(self.path, exc) or exc
+        name = _name(self.path)
+        text = str(exc).replace(str(self.path), name)
+        if type(exc) is SchemaError:  # refused by the check, before anything was written
+            return StoreSchemaError(f"the database file {name} was not opened, and is unchanged: {text}")
+        return StoreSchemaError(f"the database file {name} cannot be opened: {text}")
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """This thread's cursor (created on first use; released with the thread)."""
@@ -111,7 +160,13 @@ class SharedConnection:
             cur.execute("ROLLBACK")
             raise
         self._local.depth = 0
-        cur.execute("COMMIT")
+        try:
+            cur.execute("COMMIT")
+        except duckdb.Error as exc:
+            refused = unwritable_of(self.path, exc)
+            if refused is None:
+                raise
+            raise refused from exc
 
     def in_transaction(self) -> bool:
         return bool(getattr(self._local, "depth", 0))

@@ -12,7 +12,7 @@ from typing import Any
 import duckdb
 
 from reviewer.store.codec import from_json, utc
-from reviewer.store.connection import SharedConnection, damage_of, release, shared_connection
+from reviewer.store.connection import SharedConnection, damage_of, release, shared_connection, unwritable_of
 from reviewer.store.paths import resolve_db_path
 
 # Optimistic concurrency: two threads inserting the same key at once (the same reviewer, a retried
@@ -85,9 +85,9 @@ class Database:
         try:
             return self.execute_with_retries(sql, params)
         except duckdb.Error as exc:  # a damaged file shows itself on the first read of a bad block
-            damage = damage_of(self.path, exc)
-            if damage is not None:
-                raise damage from exc
+            refused = unwritable_of(self.path, exc) or damage_of(self.path, exc)
+            if refused is not None:
+                raise refused from exc
             raise
 
     def execute_with_retries(self, sql: str, params: Sequence[Any] | None) -> duckdb.DuckDBPyConnection:

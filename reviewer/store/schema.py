@@ -12,6 +12,7 @@ insertion order). Their ids are client-generated UUIDs, so a retried write is a 
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import duckdb
@@ -356,13 +357,82 @@ MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE, V4_CLA
 LATEST_VERSION = len(MIGRATIONS)
 
 
-class MigrationError(RuntimeError):
+class SchemaError(RuntimeError):
+    """The database's schema is not one this program can open: newer than it knows, or its recorded
+    versions and its tables disagree (check_schema raises it before anything in the file is changed)."""
+
+
+class MigrationError(SchemaError):
     """A migration failed; the database is left at `version`."""
 
     def __init__(self, version: int, target: int, cause: Exception):
         self.version = version
         self.target = target
         super().__init__(f"migration to schema version {target} failed ({cause}); database left at version {version}")
+
+
+# What a migration creates and drops, read from its SQL: enough to tell which migrations' tables a file
+# holds. A migration that renames an object would need listing here too; the schema tests, which open a
+# fresh database through every migration, fail at once if one is missed.
+_CREATED = re.compile(r"\bCREATE\s+(?:UNIQUE\s+)?(TABLE|INDEX|SEQUENCE)\s+(\w+)", re.I)
+_DROPPED = re.compile(r"\bDROP\s+(TABLE|INDEX|SEQUENCE)\s+(?:IF\s+EXISTS\s+)?(\w+)", re.I)
+_EXISTING = """
+SELECT 'table', table_name FROM duckdb_tables() WHERE schema_name = 'main'
+UNION ALL SELECT 'index', index_name FROM duckdb_indexes() WHERE schema_name = 'main'
+UNION ALL SELECT 'sequence', sequence_name FROM duckdb_sequences() WHERE schema_name = 'main'
+"""
+
+
+def _objects(pattern: re.Pattern, sql: str) -> set[tuple[str, str]]:
+    return {(kind.lower(), name.lower()) for kind, name in pattern.findall(sql)}
+
+
+def _tables_first(obj: tuple[str, str]) -> tuple[bool, str]:
+    return obj[0] != "table", obj[1]  # a table's name says more to a reader than an index's
+
+
+def recorded_versions(cursor: duckdb.DuckDBPyConnection) -> list[int]:
+    """The versions schema_version records, in order; [] when there is no such table (read only: a
+    file that must be refused is not to gain one)."""
+    if not cursor.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' "
+                          "AND table_name = 'schema_version'").fetchone()[0]:
+        return []
+    return [int(v) for (v,) in cursor.execute("SELECT version FROM schema_version ORDER BY version").fetchall()]
+
+
+def check_schema(cursor: duckdb.DuckDBPyConnection, migrations: list[Migration]) -> int:
+    """The recorded version, after checking that the file is what that version says: every version up
+    to it recorded, their objects there, none of a later migration's. Every migration commits with its
+    version row, so a file that fails this was not left so by this program's migrations: another build
+    or program wrote it, it was edited, or it was restored in part. SchemaError says which, before
+    anything is changed."""
+    versions = recorded_versions(cursor)
+    version = versions[-1] if versions else 0
+    if version > len(migrations):
+        raise SchemaError(f"its schema version {version} is newer than this program knows ({len(migrations)}): "
+                          "upgrade specreview to open it")
+    missing_versions = sorted(set(range(1, version + 1)) - set(versions))
+    unfinished = "a migration did not finish, or another program changed the file; restore it from a backup"
+    if missing_versions:
+        raise SchemaError(f"it records schema version {version} but not version "
+                          f"{', '.join(map(str, missing_versions))}: {unfinished}")
+    present = {(kind, name.lower()) for kind, name in cursor.execute(_EXISTING).fetchall()}
+    expected: set[tuple[str, str]] = set()
+    for number, migration in enumerate(migrations, 1):
+        made = _objects(_CREATED, migration.sql)
+        if number <= version:
+            expected = (expected | made) - _objects(_DROPPED, migration.sql)
+            continue
+        early = sorted(made & present, key=_tables_first)
+        if early:
+            kind, name = early[0]
+            at = f"it is at schema version {version}" if versions else "it records no schema version"
+            raise SchemaError(f"{at} but already holds {kind} {name} of version {number}: {unfinished}")
+    gone = sorted(expected - present, key=_tables_first)
+    if gone:
+        kind, name = gone[0]
+        raise SchemaError(f"it records schema version {version} but its {kind} {name} is missing: {unfinished}")
+    return version
 
 
 def current_version(cursor: duckdb.DuckDBPyConnection) -> int:
@@ -372,13 +442,13 @@ def current_version(cursor: duckdb.DuckDBPyConnection) -> int:
 
 
 def migrate(cursor: duckdb.DuckDBPyConnection, migrations: list[Migration] | None = None) -> int:
-    """Apply the pending migrations in order, each in its own transaction; return the new version."""
+    """Apply the pending migrations in order, each in its own transaction; return the new version.
+    A file whose schema this program cannot take on (check_schema) raises SchemaError unchanged."""
     migrations = MIGRATIONS if migrations is None else migrations
-    version = current_version(cursor)
-    if version > len(migrations):
-        raise RuntimeError(
-            f"database schema version {version} is newer than this program knows ({len(migrations)}); upgrade specreview"
-        )
+    version = check_schema(cursor, migrations)
+    if version == len(migrations):
+        return version
+    cursor.execute(BOOTSTRAP)
     for target in range(version + 1, len(migrations) + 1):
         migration = migrations[target - 1]
         cursor.execute("BEGIN TRANSACTION")

@@ -80,7 +80,8 @@ def test_sdss_units_ids_and_survey(real):
         coadd = h["COADD"].data
         specobjid = str(h["SPECOBJ"].data["SPECOBJID"][0]).strip()
     assert legacy.meta["specobjid"] == specobjid and specobjid.isdigit()
-    np.testing.assert_array_equal(legacy.mask, (coadd["and_mask"] != 0) | (coadd["ivar"] <= 0))
+    no_data_bits = (1 << 18) | (1 << 22) | (1 << 23) | (1 << 24)   # FULLREJECT NOSKY BRIGHTSKY NODATA
+    np.testing.assert_array_equal(legacy.mask, (coadd["and_mask"] & no_data_bits != 0) | (coadd["ivar"] <= 0))
     good = ~legacy.mask
     expected = np.median(coadd["flux"][good] * np.sqrt(coadd["ivar"][good]))
     assert legacy.meta["snr"] == pytest.approx(expected, rel=1e-6)

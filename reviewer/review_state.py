@@ -23,6 +23,7 @@ from reviewer.consensus import agent_label
 from reviewer.labels import Ack, LabelRefused, LabelService
 from reviewer.renders import prefetch_renders, render_in_view
 from reviewer.spectra_cache import load_spectrum, read_ahead
+from reviewer.store import WRITE_FAILURES
 
 log = logging.getLogger(__name__)
 write_log = logging.getLogger("specreview.writes")
@@ -226,7 +227,7 @@ class ReviewState(param.Parameterized):
         except LabelRefused as err:
             self.error = str(err)
             return None
-        except Exception as err:  # the store could not write (read-only, disk full, closed): say so at once
+        except WRITE_FAILURES as err:  # not stored (read-only, disk full, closed)
             log.exception("a label write failed")
             # the exception's text can name server paths: the page gets its kind only, the log the rest
             self.param.update(ack=None, error=(

@@ -7,9 +7,14 @@ repository per concern, each with its own SQL: store.spectra, .trajectories, .im
 Review rules live above it (reviewer/labels.py, conflicts.py, curation.py, ...): nothing here
 imports from reviewer/ outside this package.
 """
+import duckdb
+
 from reviewer.store.connection import LOCK_SIGN, StoreDamaged, StoreReadOnly, StoreSchemaError, StoreUnavailable
 from reviewer.store.paths import default_db_path, resolve_db_path
 from reviewer.store.repository import Store
 
-__all__ = ["LOCK_SIGN", "Store", "StoreDamaged", "StoreReadOnly", "StoreSchemaError", "StoreUnavailable",
+# what a write that the database did not store raises (closed, read-only, full disk, I/O)
+WRITE_FAILURES = (duckdb.Error, StoreUnavailable, OSError)
+
+__all__ = ["LOCK_SIGN", "WRITE_FAILURES", "Store", "StoreDamaged", "StoreReadOnly", "StoreSchemaError", "StoreUnavailable",
            "default_db_path", "resolve_db_path"]

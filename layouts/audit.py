@@ -26,8 +26,11 @@ from reviewer.labels import LabelRefused, check_name
 from reviewer.review_state import ReviewState
 
 
-def keyboard_for(state: ReviewState) -> Keyboard:
+def keyboard_for(state: ReviewState, plot=None) -> Keyboard:
     keys = Keyboard()
+    if plot is not None:  # zoom about the centre of the view: + (or =) in, - out
+        for key, factor in (("+", 0.5), ("=", 0.5), ("-", 2.0)):
+            keys.on(key, lambda f=factor: plot.zoom_by(f))
     actions = {"n": lambda: state.step_item(+1), "b": lambda: state.step_item(-1), "j": state.next_step,
                "k": state.previous_step, "a": lambda: state.save_verdict("approve"),
                "o": lambda: state.save_verdict("override"), "r": lambda: state.save_verdict("reject"),

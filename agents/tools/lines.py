@@ -15,18 +15,23 @@ def lines_in_window(
     kinds: tuple[str, ...] | list[str] = LINE_KINDS,
     rest_frame: bool = False,
     major_only: bool = False,
+    object_class: str | None = None,
 ) -> list[dict]:
     """Lines to draw on an axis spanning [wave_min, wave_max].
 
     The axis is observed wavelength unless ``rest_frame`` (then it is observed / (1+z)). Emission and
     absorption lines sit at rest * (1+z) on an observed axis; sky lines are fixed in the observed
     frame, so on a rest-frame axis they move to sky / (1+z). Returns dicts with name, kind, rest
-    (catalogue wavelength) and x (position on the axis), sorted by x.
+    (catalogue wavelength) and x (position on the axis), sorted by x. ``object_class`` (STAR /
+    GALAXY / QSO; None: all lines) keeps the lines that class shows: a QSO's emission lines (and the
+    sky), a galaxy's lines without the purely stellar ones.
     """
     one_plus_z = 1.0 + float(z or 0.0)
     out = []
     for line in kb.lines():
         if line["kind"] not in kinds or (major_only and not line.get("major", False)):
+            continue
+        if not shown_for(line, object_class):
             continue
         if line["kind"] == "sky":
             x = line["wave"] / one_plus_z if rest_frame else line["wave"]
@@ -39,23 +44,37 @@ def lines_in_window(
     return out
 
 
+def shown_for(line: dict, object_class: str | None) -> bool:
+    cls = (object_class or "").upper()
+    if cls == "QSO":
+        return line["kind"] != "absorption"
+    if cls == "GALAXY":
+        return not line.get("stellar", False)
+    return True
+
+
 def stagger_labels(xs: list[float], labels: list[str], *, x_span: float, width_px: int = 800,
-                   char_px: float = 7.0, levels: int = 5) -> list[int | None]:
+                   char_px: float = 7.0, levels: int = 5, frame: tuple[float, float] | None = None) -> list[int | None]:
     """Assign each label a vertical level so that labels on one level never overlap.
 
-    Greedy, left to right: a label takes the lowest level whose last label ends before this one
-    starts (widths estimated from character count at the plot's scale). A label that fits on no
-    level gets None and is not drawn (its line still is): zooming in makes room for it.
+    Greedy, in the given order (most important first): a label takes the lowest level where its box
+    (width estimated from character count at the plot's scale, plus a gap) overlaps no label already
+    placed there. A label that fits on no level, or whose box would leave `frame` (the x limits of
+    the drawing), gets None and is not drawn (its line still is): zooming in makes room for it.
     """
     per_px = x_span / max(width_px, 1)
-    ends = [-float("inf")] * levels
+    placed: list[list[tuple[float, float]]] = [[] for _ in range(levels)]
     out = []
     for x, text in zip(xs, labels, strict=True):
         half = 0.5 * (len(text) * char_px + 6) * per_px
-        start = x - half
-        level = next((lvl for lvl in range(levels) if ends[lvl] <= start), None)
+        start, end = x - half, x + half
+        if frame is not None and (start < frame[0] or end > frame[1]):
+            out.append(None)
+            continue
+        level = next((lvl for lvl in range(levels)
+                      if all(end <= a or start >= b for a, b in placed[lvl])), None)
         if level is not None:
-            ends[level] = x + half
+            placed[level].append((start, end))
         out.append(level)
     return out
 

@@ -15,9 +15,21 @@ from panel.viewable import Viewer
 
 import kb
 from agents.spectra import write_csv, write_fits
-from agents.tools.render import render_png
 from reviewer.components.safe_text import plain_alert
 from reviewer.components.spectrum_plot import SpectrumPlot
+
+SAVE_CANVAS_JS = """
+const view = Bokeh.index.find_one(figure) ?? figure.document?.views_manager?.find_one(figure);
+if (view == null) return;
+view.export("png").to_blob().then((blob) => {
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(blob);
+  link.download = (save.filename || "view") + ".png";
+  document.body.appendChild(link);
+  link.click();
+  link.remove();
+});
+"""
 
 
 class Controls(Viewer):
@@ -58,9 +70,20 @@ class Controls(Viewer):
         self._status = pn.pane.Str(plot.param.status, css_classes=["sr-status"])
         self._message = pn.pane.HTML(pn.bind(plain_alert, self.param.message, "warning"), visible=False)
         self.param.watch(lambda e: setattr(self._message, "visible", bool(e.new)), "message")
+        self._ymode = pn.widgets.RadioButtonGroup.from_param(plot.param.y_mode, name="Flux axis", button_type="light",
+                                                             css_classes=["sr-y-mode"])
+        self._ymin = pn.widgets.FloatInput(label="flux min", value=None, width=110, css_classes=["sr-flux-min"])
+        self._ymax = pn.widgets.FloatInput(label="flux max", value=None, width=110, css_classes=["sr-flux-max"])
+        self._yapply = pn.widgets.Button(label="Fix flux range", css_classes=["sr-flux-apply"],
+                                         description="Keep this flux range from zoom to zoom (Auto: follow the view)")
+        self._yapply.on_click(lambda _: self.apply_flux_range())
+        # "View as PNG" is the canvas itself, exported in the browser as Bokeh's save tool does: exactly
+        # what is on screen (frame, ranges, markers, shading, noise, y scale)
+        self._png = pn.widgets.Button(label="View as PNG", button_type="light", css_classes=["sr-export-png"],
+                                      description="Save the plot exactly as shown")
+        self._png.js_on_click(args={"figure": plot.figure, "save": plot.save_tool}, code=SAVE_CANVAS_JS)
         self._downloads = pn.Column(
-            pn.widgets.FileDownload(callback=lambda: io.BytesIO(self.export_png()), filename="view.png",
-                                    label="View as PNG", button_type="light", css_classes=["sr-export-png"]),
+            self._png,
             pn.widgets.FileDownload(callback=lambda: io.BytesIO(self.export_csv()), filename="spectrum.csv",
                                     label="Spectrum as CSV", button_type="light", css_classes=["sr-export-csv"]),
             pn.widgets.FileDownload(callback=lambda: io.BytesIO(self.export_fits()), filename="spectrum.fits",
@@ -70,15 +93,6 @@ class Controls(Viewer):
         plot.param.watch(self._sync_inputs, ["x_range", "rest_frame", "z", "spectrum"])
 
     # ---- exports of the item on screen -------------------------------------------------------------
-    def export_png(self) -> bytes:
-        spec = self.plot.spectrum
-        if spec is None:
-            return b""
-        lo, hi = self.plot.x_range or (None, None)
-        if lo is not None:  # the renderer works in observed wavelengths
-            lo, hi = lo / self.plot.frame_scale(), hi / self.plot.frame_scale()
-        return render_png(spec, lo, hi)
-
     def export_csv(self) -> bytes:
         if self.plot.spectrum is None:
             return b""
@@ -96,7 +110,8 @@ class Controls(Viewer):
     def _rename_downloads(self, *_):
         item = self.state.item
         name = re.sub(r"[^\w.+-]", "_", str(item.record.get("object_id") or "spectrum"))[:80] if item else "spectrum"
-        for widget, ext in zip(self._downloads, ("png", "csv", "fits"), strict=True):
+        self.plot.save_tool.filename = name  # the PNG of the view (Bokeh adds .png)
+        for widget, ext in zip(self._downloads[1:], ("csv", "fits"), strict=True):
             widget.filename = f"{name}.{ext}"
 
     def _sync_inputs(self, *_):
@@ -116,6 +131,18 @@ class Controls(Viewer):
             return
         self.message = ""
 
+    def apply_flux_range(self) -> None:
+        lo, hi = self._ymin.value, self._ymax.value
+        if lo is None or hi is None:
+            self.message = "Type both a minimum and a maximum flux."
+            return
+        try:
+            self.plot.set_y_range(lo, hi)
+        except ValueError as err:
+            self.message = str(err)
+            return
+        self.message = ""
+
     def apply_preset(self, preset: dict) -> None:
         self.message = ""
         if preset["range"] is None:
@@ -130,6 +157,7 @@ class Controls(Viewer):
             "### Wavelength range",
             pn.Row(self._min, self._max), self._apply, self._message,
             pn.Row(self._previous, self._reset),
+            "### Flux axis", self._ymode, pn.Row(self._ymin, self._ymax), self._yapply,
             "### Presets", pn.FlexBox(*self._presets),
             "### Lines", self._kinds, pn.Row(self._major, self._legend), pn.Row(self._frame, self._z),
             "### Smoothing", self._smooth, self._sigma,

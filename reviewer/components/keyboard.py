@@ -21,6 +21,7 @@ KEY_MAP = [
     ("o", "override"),
     ("r", "reject"),
     ("u", "undo my last verdict"),
+    ("+ / -", "zoom the spectrum in / out"),
     ("?", "show / hide this help"),
 ]
 ALIASES = {"ArrowRight": "j", "ArrowDown": "j", "ArrowLeft": "k", "ArrowUp": "k"}

@@ -1,56 +1,91 @@
-"""The interactive flux-vs-wavelength plot: Bokeh via HoloViews, updated in place.
+"""The interactive flux-vs-wavelength plot: one Bokeh figure this view builds and owns.
 
-HoloViews draws the figure once (one overlay whose members never change: flux, noise, masked
-pixels, three line kinds, their labels, shaded ranges). Hooks keep the Bokeh data sources and
-ranges of that figure, and later changes (a new spectrum, a zoom, smoothing, line settings) patch
-only the sources that changed. That is what keeps a click in the list, or a step of a playback,
-well under the 100-150 ms a reviewer notices; a full HoloViews re-render costs ~75 ms of server
-time alone. Before the figure exists (or when the axis itself changes, observed <-> rest frame)
-the DynamicMap re-renders as usual.
+The figure is made once, with one ColumnDataSource per member (flux, noise, masked pixels, three
+line kinds, their labels) and its own ranges; every later change (a new spectrum, a zoom, smoothing,
+line settings, the frame, the y scale) patches only the sources and properties that changed. That
+keeps a click in the list, or a step of a playback, well under the 100-150 ms a reviewer notices.
+Nothing here depends on a plotting layer's private handles: the sources, ranges, axes and legend
+are the view's own attributes.
 
-The plot binds to the review state: the item's spectrum, the step's zoom window (shaded), the frame
-(rest frame divides the wavelength axis; flux stays with its pixels) and z. Zoom, smoothing and line
-settings are this view's own.
+The plot binds to the review state: the item's spectrum and its object class (which lines are
+labelled), the step's zoom window (shaded), the frame (rest frame divides the wavelength axis; flux
+stays with its pixels) and z. Zoom, y scale, smoothing and line settings are this view's own.
 """
 from __future__ import annotations
 
-import weakref
-
-import holoviews as hv
 import numpy as np
 import panel as pn
 import param
-from bokeh.models import BoxAnnotation
+from bokeh.events import RangesUpdate
+from bokeh.models import (
+    BasicTicker,
+    BasicTickFormatter,
+    BoxAnnotation,
+    ColumnDataSource,
+    HoverTool,
+    Legend,
+    LegendItem,
+    LinearScale,
+    LogScale,
+    LogTicker,
+    LogTickFormatter,
+    Range1d,
+    SaveTool,
+)
+from bokeh.plotting import figure
 from panel.viewable import Viewer
 
 from agents.tools.lines import LINE_KINDS, label_candidates, lines_in_window, stagger_labels
 from agents.tools.smoothing import SMOOTHING_MODES, smooth_flux
 
-hv.extension("bokeh", logo=False)
-# Canvas, not WebGL: a few thousand points draw in a millisecond either way, but on machines without
-# a GPU (VMs, headless browsers) WebGL runs in software and compositing it cost ~450 ms per update.
-hv.renderer("bokeh").webgl = False
-
 LINE_COLOURS = {"emission": "#1f9d55", "absorption": "#c0392b", "sky": "#7f8c8d"}
 Y_AXIS_ROOM_PX = 80  # y axis label + tick labels of up to ~7 characters
-PLOT_WIDTH_PX = 640  # typical drawn width in the three-column layout; used to space line labels
-ELEMENT_TYPES = ("Curve", "Scatter", "VLines", "Labels")
-# which overlay members depend on which parameters (everything depends on the spectrum)
+PLOT_WIDTH_PX = 640  # drawn width assumed until the browser reports the figure's own
+LABEL_FONT = "8pt"
+LABEL_CHAR_PX = 6.6  # average width of a character of the 8 pt sans-serif labels (Chromium, DejaVu/Helvetica)
+Y_MODES = ("auto", "fixed", "log")
+MEMBERS = ("flux", "noise", "masked", *LINE_KINDS, "labels")
+# which members depend on which parameters (everything depends on the spectrum)
 DATA_PARAMS = {"spectrum", "smoothing", "sigma_px", "rest_frame", "z"}
-VIEW_PARAMS = {"x_range", "line_kinds", "major_only", "shaded_ranges", "show_legend"}
+VIEW_PARAMS = {"x_range", "line_kinds", "major_only", "shaded_ranges", "show_legend", "y_mode", "y_fixed",
+               "object_class", "width_px"}
 
 
-def robust_y_range(flux: np.ndarray, *, lo_pct=1.0, hi_pct=99.0):
-    """A y-range that ignores cosmic rays and dead pixels: percentiles of the finite flux, padded.
+def _supported_peak(values: np.ndarray) -> float:
+    """The highest flux that a neighbouring pixel supports: each pixel counts up to 3x the higher of
+    its two neighbours. A line sampled at two or more pixels per FWHM has neighbours at >= 1/3 of its
+    core (a Gaussian's value one pixel off at FWHM = 2 px is 0.5); a one-pixel cosmic ray or hot
+    pixel has none."""
+    if values.size < 3:
+        return float(np.max(values))
+    neighbour = np.maximum(values[:-2], values[2:])
+    core = values[1:-1]
+    return float(np.max(np.where(neighbour > 0, np.minimum(core, 3.0 * neighbour), np.minimum(core, neighbour))))
 
-    Padding leaves room at the top for the line labels.
-    """
+
+def robust_y_range(flux: np.ndarray, *, lo_pct=1.0, hi_pct=99.0, log: bool = False):
+    """A y-range that ignores cosmic rays and dead pixels but never clips a line: from the percentiles
+    of the finite flux, raised to its highest supported peak (a real line is wider
+    than a pixel; a cosmic ray is not: `_supported_peak`), padded with room at the top for the line
+    labels. With `log`,
+    from the positive flux only, padded by factors."""
     finite = flux[np.isfinite(flux)]
+    if log:
+        finite = finite[finite > 0]
     if finite.size == 0:
-        return (0.0, 1.0)
+        return (0.1, 10.0) if log else (0.0, 1.0)
     lo, hi = np.percentile(finite, [lo_pct, hi_pct])
+    hi = max(hi, _supported_peak(finite))
+    if log:
+        return (float(lo) / 1.5, float(hi) * 3.0)
     span = hi - lo if hi > lo else max(abs(hi), 1.0)
     return (float(lo - 0.08 * span), float(hi + 0.30 * span))
+
+
+def flux_axis_label(unit: str) -> str:
+    """The flux axis names the spectrum's own unit; a dimensionless flux is relative (normalised or
+    in arbitrary units), which the axis says rather than inventing a unit."""
+    return f"Flux ({unit})" if unit else "Flux (relative: normalised or arbitrary units)"
 
 
 def _same_columns(old: dict, new: dict) -> bool:
@@ -63,53 +98,33 @@ def _same_columns(old: dict, new: dict) -> bool:
     return True
 
 
-def weak_method(method):
-    """`method`, called only while its object lives. HoloViews keeps plot hooks in its global option
-    trees and stream subscribers in a registry keyed weakly by their source; holding the plot there
-    strongly kept every closed session's review state and figures alive."""
-    ref = weakref.WeakMethod(method)
-
-    def call(*args, **kwargs):
-        bound = ref()
-        return None if bound is None else bound(*args, **kwargs)
-
-    return call
-
-
 class SpectrumPlot(Viewer):
     """Flux with noise (1/sqrt(ivar)), masked pixels, line overlays, smoothing and zoom history."""
 
     spectrum = param.Parameter(default=None, doc="specutils Spectrum (or None)")
     x_range = param.Tuple(default=None, length=2, allow_None=True, doc="visible range on the x axis (Å)")
+    y_mode = param.Selector(default="auto", objects=list(Y_MODES),
+                            doc="auto: from the flux in view; fixed: y_fixed; log: logarithmic, from the flux in view")
+    y_fixed = param.Tuple(default=None, length=2, allow_None=True, doc="the fixed y range")
     smoothing = param.Selector(default="none", objects=list(SMOOTHING_MODES))
     sigma_px = param.Number(default=2.0, bounds=(0.5, 26.0), step=0.5, doc="Gaussian sigma in pixels")
     line_kinds = param.ListSelector(default=["emission", "absorption"], objects=list(LINE_KINDS))
     major_only = param.Boolean(default=False)
+    object_class = param.String(default="", doc="STAR / GALAXY / QSO: which lines are labelled ('': all)")
     rest_frame = param.Boolean(default=False, doc="x axis in the rest frame (observed / (1+z))")
     z = param.Number(default=0.0, doc="redshift used for line positions and the rest frame")
     shaded_ranges = param.List(default=[], doc="(min, max) ranges to shade, observed frame (the first is drawn)")
-    show_legend = param.Boolean(default=False, doc="the legend, drawn outside the data")
+    show_legend = param.Boolean(default=False, doc="the legend, drawn beside the data (never over it)")
+    width_px = param.Integer(default=PLOT_WIDTH_PX, doc="the drawn width of the data area, as the browser reports it")
     state = param.Parameter(default=None, doc="the ReviewState this plot shows (None: driven directly)")
     status = param.String(default="No spectrum", doc="what is shown, as text")
     history = param.List(default=[], doc="previous x ranges, for 'previous zoom'")
 
-    def __init__(self, **params):
+    def __init__(self, height: int = 300, **params):
         super().__init__(**params)
         self._arrays = None
-        self._sources: dict = {}  # overlay member label -> its Bokeh ColumnDataSource
-        self._ranges: dict = {}  # "x" / "y" -> Bokeh Range1d
-        self._box = None  # BoxAnnotation showing the agent's current zoom
-        self._redraw = hv.streams.Stream.define("Redraw", tick=0)()
-        hooks = [weak_method(self._capture)]
-        # framewise: each HoloViews frame sets the axis ranges (the fallback path) in place.
-        self._dmap = hv.DynamicMap(self._overlay, streams=[self._redraw]).opts(
-            *(getattr(hv.opts, name)(framewise=True, hooks=hooks) for name in ELEMENT_TYPES))
-        self._range_stream = hv.streams.RangeX(source=self._dmap)
-        self._range_stream.add_subscriber(weak_method(self._on_user_range))
-        self._pane = pn.pane.HoloViews(self._dmap, sizing_mode="stretch_width", height=300, linked_axes=False,
-                                       css_classes=["sr-plot"])
-        self._axis = None  # the Bokeh x axis: its label says which frame
-        self._legend = None
+        self.figure = self._build_figure(height)
+        self._pane = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", height=height, css_classes=["sr-plot"])
         self.param.watch(self._on_change, sorted(DATA_PARAMS | VIEW_PARAMS))
         if self.state is not None:
             self.state.param.watch(self._follow_item, "item")
@@ -118,14 +133,60 @@ class SpectrumPlot(Viewer):
             self._follow_item()
             self._follow_step()
             self._follow_frame()
-        self._frame()  # status text for the initial state
+        self._draw(set(DATA_PARAMS | VIEW_PARAMS))
+
+    # ---- the figure ---------------------------------------------------------------------------
+    def _build_figure(self, height: int):
+        self.sources = {name: ColumnDataSource(data=self._empty(name)) for name in MEMBERS}
+        self.x_axis_range, self.y_axis_range = Range1d(0, 1), Range1d(0, 1)
+        fig = figure(x_range=self.x_axis_range, y_range=self.y_axis_range, height=height, sizing_mode="stretch_width",
+                     tools="xbox_zoom,xpan,xwheel_zoom,reset", active_drag="xbox_zoom", toolbar_location="above",
+                     output_backend="canvas", min_border_left=Y_AXIS_ROOM_PX, x_axis_label=self.axis_label(),
+                     y_axis_label=flux_axis_label(""), name="spectrum-figure")
+        # Canvas, not WebGL: a few thousand points draw in a millisecond either way, but on machines
+        # without a GPU (VMs, headless browsers) WebGL runs in software (~450 ms per update).
+        src = self.sources
+        flux = fig.line("wave", "flux", source=src["flux"], color="#1f4e9c", line_width=1.0)
+        noise = fig.line("wave", "noise", source=src["noise"], color="#f39c12", line_width=0.8, alpha=0.8)
+        masked = fig.scatter("wave", "flux", source=src["masked"], color="#e74c3c", marker="x", size=5)
+        spans = {kind: fig.vspan(x="x", source=src[kind], line_color=LINE_COLOURS[kind], line_dash="dashed",
+                                 line_width=1, line_alpha=0.7) for kind in LINE_KINDS}
+        fig.text("x", "y", text="text", source=src["labels"], text_font_size=LABEL_FONT, text_color="#333333",
+                 text_baseline="middle", text_align="center")
+        self.save_tool = SaveTool(filename="view")
+        fig.add_tools(self.save_tool, HoverTool(renderers=[flux], tooltips=[("λ", "@wave{0.0} Å"), ("flux", "@flux{0.000}")],
+                                mode="vline"))
+        items = [LegendItem(label=name, renderers=[r]) for name, r in
+                 (("flux", flux), ("noise", noise), ("masked", masked), *spans.items())]
+        # beside the data, so that it never covers a line label
+        self.legend = Legend(items=items, visible=self.show_legend, location="top_left", label_text_font_size="8pt")
+        fig.add_layout(self.legend, "right")
+        # The agent's zoom is a BoxAnnotation on the overlay layer: moving it repaints only that
+        # layer, not the thousands of points below (a glyph change repaints everything).
+        self.zoom_box = BoxAnnotation(fill_color="#f1c40f", fill_alpha=0.22, line_alpha=0, level="overlay",
+                                      visible=False, name="agent-zoom")
+        fig.add_layout(self.zoom_box)
+        fig.on_event(RangesUpdate, self._on_user_range)
+        fig.on_change("inner_width", self._on_width)
+        return fig
+
+    @staticmethod
+    def _empty(name: str) -> dict:
+        empty = np.array([], dtype=float)
+        return {"flux": {"wave": empty, "flux": empty}, "noise": {"wave": empty, "noise": empty},
+                "masked": {"wave": empty, "flux": empty}, "labels": {"x": empty, "y": empty, "text": []}
+                }.get(name, {"x": empty})
 
     # ---- bound to the review state ------------------------------------------------------------
     def _follow_item(self, *_):
         item = self.state.item
         spectrum = item.spectrum if item is not None else None
-        if spectrum is not self.spectrum:
-            self.param.update(spectrum=spectrum, x_range=None)
+        cls = ""
+        if item is not None:
+            cls = str(item.agent_label.get("type") or item.record.get("pipeline_class") or "").upper()
+        if spectrum is not self.spectrum or cls != self.object_class:
+            self.param.update(spectrum=spectrum, object_class=cls, **({"x_range": None} if spectrum is not self.spectrum
+                                                                       else {}))
 
     def _follow_step(self, *_):
         window = self.state.focus_window or self.state.zoom_window()
@@ -158,6 +219,25 @@ class SpectrumPlot(Viewer):
         self.history = [*self.history, self.x_range]
         self.x_range = (lo, hi)
 
+    def zoom_by(self, factor: float) -> None:
+        """Zoom in (factor < 1) or out (> 1) about the centre of the view, within the spectrum."""
+        full = self.full_range()
+        if full is None:
+            return
+        lo, hi = self.x_range or full
+        centre, half = 0.5 * (lo + hi), 0.5 * (hi - lo) * factor
+        lo, hi = max(full[0], centre - half), min(full[1], centre + half)
+        if (lo, hi) == full:
+            self.reset_zoom()
+        elif hi > lo:
+            self.zoom_to(lo, hi)
+
+    def set_y_range(self, lo: float, hi: float) -> None:
+        lo, hi = float(lo), float(hi)
+        if not (np.isfinite(lo) and np.isfinite(hi)) or lo >= hi:
+            raise ValueError(f"invalid flux range {lo} to {hi}: the minimum must be below the maximum")
+        self.param.update(y_fixed=(lo, hi), y_mode="fixed")
+
     def previous_zoom(self) -> None:
         if self.history:
             *rest, last = self.history
@@ -173,18 +253,22 @@ class SpectrumPlot(Viewer):
         arrays = self._get_arrays()
         if arrays is None:
             return None
-        wave = arrays["wave"] / (1.0 + self.z) if self.rest_frame else arrays["wave"]
+        wave = arrays["wave"] * self.frame_scale()
         return float(wave[0]), float(wave[-1])
 
-    def _on_user_range(self, x_range=None, **_):
-        # Box zoom / pan in the browser: remember it so labels and y-range follow the view.
-        if x_range is None or self.spectrum is None:
+    def _on_user_range(self, event):
+        # Box zoom / pan / wheel in the browser: remember it so labels and the y range follow the view.
+        if event.x0 is None or event.x1 is None or self.spectrum is None:
             return
-        lo, hi = (float(v) for v in x_range)
+        lo, hi = float(event.x0), float(event.x1)
         current = self.x_range or self.full_range()
         if current and abs(current[0] - lo) < 1e-6 * abs(lo) + 1e-3 and abs(current[1] - hi) < 1e-6 * abs(hi) + 1e-3:
             return
         self.zoom_to(lo, hi)
+
+    def _on_width(self, _attr, _old, new):
+        if isinstance(new, int) and new > 50 and abs(new - self.width_px) > 4:
+            self.width_px = new
 
     # ---- data ---------------------------------------------------------------------------------
     def _get_arrays(self):
@@ -200,7 +284,7 @@ class SpectrumPlot(Viewer):
                 good = ivar > 0
                 noise[good] = 1.0 / np.sqrt(ivar[good])
             self._arrays = {"wave": wave, "flux": flux, "ivar": ivar, "mask": mask, "noise": noise,
-                            "unit": spec.flux.unit.to_string() or "arbitrary"}
+                            "unit": spec.flux.unit.to_string()}
         return self._arrays
 
     def drawn_flux(self) -> np.ndarray | None:
@@ -210,22 +294,24 @@ class SpectrumPlot(Viewer):
             return None
         return smooth_flux(a["flux"], a["ivar"], a["mask"], mode=self.smoothing, sigma_px=self.sigma_px)
 
+    def _y_limits(self, flux_in_view: np.ndarray) -> tuple[float, float]:
+        if self.y_mode == "fixed" and self.y_fixed is not None:
+            return self.y_fixed
+        return robust_y_range(flux_in_view, log=self.y_mode == "log")
+
     def _frame(self, parts=("data", "view")) -> dict:
-        """Everything the figure shows, as plain columns (one dict per overlay member)."""
+        """Everything the figure shows, as plain columns (one dict per member)."""
         a = self._get_arrays()
         if a is None:
             self.status = "No spectrum"
-            empty = np.array([], dtype=float)
-            return {"flux": {"wave": empty, "flux": empty}, "noise": {"wave": empty, "noise": empty},
-                    "masked": {"wave": empty, "flux": empty}, **{k: {"x": empty} for k in LINE_KINDS},
-                    "labels": {"x": empty, "y": empty, "text": []}, "shaded": None,
+            return {**{name: self._empty(name) for name in MEMBERS}, "shaded": None,
                     "xlim": (0.0, 1.0), "ylim": (0.0, 1.0), "unit": ""}
         scale = self.frame_scale()
         wave = a["wave"] * scale
         flux = self.drawn_flux()
         lo, hi = self.x_range if self.x_range is not None else (float(wave[0]), float(wave[-1]))
         in_view = (wave >= lo) & (wave <= hi)
-        ylo, yhi = robust_y_range(flux[in_view] if in_view.any() else flux)
+        ylo, yhi = self._y_limits(flux[in_view] if in_view.any() else flux)
         out = {"xlim": (lo, hi), "ylim": (ylo, yhi), "unit": a["unit"]}
         if "data" in parts:  # float32 halves what goes to the browser; 7 digits are plenty on screen
             wave32 = wave.astype(np.float32)
@@ -237,113 +323,89 @@ class SpectrumPlot(Viewer):
             out["masked"] = {"wave": wave[masked],
                              "flux": np.clip(np.nan_to_num(a["flux"][masked], nan=ylo), ylo, yhi)}
             lines = lines_in_window(lo, hi, z=self.z, kinds=self.line_kinds, rest_frame=self.rest_frame,
-                                    major_only=self.major_only)
+                                    major_only=self.major_only, object_class=self.object_class or None)
             for kind in LINE_KINDS:
                 out[kind] = {"x": np.array([ln["x"] for ln in lines if ln["kind"] == kind], dtype=float)}
-            named = label_candidates(lines)
-            levels = stagger_labels([ln["x"] for ln in named], [ln["name"] for ln in named],
-                                    x_span=hi - lo, width_px=PLOT_WIDTH_PX)
-            step = 0.055 * (yhi - ylo)
-            placed = [(ln, lvl) for ln, lvl in zip(named, levels, strict=True) if lvl is not None]
-            out["labels"] = {"x": np.array([ln["x"] for ln, _ in placed], dtype=float),
-                             "y": np.array([yhi - step * (0.6 + lvl) for _, lvl in placed], dtype=float),
-                             "text": [ln["name"] for ln, _ in placed]}
+            out["labels"] = self._labels(lines, lo, hi, ylo, yhi)
             spans = [(s[0] * scale, s[1] * scale) for s in self.shaded_ranges]
             out["shaded"] = spans[0] if spans else None
         self.status = f"Showing {lo:.1f} – {hi:.1f} Å ({'rest' if self.rest_frame else 'observed'} frame)"
         return out
 
+    def _labels(self, lines, lo, hi, ylo, yhi) -> dict:
+        """Line labels thinned by priority so that none overlap and none leave the frame, stacked
+        downwards from the top of the view (in steps of the y scale, linear or logarithmic)."""
+        named = label_candidates(lines)
+        levels = stagger_labels([ln["x"] for ln in named], [ln["name"] for ln in named], x_span=hi - lo,
+                                width_px=self.width_px, char_px=LABEL_CHAR_PX, frame=(lo, hi))
+        placed = [(ln, lvl) for ln, lvl in zip(named, levels, strict=True) if lvl is not None]
+        if self.y_mode == "log" and ylo > 0:
+            ratio = (yhi / ylo) ** 0.055
+            ys = [yhi / ratio ** (0.6 + lvl) for _, lvl in placed]
+        else:
+            step = 0.055 * (yhi - ylo)
+            ys = [yhi - step * (0.6 + lvl) for _, lvl in placed]
+        return {"x": np.array([ln["x"] for ln, _ in placed], dtype=float), "y": np.array(ys, dtype=float),
+                "text": [ln["name"] for ln, _ in placed]}
+
     # ---- drawing ------------------------------------------------------------------------------
-    def _capture(self, plot, element):
-        source = plot.handles.get("source")
-        if source is not None and element.label:
-            self._sources[element.label] = source
-        if element.label == "flux" and self._box is None:
-            # The agent's zoom is a BoxAnnotation on the overlay layer: moving it repaints only that
-            # layer, not the thousands of points below (a glyph change repaints everything).
-            self._box = BoxAnnotation(fill_color="#f1c40f", fill_alpha=0.22, line_alpha=0, level="overlay",
-                                      visible=False, name="agent-zoom")
-            plot.state.add_layout(self._box)
-            self._place_box(self._frame(("view",))["shaded"])
-        for axis in ("x", "y"):
-            rng = plot.handles.get(f"{axis}_range")
-            if rng is not None:
-                self._ranges[axis] = rng
-        # room for the y tick labels of any spectrum: a y axis that widens with the next spectrum's
-        # labels resized the frame and sent its new width back to the server on every such switch
-        plot.state.min_border_left = Y_AXIS_ROOM_PX
-        if plot.state.xaxis:
-            self._axis = plot.state.xaxis[0]
-            self._axis.axis_label = self.axis_label()
-        if plot.state.legend and self._legend is None:
-            self._legend = plot.state.legend[0]
-            self._legend.visible = self.show_legend
-
-    def _overlay(self, **_):
-        f = self._frame()
-        kdims = [hv.Dimension("wave", label=self.axis_label())]
-        vdim = hv.Dimension("flux", label=f"Flux ({f['unit']})" if f["unit"] else "Flux")
-        curve = hv.Curve(f["flux"], kdims, [vdim], label="flux").opts(color="#1f4e9c", line_width=1.0,
-                                                                      tools=["hover"])
-        noise = hv.Curve(f["noise"], kdims, ["noise"], label="noise").opts(color="#f39c12", line_width=0.8, alpha=0.8)
-        bad = hv.Scatter(f["masked"], kdims, [vdim], label="masked").opts(color="#e74c3c", marker="x", size=5)
-        vlines = [hv.VLines(f[kind]["x"], label=kind).opts(color=LINE_COLOURS[kind], line_dash="dashed",
-                                                           line_width=1, alpha=0.7) for kind in LINE_KINDS]
-        labels = hv.Labels(f["labels"], ["x", "y"], ["text"], label="labels").opts(
-            text_font_size="8pt", text_color="#333333", text_baseline="middle")
-        return (curve * noise * bad * vlines[0] * vlines[1] * vlines[2] * labels).opts(
-            hv.opts.Overlay(xlim=f["xlim"], ylim=f["ylim"], responsive=True, height=300, show_legend=True,
-                            legend_position="right", active_tools=["box_zoom"], toolbar="above"))
-
     def _on_change(self, *events):
-        changed = {e.name for e in events}
+        self._draw({e.name for e in events})
+
+    def _draw(self, changed: set[str]) -> None:
         if "spectrum" in changed:
             self._arrays = None
             self.history = []
-        members = {"flux", "noise", "masked", *LINE_KINDS, "labels"}
-        if not self._ranges or not members <= set(self._sources):
-            self._redraw.event()  # nothing is drawn yet
-            return
-        if changed == {"shaded_ranges"}:
-            # Bokeh models edited directly must be edited under hold(): outside it, a change made in a
-            # widget's callback reaches the server session without its document lock (RuntimeError
-            # "_pending_writes should be non-None") and never reaches the browser.
-            with pn.io.hold():
-                self._place_box(self._frame(("view",))["shaded"])
-            return
         # In the observed frame z only moves the line markers: the flux and noise columns (most of the
         # bytes of an item switch) are re-sent only when they change.
         data_changed = changed & DATA_PARAMS
         if not self.rest_frame and "rest_frame" not in changed:
             data_changed -= {"z"}
         f = self._frame(("data", "view") if data_changed else ("view",))
+        # Bokeh models edited directly must be edited under hold(): outside it, a change made in a
+        # widget's callback reaches the server session without its document lock and never reaches
+        # the browser; and one patch message goes out for all of it.
         with pn.io.hold():
-            for name in members:
+            for name in MEMBERS:
                 # an equal column set is not sent: each one sent is decoded and redrawn in the browser
-                if name in f and not _same_columns(self._sources[name].data, f[name]):
-                    self._sources[name].data = dict(f[name])
-            self._ranges["x"].update(start=f["xlim"][0], end=f["xlim"][1])
-            self._ranges["y"].update(start=f["ylim"][0], end=f["ylim"][1])
+                if name in f and not _same_columns(self.sources[name].data, f[name]):
+                    self.sources[name].data = dict(f[name])
+            self._set(self.x_axis_range, start=f["xlim"][0], end=f["xlim"][1])
+            self._set(self.y_axis_range, start=f["ylim"][0], end=f["ylim"][1])
             self._place_box(f["shaded"])
-            if self._axis is not None and self._axis.axis_label != self.axis_label():
-                self._axis.axis_label = self.axis_label()
-            if self._legend is not None and self._legend.visible != self.show_legend:
-                self._legend.visible = self.show_legend
+            self._set(self.figure.xaxis[0], axis_label=self.axis_label())
+            self._set(self.figure.yaxis[0], axis_label=flux_axis_label(f["unit"]))
+            self._set(self.legend, visible=self.show_legend)
+            if "y_mode" in changed:
+                self._set_y_scale(self.y_mode == "log")
+
+    @staticmethod
+    def _set(model, **props) -> None:
+        """Set only what differs: each property sent is a message and a redraw in the browser."""
+        changed = {k: v for k, v in props.items() if getattr(model, k) != v}
+        if changed:
+            model.update(**changed)
+
+    def _set_y_scale(self, log: bool) -> None:
+        axis = self.figure.yaxis[0]
+        if log and not isinstance(self.figure.y_scale, LogScale):
+            self.figure.y_scale = LogScale()
+            axis.update(ticker=LogTicker(), formatter=LogTickFormatter())
+        elif not log and isinstance(self.figure.y_scale, LogScale):
+            self.figure.y_scale = LinearScale()
+            axis.update(ticker=BasicTicker(), formatter=BasicTickFormatter())
 
     def _place_box(self, span) -> None:
-        if self._box is None:
-            return
         if span is None:
-            if self._box.visible:
-                self._box.visible = False
+            self._set(self.zoom_box, visible=False)
         else:
-            self._box.update(left=float(span[0]), right=float(span[1]), visible=True)
+            self._set(self.zoom_box, left=float(span[0]), right=float(span[1]), visible=True)
 
     def shaded_span(self) -> tuple[float, float] | None:
         """Where the agent-zoom box is drawn (None: hidden)."""
-        if self._box is None or not self._box.visible:
+        if not self.zoom_box.visible:
             return None
-        return (self._box.left, self._box.right)
+        return (self.zoom_box.left, self.zoom_box.right)
 
     def __panel__(self):
         return self._pane

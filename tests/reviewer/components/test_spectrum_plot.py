@@ -117,3 +117,111 @@ def test_a_new_z_in_the_observed_frame_moves_the_markers_and_leaves_the_flux_uns
     plot.z = 0.002
     assert flux.data is not before_data
     assert np.asarray(flux.data["wave"], float)[0] == pytest.approx(wave[0] * 1.001 / 1.002, rel=1e-6)
+
+
+# ---- the instrument (issue 19: y range, units, labels by class, zoom keys) ----------------------
+from pathlib import Path  # noqa: E402
+
+import astropy.units as u  # noqa: E402
+from astropy.nddata import InverseVariance  # noqa: E402
+from bokeh.models import LogScale  # noqa: E402
+from specutils import Spectrum  # noqa: E402
+
+from agents.spectra import read_spectrum  # noqa: E402
+from reviewer.components.spectrum_plot import LABEL_CHAR_PX  # noqa: E402
+
+DEMO = Path(__file__).resolve().parents[3] / "assets" / "demo"
+
+
+def narrow_line_spectrum(peak=32.0):
+    """A flat continuum of ~1 with a 3-pixel emission line of `peak` near 9000 Å: 0.1 % of the pixels
+    in a 600 Å window, far above its 99th percentile."""
+    wave = np.linspace(3600.0, 9800.0, 6200)
+    flux = 1.0 + 0.05 * np.sin(wave / 50.0)
+    line = np.argmin(np.abs(wave - 8980.0))
+    flux[line - 1:line + 2] = [peak / 2, peak, peak / 2]
+    return Spectrum(spectral_axis=wave * u.AA, flux=flux * u.Unit("1e-17 erg / (s cm2 Angstrom)"),
+                    uncertainty=InverseVariance(np.full_like(flux, 100.0)))
+
+
+def test_auto_y_range_keeps_the_strongest_line_in_view_at_any_zoom():
+    plot = SpectrumPlot(spectrum=narrow_line_spectrum())
+    for window in (None, (8700.0, 9300.0), (8950.0, 9010.0)):
+        if window:
+            plot.zoom_to(*window)
+        assert plot.y_axis_range.end >= 32.0, (window, plot.y_axis_range.end)
+        assert plot.y_axis_range.end < 60.0  # and not padded into nothing
+    plot.zoom_to(4000.0, 5000.0)  # no line in view: the continuum fills the plot
+    assert plot.y_axis_range.end < 2.0
+
+
+def test_a_one_pixel_spike_does_not_set_the_scale_but_a_line_does():
+    spike = np.ones(1000)
+    spike[500] = 1e5
+    assert robust_y_range(spike)[1] < 10
+    line = np.ones(1000)
+    line[499:502] = [5.0, 10.0, 5.0]
+    assert robust_y_range(line)[1] >= 10.0
+
+
+def test_fixed_and_log_flux_axes():
+    plot = SpectrumPlot(spectrum=narrow_line_spectrum())
+    plot.set_y_range(-1.0, 5.0)
+    plot.zoom_to(8700.0, 9300.0)
+    assert (plot.y_axis_range.start, plot.y_axis_range.end) == (-1.0, 5.0)  # fixed survives a zoom
+    with pytest.raises(ValueError):
+        plot.set_y_range(3.0, 1.0)
+    plot.y_mode = "log"
+    assert isinstance(plot.figure.y_scale, LogScale)
+    assert 0 < plot.y_axis_range.start < 1.0 and plot.y_axis_range.end >= 32.0
+    plot.y_mode = "auto"
+    assert not isinstance(plot.figure.y_scale, LogScale)
+
+
+def test_the_flux_axis_names_each_spectrums_own_unit():
+    plot = SpectrumPlot()
+    labels = []
+    for name in ("coadd-4-80613-thru20210324.fits", "spec-55859-F5902_sp07-209.fits.gz", "m5iii.dat",
+                 "coadd-4-80613-thru20210324.fits"):
+        target = {"target": "39633345008634465"} if name.startswith("coadd") else {}
+        plot.spectrum = read_spectrum(DEMO / name, **target)
+        labels.append(plot.figure.yaxis[0].axis_label)
+    assert labels[0] == labels[3] == "Flux (1e-17 erg / (Angstrom s cm2))"
+    assert labels[1] == labels[2] and "relative" in labels[1]
+
+
+@pytest.mark.parametrize(("name", "cls", "target"), [
+    ("spec-58575-HD103621N361936B01_sp03-030.fits", "STAR", None),
+    ("coadd-4-80613-thru20210324.fits", "GALAXY", "39633345008634465"),
+    ("spec-0853-52374-0240.fits", "QSO", None)])
+def test_line_labels_never_overlap_or_leave_the_frame(name, cls, target):
+    plot = SpectrumPlot(spectrum=read_spectrum(DEMO / name, **({"target": target} if target else {})),
+                        object_class=cls, line_kinds=["emission", "absorption", "sky"])
+    full = plot.full_range()
+    for window in (full, (full[0] + 0.3 * (full[1] - full[0]), full[1]), (6400.0, 6800.0)):
+        plot.zoom_to(*window)
+        lo, hi = plot.x_range
+        data = plot.sources["labels"].data
+        per_px = (hi - lo) / plot.width_px
+        boxes = [(x - 0.5 * len(t) * LABEL_CHAR_PX * per_px, x + 0.5 * len(t) * LABEL_CHAR_PX * per_px, y)
+                 for x, y, t in zip(data["x"], data["y"], data["text"], strict=True)]
+        assert boxes, (name, window)
+        for a0, a1, ay in boxes:
+            assert lo <= a0 and a1 <= hi, (name, window)
+            for b0, b1, by in boxes:
+                if (a0, ay) != (b0, by) and ay == by:
+                    assert a1 <= b0 or b1 <= a0, (name, window)
+        stellar = {"TiO 7054", "Ca II 8498", "Ca II 8542", "Ca II 8662", "He I 4026", "He I 4471"}
+        if cls != "STAR":
+            assert not stellar & set(data["text"])
+
+
+def test_zoom_keys_zoom_about_the_centre(synthetic_spectrum):
+    plot = SpectrumPlot(spectrum=synthetic_spectrum)
+    plot.zoom_to(6000.0, 7000.0)
+    plot.zoom_by(0.5)
+    assert plot.x_range == (6250.0, 6750.0)
+    plot.zoom_by(2.0)
+    assert plot.x_range == (6000.0, 7000.0)
+    plot.zoom_by(100.0)
+    assert plot.x_range is None  # out to the whole spectrum

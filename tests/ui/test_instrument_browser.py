@@ -1,0 +1,97 @@
+"""The spectrum as an instrument, in a real browser (issue 19): "View as PNG" is the canvas on
+screen, and line labels, measured with the page's own font metrics, neither overlap nor leave the
+frame at several zooms."""
+from __future__ import annotations
+
+import re
+import struct
+
+import pytest
+from bokeh_probe import MODELS, X_RANGE_JS
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.ui
+
+# label boxes in pixels of the data frame: [left, right, y] from the label source, the x range and
+# the frame width, with widths measured by the canvas in the page's font (Bokeh draws 8pt helvetica)
+LABEL_BOXES_JS = "() => {" + MODELS + """
+  const fig = models.find(m => m.name === 'spectrum-figure');
+  const src = models.find(m => m.type === 'ColumnDataSource' && m.data && m.data.text);
+  if (!fig || !src) return null;
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = 'normal 8pt helvetica';
+  const [x0, x1, w] = [fig.x_range.start, fig.x_range.end, fig.inner_width];
+  return {width: w, boxes: Array.from(src.data.text).map((t, i) => {
+    const px = (src.data.x[i] - x0) / (x1 - x0) * w, half = ctx.measureText(t).width / 2;
+    return [px - half, px + half, src.data.y[i], t];
+  })};
+}"""
+
+
+def open_tab(page, title):
+    page.locator(".bk-tab").filter(has_text=re.compile(f"^{title}$")).first.click()
+
+
+def open_spectrum(page, url, search):
+    page.goto(url + "?reviewer=instrument", wait_until="domcontentloaded", timeout=120_000)  # a fresh server seeds
+    page.wait_for_function(f"({X_RANGE_JS})() !== null", timeout=90_000)
+    open_tab(page, "Spectra")
+    page.fill(".sr-search input", search)
+    rows = page.locator(".sr-spectra-table .sr-row")
+    expect(rows).to_have_count(1, timeout=30_000)
+    rows.first.click()
+    expect(page.locator(".sr-metadata")).to_contain_text(search, timeout=30_000)
+    open_tab(page, "View")
+
+
+def zoom(page, lo, hi):
+    page.fill(".sr-wave-min input", str(lo))
+    page.fill(".sr-wave-max input", str(hi))
+    page.click(".sr-apply button")
+    page.wait_for_function(f"({X_RANGE_JS})()[0] === {lo} && ({X_RANGE_JS})()[1] === {hi}", timeout=30_000)
+
+
+def test_line_labels_measured_in_the_page_do_not_overlap_or_leave_the_frame(served_app, page):
+    open_spectrum(page, served_app.url, "0853-52374-0240")  # the SDSS broad-line QSO at z = 0.197
+    page.click(".sr-lines button:has-text('sky')")
+    for lo, hi in ((3800, 9200), (4000, 6500), (5600, 6200)):
+        zoom(page, lo, hi)
+        page.wait_for_function(f"(() => {{ const b = ({LABEL_BOXES_JS})(); return b && b.width > 100 && "
+                               f"b.boxes.length > 0 && b.boxes.every(x => x[0] > -1e6); }})()", timeout=30_000)
+        found = page.evaluate(LABEL_BOXES_JS)
+        boxes = found["boxes"]
+        for left, right, _, text in boxes:
+            assert left >= -1 and right <= found["width"] + 1, (lo, hi, text, left, right, found["width"])
+        for i, (l1, r1, y1, t1) in enumerate(boxes):
+            for l2, r2, y2, t2 in boxes[i + 1:]:
+                if y1 == y2:
+                    assert r1 <= l2 or r2 <= l1, (lo, hi, t1, t2)
+    assert page.console_errors == []
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_view_as_png_is_the_canvas_on_screen(served_app, page, tmp_path):
+    open_spectrum(page, served_app.url, "0853-52374-0240")
+    zoom(page, 6400, 6700)
+    page.click(".sr-y-mode button:has-text('log')")
+    page.wait_for_function("() => {" + MODELS + """
+      const fig = models.find(m => m.name === 'spectrum-figure');
+      return fig && fig.y_scale.type === 'LogScale';
+    }""", timeout=30_000)
+    with page.expect_download(timeout=60_000) as download:
+        page.click(".sr-export-png button")
+    saved = tmp_path / "view.png"
+    download.value.save_as(saved)
+    assert download.value.suggested_filename.endswith(".png")
+    canvas = page.evaluate("() => {" + MODELS + """
+      const fig = models.find(m => m.name === 'spectrum-figure');
+      const view = Bokeh.index.find_one(fig);
+      const c = view.export('png').canvas;
+      return [c.width, c.height, fig.y_scale.type];
+    }""")
+    assert png_size(saved.read_bytes()) == (canvas[0], canvas[1])
+    assert canvas[2] == "LogScale"  # what was saved is the view as it is now, log scale and all

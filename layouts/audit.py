@@ -5,6 +5,7 @@ from __future__ import annotations
 import panel as pn
 
 from reviewer.components.annotation_form import AnnotationForm
+from reviewer.components.candidates_view import CandidatesView
 from reviewer.components.conflicts import ConflictQueue
 from reviewer.components.controls import Controls
 from reviewer.components.curation_board import CurationBoard
@@ -141,6 +142,7 @@ def right_area(state: ReviewState, plot: SpectrumPlot, views: dict) -> pn.Column
 
     tabs = lazy_tabs(views, ("Review", "review_form", review), ("Note", "notes", notes),
                      ("View", "controls", lambda: Controls(plot=plot, state=state)),
+                     ("z", "candidates", lambda: CandidatesView(plot=plot, state=state)),
                      ("VI", "vi", lambda: VIForm(state=state)), css_classes=["sr-right-tabs"])
     # the acknowledgement stays in sight whichever tab the reviewer is in
     return pn.Column(views["ack"], tabs, sizing_mode="stretch_width")

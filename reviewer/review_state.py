@@ -86,6 +86,9 @@ class ReviewState(param.Parameterized):
     labels_version = param.Integer(default=0, doc="bumped after every stored label: views re-read")
     show_help = param.Boolean(default=False)
     position = param.Integer(default=None, allow_None=True, doc="the item's place in the filtered queue, when known")
+    candidate = param.Dict(default=None, allow_None=True,
+                           doc="the redshift candidate the reviewer chose (reviewer.candidates): its z sets the frame, "
+                               "its class and z the model overlay")
     focus_window = param.Tuple(default=None, length=2, allow_None=True,
                                doc="a window to shade instead of the agent's zoom (a claim's measured region)")
 
@@ -147,7 +150,7 @@ class ReviewState(param.Parameterized):
         item = ReviewItem(record=record, spectrum=spec, trajectory=traj, agent_label=own, claims=claims)
         # one update: every view sees the new item, its first step, its draft and frame together
         self.param.update(item=item, step_index=0, draft=dict(own), comment="", z=item.frame_z(), error="",
-                          position=position, focus_window=None)
+                          position=position, focus_window=None, candidate=None)
         prefetch_renders(self.store, item, lambda: self.item is item)
         self._next_read = self._read_next_spectrum()  # a Future: tests wait on it
         return True
@@ -324,6 +327,22 @@ class ReviewState(param.Parameterized):
             return None
         return self._attempt(lambda: self.labels.write_curation_event(self.reviewer, traj.id, event, value, comment,
                                                                       self.campaign))
+
+    def choose_candidate(self, candidate: dict | None) -> None:
+        """Take a redshift candidate (or a marked line's z) as the reviewer's: the frame follows its z,
+        the plot draws its class's template; on a verify item the corrected label starts from it. The
+        agent's answer is never changed."""
+        if candidate is None:
+            self.candidate = None
+            return
+        z = float(candidate["z"])
+        if not -0.01 <= z <= 12:
+            self.error = f"z = {z:.5f} is outside -0.01 to 12: not taken."
+            return
+        update = {"candidate": dict(candidate), "z": z, "error": ""}
+        if self.item is not None and self.item.trajectory is not None and self.item.trajectory.task == "verify":
+            update["draft"] = {"type": candidate.get("class") or self.draft.get("type"), "z": z}
+        self.param.update(**update)
 
     def toggle_help(self) -> None:
         self.show_help = not self.show_help

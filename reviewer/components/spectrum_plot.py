@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import panel as pn
 import param
-from bokeh.events import RangesUpdate
+from bokeh.events import RangesUpdate, Tap
 from bokeh.models import (
     BasicTicker,
     BasicTickFormatter,
@@ -36,6 +36,7 @@ from bokeh.plotting import figure
 from panel.viewable import Viewer
 
 from agents.tools.lines import LINE_KINDS, label_candidates, lines_in_window, stagger_labels
+from agents.tools.model_overlay import template_model
 from agents.tools.smoothing import SMOOTHING_MODES, smooth_flux
 
 LINE_COLOURS = {"emission": "#1f9d55", "absorption": "#c0392b", "sky": "#7f8c8d"}
@@ -44,9 +45,9 @@ PLOT_WIDTH_PX = 640  # drawn width assumed until the browser reports the figure'
 LABEL_FONT = "8pt"
 LABEL_CHAR_PX = 6.6  # average width of a character of the 8 pt sans-serif labels (Chromium, DejaVu/Helvetica)
 Y_MODES = ("auto", "fixed", "log")
-MEMBERS = ("flux", "noise", "masked", *LINE_KINDS, "labels")
+MEMBERS = ("flux", "noise", "model", "masked", *LINE_KINDS, "labels")
 # which members depend on which parameters (everything depends on the spectrum)
-DATA_PARAMS = {"spectrum", "smoothing", "sigma_px", "rest_frame", "z"}
+DATA_PARAMS = {"spectrum", "smoothing", "sigma_px", "rest_frame", "z", "model_of"}
 VIEW_PARAMS = {"x_range", "line_kinds", "major_only", "shaded_ranges", "show_legend", "y_mode", "y_fixed",
                "object_class", "width_px"}
 
@@ -115,6 +116,8 @@ class SpectrumPlot(Viewer):
     z = param.Number(default=0.0, doc="redshift used for line positions and the rest frame")
     shaded_ranges = param.List(default=[], doc="(min, max) ranges to shade, observed frame (the first is drawn)")
     show_legend = param.Boolean(default=False, doc="the legend, drawn beside the data (never over it)")
+    model_of = param.Dict(default=None, allow_None=True, doc="{class, z}: draw that class's best template at z")
+    marked_x = param.Number(default=None, allow_None=True, doc="a shift-clicked wavelength, observed frame (Å)")
     width_px = param.Integer(default=PLOT_WIDTH_PX, doc="the drawn width of the data area, as the browser reports it")
     state = param.Parameter(default=None, doc="the ReviewState this plot shows (None: driven directly)")
     status = param.String(default="No spectrum", doc="what is shown, as text")
@@ -130,6 +133,7 @@ class SpectrumPlot(Viewer):
             self.state.param.watch(self._follow_item, "item")
             self.state.param.watch(self._follow_step, ["step_index", "item", "focus_window"])
             self.state.param.watch(self._follow_frame, ["rest_frame", "z"])
+            self.state.param.watch(self._follow_candidate, "candidate")
             self._follow_item()
             self._follow_step()
             self._follow_frame()
@@ -148,6 +152,7 @@ class SpectrumPlot(Viewer):
         src = self.sources
         flux = fig.line("wave", "flux", source=src["flux"], color="#1f4e9c", line_width=1.0)
         noise = fig.line("wave", "noise", source=src["noise"], color="#f39c12", line_width=0.8, alpha=0.8)
+        model = fig.line("wave", "model", source=src["model"], color="#8e44ad", line_width=1.2, alpha=0.85)
         masked = fig.scatter("wave", "flux", source=src["masked"], color="#e74c3c", marker="x", size=5)
         spans = {kind: fig.vspan(x="x", source=src[kind], line_color=LINE_COLOURS[kind], line_dash="dashed",
                                  line_width=1, line_alpha=0.7) for kind in LINE_KINDS}
@@ -157,7 +162,7 @@ class SpectrumPlot(Viewer):
         fig.add_tools(self.save_tool, HoverTool(renderers=[flux], tooltips=[("λ", "@wave{0.0} Å"), ("flux", "@flux{0.000}")],
                                 mode="vline"))
         items = [LegendItem(label=name, renderers=[r]) for name, r in
-                 (("flux", flux), ("noise", noise), ("masked", masked), *spans.items())]
+                 (("flux", flux), ("noise", noise), ("model", model), ("masked", masked), *spans.items())]
         # beside the data, so that it never covers a line label
         self.legend = Legend(items=items, visible=self.show_legend, location="top_left", label_text_font_size="8pt")
         fig.add_layout(self.legend, "right")
@@ -167,6 +172,7 @@ class SpectrumPlot(Viewer):
                                       visible=False, name="agent-zoom")
         fig.add_layout(self.zoom_box)
         fig.on_event(RangesUpdate, self._on_user_range)
+        fig.on_event(Tap, self._on_tap)
         fig.on_change("inner_width", self._on_width)
         return fig
 
@@ -174,6 +180,7 @@ class SpectrumPlot(Viewer):
     def _empty(name: str) -> dict:
         empty = np.array([], dtype=float)
         return {"flux": {"wave": empty, "flux": empty}, "noise": {"wave": empty, "noise": empty},
+                "model": {"wave": empty, "model": empty},
                 "masked": {"wave": empty, "flux": empty}, "labels": {"x": empty, "y": empty, "text": []}
                 }.get(name, {"x": empty})
 
@@ -203,6 +210,12 @@ class SpectrumPlot(Viewer):
         # the same piece of spectrum stays in view when the axis changes frame
         x_range = None if self.x_range is None else (self.x_range[0] * old / new, self.x_range[1] * old / new)
         self.param.update(z=z, rest_frame=rest, x_range=x_range, history=[])
+
+    def _follow_candidate(self, *_):
+        chosen = self.state.candidate
+        wanted = {"class": chosen["class"], "z": float(chosen["z"])} if chosen and chosen.get("class") else None
+        if wanted != self.model_of:
+            self.model_of = wanted
 
     def frame_scale(self) -> float:
         """Axis wavelength per observed wavelength: 1/(1+z) in the rest frame, else 1."""
@@ -266,6 +279,11 @@ class SpectrumPlot(Viewer):
             return
         self.zoom_to(lo, hi)
 
+    def _on_tap(self, event):
+        # shift-click marks a feature (Marz): the reviewer then says which line it is
+        if event.x is not None and getattr(event, "modifiers", None) and event.modifiers.get("shift"):
+            self.marked_x = float(event.x) / self.frame_scale()
+
     def _on_width(self, _attr, _old, new):
         if isinstance(new, int) and new > 50 and abs(new - self.width_px) > 4:
             self.width_px = new
@@ -294,6 +312,20 @@ class SpectrumPlot(Viewer):
             return None
         return smooth_flux(a["flux"], a["ivar"], a["mask"], mode=self.smoothing, sigma_px=self.sigma_px)
 
+    def _model(self) -> np.ndarray | None:
+        """The chosen candidate's template model on the data's pixels (made once per spectrum and
+        candidate)."""
+        a = self._get_arrays()
+        if a is None or not self.model_of:
+            return None
+        key = (self.model_of["class"], round(self.model_of["z"], 6))
+        cache = a.setdefault("models", {})
+        if key not in cache:
+            fit = template_model(a["wave"], np.where(a["mask"], np.nan, a["flux"]),
+                                 None if a["ivar"] is None else np.where(a["mask"], 0.0, a["ivar"]), *key)
+            cache[key] = None if fit is None else fit.flux
+        return cache[key]
+
     def _y_limits(self, flux_in_view: np.ndarray) -> tuple[float, float]:
         if self.y_mode == "fixed" and self.y_fixed is not None:
             return self.y_fixed
@@ -317,6 +349,9 @@ class SpectrumPlot(Viewer):
             wave32 = wave.astype(np.float32)
             out["flux"] = {"wave": wave32, "flux": flux.astype(np.float32)}
             out["noise"] = {"wave": wave32, "noise": a["noise"].astype(np.float32)}
+            model = self._model()
+            out["model"] = ({"wave": wave32, "model": model.astype(np.float32)} if model is not None
+                            else self._empty("model"))
         if "view" in parts:
             # masked pixels are drawn at their flux, clipped into view so spikes stay visible
             masked = a["mask"]

@@ -95,3 +95,39 @@ def test_view_as_png_is_the_canvas_on_screen(served_app, page, tmp_path):
     }""")
     assert png_size(saved.read_bytes()) == (canvas[0], canvas[1])
     assert canvas[2] == "LogScale"  # what was saved is the view as it is now, log scale and all
+
+
+# the page position of a data point of the spectrum figure: [page x, page y]
+DATA_TO_PAGE_JS = "([x, y]) => {" + MODELS + """
+  const fig = models.find(m => m.name === 'spectrum-figure');
+  const view = Bokeh.index.find_one(fig);
+  const box = view.canvas_view.el.getBoundingClientRect();
+  return [box.left + view.frame.x_scale.compute(x), box.top + view.frame.y_scale.compute(y)];
+}"""
+FLUX_PEAK_JS = "([lo, hi]) => {" + MODELS + """
+  const src = models.filter(m => m.type === 'ColumnDataSource' && m.data && m.data.flux && m.data.wave)
+                    .sort((a, b) => b.data.wave.length - a.data.wave.length)[0];
+  let best = null;
+  src.data.wave.forEach((w, i) => { if (w > lo && w < hi && (best === null || src.data.flux[i] > best[1]))
+                                      best = [w, src.data.flux[i]]; });
+  return best;
+}"""
+
+
+def test_shift_click_on_h_alpha_of_a_real_galaxy_sets_z(served_app, page):
+    open_spectrum(page, served_app.url, "39633345008634465")  # the DESI galaxy, Redrock z = 0.368744
+    zoom(page, 8900, 9100)
+    wave, flux = page.evaluate(FLUX_PEAK_JS, [8960, 9010])
+    open_tab(page, "z")
+    expect(page.locator(".sr-marked")).to_contain_text("Shift-click", timeout=30_000)
+    x, y = page.evaluate(DATA_TO_PAGE_JS, [wave, flux * 0.5])
+    page.keyboard.down("Shift")
+    page.mouse.click(x, y)
+    page.keyboard.up("Shift")
+    expect(page.locator(".sr-marked")).to_contain_text("Marked", timeout=30_000)
+    page.locator(".sr-mark-line select").select_option(label="H-alpha (6564.6 Å)")
+    page.click(".sr-mark-apply button")
+    expect(page.locator(".sr-candidate-detail")).to_contain_text("marked H-alpha", timeout=30_000)
+    open_tab(page, "View")
+    z = float(page.locator(".sr-z input").input_value())
+    assert abs(z - 0.368744) < 0.001, z

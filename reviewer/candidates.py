@@ -1,0 +1,72 @@
+"""Redshift candidates of the item on screen, for the model overlay and the corrected label (no Panel).
+
+What the item itself says: the FORMA hypotheses in a verify trajectory (`redshift_hypotheses`, with
+what `analyse_hypothesis` found of each), the agent's answer, and the survey pipeline's class and z.
+A reviewer's own z (a marked line) joins them as a candidate of its own. None of these changes the
+agent's answer: choosing one sets the frame and, for a verify item, the corrected label's z.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from reviewer.consensus import DZ_MAX
+
+
+def _finite(value) -> float | None:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if math.isfinite(out) else None
+
+
+def redshift_candidates(item) -> list[dict[str, Any]]:
+    """[{key, z, class, source, score, chi2, lines}], best first: the agent's answer, its hypotheses
+    (by score), the pipeline's; one per (class, z within DZ_MAX x (1+z))."""
+    out: list[dict[str, Any]] = []
+    if item is None:
+        return out
+    label = item.agent_label or {}
+    if _finite(label.get("z")) is not None and label.get("type"):
+        out.append({"z": _finite(label["z"]), "class": str(label["type"]).upper(), "source": "agent's answer"})
+    found: dict[int, str] = {}
+    hyps: list[dict] = []
+    for step in (item.trajectory.steps if item.trajectory is not None else []):
+        data = step.data or {}
+        if step.tool_name == "redshift_hypotheses" and step.kind == "tool_result":
+            hyps = list(data.get("hypotheses") or [])
+        if step.tool_name == "analyse_hypothesis" and step.kind == "tool_result" and data.get("summary"):
+            s = data["summary"]
+            found[s.get("idx")] = f"{s.get('n_likely', 0)} lines likely, verdict {s.get('verdict', '?')}"
+    for h in sorted(hyps, key=lambda h: -(_finite(h.get("score")) or 0)):
+        if _finite(h.get("z")) is None:
+            continue
+        out.append({"z": _finite(h["z"]), "class": str(h.get("class") or "").upper(), "score": h.get("score"),
+                    "chi2": h.get("chi2"), "lines": found.get(h.get("idx"), ", ".join(h.get("matched") or [])),
+                    "source": f"hypothesis {h.get('idx')} ({h.get('source', '?')})"})
+    record = item.record or {}
+    if _finite(record.get("pipeline_z")) is not None and record.get("pipeline_class"):
+        out.append({"z": _finite(record["pipeline_z"]), "class": str(record["pipeline_class"]).upper(),
+                    "source": "survey pipeline"})
+    return dedupe(out)
+
+
+def dedupe(candidates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One candidate per (class, z within DZ_MAX x (1+z)): the first keeps its z and source and takes
+    what it lacks (score, chi2, lines) from the ones it stands for."""
+    kept: list[dict[str, Any]] = []
+    for c in candidates:
+        same = next((k for k in kept if k["class"] == c["class"] and abs(k["z"] - c["z"]) <= DZ_MAX * (1 + c["z"])), None)
+        if same is None:
+            kept.append({**c, "key": f"{c['class']}:{c['z']:.6f}"})
+        else:
+            for field in ("score", "chi2", "lines"):
+                if same.get(field) in (None, "") and c.get(field) not in (None, ""):
+                    same[field] = c[field]
+    return kept
+
+
+def z_from_marked_line(observed_wave: float, rest_wave: float) -> float:
+    """The redshift that puts a line of rest wavelength `rest_wave` at `observed_wave` (both vacuum Å)."""
+    return observed_wave / rest_wave - 1.0

@@ -1,0 +1,67 @@
+"""Redshift candidates, the model overlay and the marked line (issue 19 items 2 and 3), on the demo's
+real DESI galaxy (z = 0.3689) and its verify trajectory."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from reviewer.components.candidates_view import CandidatesView
+from reviewer.components.spectrum_plot import SpectrumPlot
+from reviewer.demo import seed_demo_if_empty
+from reviewer.review_state import ReviewState
+from reviewer.store import Store
+
+TRUE_Z = 0.368744  # DESI's Redrock z of the target (assets/demo/MANIFEST.csv)
+
+
+@pytest.fixture(scope="module")
+def galaxy(tmp_path_factory, wait_for_background_renders):
+    store = Store(tmp_path_factory.mktemp("cand") / "c.duckdb")
+    seed_demo_if_empty(store)
+    tid = next(r["trajectory_id"] for r in store.queue.queue_items(task="verify", limit=100)
+               if r["survey"] and "DESI" in r["survey"].upper() and r["pipeline_class"] == "GALAXY")
+    state = ReviewState(store, reviewer="ann")
+    assert state.open_item(trajectory_id=tid)
+    plot = SpectrumPlot(state=state)
+    yield state, plot, CandidatesView(state=state, plot=plot)
+    wait_for_background_renders()
+    store.close()
+
+
+def test_candidates_come_from_the_hypotheses_the_answer_and_the_pipeline(galaxy):
+    _, _, view = galaxy
+    sources = [c["source"] for c in view.candidates]
+    assert sources[0] == "agent's answer" and any(s.startswith("hypothesis") for s in sources)
+    best = view.candidates[0]  # the answer, and the hypothesis it stands for: its score and lines
+    assert best["class"] == "GALAXY" and best["z"] == pytest.approx(TRUE_Z, abs=0.001)
+    assert best["score"] == 100.0 and "lines likely" in best["lines"]
+    assert len(view._table.rows) == len(view.candidates)
+
+
+def test_choosing_a_candidate_draws_its_template_and_sets_the_frame_not_the_answer(galaxy):
+    state, plot, view = galaxy
+    answer = dict(state.item.agent_label)
+    other = next(c for c in view.candidates if abs(c["z"] - TRUE_Z) > 0.01)
+    view.choose(other["key"])
+    assert state.z == pytest.approx(other["z"]) and state.draft["z"] == pytest.approx(other["z"])
+    model = np.asarray(plot.sources["model"].data["model"], float)
+    assert np.isfinite(model).sum() > 1000
+    assert state.item.agent_label == answer
+    view.choose(view.candidates[0]["key"])
+    assert plot.model_of["z"] == pytest.approx(view.candidates[0]["z"])
+    state.choose_candidate(None)
+    assert len(plot.sources["model"].data["model"]) == 0
+
+
+def test_marking_h_alpha_on_the_galaxy_sets_z_within_0_001(galaxy):
+    state, plot, view = galaxy
+    flux = np.asarray(plot.sources["flux"].data["flux"], float)
+    wave = np.asarray(plot.sources["flux"].data["wave"], float)
+    near = (wave > 8960) & (wave < 9010)  # where H-alpha of a z ~ 0.37 galaxy is observed
+    peak = float(wave[near][np.nanargmax(flux[near])])
+    plot.marked_x = peak  # what a shift-click there sends
+    assert not view._set_z.disabled
+    view._line.value = next(v for k, v in view._line.options.items() if k.startswith("H-alpha"))
+    view.set_z_from_mark()
+    assert state.z == pytest.approx(TRUE_Z, abs=0.001)
+    assert state.candidate["source"].startswith("marked H-alpha")

@@ -11,6 +11,8 @@ Step text has a documented limit on import: MAX_STEP_TEXT_BYTES (1 MB of UTF-8 p
 from __future__ import annotations
 
 import hashlib
+import math
+import re
 import uuid
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -20,11 +22,26 @@ from pydantic import BaseModel, ConfigDict, Field
 StepKind = Literal["prompt", "think", "tool_call", "tool_result", "verdict", "answer"]
 SCHEMA_VERSION = 1
 
+# How a run ended, `outcome["status"]`: "answered" (vet), "tool_limit" and "error" (vet), or UNJUDGEABLE
+# (vet and verify): the spectrum is too poor to judge (agents/tools/judgeable.py), `outcome["reason"]`
+# says why and no answer is given (no prediction, type or z: a refusal is not a NO). A verify outcome
+# without a status is answered.
+UNJUDGEABLE = "unjudgeable"
+
 # Longest text one imported step may carry: 1 MB (1,000,000 bytes of UTF-8). A real think / answer /
 # observation text is a few kB; a megabyte is a broken or hostile row that would bloat the database and
 # stall every page that shows it. Imports (`specreview import sft|bench`, agents/interop/rowcheck.py
 # check_text_sizes) refuse a row with any longer text field, naming the row, the field and this limit.
 MAX_STEP_TEXT_BYTES = 1_000_000
+
+
+def finite_or_none(value: Any) -> float | None:
+    """A number read from an outcome (a redshift, a score) as a finite float, else None: the one place
+    NaN, infinities, booleans and non-numbers become "none" before a label, a column or a widget sees
+    them (a DESI sky fibre has no redshift; a JSON round trip would turn NaN into null anyway)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
 
 
 def utcnow() -> datetime:
@@ -123,6 +140,9 @@ class Trajectory(BaseModel):
         None for the whole spectrum."""
         scale = 1.0 + self.tool_redshift()
         for step in reversed(self.steps[: index + 1]):
+            if self._stands_alone(step):  # an audit's verdict is about its own feature, not the last zoom
+                where = verdict_wavelength(step)
+                return None if where is None else (where - VERDICT_HALF_WINDOW, where + VERDICT_HALF_WINDOW)
             if step.kind in ("tool_call", "tool_result") and step.tool_name in ZOOM_TOOLS:
                 window = call_window(step.tool_args)
                 return None if window is None else (window[0] * scale, window[1] * scale)
@@ -135,10 +155,18 @@ class Trajectory(BaseModel):
         makes a render (a stored image, a Spec-o3 prompt's overview, a zoom tool's result)."""
         vet = self.agent.name == "vet"
         for step in reversed(self.steps[: index + 1]):
+            if self._stands_alone(step):
+                return step.index if step.image_sha else None
             if step.image_sha or (step.kind == "prompt" and vet) or (
                     step.kind == "tool_result" and step.tool_name in ZOOM_TOOLS and not step.is_error):
                 return step.index
         return None
+
+    def _stands_alone(self, step: Step) -> bool:
+        """A FORMA verdict or answer step: written after the analyses, about features of its own, so it
+        shows its own window and render (or none), never the last analysis' (a Spec-o3 step keeps the
+        agent's current zoom on screen, as the agent had it)."""
+        return self.agent.name == "verify" and step.kind in ("verdict", "answer")
 
     def hypothesis_at(self, index: int) -> tuple[float, str] | None:
         """(z, class) of the redshift hypothesis step `index` is about: the step's own call when it
@@ -161,6 +189,22 @@ class Trajectory(BaseModel):
 ZOOM_TOOLS = ("spectral_visualization_tool", "spectral_visualization", "render")
 # The FORMA graph's test of one redshift hypothesis (arguments idx, z, class).
 HYPOTHESIS_TOOL = "analyse_hypothesis"
+
+
+VERDICT_HALF_WINDOW = 60.0  # Å either side of the feature an audit verdict is about
+_WAVELENGTH_RE = re.compile(r"(\d{4,5}(?:\.\d+)?)\s*Å")
+
+
+def verdict_wavelength(step: Step) -> float | None:
+    """The observed wavelength a verdict step's evidence names first (FORMA's auditors cite the
+    feature as "8985.6 Å ..."), or None."""
+    if step.verdict is None:
+        return None
+    for text in [*(step.verdict.evidence or []), step.verdict.target or "", step.text or ""]:
+        found = _WAVELENGTH_RE.search(str(text))
+        if found:
+            return float(found.group(1))
+    return None
 
 
 def call_window(args: dict[str, Any] | None) -> tuple[float, float] | None:

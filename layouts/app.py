@@ -4,13 +4,14 @@ from __future__ import annotations
 import logging
 import os
 from typing import ClassVar
+from urllib.parse import unquote
 
 import panel as pn
 from panel.io.resources import CDN_DIST
 
 from layouts.audit import keyboard_for, left_area, main_area, right_area
 from layouts.identity import session_identity
-from reviewer.components.address import ItemAddress
+from reviewer.components.address import REVIEWER_COOKIE, ItemAddress
 from reviewer.components.layout_batch import LayoutBatch
 from reviewer.components.safe_text import plain_alert
 from reviewer.components.spectrum_plot import SpectrumPlot
@@ -49,6 +50,11 @@ class OfflineFast(pn.theme.Fast):
         return modifiers, dict(child_modifiers)
 
 
+def _cookie(name: str) -> str:
+    value = (pn.state.cookies or {}).get(name) or ""
+    return unquote(str(value))[:200].strip()
+
+
 def _url_arg(name: str) -> str:
     args = pn.state.session_args or {}
     values = args.get(name) or [b""]
@@ -75,7 +81,7 @@ def _review_page(db) -> pn.template.FastListTemplate:
     if csp_missing():
         return error_page("This server could not add its Content-Security-Policy, so it serves no review page. "
                           "Start it with `specreview serve` (its log says more).")
-    who = session_identity(_url_arg("reviewer"))
+    who = session_identity(_url_arg("reviewer"), remembered=_cookie(REVIEWER_COOKIE))
     if who.refused:  # before anything is read: a session with no verified user sees nothing
         return error_page(who.problem)
     store = Store(db)
@@ -84,6 +90,7 @@ def _review_page(db) -> pn.template.FastListTemplate:
     sync_verdict_states(store)  # labels written outside the app (imports, older versions)
     state = ReviewState(store, reviewer=who.reviewer, login=who.login, error=who.problem)
     problems = [who.problem] if who.problem else []
+    state.name_problems.update(problems)  # stale once a name is typed
     if _url_arg("session") and not state.open_campaign(_url_arg("session")):
         problems.append(state.error + " Showing the whole queue.")
     wanted_traj, wanted_spec = _url_arg("trajectory"), _url_arg("spectrum")
@@ -107,5 +114,17 @@ def _review_page(db) -> pn.template.FastListTemplate:
     # a reload resumes at the item I was on: the address follows the item
     location = pn.state.location
     template.header.append(ItemAddress(state, base_query=location.query_params if location else {}))
+    follow_labels_written_elsewhere(state)
     template.state, template.views = state, views
     return template
+
+
+LABEL_POLL_MS = 3000
+
+
+def follow_labels_written_elsewhere(state: ReviewState) -> None:
+    """In a served page, look for verdicts stored by other sessions or processes every few seconds
+    (`ReviewState.poll_labels`: one small query), so that Other reviewers follows them."""
+    doc = pn.state.curdoc
+    if doc is not None and doc.session_context is not None:
+        pn.state.add_periodic_callback(state.poll_labels, period=LABEL_POLL_MS)

@@ -58,7 +58,8 @@ def identity_prompt(state: ReviewState):
     if state.login:
         return None
     name = pn.widgets.TextInput(placeholder="Your name", css_classes=["sr-reviewer-name"], width=220, max_length=64)
-    start = pn.widgets.Button(name="Start reviewing", button_type="primary", css_classes=["sr-reviewer-start"])
+    start = pn.widgets.Button(name="Start reviewing", button_type="primary", css_classes=["sr-reviewer-start"],
+                              description="Review under this name (kept in the address and in this browser).")
     why = pn.pane.HTML("", css_classes=["sr-identity-error"])
     box = pn.Column(pn.pane.HTML("<b>Who is reviewing?</b> Your labels are saved under this name."),
                     pn.Row(name, start), why, css_classes=["sr-identity"], visible=not state.reviewer)
@@ -69,6 +70,7 @@ def identity_prompt(state: ReviewState):
         except LabelRefused as err:
             why.object = f"<span>{escape(str(err))}</span>"
             return
+        why.object = ""
         box.visible = False
 
     start.on_click(accept)

@@ -1,5 +1,8 @@
 """Who is reviewing: the authenticated login when the server has one, else a name the page is given.
 
+Without one, the name is `?reviewer=`, else the one this browser typed before (kept in a cookie by
+reviewer.components.address), else the page asks for it.
+
 Under any auth provider (`--basic-auth`, `--oauth-provider`) the reviewer is the user of the signed
 `user` cookie that Panel's login handler sets (signed with `--cookie-secret`, so a client cannot
 forge it). Panel's own `pn.state.user` is not used: it answers "guest" for any request that carries
@@ -37,8 +40,10 @@ def authenticated_user(cookies: dict, cookie_secret: str | None) -> str | None:
     return decoded.decode("utf-8", "replace").strip() if decoded else None
 
 
-def session_identity(url_name: str) -> Identity:
-    """The reviewer of this browser session (see the module docstring). `url_name`: `?reviewer=`."""
+def session_identity(url_name: str, remembered: str = "") -> Identity:
+    """The reviewer of this browser session (see the module docstring). `url_name`: `?reviewer=`;
+    `remembered`: the name this browser typed before (a cookie, never read under a login), used when
+    the address names nobody; one that is not a valid name is dropped without a word."""
     if login_required():
         user = authenticated_user(pn.state.cookies, pn.config.cookie_secret)
         if not user:
@@ -49,7 +54,10 @@ def session_identity(url_name: str) -> Identity:
         except LabelRefused as err:
             return Identity("", True, f"Your login cannot be used as a reviewer name: {err}", refused=True)
     if not url_name:
-        return Identity("", False)
+        try:
+            return Identity(check_name(remembered), False) if remembered else Identity("", False)
+        except LabelRefused:
+            return Identity("", False)
     try:
         return Identity(check_name(url_name), False)
     except LabelRefused as err:

@@ -28,23 +28,40 @@ def on_server_loaded(server_context) -> None:
         send_small_messages_at_once(app)
     from reviewer.conflicts import sync_verdict_states
     from reviewer.demo import seed_demo_if_empty
+    from reviewer.server_endpoint import start_endpoint
     from reviewer.store import Store, StoreUnavailable
 
     try:
         store = Store()
     except StoreUnavailable as err:  # the page will say so too
         log.error("cannot open the review database: %s", err)
-        return
-    seed_demo_if_empty(store, claims_in_background=True)
-    sync_verdict_states(store)
-    if store.path is not None:  # `specreview` commands run through the app while it holds the file
-        from reviewer.server_endpoint import start_endpoint
-
-        start_endpoint(store.path)
+        start_endpoint_once_opened()
+        store = None
+    if store is not None:
+        seed_demo_if_empty(store, claims_in_background=True)
+        sync_verdict_states(store)
+        if store.path is not None:  # `specreview` commands run through the app while it holds the file
+            start_endpoint(store.path)
     import layouts  # noqa: F401 - imports Panel, HoloViews and the components before the first page
 
-    log.warning("database %s ready in %.1f s", store.path.name if store.path else ":memory:",
-                time.perf_counter() - start)
+    if store is not None:
+        log.warning("database %s ready in %.1f s", store.path.name if store.path else ":memory:",
+                    time.perf_counter() - start)
+
+
+def start_endpoint_once_opened() -> None:
+    """The database could not be opened as the server started (another process held it, typically):
+    the endpoint that runs `specreview` commands through the app starts when the app opens the file
+    (the first page after it is free), and the log says so meanwhile."""
+    from reviewer.server_endpoint import start_endpoint
+    from reviewer.store import resolve_db_path
+    from reviewer.store.connection import when_opened
+
+    path = resolve_db_path(None)  # the file the pages open
+    when_opened(path, start_endpoint)
+    log.warning("specreview commands on %s will run through the app once it opens the database, at the first "
+                "page after the file is free; until then a command runs on its own (and finds the file locked "
+                "while another process holds it)", path.name)
 
 
 def on_server_unloaded(server_context) -> None:

@@ -157,12 +157,13 @@ class ClaimChecker:
     def extractor_name(self) -> str:
         return PATTERNS if self.extractor is None else PATTERNS_LLM
 
-    def _location(self, trajectory) -> tuple[str | None, str | None]:
+    def _location(self, trajectory) -> tuple[str | None, str | None, str | None]:
+        """(path, target, the content hash stored at ingest: None when the spectrum is not stored)."""
         if self.store is not None and trajectory.spectrum_id:
             rec = self.store.spectra.get_spectrum(trajectory.spectrum_id)
             if rec is not None:
-                return rec["source_path"], rec["target"]
-        return trajectory.source_path, None if trajectory.target is None else str(trajectory.target)
+                return rec["source_path"], rec["target"], rec.get("file_sha256")
+        return trajectory.source_path, None if trajectory.target is None else str(trajectory.target), None
 
     def spectrum(self, trajectory):
         """(spectrum, measurer) of a trajectory: the one handed over, else from its stored spectrum
@@ -172,9 +173,13 @@ class ClaimChecker:
         given = self.handed(trajectory) if self.handed is not None else None
         if given is not None:
             return given, Measurer.from_spectrum(given)
-        path, target = self._location(trajectory)
+        path, target, sha = self._location(trajectory)
         if not path or not Path(path).exists():
             raise FileNotFoundError(f"spectrum file unavailable: {path}")
+        if sha:  # a file changed since ingest: its claims would be judged against other data
+            from reviewer.spectra_cache import check_unchanged
+
+            check_unchanged(path, sha)
         key = (path, target)
         if key in self._cache:
             self._cache.move_to_end(key)

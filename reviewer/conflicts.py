@@ -14,7 +14,15 @@ from typing import Any
 
 import pandas as pd
 
-from reviewer.consensus import agent_label, describe_label, merge_vi_labels, normalise_label, verdict_consensus
+from reviewer.consensus import (
+    agent_label,
+    describe_label,
+    effective_label,
+    labels_agree,
+    merge_vi_labels,
+    normalise_label,
+    verdict_consensus,
+)
 from reviewer.rows import group_rows
 
 
@@ -124,6 +132,37 @@ def conflict_queue(store, kind: str | None = None, include_resolved: bool = Fals
     if not include_resolved:
         items = [i for i in items if not i["resolved"]]
     return sorted(items, key=lambda i: (i["updated_at"], i["item_id"]))
+
+
+def disputed_choices(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """The answers a trajectory conflict is between (`conflict_queue` items), as a merger's starting
+    points, oldest first: {action, label, reviewers, text}. Each reviewer's verdict counts as what it
+    says the answer is (an override to the agent's own answer is an approval of it), so that a
+    resolution chosen from these is one the label rules accept. Empty for a VI conflict or a hidden one."""
+    if item.get("kind") != "trajectory" or not item.get("labels"):
+        return []
+    first = item["labels"][0]
+    own = agent_label(first.get("task"), first.get("answer"), first.get("answer_z"), first.get("outcome"))
+    choices: list[dict[str, Any]] = []
+    for row in item["labels"]:
+        label = effective_label(row, own)
+        if row["action"] == "reject" or label is None:
+            action, label = "reject", None
+        elif own and labels_agree(label, own):
+            action, label = "approve", normalise_label(own)
+        else:
+            action = "override"
+        same = next((c for c in choices if c["action"] == action and
+                     (label is None or labels_agree(c["label"], label))), None)
+        if same is None:
+            same = {"action": action, "label": label, "reviewers": []}
+            choices.append(same)
+        same["reviewers"].append(str(row.get("reviewer")))
+    for c in choices:
+        said = {"approve": f"approve ({describe_label(c['label'])}, the agent's answer)",
+                "override": f"override to {describe_label(c['label'])}", "reject": "reject"}[c["action"]]
+        c["text"] = f"{said}: {', '.join(c['reviewers'])}"
+    return choices
 
 
 def vi_consensus(store, spectrum_id: str, session: str | None = None) -> dict[str, Any]:

@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, field
 from itertools import combinations
 from typing import Any
 
+from agents.trajectory import UNJUDGEABLE, finite_or_none
+
 DZ_MAX = 0.0033  # |dz| / (1 + z): DESI auto-merge tolerance
 QUALITY_SPREAD_MAX = 1
 QUALITY_CONFLICT = 999  # DESI's best_quality when qualities differ by more than 1
@@ -196,17 +198,20 @@ def verdict_consensus(reviews: Iterable[dict[str, Any]], agent_label: dict[str, 
 def agent_label(task: str, answer: Any = None, answer_z: Any = None, outcome: dict[str, Any] | None = None) -> dict[str, Any]:
     """A trajectory's own answer as a label: {'answer': YES/NO} for vet tasks, {'type', 'z'} for
     verify. Reads the store's summary columns first, then the outcome (vet: `prediction`; verify:
-    the FORMA brief's `type` / `redshift`)."""
+    the FORMA brief's `type` / `redshift`); none for a refusal (status unjudgeable)."""
     outcome = outcome or {}
+    if outcome.get("status") == UNJUDGEABLE:  # refused: no answer to approve
+        return {}
     if task != "verify":
         value = answer if answer is not None else (outcome.get("prediction") or outcome.get("answer"))
         return {"answer": _upper(value)} if _upper(value) else {}
     brief = outcome.get("brief") if isinstance(outcome.get("brief"), dict) else {}
     kind = answer if answer is not None else (brief.get("type") or outcome.get("type"))
-    z = answer_z if answer_z is not None else brief.get("redshift", outcome.get("z"))
+    z = finite_or_none(answer_z)  # never NaN or inf: such a z reaches the forms' redshift fields
+    z = z if z is not None else finite_or_none(brief.get("redshift", outcome.get("z")))
     label: dict[str, Any] = {}
     if _upper(kind):
         label["type"] = _upper(kind)
-    if isinstance(z, (int, float)) and not isinstance(z, bool):
-        label["z"] = float(z)
+    if z is not None:
+        label["z"] = z
     return label

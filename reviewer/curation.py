@@ -112,6 +112,47 @@ def curation_status(events: Iterable[dict[str, Any]], revisions: Iterable[dict[s
     return status
 
 
+NOT_COUNTED = "Not saved: it would not count."
+
+
+def event_refusal(status: CurationStatus, reviewer: str, event: str, value: str | None, *,
+                  audits_needed: int = AUDITS_NEEDED) -> str | None:
+    """Why an audit or a vote by `reviewer` would not count in `status` (the trajectory's curation
+    status now), or None when it would. An event that would not count is refused rather than stored:
+    the rules above ignore it, and a reviewer told it was saved would believe it counted."""
+    if event == "audit" and value not in AUDIT_VALUES:
+        return f"An audit is {' or '.join(AUDIT_VALUES)}; got {value!r}."
+    if event == "vote" and value not in VOTE_VALUES:
+        return f"A vote is {' or '.join(VOTE_VALUES)}; got {value!r}."
+    if event not in ("audit", "vote"):
+        return f"A curation event here is an audit or a vote; got {event!r}."
+    if status.state == "draft":
+        return (f"{NOT_COUNTED} This trajectory is an unrevised draft: an {event} counts only after a revision. "
+                "Revise a step first (Save revision).")
+    if event == "audit" and reviewer == status.reviser:
+        return (f"{NOT_COUNTED} {reviewer} made the latest revision, and audits are independent: another "
+                "reviewer audits it.")
+    if event == "vote" and status.state in ("revised", "changes_requested"):
+        so_far = (f"changes requested by {', '.join(status.change_requests)}" if status.change_requests
+                  else f"{len(status.approvals)} of {audits_needed} so far")
+        return (f"{NOT_COUNTED} The vote opens once {audits_needed} auditors approve the latest revision "
+                f"({so_far}).")
+    return None
+
+
+def status_text(status: CurationStatus) -> str:
+    """A trajectory's curation state in a line, with what counts next."""
+    if status.state == "draft":
+        return "draft: revise a step to start its curation"
+    who = lambda names: ", ".join(names) or "none"  # noqa: E731
+    if status.state in ("revised", "changes_requested"):
+        asked = f"; changes requested by {who(status.change_requests)}" if status.change_requests else ""
+        return (f"{status.state.replace('_', ' ')} (by {status.reviser}): approving audits "
+                f"{len(status.approvals)} of {AUDITS_NEEDED} ({who(status.approvals)}){asked}")
+    return (f"{status.state}: votes to accept {who(status.accepts)}, to reject {who(status.rejects)} "
+            f"(accepted with {ACCEPT_VOTES} of {VOTERS})")
+
+
 BOARD_COLUMNS = ("spectrum_id", "object_id", "survey", "task", "agent_name", "backend", "model", "answer")
 BOARD_FILTERS = ("all", "not draft", *CURATION_STATES)  # what the board can be limited to
 

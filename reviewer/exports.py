@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.trajectory import UNJUDGEABLE
 from reviewer.conflicts import evaluation_frame, verdict_for
 from reviewer.curation import curation_board
 
@@ -380,6 +381,9 @@ def _export_sft(store, out: Path, session, task, spectrum_loader) -> RowsExport:
             traj, spectrum = curated_trajectory(store, tid, session, spectrum_loader)
         except Exception as exc:
             result.skipped.append((tid, f"{type(exc).__name__}: {exc}"))
+            continue
+        if traj.outcome.get("status") == UNJUDGEABLE:  # Spec-o3 rows end in \boxed{YES/NO}
+            result.skipped.append((tid, "the agent refused the spectrum as unjudgeable: no answer to train on"))
             continue
         missing = [s.index for s in traj.steps if s.kind in ("prompt", "tool_result") and not s.is_error
                    and s.image_sha not in traj.images]

@@ -53,11 +53,11 @@ def ids_of_file(sha: str, targets: Iterable[str | None]) -> list[str]:
 
 
 def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    """The file's sha256 (hex), kept per state of its stat (reviewer.spectra_cache.file_digest): the
+    check that a stored spectrum's file is unchanged, before it is shown or vetted, then costs a stat."""
+    from reviewer.spectra_cache import file_digest
+
+    return file_digest(path)
 
 
 def is_spectrum_candidate(path: Path) -> bool:

@@ -19,6 +19,7 @@ from typing import Any
 from reviewer import triage
 from reviewer.conflicts import sync_verdict_states
 from reviewer.consensus import DZ_MAX, describe_label, labels_agree, normalise_label
+from reviewer.curation import curation_status, event_refusal
 from reviewer.store.claims import CLAIM_FLAG_DECISIONS
 
 log = logging.getLogger(__name__)
@@ -47,16 +48,20 @@ class LabelRefused(ValueError):
     """A label the rules refuse; the message says why, in words a reviewer can act on."""
 
 
+class NameRefused(LabelRefused):
+    """Refused for the reviewer's name (missing or not allowed): a valid name makes it stale."""
+
+
 def check_name(name: str, what: str = "reviewer name") -> str:
     """A person's or campaign's name: printable, at most NAME_MAX characters, letters, digits and . _ - @ ' +
     (names reach pages, logs and file names: refuse rather than escape everywhere)."""
     name = unicodedata.normalize("NFC", (name or "").strip())
     if not name:
-        raise LabelRefused(f"A {what} is needed.")
+        raise NameRefused(f"A {what} is needed.")
     if len(name) > NAME_MAX:
-        raise LabelRefused(f"A {what} has at most {NAME_MAX} characters.")
+        raise NameRefused(f"A {what} has at most {NAME_MAX} characters.")
     if not _NAME_OK.match(name):
-        raise LabelRefused(f"A {what} may hold letters, digits, spaces and . _ - @ ' + only.")
+        raise NameRefused(f"A {what} may hold letters, digits, spaces and . _ - @ ' + only.")
     return name
 
 
@@ -96,6 +101,15 @@ def validate_correction(task: str, label: dict[str, Any] | None, agent_label: di
     return label
 
 
+def default_correction(task: str, agent_label: dict[str, Any] | None) -> dict[str, Any]:
+    """Where an override's corrected label starts: for a yes/no task the other answer (the only
+    override there is), for verify the agent's own class and z (the reviewer changes what is wrong)."""
+    own = normalise_label(agent_label)
+    if task != "verify" and own.get("answer") in VET_ANSWERS:
+        return {"answer": next(a for a in VET_ANSWERS if a != own["answer"])}
+    return dict(agent_label or {})
+
+
 @dataclass(frozen=True)
 class Ack:
     """A stored label, as the reviewer is told about it."""
@@ -107,9 +121,11 @@ class Ack:
     trajectory_id: str | None
     at: datetime = field(default_factory=lambda: datetime.now(UTC))
     previous: dict[str, Any] | None = None  # the verdict this one replaced (for undo)
+    subject: str | None = None  # the item it is on, as the reviewer knows it (object id and task)
 
     def text(self) -> str:
-        return f"Saved {self.what} as {self.reviewer} at {self.at.astimezone().strftime('%H:%M:%S')}."
+        on = f" on {self.subject}" if self.subject else ""
+        return f"Saved {self.what}{on} as {self.reviewer} at {self.at.astimezone().strftime('%H:%M:%S')}."
 
 
 VERDICT_KINDS = frozenset({"verdict", "undo", "resolution"})  # acks that change consensus and the queue
@@ -180,9 +196,9 @@ class LabelService:
         prev = ack.previous
         if prev:
             action, label, comment = prev["action"], prev.get("label"), prev.get("comment")
-            what = f"undo: back to '{prev['action']}'"
+            what = f"undo: {ack.what} withdrawn, back to '{prev['action']}'"
         else:
-            action, label, comment, what = "clear", None, None, "undo: verdict withdrawn"
+            action, label, comment, what = "clear", None, None, f"undo: {ack.what} withdrawn"
         return self._verdict_row(name, ack.trajectory_id, action, label, comment, campaign, "undo", what)
 
     def _verdict_row(self, name, trajectory_id, action, label, comment, campaign, kind, what) -> Ack:
@@ -238,18 +254,47 @@ class LabelService:
         return Ack("vi", "VI label", name, row, None)
 
     def write_preference(self, reviewer, trajectory_id, other_id, outcome, spectrum_id, campaign=None) -> Ack:
+        """This trajectory against another one of the same task on the same spectrum (win / tie / loss):
+        trajectories of different tasks answer different questions and are not compared."""
         name = self.check_writable(reviewer, campaign)
+        this = self.store.trajectories.trajectory_summary(trajectory_id) or {}
+        that = self.store.trajectories.trajectory_summary(other_id) if other_id != trajectory_id else None
+        if not that:
+            raise LabelRefused("Choose another trajectory of this spectrum to compare with.")
+        if that["task"] != this.get("task") or that["spectrum_id"] != this.get("spectrum_id"):
+            raise LabelRefused(f"A preference compares two trajectories of the same task on the same spectrum; "
+                               f"this one is task '{this.get('task')}', the other '{that['task']}'"
+                               f"{'' if that['spectrum_id'] == this.get('spectrum_id') else ' on another spectrum'}.")
         row = self.store.labels.add_preference(trajectory_id, other_id, name, outcome, spectrum_id=spectrum_id,
                                                session_id=self._scope(campaign))
         return Ack("preference", f"preference '{outcome}'", name, row, trajectory_id)
+
+    def who_may_resolve(self, campaign: dict | None, blind: bool) -> str:
+        """Who may resolve a conflict, in words (the rules `check_resolver` applies)."""
+        current = (self.store.sessions.get_session(campaign["id"]) or campaign) if campaign else None
+        if current is None:
+            who = "Any named reviewer may resolve a conflict"
+        else:
+            members = current.get("reviewers") or []
+            people = f"its assigned reviewers ({', '.join(members)})" if members else "any named reviewer"
+            closed = " (it is closed: nobody can)" if current.get("closed_at") is not None else " while it is open"
+            who = f"In campaign '{current['name']}', {people} may resolve its conflicts{closed}"
+        after = ", once they have saved their own label on the item (blind review)" if blind else ""
+        return f"{who}{after}. A resolution needs the merger's comment saying why that label wins."
+
+    def check_resolver(self, reviewer: str, item: dict, campaign: dict | None = None) -> str:
+        """The merger's checked name, or LabelRefused: the `check_writable` rules, and under blind review
+        no resolution before the merger's own label on the item."""
+        name = self.check_writable(reviewer, campaign)
+        if item.get("hidden"):
+            raise LabelRefused("Blind review: save your own label on this item before you resolve its conflict.")
+        return name
 
     def write_resolution(self, reviewer, item: dict, action: str | None, label: dict | None,
                          merger_comment: str | None, campaign=None) -> Ack:
         """A merger's answer to a conflict: for a trajectory approve / override (a label from the
         answer set) / reject; for a spectrum the merged VI fields."""
-        name = self.check_writable(reviewer, campaign)
-        if item.get("hidden"):
-            raise LabelRefused("Blind review: save your own label on this item before you resolve its conflict.")
+        name = self.check_resolver(reviewer, item, campaign)
         merger_comment = check_text(merger_comment, "merger's comment")
         if not merger_comment:
             raise LabelRefused("A resolution needs the merger's comment: say why this label wins.")
@@ -292,8 +337,14 @@ class LabelService:
         return Ack("revision", f"revision of step {step.index + 1}", name, row, trajectory.id)
 
     def write_curation_event(self, reviewer, trajectory_id, event, value, comment, campaign=None) -> Ack:
+        """An audit or a vote, stored only when it counts now (reviewer.curation.event_refusal says why
+        not: an unrevised draft, an audit of one's own revision, a vote before two approving audits)."""
         name = self.check_writable(reviewer, campaign)
         comment = check_text(comment, "comment")
+        history = self.store.reviews.curation_history(self._scope(campaign), [trajectory_id])
+        refusal = event_refusal(curation_status(history["events"], history["revisions"]), name, event, value)
+        if refusal:
+            raise LabelRefused(refusal)
         row = self.store.labels.add_curation_event(trajectory_id, name, event, value=value, comment=comment,
                                                    session_id=self._scope(campaign))
         return Ack("curation", f"{event} '{value}'", name, row, trajectory_id)

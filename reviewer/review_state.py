@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,8 @@ from agents.spectra import SpectrumReadError
 from agents.trajectory import Trajectory
 from reviewer.claims import results_from_rows
 from reviewer.consensus import agent_label
-from reviewer.labels import Ack, LabelRefused, LabelService
+from reviewer.labels import Ack, LabelRefused, LabelService, NameRefused, check_name, default_correction
+from reviewer.messages import without_paths
 from reviewer.renders import prefetch_renders, render_in_view
 from reviewer.spectra_cache import load_spectrum, read_ahead
 from reviewer.store import WRITE_FAILURES
@@ -61,6 +62,16 @@ class ReviewItem:
             "No agent trajectory on this spectrum: there is nothing to approve or override. "
             "Run an agent on it (`specreview vet` / `verify`), or open an item from the queue.")
 
+    @property
+    def subject(self) -> str:
+        """The item as a reviewer names it: the object id and the task (one object has several tasks)."""
+        obj = self.record.get("object_id") or self.spectrum_id
+        return f"{obj} · {self.trajectory.task}" if self.trajectory is not None else str(obj)
+
+    def default_draft(self) -> dict[str, Any]:
+        """The corrected label an override starts from (reviewer.labels.default_correction)."""
+        return default_correction(self.trajectory.task, self.agent_label) if self.trajectory is not None else {}
+
     def frame_z(self) -> float:
         """The redshift for the rest frame: the agent's answer for a verify item, else the pipeline's."""
         if self.agent_label.get("z") is not None:
@@ -84,6 +95,10 @@ class ReviewState(param.Parameterized):
     ack = param.ClassSelector(class_=Ack, default=None, allow_None=True, doc="the last stored label")
     error = param.String(default="", doc="the last problem, shown in the page (the app keeps serving)")
     labels_version = param.Integer(default=0, doc="bumped after every stored label: views re-read")
+    labels_seen = param.Integer(default=0, doc="the store's newest verdict row (anyone's, from anywhere) last "
+                                               "seen by `poll_labels`: views of others' labels re-read when it moves")
+    undoable = param.ClassSelector(class_=Ack, default=None, allow_None=True,
+                                   doc="the verdict `u` withdraws: my last one in this session on the item on screen")
     show_help = param.Boolean(default=False)
     position = param.Integer(default=None, allow_None=True, doc="the item's place in the filtered queue, when known")
     candidate = param.Dict(default=None, allow_None=True,
@@ -100,6 +115,21 @@ class ReviewState(param.Parameterized):
         # under a login the reviewer is the login, fixed when the session starts: nothing the page
         # sends can label under another name
         self._login_name = self.reviewer if self.login else None
+        self.name_problems: set[str] = set()  # messages about the name: stale once a valid name is given
+        self.labels_seen = self.store.labels.newest_label_seq("reviews")
+
+    @param.depends("reviewer", watch=True)
+    def _name_given(self):
+        """A message about a missing or refused name is stale once a valid name is given."""
+        try:
+            check_name(self.reviewer)
+        except LabelRefused:
+            return
+        error = self.error
+        for problem in self.name_problems:
+            error = error.replace(problem, "")
+        if error != self.error:
+            self.error = " ".join(error.split())
 
     # ---- scope ----------------------------------------------------------------------------------
     @property
@@ -137,20 +167,22 @@ class ReviewState(param.Parameterized):
         if record is None:
             self.error = f"Spectrum {spectrum_id} is not in the database."
             return False
-        try:
-            spec = load_spectrum(record["source_path"], record.get("target"))
-        except SpectrumReadError as err:
-            self.error = f"Cannot show this spectrum: {err}"
+        try:  # the stored hash: a file changed since ingest is refused (SpectrumChanged), never shown
+            spec = load_spectrum(record["source_path"], record.get("target"), record.get("file_sha256"))
+        except SpectrumReadError as err:  # names the file; a wrapped exception may add its folder: cut
+            self.error = f"Cannot show this spectrum: {without_paths(str(err))}"
             return False
         except OSError as err:  # moved or unreadable file
-            self.error = f"Cannot show this spectrum: {Path(record['source_path']).name}: {err.strerror or err}"
+            self.error = (f"Cannot show this spectrum: {Path(record['source_path']).name}: "
+                          f"{without_paths(err.strerror or str(err))}")
             return False
         own = agent_label(traj.task, None, None, traj.outcome) if traj is not None else {}
         claims = tuple(results_from_rows(self.store.claims.claims_for(traj.id))) if traj is not None else ()
         item = ReviewItem(record=record, spectrum=spec, trajectory=traj, agent_label=own, claims=claims)
         # one update: every view sees the new item, its first step, its draft and frame together
-        self.param.update(item=item, step_index=0, draft=dict(own), comment="", z=item.frame_z(), error="",
-                          position=position, focus_window=None, candidate=None)
+        self.param.update(item=item, step_index=0, draft=item.default_draft(), comment="", z=item.frame_z(),
+                          error="", position=position, focus_window=None, candidate=None,
+                          undoable=self._undoable_on(item))
         prefetch_renders(self.store, item, lambda: self.item is item)
         self._next_read = self._read_next_spectrum()  # a Future: tests wait on it
         return True
@@ -216,17 +248,34 @@ class ReviewState(param.Parameterized):
         spectra = self.store.spectra.list_spectra(limit=1)
         return bool(spectra) and self.open_item(spectrum_id=spectra[0]["spectrum_id"])
 
+    # ---- labels written elsewhere ----------------------------------------------------------------
+    def poll_labels(self) -> bool:
+        """Whether verdicts were stored since the last look (by anyone: another browser, the CLI); if so,
+        `labels_seen` moves and the views of others' labels re-read. The page calls it every few seconds."""
+        newest = self.store.labels.newest_label_seq("reviews")
+        if newest == self.labels_seen:
+            return False
+        self.labels_seen = newest
+        return True
+
     # ---- writing labels -------------------------------------------------------------------------
-    def _attempt(self, write) -> Ack | None:
+    def _attempt(self, write, subject: str | None = None, after=None) -> Ack | None:
         """One label write through the label service: refused with the reason shown, or stored and
-        acknowledged (only after the store returned). With SPECREVIEW_LOG_WRITES=1 the write's latency
-        (rules, store, consensus update) goes to the server log; bench/bench_labels.py reads it."""
+        acknowledged (only after the store returned), naming the item it is on (`subject`, by default
+        the item on screen); `after(ack)`: the state changes that go with the acknowledgement (made in
+        the same update).
+        With SPECREVIEW_LOG_WRITES=1 the write's latency (rules, store, consensus update) goes to the
+        server log; bench/bench_labels.py reads it."""
         if self._login_name is not None and self.reviewer != self._login_name:
             self.error = f"Labels in this session are saved as {self._login_name}, the login."
             return None
         start = time.perf_counter()
         try:
             ack = write()
+        except NameRefused as err:
+            self.name_problems.add(str(err))
+            self.error = str(err)
+            return None
         except LabelRefused as err:
             self.error = str(err)
             return None
@@ -239,7 +288,14 @@ class ReviewState(param.Parameterized):
             return None
         if LOG_WRITES:
             write_log.info("label-write-ms %.3f %s", 1000 * (time.perf_counter() - start), ack.kind)
-        self.param.update(ack=ack, error="", labels_version=self.labels_version + 1)
+        if subject is None and self.item is not None:
+            if ack.trajectory_id is not None and ack.trajectory_id == self.item.trajectory_id:
+                subject = self.item.subject
+            elif ack.trajectory_id is None:  # a label on the spectrum (VI)
+                subject = str(self.item.record.get("object_id") or self.item.spectrum_id)
+        ack = replace(ack, subject=subject) if subject else ack
+        changes = after(ack) if after is not None else {}
+        self.param.update(ack=ack, error="", labels_version=self.labels_version + 1, **changes)
         return ack
 
     def _reviewable(self):
@@ -248,27 +304,45 @@ class ReviewState(param.Parameterized):
             return None
         return self.item.trajectory
 
+    def _undoable_on(self, item: ReviewItem | None) -> Ack | None:
+        tid = item.trajectory_id if item is not None else None
+        return next((a for a in reversed(self._acks) if tid is not None and a.trajectory_id == tid), None)
+
+    def _cleared_form(self) -> dict[str, Any]:
+        """The verdict form as a new item starts it: what a save or an undo leaves (nothing typed for
+        one verdict is stored with the next)."""
+        return {"draft": self.item.default_draft() if self.item is not None else {}, "comment": ""}
+
     def save_verdict(self, action: str) -> Ack | None:
         traj = self._reviewable()
         if traj is None:
             return None
-        ack = self._attempt(lambda: self.labels.write_verdict(
-            self.reviewer, traj, action, label=self.draft if action == "override" else None,
-            comment=self.comment or None, campaign=self.campaign))
-        if ack is not None:
+
+        def saved(ack: Ack) -> dict[str, Any]:
             self._acks.append(ack)
-        return ack
+            return {**self._cleared_form(), "undoable": ack}
+
+        return self._attempt(lambda: self.labels.write_verdict(
+            self.reviewer, traj, action, label=self.draft if action == "override" else None,
+            comment=self.comment or None, campaign=self.campaign), after=saved)
 
     def undo(self) -> Ack | None:
-        """Undo my last verdict in this session (on whatever item it was): a new row restoring the one before."""
-        if not self._acks:
-            self.error = "Nothing to undo: no verdict saved in this session."
+        """Undo my last verdict in this session on the item on screen (never one on another item): a new
+        row restoring the one before. The acknowledgement names the item and the verdict withdrawn."""
+        if self.item is None or self.item.trajectory is None:
+            self.error = "Nothing to undo: open an item first."
             return None
-        last = self._acks[-1]
-        ack = self._attempt(lambda: self.labels.undo_verdict(self.reviewer, last, self.campaign))
-        if ack is not None:
-            self._acks.pop()
-        return ack
+        last = self._undoable_on(self.item)
+        if last is None:
+            self.error = (f"Nothing to undo on {self.item.subject}: you saved no verdict on this item in this "
+                          "session (`u` acts on the item on screen only).")
+            return None
+
+        def undone(_ack: Ack) -> dict[str, Any]:
+            self._acks.remove(last)
+            return {**self._cleared_form(), "undoable": self._undoable_on(self.item)}
+
+        return self._attempt(lambda: self.labels.undo_verdict(self.reviewer, last, self.campaign), after=undone)
 
     def save_score(self, score: int) -> Ack | None:
         traj = self._reviewable()
@@ -311,8 +385,9 @@ class ReviewState(param.Parameterized):
                                                                   self.item.spectrum_id, self.campaign))
 
     def resolve_conflict(self, item: dict, action: str | None, label: dict | None, comment: str | None) -> Ack | None:
+        subject = " · ".join(str(v) for v in (item.get("object_id") or item.get("item_id"), item.get("task")) if v)
         return self._attempt(lambda: self.labels.write_resolution(self.reviewer, item, action, label, comment,
-                                                                  self.campaign))
+                                                                  self.campaign), subject=subject)
 
     def save_revision(self, text: str, tool_args: dict | None, comment: str | None) -> Ack | None:
         traj = self._reviewable()

@@ -9,7 +9,11 @@ its own connection (a cursor per thread) and streams back what it prints and its
 
 Security: localhost only; every request carries the token, which only a process that can read the
 endpoint file (the user's own) knows; wrong or missing token -> 403. The endpoint runs `specreview`
-commands and nothing else.
+commands and nothing else. A client has REQUEST_TIMEOUT_S (10 s) for its whole request (request line,
+headers, body), however it trickles it; at most MAX_WAITING connections wait for theirs (more: 503 at
+once) and at most MAX_RUNNING commands run (more: 503), so connections without a token hold no thread
+for long and never many. Once admitted, a command's answer is written without a timeout (the client
+may be piped into a pager); a client that goes away interrupts it.
 
 Wire format: `POST /run` with header `X-SpecReview-Token` and a JSON body {"argv": [...], "db": the
 database path the client resolved, "paths": {dest: absolute path(s)} resolved on the client,
@@ -25,9 +29,11 @@ import hmac
 import io
 import json
 import logging
+import math
 import os
 import queue
 import secrets
+import socket
 import sys
 import threading
 import time
@@ -44,6 +50,9 @@ ENDPOINT_SUFFIX = ".server.json"
 MAX_REQUEST_BYTES = 1 << 20
 HEARTBEAT_S = 1.0
 FORMAT_VERSION = 1
+REQUEST_TIMEOUT_S = 10.0  # for the whole request: line, headers and body
+MAX_WAITING = 16  # connections whose request is not yet read and checked
+MAX_RUNNING = 32  # commands running at once
 
 Emit = Callable[[str, str], None]  # (stream "out"|"err", text)
 Runner = Callable[[dict, Emit], int]
@@ -243,6 +252,10 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "specreview-endpoint"
     protocol_version = "HTTP/1.0"  # one request per connection; the answer ends when it closes
 
+    def setup(self) -> None:
+        self.timeout = REQUEST_TIMEOUT_S  # each read (the server's deadline bounds the whole request)
+        super().setup()
+
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s " + format, self.client_address[0], *args)
 
@@ -284,10 +297,17 @@ class _Handler(BaseHTTPRequestHandler):
         if payload.get("db") and Path(payload["db"]) != owner.db:
             self._refuse(409, f"this app serves {owner.db.name}, not {Path(payload['db']).name}")
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-ndjson")
-        self.end_headers()
-        self._stream(owner, payload)
+        if not self.server.admit(self.request):
+            self._refuse(503, f"busy: the app runs {MAX_RUNNING} commands already; try again when one ends")
+            return
+        try:
+            self.connection.settimeout(None)  # the answer may wait on a slow reader (a pager)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-ndjson")
+            self.end_headers()
+            self._stream(owner, payload)
+        finally:
+            self.server.command_ended()
 
     def _stream(self, owner: CommandEndpoint, payload: dict) -> None:
         frames: queue.Queue = queue.Queue()
@@ -338,9 +358,85 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _HTTPServer(ThreadingHTTPServer):
+    """One thread per connection, but bounded: MAX_WAITING connections whose request has not been read
+    and checked yet, each cut off REQUEST_TIMEOUT_S after it was accepted, and MAX_RUNNING commands."""
+
     daemon_threads = True
     allow_reuse_address = False
     owner: CommandEndpoint
+
+    def __init__(self, *args, **kwargs):
+        self._slots = threading.Lock()
+        self._waiting: dict[socket.socket, float] = {}  # connection -> deadline of its request
+        self._running = 0
+        super().__init__(*args, **kwargs)
+
+    def process_request(self, request, client_address) -> None:
+        with self._slots:
+            full = len(self._waiting) >= MAX_WAITING
+            if not full:
+                self._waiting[request] = time.monotonic() + REQUEST_TIMEOUT_S
+        if full:  # answered here, at once: no thread for it
+            log.warning("endpoint busy: %d connections wait for their request; refusing one", MAX_WAITING)
+            self._refuse_at_once(request, b"busy: too many connections wait for their request; try again")
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._leave(request)
+            raise
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._leave(request)
+
+    def _leave(self, request) -> None:
+        with self._slots:
+            self._waiting.pop(request, None)
+
+    def admit(self, request) -> bool:
+        """The request was read and its token checked: it leaves the waiting connections and runs its
+        command, unless MAX_RUNNING run already (False)."""
+        with self._slots:
+            self._waiting.pop(request, None)
+            if self._running >= MAX_RUNNING:
+                return False
+            self._running += 1
+            return True
+
+    def command_ended(self) -> None:
+        with self._slots:
+            self._running -= 1
+
+    def service_actions(self) -> None:
+        """Between polls of serve_forever (every 0.5 s): cut off the connections past their deadline."""
+        super().service_actions()
+        now = time.monotonic()
+        with self._slots:
+            late = [sock for sock, deadline in self._waiting.items() if deadline <= now]
+            for sock in late:
+                self._waiting[sock] = math.inf  # cut once; its slot frees when its thread ends
+        for sock in late:
+            log.debug("an endpoint client sent no complete request within %.0f s: cut off", REQUEST_TIMEOUT_S)
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def _refuse_at_once(self, request, why: bytes) -> None:
+        body = json.dumps({"error": why.decode()}).encode()
+        head = (f"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
+        with contextlib.suppress(OSError):
+            request.settimeout(0.5)  # a new connection's send buffer is empty: this does not wait
+            request.sendall(head + body)
+        self.shutdown_request(request)
+
+    def handle_error(self, request, client_address) -> None:
+        if isinstance(sys.exc_info()[1], OSError):  # a client cut off, or gone: not the endpoint's fault
+            log.debug("endpoint connection from %s ended: %s", client_address[0], sys.exc_info()[1])
+            return
+        log.exception("endpoint request from %s failed", client_address[0])
 
 
 class CommandEndpoint:

@@ -1,21 +1,32 @@
-"""Spectra and step renders, cached once per server process and safe under `--num-threads`.
+"""Spectra and step renders, cached once per server process and safe under `--num-threads`; and the
+check that a stored spectrum's file is still the file that was ingested.
 
 Spectra are immutable once read, so sessions share them; renders are keyed by trajectory and step.
 A lock guards each cache (OrderedDict moves are not atomic across threads), and the work itself
 runs outside the lock so one slow file never blocks another session's cached hit.
+
+Integrity: the store keeps each spectrum's file sha256 from ingest (spectra.file_sha256). A file
+changed since then is refused (SpectrumChanged) wherever a spectrum is shown (`load_spectrum` with
+the stored hash: ReviewState.open_item) or given to an agent (`specreview vet` / `verify` / `claims`):
+labels stay with the data they were made on, and re-ingesting the file makes it a new spectrum. The
+hash of a file is cached by its stat (device, inode, size, mtime and ctime in ns), so opening an item
+again costs one stat; an edit changes the stat (ctime even when the mtime is put back), and is hashed
+again. A file modified within the last RACY_S seconds is hashed every time (its stat may not yet show
+a write made within the same clock tick: git's "racily clean" case).
 """
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
-from agents.spectra import read_spectrum
+from agents.spectra import SpectrumReadError, read_spectrum
 
 log = logging.getLogger(__name__)
 
@@ -64,22 +75,73 @@ class LockedLRU:
 
 _spectra = LockedLRU(64)
 _renders = LockedLRU(2048)
+_digests = LockedLRU(4096)  # (path, stat stamp) -> sha256 hex: ~250 bytes an entry
 _prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="specreview-render")
 _reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="specreview-read-ahead")
+RACY_S = 2.0
 
 
-def _spectrum_key(source_path: str, target: str | None) -> tuple:
-    """A spectrum's cache key: its file, target and the file's mtime (an edited file is read again)."""
-    try:
-        mtime = Path(source_path).stat().st_mtime_ns
-    except OSError:
-        mtime = None
-    return source_path, target, mtime
+# -- integrity: the file is the one that was ingested ---------------------------------------------
+class SpectrumChanged(SpectrumReadError):
+    """A stored spectrum's file no longer has the content hash recorded when it was ingested. Its
+    text names the file (not its folder) and says what to do."""
+
+    def __init__(self, path, problem: str | None = None):
+        super().__init__(path, problem or (
+            "this file has changed since it was ingested (its content is not the content stored then), so it "
+            "is not used: labels stay with the data they were made on. To review the file as it is now, "
+            "re-ingest it (`specreview ingest`, or `vet` / `verify` by its path): that makes it a new spectrum"))
 
 
-def load_spectrum(source_path: str, target: str | None):
-    """read_spectrum through the process-wide cache."""
-    return _spectra.get(_spectrum_key(source_path, target), lambda: read_spectrum(source_path, target=target))
+def file_stamp(path: str | os.PathLike) -> tuple[int, int, int, int, int]:
+    """What a file's stat says about its content: any write (or replacement) changes one of these."""
+    st = os.stat(path)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def hash_file(path: str | os.PathLike) -> str:
+    """The file's sha256 (hex), as reviewer.ingest.file_sha256 computes it at ingest."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def file_digest(path: str | os.PathLike, stamp: tuple | None = None) -> str:
+    """The file's sha256, hashed once per state of its stat (a file written just now: each time)."""
+    path = str(path)
+    stamp = stamp or file_stamp(path)
+    if time.time_ns() - max(stamp[3], stamp[4]) < RACY_S * 1e9:
+        return hash_file(path)
+    return _digests.get((path, stamp), lambda: hash_file(path))
+
+
+def check_unchanged(source_path: str | os.PathLike, file_sha256: str | None, stamp: tuple | None = None) -> None:
+    """Raise SpectrumChanged when the file's content is not the one ingested (`file_sha256`, the
+    stored hash; None: nothing to check). OSError when the file cannot be read (moved, no access)."""
+    if file_sha256 and file_digest(source_path, stamp) != file_sha256:
+        raise SpectrumChanged(source_path)
+
+
+def _spectrum_key(source_path: str, target: str | None, stamp: tuple | None = None) -> tuple:
+    """A spectrum's cache key: its file, target and the file's stat (an edited file is read again)."""
+    if stamp is None:
+        try:
+            stamp = file_stamp(source_path)
+        except OSError:
+            stamp = None
+    return source_path, target, stamp
+
+
+def load_spectrum(source_path: str, target: str | None, file_sha256: str | None = None):
+    """read_spectrum through the process-wide cache. With `file_sha256` (the stored hash) the file is
+    checked first: SpectrumChanged when it is no longer the file that was ingested."""
+    stamp = None
+    if file_sha256:
+        stamp = file_stamp(source_path)
+        check_unchanged(source_path, file_sha256, stamp)
+    return _spectra.get(_spectrum_key(source_path, target, stamp), lambda: read_spectrum(source_path, target=target))
 
 
 def spectrum_is_cached(source_path: str, target: str | None) -> bool:
@@ -109,7 +171,8 @@ def read_ahead(locate: Callable[[], tuple[str, str | None] | None]) -> Future:
         after_the_switch()
         found = locate()
         if found is not None:
-            load_spectrum(*found)
+            load_spectrum(*found[:2])
+            file_digest(found[0])  # its hash too: opening it then costs a stat, not a read of the file
         return found
 
     future = _reader.submit(work)

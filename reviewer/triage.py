@@ -25,6 +25,12 @@ reviewer's current verdict, y = override or reject, `seen` = reviewers who had g
 by regularised IRLS (`fit_logistic`, numpy only), the penalty pulling the signal weights toward the
 defaults, so a signal the labels never exercise keeps its default weight.
 
+**Unjudgeable items first.** A trajectory whose agent refused the spectrum as too poor to judge
+(outcome status "unjudgeable", agents/tools/judgeable.py) has no answer to accept or override: only a
+human can label it, so until someone has given a verdict on it its priority is UNJUDGEABLE_PRIORITY (1,
+above any score the model gives; after that the score, as for any item seen); it is left out of the fit
+and of the abstention estimates, which are about answers.
+
 **Caching.** The priorities are stored per trajectory (table `triage_priority`, with their signals and
 the weights used) and the queue's `order="priority"` reads them. `refresh(store)` refits and
 recomputes them all (`specreview triage --refresh`); after a verdict the label service calls
@@ -47,6 +53,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from agents.trajectory import UNJUDGEABLE
+
 FEATURES = ("contradicted", "disagreement", "low_credibility", "closeness", "seen")
 # [intercept, contradicted, disagreement, low_credibility, closeness, seen]
 DEFAULT_WEIGHTS = (-3.0, 3.0, 2.5, 1.5, 3.0, -1.0)
@@ -57,6 +65,7 @@ CREDIBILITY_RISK = {"HIGH": 0.0, "MEDIUM": 0.5, "LOW": 1.0}
 UNKNOWN = 0.5  # the value of a signal that cannot be computed for an item (no margin, no credibility)
 ERROR_ACTIONS = ("override", "reject")
 MIN_ACCEPT = 10  # labelled answers of a task and agent below a threshold before it may accept any
+UNJUDGEABLE_PRIORITY = 1.0  # a refusal needs a human: above every sigmoid score (< 1)
 
 
 # -- the logistic model ----------------------------------------------------------------------
@@ -116,10 +125,21 @@ class TriageModel:
         X = np.column_stack([np.ones(len(signals)), *(signals[f].to_numpy(float) for f in self.features)])
         return sigmoid(X @ self.weights)
 
+    def priority(self, signals: pd.DataFrame) -> np.ndarray:
+        """The review priority: the score, or UNJUDGEABLE_PRIORITY for a refusal nobody has labelled yet."""
+        first = _refused(signals) & (signals["n_reviewers"].to_numpy(float) == 0)
+        return np.where(first, UNJUDGEABLE_PRIORITY, self.score(signals))
+
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "kind": self.kind, "n_labels": self.n_labels, "n_errors": self.n_errors,
                 "weights": dict(zip(("intercept", *self.features), (round(float(w), 4) for w in self.weights),
                                     strict=True))}
+
+
+def _refused(signals: pd.DataFrame) -> np.ndarray:
+    """Which rows are unjudgeable refusals (signals_frame's `unjudgeable`; none in a frame without it)."""
+    column = signals.get("unjudgeable")
+    return np.zeros(len(signals), bool) if column is None else column.to_numpy(bool)
 
 
 def default_model() -> TriageModel:
@@ -186,10 +206,11 @@ def _recorded_margin(margin: Any, answer: str | None) -> float | None:
 
 def signals_frame(items: list[dict[str, Any]], measurements: dict[str, list[dict]] | None = None) -> pd.DataFrame:
     """The signals of each trajectory (rows of `store.triage.triage_items`), indexed by trajectory id, with
-    task, agent, answer, n_reviewers and the raw inputs (n_contradicted, margin, credibility)."""
+    task, agent, answer, n_reviewers, the raw inputs (n_contradicted, margin, credibility) and whether
+    the agent refused the spectrum as unjudgeable."""
     measurements = measurements or {}
     cols = ["task", "agent", "spectrum_id", "answer", "n_reviewers", "n_contradicted", "margin", "credibility",
-            *FEATURES]
+            "unjudgeable", *FEATURES]
     if not items:
         return pd.DataFrame(columns=cols).rename_axis("trajectory_id")
     # plain rows, not a frame: a Python loop over 100k pandas rows costs seconds
@@ -255,6 +276,7 @@ def signals_frame(items: list[dict[str, Any]], measurements: dict[str, list[dict
             "trajectory_id": row.trajectory_id, "task": row.task, "agent": row.agent,
             "spectrum_id": row.spectrum_id, "answer": row.answer, "n_reviewers": n_seen,
             "n_contradicted": n_contra, "margin": margin, "credibility": credibility,
+            "unjudgeable": row.status == UNJUDGEABLE,
             "contradicted": 1.0 - 0.5 ** n_contra,
             "disagreement": disagreed / compared if compared else 0.0,
             "low_credibility": CREDIBILITY_RISK.get(str(credibility or "").upper(), UNKNOWN),
@@ -276,7 +298,8 @@ def compute_signals(store, task: str | None = None, spectrum_ids: list[str] | No
 def training_rows(history: list[dict[str, Any]], signals: pd.DataFrame) -> pd.DataFrame:
     """One row per reviewer's current verdict (store.triage.review_history): the trajectory's signals with
     `seen` as it was when the verdict was given, and `error` = override or reject."""
-    rows = [h for h in history if h["trajectory_id"] in signals.index]
+    answered = signals.index[~_refused(signals)]  # a verdict on a refusal says nothing about answers
+    rows = [h for h in history if h["trajectory_id"] in answered]
     if not rows:
         return pd.DataFrame(columns=[*FEATURES, "error", "trajectory_id"])
     frame = signals.loc[[h["trajectory_id"] for h in rows], list(FEATURES)].reset_index()
@@ -333,7 +356,7 @@ def refresh(store, trajectory_ids: list[str] | None = None, refit: bool = True) 
     if model.id is None:
         model.id = store.triage.save_triage_model(model.kind, list(model.features), [float(w) for w in model.weights],
                                                   model.n_labels, model.n_errors, model.info)
-    priority = model.score(signals)
+    priority = model.priority(signals)
     store.triage.put_priorities(
         [{"trajectory_id": tid, "priority": float(p), "signals": {f: round(float(signals.at[tid, f]), 4) for f in FEATURES}}
          for tid, p in zip(signals.index, priority, strict=True)], model.id)
@@ -483,6 +506,7 @@ def split_labelled(store, signals: pd.DataFrame, model: TriageModel) -> tuple[pd
     labelled item's priority is the one it had before anyone reviewed it (`seen` = 0): the score an
     unreviewed item is compared against."""
     truth = trajectory_truth(store.triage.review_history(), store.reviews.latest_resolutions("trajectory"))
+    signals = signals[~_refused(signals)]  # no answer to accept unseen
     before = signals.assign(seen=0.0)
     frame = signals[["task", "agent"]].assign(priority=model.score(before))
     labelled = frame.loc[frame.index.intersection(truth.index)].assign(correct=truth)

@@ -62,7 +62,9 @@ overflows. A descending axis (a LAMOST COEFF1 < 0, a frequency axis, a reversed 
 LAMOST MRS arm written red to blue) is turned around with flux, ivar and mask (core.ascending: one
 rule for every format; a non-monotonic axis is refused, naming the arm in a multi-arm file).
 Reading does not judge: vet_spectrum / verify_spectrum refuse a spectrum with fewer than
-MIN_FINITE_PIXELS = 20 pixels of finite flux (core.require_judgeable).
+MIN_FINITE_PIXELS = 20 pixels of finite flux (core.require_judgeable), and record a spectrum too poor
+to judge (too few usable pixels, a task's lines not covered, no signal) as an "unjudgeable"
+trajectory with the reason (agents/tools/judgeable.py).
 
 Errors: every bad input raises SpectrumReadError (agents/spectra/errors.py), a ValueError whose
 message is "<file name>: <problem>" (missing file, empty file, non-FITS junk, truncated FITS or

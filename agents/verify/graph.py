@@ -20,12 +20,15 @@ from langgraph.graph import END, START, StateGraph
 from agents.tools import features as feat
 from agents.tools.continuum import fit_continuum
 from agents.tools.hypotheses import generate_hypotheses
+from agents.tools.judgeable import assess, refuse
+from agents.tools.measure import Arrays
 from agents.trajectory import HYPOTHESIS_TOOL, AgentInfo, Trajectory, Verdict
 from agents.verify import analysis, classify, feature_auditor, llm_review, report, result_auditor, synthesis
 
 VERSION = "0.1.0"
 RULES_MODEL = f"forma-rules-{VERSION}"  # the store's resume key (backend, model) for rule runs
 LLM_BACKEND = "rules+openai"  # rules always decide; an OpenAI-compatible model reviews beside them
+PROMPT = "Verify the class and redshift of this spectrum from its flux alone (FORMA protocol)."
 
 
 class VerifyState(TypedDict, total=False):
@@ -84,7 +87,7 @@ def visual_interpreter(state: VerifyState) -> dict:
     px = state["pixels"]
     traj = state["trajectory"]
     opts = state["options"]
-    traj.add("prompt", text="Verify the class and redshift of this spectrum from its flux alone (FORMA protocol).",
+    traj.add("prompt", text=PROMPT,
              data={"coverage": [px.wave_min_all, px.wave_max_all], "good_pixels": int(px.wave.size),
                    "median_snr": round(px.median_snr, 2), "masked_ranges": px.masked_ranges[:20]})
     _render(state, None, None, "full spectrum")
@@ -314,7 +317,8 @@ def verify_spectrum(spectrum, *, spectrum_id: str | None = None, llm_config=None
     """Verify a specutils Spectrum from agents.spectra.read_spectrum. Pipeline labels are blanked
     first: the decision uses the flux only. `llm_config` / `chat_model`: see verify_pixels. A
     spectrum with fewer than agents.spectra.core.MIN_FINITE_PIXELS finite pixels raises
-    SpectrumReadError: there is nothing to verify."""
+    SpectrumReadError: there is nothing to verify. One too poor to judge (agents.tools.judgeable) is
+    refused without running the pipeline or a model: status "unjudgeable", the reason, no type or z."""
     try:
         from agents.spectra import blank_pipeline_labels
         from agents.spectra.core import require_judgeable
@@ -327,5 +331,11 @@ def verify_spectrum(spectrum, *, spectrum_id: str | None = None, llm_config=None
         spectrum.meta = meta
     meta = dict(spectrum.meta or {})
     meta.pop("header", None)
+    judgement = assess(Arrays.from_spectrum(spectrum))
+    if not judgement.judgeable:
+        traj = Trajectory(task="verify", source_path=meta.get("source_path"), target=meta.get("target"),
+                          spectrum_id=spectrum_id, agent=agent_info(llm_config, chat_model))
+        traj.add("prompt", text=PROMPT, data={"usable_pixels": judgement.usable_pixels})
+        return refuse(traj, judgement, brief=report.empty_brief("UNJUDGEABLE"))  # readers of briefs: no class
     return verify_pixels(feat.good_pixels(spectrum), meta, spectrum=spectrum, spectrum_id=spectrum_id,
                          llm_config=llm_config, chat_model=chat_model, **options)

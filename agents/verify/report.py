@@ -20,11 +20,17 @@ def feature_score(audit, best) -> int:
     return 1 if best.lines and any(ln.status != "MASKED" for ln in best.lines) else 0
 
 
+def empty_brief(verdict: str) -> dict:
+    """The brief when there is no class to give (no feature found, or the spectrum refused as
+    unjudgeable): type UNKNOWN, no z, LOW credibility, a human to look."""
+    return {"type": "UNKNOWN", "feature_score": 0, "redshift": None, "redshift_rms": None, "lines": "",
+            "credibility": "LOW", "human_review": "Yes", "verdict": verdict}
+
+
 def brief(syn, audit, pixels, features) -> dict:
     best = syn.best
     if best is None or not features:
-        return {"type": "UNKNOWN", "feature_score": 0, "redshift": None, "redshift_rms": None, "lines": "",
-                "credibility": "LOW", "human_review": "Yes", "verdict": audit.verdict}
+        return empty_brief(audit.verdict)
     z = best.systemic_z if best.systemic_z is not None else best.hypothesis.z
     supported = best.verdict == "SUPPORTED"
     score = feature_score(audit, best)

@@ -11,7 +11,10 @@ early-F stars), so a threshold never buys recall with the contaminant the criter
 Measurements do not depend on thresholds, so they are made once per spectrum (`features`) and the
 decision rule is re-evaluated vectorised (`predict`), with the same semantics as
 `agents.vet.evidence.decide`: values compared as quoted (2 decimals), an unmeasurable value makes its
-leaf false. Folds are stratified by label with a fixed seed. Pure numpy; no scikit-learn.
+leaf false. Folds are stratified by label with a fixed seed, or one per survey release
+(`release`, `release_folds`: leave-one-release-out, issue 20). A threshold in a task file must hold
+across folds (`holds_across`: F1-optimal on every fold's training part; tests/agents/vet/test_late_a.py
+checks that every release fold chooses task a's). Pure numpy; no scikit-learn.
 """
 from __future__ import annotations
 
@@ -90,8 +93,9 @@ def tunables(task: dict) -> list[Tunable]:
 
 
 def with_thresholds(task: dict, chosen: dict[str, float]) -> dict:
-    """A copy of the task whose calibrated leaves carry the chosen thresholds."""
-    out = copy.deepcopy(task)
+    """A copy of the task whose calibrated leaves carry the chosen thresholds (the decision rule is
+    copied deeply, the rest shared: `fit` makes one per grid point)."""
+    out = {**task, "decision": copy.deepcopy(task["decision"])}
     for key, value in chosen.items():
         group, n = key.split(".")
         out["decision"][group][int(n)]["value"] = float(value)
@@ -140,6 +144,25 @@ def stratified_folds(y: np.ndarray, k: int = 5, seed: int = 0) -> list[np.ndarra
     return [np.sort(np.array(f, dtype=int)) for f in folds]
 
 
+def release(survey: str) -> str:
+    """The survey release a manifest `survey` names: one fold of the leave-one-release-out CV. LAMOST
+    by data release (LRS and MRS of one release together: one pipeline run), SDSS legacy and BOSS as
+    one survey, DESI as one, anything else (a stellar library) by its name without the parenthesis."""
+    if survey.startswith("LAMOST"):
+        m = re.search(r"\bDR\d+", survey)
+        return f"LAMOST {m.group(0)}" if m else "LAMOST (release not stated)"
+    for name in ("SDSS", "DESI"):
+        if survey.startswith(name):
+            return name
+    return survey.split(" (")[0]
+
+
+def release_folds(groups: list[str]) -> list[np.ndarray]:
+    """Test indices per distinct group (sorted by name): each release held out once."""
+    groups = np.asarray(groups)
+    return [np.flatnonzero(groups == g) for g in sorted(set(groups.tolist()))]
+
+
 def keep_no_mask(task: dict, rows: list[dict]) -> np.ndarray:
     """Spectra the calibration must keep at NO (`decision.calibration.keep_no`, a rule on manifest
     columns like `labels`): the contaminant an A/F boundary must not admit."""
@@ -152,7 +175,7 @@ def keep_no_mask(task: dict, rows: list[dict]) -> np.ndarray:
 def fit(task: dict, feats: dict[str, np.ndarray], y: np.ndarray,
         keep_no: np.ndarray | None = None) -> dict[str, float]:
     """The grid point with the best F1 on (feats, y) among those answering NO to every `keep_no`
-    spectrum; ties -> nearest the MK starting values. Falls back to the starts if none qualifies."""
+    spectrum; ties -> nearest the physics-based starting values. Falls back to the starts if none qualifies."""
     tune = tunables(task)
     if not tune:
         return {}
@@ -178,11 +201,12 @@ def _subset(feats: dict[str, np.ndarray], idx: np.ndarray) -> dict[str, np.ndarr
 
 
 def cross_validate(task: dict, feats: dict[str, np.ndarray], y: np.ndarray, k: int = 5, seed: int = 0,
-                   keep_no: np.ndarray | None = None) -> CVResult:
-    """Out-of-fold predictions: thresholds fitted on k-1 folds, applied unchanged to the held-out one."""
+                   keep_no: np.ndarray | None = None, folds: list[np.ndarray] | None = None) -> CVResult:
+    """Out-of-fold predictions: thresholds fitted on the other folds, applied unchanged to the held-out
+    one. `folds` (test indices, e.g. `release_folds`) replaces the k stratified folds."""
     y = np.asarray(y, bool)
     guard = np.zeros(y.size, bool) if keep_no is None else np.asarray(keep_no, bool)
-    folds = stratified_folds(y, k, seed)
+    folds = stratified_folds(y, k, seed) if folds is None else folds
     predicted = np.zeros(y.size, bool)
     chosen_per_fold = []
     for test in folds:
@@ -191,6 +215,23 @@ def cross_validate(task: dict, feats: dict[str, np.ndarray], y: np.ndarray, k: i
         predicted[test] = predict(with_thresholds(task, chosen), _subset(feats, test))
         chosen_per_fold.append(chosen)
     return CVResult(folds, chosen_per_fold, predicted, f1_score(y, predicted))
+
+
+def holds_across(task: dict, feats: dict[str, np.ndarray], y: np.ndarray, folds: list[np.ndarray],
+                 keep_no: np.ndarray | None = None) -> list[bool]:
+    """Per fold: do the task's own thresholds score the best F1 any grid point reaches on that fold's
+    training part, without admitting a guarded spectrum? True everywhere = the deployed thresholds are
+    ones every fold could have chosen, not a fit to one release."""
+    y = np.asarray(y, bool)
+    guard = np.zeros(y.size, bool) if keep_no is None else np.asarray(keep_no, bool)
+    out = []
+    for test in folds:
+        train = np.setdiff1d(np.arange(y.size), test)
+        sub, yt = _subset(feats, train), y[train]
+        best = f1_score(yt, predict(with_thresholds(task, fit(task, sub, yt, guard[train])), sub))
+        own = predict(task, sub)
+        out.append(bool(not np.any(own & guard[train]) and np.isclose(f1_score(yt, own), best, equal_nan=True)))
+    return out
 
 
 @dataclass

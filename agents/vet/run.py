@@ -14,6 +14,7 @@ import kb
 from agents.llm import LLMConfig, ModelCallFailed, call_chat, load_config, shared_chat
 from agents.ratelimit import RateLimiter
 from agents.render_pool import PooledZoomTool
+from agents.tools.judgeable import assess, refuse
 from agents.tools.measure import Arrays
 from agents.tools.zoom import TOOL_NAME, SpectralVisualizationTool, ZoomResult
 from agents.trajectory import AgentInfo, Trajectory
@@ -155,7 +156,9 @@ def vet_spectrum(spectrum, task_id: str, backend: str = "rules", *, eager_render
                  limiter: RateLimiter | None = None) -> Trajectory:
     """Vet one spectrum for one task; returns the recorded trajectory (never raises for a
     model failure: the outcome says what happened). A spectrum with fewer than
-    agents.spectra.core.MIN_FINITE_PIXELS finite pixels raises SpectrumReadError instead.
+    agents.spectra.core.MIN_FINITE_PIXELS finite pixels raises SpectrumReadError instead; one too
+    poor to judge for this task (agents.tools.judgeable) is refused without asking any model: status
+    "unjudgeable", the reason, no prediction.
 
     With the openai backend and no `chat_model`, calls go through the process-wide client and
     limiter for the configuration (agents.llm.shared_chat), so trajectories vetted in parallel
@@ -171,10 +174,12 @@ def vet_spectrum(spectrum, task_id: str, backend: str = "rules", *, eager_render
     except ImportError:  # pragma: no cover - readers not installed
         pass
     meta = spectrum.meta or {}
+    arrays = Arrays.from_spectrum(spectrum)
+    judgement = assess(arrays, task)
     # draws in agents.render_pool's processes while one runs (an LLM campaign), else right here
     tool = PooledZoomTool.from_spectrum(spectrum, redshift=redshift, title=title)
     if backend == "rules":
-        model = chat_model or RulesVetModel(task=task, arrays=Arrays.from_spectrum(spectrum))
+        model = chat_model or RulesVetModel(task=task, arrays=arrays)
         protocol, cfg, eager = make_protocol("native"), None, eager_renders
         agent = AgentInfo(name="vet", backend="rules", model=RULES_VERSION)
     elif backend == "openai":
@@ -201,6 +206,8 @@ def vet_spectrum(spectrum, task_id: str, backend: str = "rules", *, eager_render
     if overview.png is None:
         prompt_data["deferred"] = True
     traj.add("prompt", text=prompt, tool_name=TOOL_NAME, tool_args={}, image_sha=sha, data=prompt_data)
+    if not judgement.judgeable:  # refused, not answered: no model sees it
+        return refuse(traj, judgement, tool_calls=0, prediction=None)
     run = VetRun(traj, model, protocol, tool, eager=eager, llm_config=cfg, limiter=limiter)
     state = {"messages": protocol.first_messages(prompt, overview.png), "tool_calls": 0, "done": False}
     vet_graph().invoke(state, config={"configurable": {"vet_run": run},

@@ -49,6 +49,21 @@ def open_store(args: argparse.Namespace) -> Store | None:
         return None
 
 
+def changed_since_ingest(record: dict) -> str:
+    """Why a stored spectrum's file may not be given to an agent: it is no longer the file that was
+    ingested (its content hash differs; reviewer.spectra_cache.SpectrumChanged). '' when it is the same,
+    or cannot be read (the job then says so, as for any unreadable file)."""
+    from reviewer.spectra_cache import SpectrumChanged, check_unchanged
+
+    try:
+        check_unchanged(record["source_path"], record.get("file_sha256"))
+    except SpectrumChanged as exc:
+        return exc.problem
+    except OSError:
+        return ""
+    return ""
+
+
 def known_task(command: str, task_id: str) -> bool:
     """True for a kb task id; otherwise print why (naming the known tasks) and return False."""
     import kb

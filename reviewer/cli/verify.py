@@ -23,6 +23,7 @@ from reviewer.cli.common import (
     add_batch_options,
     add_claims_option,
     batch_plan,
+    changed_since_ingest,
     claim_checker,
     claims_report,
     llm_overrides,
@@ -90,6 +91,11 @@ def run(args: argparse.Namespace) -> int:
                     traj = store.trajectories.load_trajectory(done)
                     print(brief_line(traj, rec["source_path"]))
                 continue
+            changed = changed_since_ingest(rec)
+            if changed:  # not the file that was ingested: its trajectory would describe other data
+                problems.append(f"{rec['source_path']}#{rec['target'] or ''}: {changed}")
+                counts["failed"] += 1
+                continue
             jobs.append({"spectrum_id": sid, "source_path": rec["source_path"], "target": rec["target"],
                          "templates": args.templates, "engine": args.engine, "eager": args.eager_renders,
                          "backend": args.backend, "llm": llm})
@@ -104,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
                     continue
                 writer.add(result)
                 summary.add(step_usages(result))
-                counts[result.outcome.get("credibility", "?")] += 1
+                counts[result.outcome.get("credibility") or result.outcome.get("status", "?")] += 1  # or unjudgeable
                 if result.outcome.get("llm_disagrees"):
                     counts["llm disagrees"] += 1
                 if args.json:

@@ -23,6 +23,7 @@ from reviewer.cli.common import (
     add_batch_options,
     add_claims_option,
     batch_plan,
+    changed_since_ingest,
     claim_checker,
     claims_report,
     known_task,
@@ -103,16 +104,23 @@ def run(args: argparse.Namespace) -> int:
         # the render processes start now, and get ready while the items are resolved
         with render_pool.running(render_processes(args, plan)):
             ids, problems = resolve_items(store, args.items, progress)
-            jobs, skipped = [], 0
+            jobs, skipped, refused = [], 0, []
             for sid in ids:
                 rec = store.spectra.get_spectrum(sid)
+                changed = None  # checked once a job on this spectrum is wanted
                 for task in tasks:
                     if not args.force and store.trajectories.find_trajectory(sid, task, args.backend, model):
                         skipped += 1
                         continue
+                    if changed is None:
+                        changed = changed_since_ingest(rec)
+                    if changed:  # not the file that was ingested: its trajectory would describe other data
+                        refused.append(f"{rec['source_path']}#{rec['target'] or ''} [{task}]: {changed}")
+                        continue
                     jobs.append({"spectrum_id": sid, "source_path": rec["source_path"], "target": rec["target"],
                                  "task": task, "backend": args.backend, "llm": llm, "eager": args.eager_renders})
-            counts: Counter = Counter()
+            counts: Counter = Counter(failed=len(refused)) if refused else Counter()
+            problems += refused
             in_process = not plan.get("dask_address") and plan.get("workers", 1) <= 1
             # jobs run here hand the spectrum they read to their trajectory's claim check
             spectra = SpectrumHandOff() if in_process and not getattr(args, "no_claims", False) else None
@@ -148,4 +156,4 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     for p in problems:
         print(f"  problem: {p}")
-    return 0 if ids and counts.get("failed", 0) < max(len(jobs), 1) else 1
+    return 0 if ids and counts.get("failed", 0) < max(len(jobs) + len(refused), 1) else 1

@@ -1,5 +1,7 @@
-"""The page's address follows the item on screen (?trajectory= / ?spectrum=), so that a reload
-resumes at the item the reviewer was on.
+"""The page's address follows the item on screen (?trajectory= / ?spectrum=) and the reviewer's name
+(?reviewer=, when the name was typed or given there rather than taken from a login), so that a reload
+resumes at the item the reviewer was on, under the same name. The name is also kept in a cookie
+(`REVIEWER_COOKIE`, this site only), so that a page opened without ?reviewer= does not ask again.
 
 The address is replaced, not pushed, once the page is idle: Back leaves the review page instead of
 walking back through every item seen, and Panel's Location (history.pushState inside the switch,
@@ -14,12 +16,19 @@ import param
 from panel.custom import JSComponent
 
 ITEM_KEYS = ("trajectory", "spectrum")
+REVIEWER_COOKIE = "specreview_reviewer"
+COOKIE_DAYS = 30
 
 
-def item_query(base: dict, trajectory_id: str | None, spectrum_id: str | None) -> str:
-    """`base` query parameters with the item's own (a trajectory when there is one, else the spectrum)."""
+def item_query(base: dict, trajectory_id: str | None, spectrum_id: str | None, reviewer: str | None = None) -> str:
+    """`base` query parameters with the item's own (a trajectory when there is one, else the spectrum)
+    and, unless `reviewer` is None (a login names the reviewer), the reviewer's name ("" drops it)."""
     query = {k: v for k, v in base.items() if k not in ITEM_KEYS}
     query.update({"trajectory": trajectory_id} if trajectory_id else {"spectrum": spectrum_id})
+    if reviewer is not None:
+        query.pop("reviewer", None)
+        if reviewer:
+            query["reviewer"] = reviewer
     return urlencode(query)
 
 
@@ -27,6 +36,7 @@ class ItemAddress(JSComponent):
     """Shows the review state's item in the address bar (hidden element)."""
 
     query = param.String(default="", doc="the query string shown (without '?')")
+    remember = param.String(default="", doc="the typed reviewer name, kept in a cookie (never a login's)")
 
     _esm = """
     export function render({ model }) {
@@ -43,6 +53,15 @@ class ItemAddress(JSComponent):
       later();
       model.on("query", later);
 
+      const keep = () => {
+        if (model.remember) {
+          document.cookie = `""" + REVIEWER_COOKIE + """=${encodeURIComponent(model.remember)}; path=/; ` +
+                            `max-age=""" + str(COOKIE_DAYS * 86400) + """; SameSite=Strict`;
+        }
+      };
+      keep();
+      model.on("remember", keep);
+
       const marker = document.createElement("span");
       marker.style.display = "none";
       return marker;
@@ -53,10 +72,12 @@ class ItemAddress(JSComponent):
         super().__init__(**params)
         self._state = state  # not a param: the browser gets only the query string
         self._base = dict(base_query or {})
-        state.param.watch(self._follow, "item")
+        state.param.watch(self._follow, ["item", "reviewer"])
         self._follow()
 
     def _follow(self, *_):
-        item = self._state.item
-        if item is not None:
-            self.query = item_query(self._base, item.trajectory_id, item.spectrum_id)
+        state = self._state
+        name = None if state.login else state.reviewer  # a login is not written into the address
+        if state.item is not None:
+            self.query = item_query(self._base, state.item.trajectory_id, state.item.spectrum_id, name)
+        self.remember = name or ""

@@ -27,7 +27,8 @@ class AnnotationForm(Viewer):
                                                  css_classes=["sr-annotation-comment"])
         self._flags = pn.widgets.CheckBoxGroup(options={v: k for k, v in STEP_FLAGS.items()}, value=[],
                                                css_classes=["sr-annotation-flags"])
-        self._save = pn.widgets.Button(name="Save note", button_type="primary", css_classes=["sr-annotation-save"])
+        self._save = pn.widgets.Button(name="Save note", button_type="primary", css_classes=["sr-annotation-save"],
+                                       description="Save the note and the flags on the step on screen.")
         self._save.on_click(lambda _: self.state.save_note(self._comment.value or "", list(self._flags.value)))
         self._notes: dict = {}
         self._notes_for = None

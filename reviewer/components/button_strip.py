@@ -30,10 +30,12 @@ def strip_height(rows: int) -> int:
 
 
 class ButtonStrip(JSComponent):
-    """`labels`: one button each (text, never HTML); `value`: the index of the current one, set by a
-    click or by the server. The current button is scrolled into view inside the strip, never the page."""
+    """`labels`: one button each (text, never HTML); `titles`: each button's title (its tooltip; the
+    label where none is given); `value`: the index of the current one, set by a click or by the server.
+    The current button is scrolled into view inside the strip, never the page."""
 
     labels = param.List(default=[], item_type=str)
+    titles = param.List(default=[], item_type=str, doc="each button's title (tooltip), in the order of `labels`")
     value = param.Integer(default=None, allow_None=True, doc="index of the current button")
 
     _esm = """
@@ -48,6 +50,9 @@ class ButtonStrip(JSComponent):
         if (top < box.scrollTop) box.scrollTop = top;
         else if (bottom > box.scrollTop + box.clientHeight) box.scrollTop = bottom - box.clientHeight;
       };
+      const title = () => {
+        [...box.children].forEach((b, i) => { b.title = model.titles[i] || b.textContent; });
+      };
       const build = () => {
         box.replaceChildren(...model.labels.map((label, i) => {
           const button = document.createElement("button");
@@ -56,9 +61,11 @@ class ButtonStrip(JSComponent):
           button.addEventListener("click", () => { model.value = i; });
           return button;
         }));
+        title();
         mark();
       };
       model.on("labels", build);
+      model.on("titles", title);
       model.on("value", mark);
       build();
       return box;

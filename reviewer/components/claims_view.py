@@ -175,9 +175,11 @@ class ClaimFlags(Viewer):
         rows = []
         for i, flag in enumerate(self.flags):
             confirm = pn.widgets.Button(name="Confirm", button_type="danger" if flag["decision"] == "confirm" else "light",
-                                        css_classes=["sr-claim-flag-confirm"], width=80, margin=(2, 2))
+                                        css_classes=["sr-claim-flag-confirm"], width=80, margin=(2, 2),
+                                        description="Confirm the flag: the agent's claim is wrong.")
             dismiss = pn.widgets.Button(name="Dismiss", button_type="success" if flag["decision"] == "dismiss" else "light",
-                                        css_classes=["sr-claim-flag-dismiss"], width=80, margin=(2, 2))
+                                        css_classes=["sr-claim-flag-dismiss"], width=80, margin=(2, 2),
+                                        description="Dismiss the flag: the claim checker was wrong.")
             confirm.on_click(lambda _, i=i: self.confirm(i))
             dismiss.on_click(lambda _, i=i: self.dismiss(i))
             rows.append(pn.Row(pn.pane.HTML(self._flag_html(flag), sizing_mode="stretch_width", margin=(0, 5)),

@@ -9,9 +9,10 @@ from panel.viewable import Viewer
 from reviewer.components.next_tick import refresh_after_labels
 from reviewer.components.row_table import RowTable
 from reviewer.components.safe_text import escape
-from reviewer.conflicts import conflict_queue
+from reviewer.components.z_input import ZInput
+from reviewer.conflicts import conflict_queue, disputed_choices
 from reviewer.consensus import describe_label
-from reviewer.labels import VERDICT_KINDS, VERIFY_TYPES
+from reviewer.labels import VERDICT_KINDS, VERIFY_TYPES, LabelRefused
 
 CONFLICT_COLUMNS = {"object": "Object", "kind": "Kind", "task": "Task", "reviewers": "Reviewers", "why": "Why"}
 BLIND_WHY = "hidden until you label it (blind review)"
@@ -35,10 +36,15 @@ def describe_labels(labels: list[dict]) -> str:
     return "<ul>" + "".join(items) + "</ul>"
 
 
+def comment_given(value: str, typed: str) -> bool:
+    return bool((typed or value or "").strip())
+
+
 class ConflictQueue(Viewer):
     state = param.Parameter()
     items = param.List(default=[])
     selected = param.Integer(default=None, allow_None=True)
+    choices = param.List(default=[], doc="the disputed labels of the conflict shown (reviewer.conflicts.disputed_choices)")
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -48,16 +54,31 @@ class ConflictQueue(Viewer):
                                css_classes=["sr-conflict-table"])
         self._table.on_click(self._choose)
         self._detail = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["sr-conflict-detail"])
-        self._open = pn.widgets.Button(name="Open in the Review tab", button_type="light", css_classes=["sr-conflict-open"])
+        self._open = pn.widgets.Button(name="Open in the Review tab", button_type="light", css_classes=["sr-conflict-open"],
+                                       description="Open this conflict's item in the Review tab (to see it, or to "
+                                                   "save your own label on it first).")
         self._open.on_click(lambda _: self.open_current())
+        self._who = pn.pane.HTML("", css_classes=["sr-resolve-who"], sizing_mode="stretch_width")
+        self._start = pn.widgets.Select(name="Start from a disputed label", options={}, sizing_mode="stretch_width",
+                                        css_classes=["sr-resolve-start"])
+        self._start.param.watch(lambda e: self._apply_choice(e.new), "value")
         self._action = pn.widgets.RadioButtonGroup(options=["approve", "override", "reject"], value="approve",
                                                    button_type="light", css_classes=["sr-resolve-action"])
         self._answer = pn.widgets.RadioButtonGroup(options=["YES", "NO"], value=None, button_type="light",
                                                    name="Corrected answer", css_classes=["sr-resolve-answer"])
-        self._type = pn.widgets.Select(options=list(VERIFY_TYPES), name="Corrected type", width=130)
-        self._z = pn.widgets.FloatInput(name="Corrected z", format="0.00000", width=120)
-        self._comment = pn.widgets.TextAreaInput(name="Merger's comment", height=60, css_classes=["sr-merger-comment"])
-        self._button = pn.widgets.Button(name="Resolve", button_type="primary", css_classes=["sr-resolve"])
+        self._type = pn.widgets.Select(options=list(VERIFY_TYPES), name="Corrected type", width=130,
+                                       css_classes=["sr-resolve-type"])
+        self._z = ZInput(name="Corrected z", format="0.00000", width=120, start=-0.01, end=12,
+                                        css_classes=["sr-resolve-z"])
+        self._action.param.watch(lambda _: self._show_fields(), "value")
+        self._comment = pn.widgets.TextAreaInput(name="Merger's comment (required)", height=60, max_length=2000,
+                                                 placeholder="Why this label wins", css_classes=["sr-merger-comment"])
+        # Resolve waits for a comment (the label service refuses a resolution without one)
+        self._button = pn.widgets.Button(
+            name="Resolve", button_type="primary", css_classes=["sr-resolve"],
+            disabled=pn.bind(lambda value, typed: not comment_given(value, typed), self._comment.param.value,
+                             self._comment.param.value_input),
+            description="Store the merger's resolution: the label above, with your comment saying why it wins.")
         self._button.on_click(lambda _: self.submit())
         self.state.param.watch(self.refresh, ["campaign", "reviewer", "blind"])
         refresh_after_labels(self.state, VERDICT_KINDS, self.refresh)
@@ -87,12 +108,12 @@ class ConflictQueue(Viewer):
     def _show(self):
         self._table.selected = self.selected
         item = self.current
+        self.choices = disputed_choices(item) if item is not None and not item["hidden"] else []
+        self._start_form(item)
+        self._who.object = self._who_text(item)
         if item is None:
             self._detail.object = "<p><em>No open conflicts.</em></p>"
             return
-        verify = item.get("task") == "verify"
-        self._answer.visible = item["kind"] == "trajectory" and not verify
-        self._type.visible = self._z.visible = item["kind"] == "trajectory" and verify
         head = (f"<div><b>{escape(item.get('object_id') or item['item_id'])}</b> "
                 f"({escape(item.get('survey') or '?')}, {escape(item.get('task') or item['kind'])})<br>")
         if item["hidden"]:  # blind review (LabelService.sees_others): no label is seen before one's own
@@ -102,6 +123,56 @@ class ConflictQueue(Viewer):
             return
         self._detail.object = (head + f"<small>{escape('; '.join(item.get('reasons') or []))}</small>"
                                f"{describe_labels(item.get('labels') or [])}</div>")
+
+    # ---- the resolution form ------------------------------------------------------------------
+    def _start_form(self, item) -> None:
+        """The form starts from the disputed labels: the first one chosen (its action), and the corrected
+        label fields at the first disputed correction (else the agent's answer), never at a default."""
+        self._start.options = {c["text"]: i for i, c in enumerate(self.choices)}
+        self._start.visible = bool(self.choices)
+        self._action.visible = item is not None and item["kind"] == "trajectory"
+        if self.choices:
+            self._start.value = 0
+            self._apply_choice(0)
+            correction = next((c for c in self.choices if c["action"] == "override"), None)
+            if correction is not None:
+                self._fill(correction["label"])
+        else:
+            self._action.value = "approve"
+            self._fill({})
+        self._show_fields()
+
+    def _fill(self, label: dict) -> None:
+        self._answer.value = label.get("answer")
+        self._type.value = label.get("type") if label.get("type") in VERIFY_TYPES else None
+        self._z.value = label.get("z")
+
+    def _apply_choice(self, index) -> None:
+        if index is None or not 0 <= index < len(self.choices):
+            return
+        choice = self.choices[index]
+        if choice["label"]:
+            self._fill(choice["label"])
+        self._action.value = choice["action"]
+
+    def _show_fields(self) -> None:
+        item = self.current
+        override = item is not None and item["kind"] == "trajectory" and self._action.value == "override"
+        verify = item is not None and item.get("task") == "verify"
+        self._answer.visible = override and not verify
+        self._type.visible = self._z.visible = override and verify
+
+    def _who_text(self, item) -> str:
+        state = self.state
+        rule = state.labels.who_may_resolve(state.campaign, state.blind)
+        mine = ""
+        if item is not None:
+            try:
+                state.labels.check_resolver(state.reviewer, item, state.campaign)
+                mine = "You may resolve this one."
+            except LabelRefused as err:
+                mine = f"You cannot resolve this one yet: {err}"
+        return f"<small class='sr-resolve-rule'>{escape(rule)} <b>{escape(mine)}</b></small>"
 
     @property
     def current(self):
@@ -119,7 +190,7 @@ class ConflictQueue(Viewer):
     def submit(self):
         item = self.current
         if item is None:
-            return
+            return None
         action, label = self._action.value, None
         if item["kind"] == "spectrum":  # the merged VI fields: the first reviewer's, as a starting point
             first = (item.get("labels") or [{}])[0]
@@ -127,9 +198,13 @@ class ConflictQueue(Viewer):
         elif action == "override":
             label = {"type": self._type.value, "z": self._z.value} if item.get("task") == "verify" \
                 else {"answer": self._answer.value}
-        if self.state.resolve_conflict(item, action, label, self._comment.value or None) is not None:
-            self._comment.value = ""
+        comment = (self._comment.value_input or self._comment.value or "").strip() or None
+        ack = self.state.resolve_conflict(item, action, label, comment)
+        if ack is not None:
+            self._comment.param.update(value="", value_input="")
+        return ack
 
     def __panel__(self):
-        return pn.Column("### Conflicts", self._table, self._detail, self._open, self._action, self._answer,
-                         pn.Row(self._type, self._z), self._comment, self._button, sizing_mode="stretch_width")
+        return pn.Column("### Conflicts", self._table, self._detail, self._open, "#### Resolve", self._who,
+                         self._start, self._action, self._answer, pn.Row(self._type, self._z), self._comment,
+                         self._button, sizing_mode="stretch_width")

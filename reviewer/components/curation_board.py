@@ -10,7 +10,8 @@ from panel.viewable import Viewer
 
 from reviewer.components.next_tick import refresh_after_labels
 from reviewer.components.paged_table import TrajectoryTable
-from reviewer.curation import BOARD_FILTERS, curation_page
+from reviewer.components.safe_text import escape
+from reviewer.curation import BOARD_FILTERS, curation_page, curation_status, status_text
 from reviewer.labels import CURATION_KINDS
 
 BOARD_COLUMNS = {"object": "Object", "task": "Task", "answer": "Answer", "state": "State", "reviser": "Reviser",
@@ -79,14 +80,28 @@ class CurationBoard(Viewer):
         self._args = pn.widgets.TextInput(name="Tool arguments (JSON)", css_classes=["sr-revise-args"])
         self._comment = pn.widgets.TextInput(name="Comment")
         self._message = pn.pane.HTML("", css_classes=["sr-curation-status"])
+        # which item and step the form edits, and where its curation stands (what counts next)
+        self._target = pn.pane.HTML(pn.bind(lambda *_: f"<b>{escape(self.target_text())}</b>", self.state.param.item,
+                                            self.state.param.step_index),
+                                    css_classes=["sr-revise-target"], sizing_mode="stretch_width", margin=(5, 10, 0, 10))
+        self._now = pn.pane.HTML(pn.bind(self._status_html, self.state.param.item, self.state.param.labels_version),
+                                 css_classes=["sr-curation-now"], sizing_mode="stretch_width", margin=(0, 10))
         buttons = {
-            "Save revision": ("revise", None, "primary"), "Audit: approve": ("audit", "approve", "success"),
-            "Audit: request changes": ("audit", "request_changes", "warning"),
-            "Vote: accept": ("vote", "accept", "success"), "Vote: reject": ("vote", "reject", "danger"),
+            "Save revision": ("revise", None, "primary", "Store the step text and tool arguments above as a revision "
+                              "of this step (a new round: audits and votes start again)."),
+            "Audit: approve": ("audit", "approve", "success", "Approve the latest revision as an independent auditor "
+                               "(counts after a revision, not by its reviser)."),
+            "Audit: request changes": ("audit", "request_changes", "warning", "Send the latest revision back for "
+                                       "changes (counts after a revision, not by its reviser)."),
+            "Vote: accept": ("vote", "accept", "success", "Vote to accept the trajectory into the training data "
+                             "(counts once two auditors approved the latest revision)."),
+            "Vote: reject": ("vote", "reject", "danger", "Vote to discard the trajectory (counts once two auditors "
+                             "approved the latest revision)."),
         }
         self._buttons = []
-        for name, (event, value, kind) in buttons.items():
-            btn = pn.widgets.Button(name=name, button_type=kind, css_classes=[f"sr-curate-{event}-{value or 'save'}"])
+        for name, (event, value, kind, tip) in buttons.items():
+            btn = pn.widgets.Button(name=name, button_type=kind, css_classes=[f"sr-curate-{event}-{value or 'save'}"],
+                                    description=tip)
             btn.on_click(lambda _, e=event, v=value: self.act(e, v))
             self._buttons.append(btn)
         self.state.param.watch(self._load_step, ["item", "step_index"])
@@ -96,6 +111,21 @@ class CurationBoard(Viewer):
 
     def refresh(self, *_):
         self.table.refresh()
+
+    def target_text(self) -> str:
+        """Which item and step "Revise" edits, as the reviewer reads it."""
+        state, step = self.state, self.state.step
+        if state.item is None or step is None:
+            return "No trajectory on screen: open an item to revise its steps."
+        return f"Revise step {step.index + 1} of {len(state.steps)} ({step.kind}) of {state.item.subject}"
+
+    def _status_html(self, item, _labels_version) -> str:
+        """Where the trajectory on screen stands in its curation (re-read after each label)."""
+        if item is None or item.trajectory is None:
+            return ""
+        history = self.state.store.reviews.curation_history(self.state.session_id, [item.trajectory_id])
+        status = curation_status(history["events"], history["revisions"])
+        return f"<small>This trajectory: {escape(status_text(status))}</small>"
 
     def _load_step(self, *_):
         step = self.state.step
@@ -113,10 +143,15 @@ class CurationBoard(Viewer):
                 except ValueError as err:
                     self._message.object = f"<span>Tool arguments are not valid JSON: {err.msg}</span>"
                     return
-            self.state.save_revision(self._text.value, args, comment)
+            ack = self.state.save_revision(self._text.value, args, comment)
         else:
-            self.state.save_curation_event(event, value, comment)
+            ack = self.state.save_curation_event(event, value, comment)
+        # the outcome beside the buttons too: a refusal says why the action would not count
+        self._message.object = f"<span class='sr-curation-refused'>{escape(self.state.error)}</span>" \
+            if ack is None and self.state.error else ""
+        if ack is not None:
+            self._comment.value = ""
 
     def __panel__(self):
-        return pn.Column("### Curation board", self.table, "#### Revise the current step", self._text, self._args,
+        return pn.Column("### Curation board", self.table, self._target, self._now, self._text, self._args,
                          self._comment, pn.FlexBox(*self._buttons), self._message, sizing_mode="stretch_width")

@@ -39,7 +39,8 @@ class OthersView(Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._pane = TextHTML("", sizing_mode="stretch_width", css_classes=["sr-others"])
-        self.state.param.watch(self._show, ["item", "reviewer", "blind"])
+        # labels_seen: verdicts stored elsewhere (another browser, the CLI), noticed by the page's poll
+        self.state.param.watch(self._show, ["item", "reviewer", "blind", "labels_seen"])
         self.state.param.watch(lambda e: e.new is not None and e.new.kind in VERDICT_KINDS and self._show(), "ack")
         self._show()
 

@@ -20,7 +20,7 @@ KEY_MAP = [
     ("a", "approve"),
     ("o", "override"),
     ("r", "reject"),
-    ("u", "undo my last verdict"),
+    ("u", "undo my last verdict on the item on screen"),
     ("+ / -", "zoom the spectrum in / out"),
     ("?", "show / hide this help"),
 ]

@@ -57,7 +57,8 @@ class MetadataPanel(Viewer):
         self._header = pn.pane.HTML(sizing_mode="stretch_width", max_height=320, stylesheets=STYLESHEETS,
                                     styles={"overflow": "auto"})
         self._copy = pn.widgets.Button(label="Copy metadata (JSON)", button_type="light",
-                                       sizing_mode="stretch_width")
+                                       sizing_mode="stretch_width",
+                                       description="Copy the spectrum's metadata above to the clipboard, as JSON.")
         self._copy_text = pn.widgets.TextInput(visible=False)
         self._copy.js_on_click(args={"src": self._copy_text},
                                code="navigator.clipboard && navigator.clipboard.writeText(src.value)")

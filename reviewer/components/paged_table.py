@@ -37,8 +37,10 @@ class PagedTable(Viewer):
             rows=self._cells(), key_column=self.id_key, sizing_mode="stretch_width",
             height=30 + ROW_HEIGHT_PX * self.page_size, css_classes=[f"{self.css}-table"])
         self._table.on_click(self._on_click)
-        self._prev_page = pn.widgets.Button(label="‹", width=36, css_classes=[f"{self.css}-prev-page"])
-        self._next_page = pn.widgets.Button(label="›", width=36, css_classes=[f"{self.css}-next-page"])
+        self._prev_page = pn.widgets.Button(label="‹", width=36, css_classes=[f"{self.css}-prev-page"],
+                                            description="Previous page of the list")
+        self._next_page = pn.widgets.Button(label="›", width=36, css_classes=[f"{self.css}-next-page"],
+                                            description="Next page of the list")
         self._prev_page.on_click(lambda _: self.go_to_page(self.page - 1))
         self._next_page.on_click(lambda _: self.go_to_page(self.page + 1))
         self._where = pn.pane.HTML("", css_classes=[f"{self.css}-where"], margin=(8, 4))

@@ -6,6 +6,7 @@ from typing import ClassVar
 import panel as pn
 import param
 
+from agents.trajectory import UNJUDGEABLE
 from reviewer.components.next_tick import refresh_after_labels
 from reviewer.components.paged_table import TrajectoryTable
 from reviewer.components.safe_text import escape
@@ -15,6 +16,8 @@ ANY = "any"
 FILTERS = ("task", "agent_name", "backend", "queue_state", "credibility", "disagreement", "reviewed_by",
            "contradicted", "sort")
 SURVEY_SHORT = {"LAMOST": "LAMOST", "SDSS": "SDSS", "DESI": "DESI"}
+# what "Ans." says for an item that has no answer, by how its run ended (agents.trajectory statuses)
+STATUS_SHORT = {UNJUDGEABLE: "n/j", "error": "err"}
 
 
 class QueueView(TrajectoryTable):
@@ -44,8 +47,10 @@ class QueueView(TrajectoryTable):
         self._filters = pn.Param(self, parameters=list(FILTERS),
                                  show_name=False, default_layout=pn.Column, css_classes=["sr-queue-filters"],
                                  widgets={"reviewed_by": {"type": pn.widgets.TextInput, "placeholder": "reviewer"}})
-        self._prev = pn.widgets.Button(label="◀ Previous (b)", css_classes=["sr-queue-prev"], sizing_mode="stretch_width")
-        self._next = pn.widgets.Button(label="Next (n) ▶", css_classes=["sr-queue-next"], sizing_mode="stretch_width")
+        self._prev = pn.widgets.Button(label="◀ Previous (b)", css_classes=["sr-queue-prev"], sizing_mode="stretch_width",
+                                       description="Open the previous item of the filtered queue (b).")
+        self._next = pn.widgets.Button(label="Next (n) ▶", css_classes=["sr-queue-next"], sizing_mode="stretch_width",
+                                       description="Open the next item of the filtered queue (n).")
         self._prev.on_click(lambda _: self._step(-1))
         self._next.on_click(lambda _: self._step(+1))
         self._progress = pn.pane.HTML("", css_classes=["sr-progress"], sizing_mode="stretch_width")
@@ -82,8 +87,9 @@ class QueueView(TrajectoryTable):
     def row_values(self, row: dict) -> dict:
         survey = SURVEY_SHORT.get(str(row.get("survey") or "").upper(), row.get("survey") or "")
         answer = row.get("answer")
+        answer = STATUS_SHORT.get(row.get("status")) if answer is None else str(answer)[:5]
         return {"trajectory_id": row["trajectory_id"], "object": f"{row.get('object_id') or '?'} · {survey}",
-                "task": row.get("task"), "answer": None if answer is None else str(answer)[:5],
+                "task": row.get("task"), "answer": answer,
                 "cred": (row.get("credibility") or "")[:3], "mine": "✓" if row.get("my_action") else "",
                 "split": "≠" if row.get("disagreement") else "",
                 "bad": str(row["contradicted"]) if row.get("contradicted") else ""}  # contradicted claims

@@ -15,8 +15,18 @@ import kb
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.components.styles import STYLESHEETS
+from reviewer.components.z_input import ZInput
 from reviewer.consensus import describe_label
 from reviewer.labels import VERIFY_TYPES
+
+REJECT_LABEL = "Reject: unusable, no label (r)"
+
+
+def undo_label(undoable, item) -> str:
+    """What `u` and the undo button withdraw, on which item (the item on screen only)."""
+    if undoable is not None:
+        return f"Undo {undoable.what.removeprefix('verdict ')} on {undoable.subject or item.subject} (u)"
+    return f"Nothing to undo on {item.subject}" if item is not None and item.trajectory is not None else "Nothing to undo"
 
 
 class ReviewForm(Viewer):
@@ -28,12 +38,22 @@ class ReviewForm(Viewer):
         self.rubric_version = str(rubric["version"])
         self._rubric = {int(k): v for k, v in rubric["scores"].items()}
         self._reason = TextHTML("", css_classes=["sr-form-disabled"], sizing_mode="stretch_width")
-        self._approve = pn.widgets.Button(button_type="success", css_classes=["sr-approve"], margin=(2, 2))
-        self._override = pn.widgets.Button(button_type="warning", css_classes=["sr-override"], margin=(2, 2))
-        self._reject = pn.widgets.Button(label="Reject (r)", button_type="danger", css_classes=["sr-reject"],
-                                         margin=(2, 2))
-        self._undo = pn.widgets.Button(label="Undo my last verdict (u)", button_type="light", css_classes=["sr-undo"],
-                                       margin=(2, 2), sizing_mode="stretch_width")
+        self._approve = pn.widgets.Button(button_type="success", css_classes=["sr-approve"], margin=(2, 2),
+                                          description="Save the verdict 'approve': the agent's answer is right (a).")
+        self._override = pn.widgets.Button(button_type="warning", css_classes=["sr-override"], margin=(2, 2),
+                                           description="Save the verdict 'override' with the corrected label chosen "
+                                                       "below, which must differ from the agent's answer (o).")
+        self._reject = pn.widgets.Button(label=REJECT_LABEL, button_type="danger", css_classes=["sr-reject"],
+                                         margin=(2, 2), description="Save the verdict 'reject': this trajectory is "
+                                         "unusable (its reasoning cannot be trusted); no corrected label is saved (r).")
+        # what `u` would withdraw on the item on screen, and nothing when it would withdraw nothing
+        state = self.state
+        self._undo = pn.widgets.Button(
+            label=pn.bind(undo_label, state.param.undoable, state.param.item), button_type="light",
+            disabled=pn.bind(lambda undoable: undoable is None, state.param.undoable), css_classes=["sr-undo"],
+            margin=(2, 2), sizing_mode="stretch_width", stylesheets=[".bk-btn { white-space: normal; }"],
+            description="Withdraw my last verdict on the item on screen (u): a new row restores the verdict "
+                        "before it; nothing is deleted.")
         self._approve.on_click(lambda _: self.state.save_verdict("approve"))
         self._override.on_click(lambda _: self.state.save_verdict("override"))
         self._reject.on_click(lambda _: self.state.save_verdict("reject"))
@@ -42,7 +62,7 @@ class ReviewForm(Viewer):
                                                    css_classes=["sr-override-answer"], name="Corrected answer")
         self._type = pn.widgets.Select(options=list(VERIFY_TYPES), name="Corrected type", width=130,
                                        css_classes=["sr-override-type"])
-        self._z = pn.widgets.FloatInput(name="Corrected z", format="0.00000", width=120, start=-0.01, end=12,
+        self._z = ZInput(name="Corrected z", format="0.00000", width=120, start=-0.01, end=12,
                                         css_classes=["sr-override-z"])
         for widget in (self._answer, self._type, self._z):
             widget.param.watch(self._edit_draft, "value")
@@ -69,7 +89,7 @@ class ReviewForm(Viewer):
         reviewable = traj is not None
         self._reason.object = "" if reviewable else \
             f"<p class='sr-why'><em>{escape(item.why_not_reviewable if item else 'Open an item from the queue.')}</em></p>"
-        for widget in (self._approve, self._override, self._reject, self._comment, self._score, self._undo):
+        for widget in (self._approve, self._override, self._reject, self._comment, self._score):
             widget.disabled = not reviewable
         for widget in (self._approve, self._override, self._reject):
             widget.visible = verdicts

@@ -149,7 +149,8 @@ class StatsPanel(Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._refresh = pn.widgets.Button(name="Refresh", button_type="light", css_classes=["sr-stats-refresh"])
+        self._refresh = pn.widgets.Button(name="Refresh", button_type="light", css_classes=["sr-stats-refresh"],
+                                          description="Compute the statistics again from the labels stored now.")
         self._refresh.on_click(lambda _: self.refresh())
         self._status = pn.pane.HTML("", css_classes=["sr-stats-status"])
         self._body = pn.FlexBox(css_classes=["sr-stats"], sizing_mode="stretch_width")

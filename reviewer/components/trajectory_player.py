@@ -12,9 +12,18 @@ from reviewer.claims import counts_text
 from reviewer.components.button_strip import ButtonStrip, strip_height
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
+from reviewer.components.step_player import StepPlayer
 from reviewer.components.step_view import step_html
 
 KIND_MARK = {"prompt": "P", "think": "T", "tool_call": "C", "tool_result": "R", "verdict": "V", "answer": "A"}
+KIND_NAME = {"prompt": "prompt", "think": "reasoning", "tool_call": "tool call", "tool_result": "tool result",
+             "verdict": "auditor verdict", "answer": "answer"}
+
+
+def step_title(step, n_steps: int) -> str:
+    """A step button's title: which step, of what kind, with which tool."""
+    tool = f" ({step.tool_name})" if getattr(step, "tool_name", None) else ""
+    return f"Step {step.index + 1} of {n_steps}: {KIND_NAME.get(step.kind, step.kind)}{tool}"
 STRIP_ROWS = 3  # a long trajectory's strip scrolls (to its current step) rather than grow
 HEADER_HEIGHT_PX = 80  # the summary scrolls too: the centre column keeps its layout from item to item
 
@@ -47,8 +56,9 @@ class StepStrip(Viewer):
     def _load(self, *_):
         steps = self.state.steps
         labels = [f"{s.index + 1}{KIND_MARK.get(s.kind, '')}" for s in steps]
+        titles = [step_title(s, len(steps)) for s in steps]
         # the same sequence of steps (most items of one task): only the value moves
-        self._buttons.param.update(labels=labels, value=self.state.step_index if steps else None)
+        self._buttons.param.update(labels=labels, titles=titles, value=self.state.step_index if steps else None)
 
     def _show(self, *_):
         if self._buttons.value != self.state.step_index:
@@ -67,12 +77,9 @@ class TrajectoryPlayer(Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._player = pn.widgets.Player(start=0, end=1, value=0, interval=1200, loop_policy="once",
-                                         show_loop_controls=False, show_value=False, width=330, height=50,
-                                         visible_buttons=["slower", "first", "previous", "pause", "play",
-                                                          "next", "last", "faster"],
-                                         css_classes=["sr-player"], margin=(0, 5))
-        self._player.param.watch(lambda e: e.new != self.state.step_index and self.state.go_to_step(e.new), "value")
+        self._openings = 0  # item openings so far: the player's moves name the one they were made for
+        self._player = StepPlayer(on_move=self.state.go_to_step, width=330, height=32, css_classes=["sr-player"],
+                                  margin=(5, 5))
         self.strip = StepStrip(state=self.state)
         self._header = TextHTML("", sizing_mode="stretch_width", css_classes=["sr-trajectory-head"], margin=(0, 5),
                                 height=HEADER_HEIGHT_PX, styles={"overflow-y": "auto"})
@@ -83,9 +90,17 @@ class TrajectoryPlayer(Viewer):
     def _load(self, *_):
         steps = self.state.steps
         traj = self.state.item.trajectory if self.state.item is not None else None
-        self._player.param.update(end=max(1, len(steps) - 1), value=0, disabled=len(steps) < 2)
+        # a new item stops playback: it never plays on into the item opened next
+        self._player.param.update(end=max(0, len(steps) - 1), value=self.state.step_index, playing=False,
+                                  inactive=len(steps) < 2, item_key=self._item_key())
         self._header.object = trajectory_summary(traj, self.state.claims()) if traj is not None else \
             "<p><em>No trajectory for this spectrum.</em></p>"
+
+    def _item_key(self) -> str:
+        """A key for each opening of an item (the same trajectory opened again is another opening)."""
+        self._openings += 1
+        item = self.state.item
+        return f"{item.trajectory_id or item.spectrum_id}#{self._openings}" if item is not None else ""
 
     def _show(self, *_):
         if self._player.value != self.state.step_index:

@@ -6,6 +6,7 @@ import param
 from panel.viewable import Viewer
 
 import kb
+from reviewer.components.z_input import ZInput
 
 STANDARD_COMMENTS = ["Broad absorption line quasar (BAL)", "Damped Lyman-alpha system (DLA)",
                      "Two objects in spectrum", "Blazar"]
@@ -30,15 +31,17 @@ class VIForm(Viewer):
         self._issues = pn.widgets.CheckButtonGroup(options={f"{k}: {v}": k for k, v in rubric["vi_issues"].items()},
                                                    value=[], button_type="light", css_classes=["sr-vi-issues"])
         self._issues.param.watch(lambda e: setattr(self, "issues", list(e.new)), "value")
-        self._z = pn.widgets.FloatInput.from_param(self.param.z, label="VI z", format="0.00000")
-        self._copy_z = pn.widgets.Button(label="Copy pipeline z", button_type="light")
+        self._z = ZInput.from_param(self.param.z, label="VI z", format="0.00000")  # empty, not NaN, without a z
+        self._copy_z = pn.widgets.Button(label="Copy pipeline z", button_type="light",
+                                         description="Put the survey pipeline's redshift into the VI z field.")
         self._copy_z.on_click(lambda _: self._copy_pipeline_z())
         self._type = pn.widgets.Select.from_param(self.param.spectype, label="VI spectype")
         self._standard = pn.widgets.Select(options=["", *STANDARD_COMMENTS], value="", label="Standard comment")
         self._standard.param.watch(lambda e: e.new and setattr(self, "comment", e.new), "value")
         self._comment = pn.widgets.TextInput.from_param(self.param.comment, label="Comment (≤ 100 characters)",
                                                         max_length=100)
-        self._save = pn.widgets.Button(label="Save VI", button_type="primary", css_classes=["sr-vi-save"])
+        self._save = pn.widgets.Button(label="Save VI", button_type="primary", css_classes=["sr-vi-save"],
+                                       description="Save this visual-inspection label for the spectrum on screen.")
         self._save.on_click(lambda _: self.submit())
         self.state.param.watch(self.load, ["item", "reviewer"])
         self.load()

@@ -7,10 +7,11 @@ in a module-level registry keyed by the resolved path, and every thread works th
 """
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -122,7 +123,7 @@ class SharedConnection:
         cur = getattr(self._local, "cursor", None)
         if cur is None:
             if self.closed:
-                raise StoreUnavailable(f"store {self.path} is closed")
+                raise StoreUnavailable(f"store {_name(self.path) if self.path else ':memory:'} is closed")
             cur = self.connection.cursor()
             # Timestamps come back in UTC whatever the machine's zone is.
             cur.execute("SET TimeZone = 'UTC'")
@@ -183,6 +184,7 @@ class SharedConnection:
 
 _registry: dict[Path, SharedConnection] = {}
 _registry_lock = threading.Lock()
+_when_opened: dict[Path, list[Callable[[Path], None]]] = {}
 
 
 def shared_connection(path: Path | None) -> SharedConnection:
@@ -194,7 +196,27 @@ def shared_connection(path: Path | None) -> SharedConnection:
         if shared is None or shared.closed:
             shared = SharedConnection(path)
             _registry[path] = shared
-        return shared
+            waiting = _when_opened.pop(path, [])
+        else:
+            waiting = []
+    for callback in waiting:  # outside the lock: a callback may open the file again
+        try:
+            callback(path)
+        except Exception:  # the opening itself worked: whoever opened the file gets it
+            logging.getLogger(__name__).exception("a callback on opening %s failed", _name(path))
+    return shared
+
+
+def when_opened(path: Path, callback: Callable[[Path], None]) -> None:
+    """Call `callback(path)` once, when this process next opens the database file `path` (at once
+    when it is open now). The app, when its database was locked as it started, starts its command
+    endpoint this way once a page opens the file (reviewer/app_hooks.py)."""
+    with _registry_lock:
+        shared = _registry.get(path)
+        if shared is None or shared.closed:
+            _when_opened.setdefault(path, []).append(callback)
+            return
+    callback(path)
 
 
 def release(shared: SharedConnection) -> None:

@@ -306,3 +306,9 @@ class LabelRepository:
     def count_labels(self, table: str) -> int:
         _choice("table", table, LABEL_TABLES)
         return int(self.db.scalar(f"SELECT count(*) FROM {table}"))
+
+    def newest_label_seq(self, table: str) -> int:
+        """The `seq` of the newest row of a label table (0 when empty): cheap enough to poll, so that a
+        page notices labels stored by other sessions or processes."""
+        _choice("table", table, LABEL_TABLES)
+        return int(self.db.scalar(f"SELECT coalesce(max(seq), 0) FROM {table}"))

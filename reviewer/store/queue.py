@@ -29,7 +29,10 @@ _JOINS = {
     "c": (f"claims AS ({CLAIM_COUNTS_SQL})", "LEFT JOIN claims c ON c.trajectory_id = t.id"),
     "p": (None, "LEFT JOIN triage_priority p ON p.trajectory_id = t.id"),
 }
+# `status`: how an item without an answer ended (outcome status, e.g. "unjudgeable"); the outcome is
+# read only for those rows, so a page of answered items parses no JSON.
 _QUEUE_COLUMNS = """t.id AS trajectory_id, t.spectrum_id, t.task, t.agent_name, t.backend, t.model, t.answer,
+       CASE WHEN t.answer IS NULL THEN t.outcome ->> '$.status' END AS status,
        t.answer_z, t.credibility, t.n_steps, t.created_at, s.object_id, s.survey, s.pipeline_class, s.pipeline_z,
        coalesce(v.n_reviews, 0) AS n_reviews, {disagreement} AS disagreement,
        CASE WHEN m.action IS NULL OR m.action = 'clear' THEN NULL ELSE m.action END AS my_action,

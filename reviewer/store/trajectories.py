@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.trajectory import AgentInfo, Step, Trajectory, Verdict, image_sha
+from agents.trajectory import AgentInfo, Step, Trajectory, Verdict, finite_or_none, image_sha
 from reviewer.store.codec import now, png_size, to_json
 from reviewer.store.database import Database, insert_sql
 
@@ -180,6 +180,6 @@ def _outcome_summary(traj: Trajectory) -> dict[str, Any]:
     cred = source.get("credibility")
     return {
         "answer": None if answer is None else str(answer),
-        "answer_z": float(z) if isinstance(z, (int, float)) and not isinstance(z, bool) else None,
+        "answer_z": finite_or_none(z),
         "credibility": None if cred is None else str(cred),
     }

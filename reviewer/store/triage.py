@@ -29,7 +29,7 @@ current AS (
 )
 SELECT t.id AS trajectory_id, t.spectrum_id, t.task, t.agent_name, t.backend, t.model, t.answer, t.answer_z,
        t.credibility, t.created_at,
-       t.outcome -> '$.margin' AS margin,
+       t.outcome -> '$.margin' AS margin, t.outcome ->> '$.status' AS status,
        coalesce(TRY_CAST(t.outcome ->> '$.llm_disagrees' AS BOOLEAN), false) AS llm_disagrees,
        coalesce(c.contradicted, 0) AS contradicted,
        coalesce(n.n_reviewers, 0) AS n_reviewers
@@ -46,7 +46,7 @@ class TriageRepository:
     # -- inputs ------------------------------------------------------------------------------
     def triage_items(self, task: str | None = None, spectrum_ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
         """Every trajectory (of `task`, of the given spectra, else all) with its answer, credibility, the
-        decision margin its outcome recorded (None when absent), the verify LLM review's disagreement
+        decision margin and status its outcome recorded (None when absent), the verify LLM review's disagreement
         flag, the number of contradicted claims (latest checker version) and the number of reviewers
         with a current verdict. Ordered by creation, like the default queue."""
         conds, params = [], []

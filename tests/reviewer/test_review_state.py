@@ -59,7 +59,8 @@ def test_steps_scores_and_verdicts_go_to_the_item_on_screen(seeded_db):
 def test_an_override_equal_to_the_agent_answer_is_refused(seeded_db):
     s = state_for(seeded_db, "bea")
     tid = s.item.trajectory_id
-    assert s.draft == s.item.agent_label  # the form starts from the agent's answer
+    assert s.draft == other_answer(s)  # a yes/no override starts at the other answer
+    s.draft = dict(s.item.agent_label)
     assert s.save_verdict("override") is None
     assert "must differ from the agent's answer" in s.error and seeded_db.labels.latest_review(tid, "bea") is None
     s.draft = other_answer(s)
@@ -100,7 +101,8 @@ def test_opening_a_spectrum_opens_its_trajectory_or_disables_the_form(seeded_db,
     s.open_item(spectrum_id=spectrum_id)
     assert s.item.spectrum_id == spectrum_id and s.item.trajectory.spectrum_id == spectrum_id
     # a spectrum no agent has run on: shown, but nothing can be labelled
-    seeded_db.spectra.add_spectrum({**seeded_db.spectra.get_spectrum(spectrum_id), "spectrum_id": "bare", "file_sha256": "x"})
+    # (the same file, so the same content hash: a stored hash the file does not have is refused)
+    seeded_db.spectra.add_spectrum({**seeded_db.spectra.get_spectrum(spectrum_id), "spectrum_id": "bare"})
     s.open_item(spectrum_id="bare")
     assert s.item.trajectory is None and "No agent trajectory" in s.item.why_not_reviewable
     assert s.save_verdict("approve") is None and "No agent trajectory" in s.error

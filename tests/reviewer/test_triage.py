@@ -92,7 +92,8 @@ def test_the_rules_policy_records_its_margin_and_it_matches_the_measurements(dem
     recorded one."""
     import kb
 
-    vet = demo_store.trajectories.list_trajectories(agent_name="vet")
+    vet = [t for t in demo_store.trajectories.list_trajectories(agent_name="vet")
+           if t["outcome"]["status"] != "unjudgeable"]  # a refusal decides nothing: no margin
     assert vet
     recorded = demo_store.triage.recorded_measurements([t["id"] for t in vet])
     for row in vet:
@@ -120,10 +121,10 @@ def test_signals_of_the_demo_store(demo_store):
     assert set(signals.index) == set(rows)
     for f in triage.FEATURES:
         assert signals[f].between(0, 1).all(), f
-    vet = signals[signals["agent"].str.startswith("vet/")]
+    vet = signals[signals["agent"].str.startswith("vet/") & ~signals["unjudgeable"]]
     verify = signals[signals["agent"].str.startswith("verify/")]
     assert len(vet) and len(verify)
-    assert vet["margin"].notna().all()  # every rules answer has its margin
+    assert vet["margin"].notna().all()  # every rules answer has its margin (refusals have none)
     assert np.allclose(vet["closeness"], 1 - vet["margin"].clip(0, 1))
     assert (verify["closeness"] == triage.UNKNOWN).all()
     for tid, row in verify.iterrows():  # a verify item's credibility is its own
@@ -165,7 +166,10 @@ def test_refresh_caches_priorities_and_the_queue_sorts_by_them(demo_store):
     assert model.kind == "default" and model.id is not None  # no verdicts yet
     cached = demo_store.triage.priorities()
     assert set(cached) == {r["id"] for r in demo_store.trajectories.list_trajectories()}
-    assert all(0 < c["priority"] < 1 and set(c["signals"]) == set(triage.FEATURES) for c in cached.values())
+    refused = set(signals_refused(demo_store))
+    assert refused  # the demo's M0 star cannot be judged for tasks a and wd: first, at priority 1
+    assert all((c["priority"] == 1) == (tid in refused) and 0 < c["priority"] <= 1
+               and set(c["signals"]) == set(triage.FEATURES) for tid, c in cached.items())
     queue = demo_store.queue.queue_items(order="priority", limit=1000)
     priorities = [r["priority"] for r in queue]
     assert priorities == sorted(priorities, reverse=True)
@@ -187,9 +191,16 @@ def test_refresh_caches_priorities_and_the_queue_sorts_by_them(demo_store):
     assert after["signals"]["seen"] == 0.5 and after["priority"] < cached[top]["priority"]
 
 
+def signals_refused(store) -> list[str]:
+    signals = triage.compute_signals(store)
+    return list(signals.index[signals["unjudgeable"]])
+
+
 def simulate_verdicts(store, n_errors: int) -> None:
-    """Two reviewers: the items nearest their thresholds are overridden, the rest approved."""
-    signals = triage.compute_signals(store).sort_values("closeness", ascending=False)
+    """Two reviewers: the items nearest their thresholds are overridden, the rest approved (answers
+    only: a refusal has none to approve or override)."""
+    signals = triage.compute_signals(store)
+    signals = signals[~signals["unjudgeable"]].sort_values("closeness", ascending=False)
     for i, tid in enumerate(signals.index):
         answer = signals.at[tid, "answer"]
         if i < n_errors:

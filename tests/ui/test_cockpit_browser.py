@@ -144,6 +144,12 @@ def test_the_curation_board_shows_one_page_and_a_row_opens_its_item(cockpit, scr
 
 def test_identical_override_refused_no_stale_label_and_undo(cockpit, screen):
     open_as(screen, cockpit, "dee")
+    # a yes/no override starts at the other answer; chosen back to the agent's own, `o` is refused
+    expect(screen.locator(".sr-approve button")).to_contain_text(re.compile("Approve: (YES|NO)"))
+    agent = re.search("Approve: (YES|NO)", screen.locator(".sr-approve button").inner_text()).group(1)
+    expect(screen.locator(".sr-override button")).to_contain_text("YES" if agent == "NO" else "NO")
+    screen.locator(".sr-override-answer button").filter(has_text=agent).click()
+    expect(screen.locator(".sr-override button")).to_contain_text(agent)
     screen.locator(".sr-step-view").first.click()
     screen.keyboard.press("o")  # the draft is the agent's own answer: refused, nothing saved
     expect(screen.locator(".sr-error")).to_contain_text("must differ from the agent's answer")
@@ -161,7 +167,7 @@ def test_identical_override_refused_no_stale_label_and_undo(cockpit, screen):
     screen.keyboard.press("a")
     expect(screen.locator(".sr-saved")).to_contain_text("Your verdict: approve")
     screen.keyboard.press("u")
-    expect(screen.locator(".sr-ack")).to_contain_text("undo: verdict withdrawn")
+    expect(screen.locator(".sr-ack")).to_contain_text("undo: verdict 'approve' withdrawn")
     expect(screen.locator(".sr-saved")).not_to_contain_text("Your verdict")
 
 

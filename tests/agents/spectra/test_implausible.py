@@ -224,7 +224,9 @@ def test_the_minimum_itself_is_enough(tmp_path, lamost):
     from agents.vet import vet_spectrum
 
     traj = vet_spectrum(read_spectrum(_few(tmp_path, lamost, MIN_FINITE_PIXELS)), "a")
-    assert traj.outcome["status"] == "answered"
+    # vetted, not raised; 20 pixels near 4700 A cannot cover task a's lines: refused with the reason
+    # (agents/tools/judgeable.py), a trajectory and not a NO
+    assert traj.outcome["status"] == "unjudgeable" and "does not cover" in traj.outcome["reason"]
 
 
 def test_vet_cli_reports_a_two_pixel_spectrum_and_stores_no_answer(tmp_path, lamost, capsys):

@@ -18,7 +18,8 @@ def test_credible_results_agree_with_survey_pipelines(shared_spectra, manifest, 
         path, target = split_file(r["file"])
         traj = verify_spectrum(read_spectrum(shared_spectra / path, target), template_dir=template_dir)
         b = traj.outcome["brief"]
-        assert traj.outcome["report"].count("## §") == 6
+        if traj.outcome.get("status") != "unjudgeable":  # a refused spectrum (agents/tools/judgeable.py) has no report
+            assert traj.outcome["report"].count("## §") == 6
         rows.append(Row(r["file"], r["class"], float(r["z"]), b["type"], b["redshift"], b["credibility"]))
     s = summarise(rows)
     gate = s["gates"]["MEDIUM"]

@@ -1,0 +1,206 @@
+"""Finding 9 / What to build 7: the local command endpoint (reviewer/server_endpoint.py) under clients that
+do not play along, and an app that started while its database was locked.
+
+- A client that connects and sends nothing, or trickles its request a byte at a time, is cut off after
+  REQUEST_TIMEOUT_S (10 s; 1 s here) whatever it does: it never holds an endpoint thread for good.
+- Connections still waiting for their request are bounded (MAX_WAITING): more are answered 503 at once and
+  closed, and the endpoint's threads go back to what they were once the idle clients are cut off.
+- An app started while another process held the database serves `specreview` commands once it opens the
+  database (the first page after the lock is released), and its log says why until then.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import requests
+from served_app import ServedApp, seeded_db
+
+from reviewer import server_endpoint
+from reviewer.server_endpoint import TOKEN_HEADER, CommandEndpoint, endpoint_path
+from reviewer.store import Store
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+ENV = dict(os.environ, PYTHONPATH=str(REPO_ROOT), PYTHONUNBUFFERED="1")
+TIMEOUT_S = 1.0
+
+
+@pytest.fixture
+def endpoint(tmp_path, monkeypatch):
+    monkeypatch.setattr(server_endpoint, "REQUEST_TIMEOUT_S", TIMEOUT_S, raising=False)
+    monkeypatch.setattr(server_endpoint, "MAX_WAITING", 4, raising=False)
+    db = tmp_path / "served.duckdb"
+    Store(db)
+
+    def runner(payload, emit):
+        emit("out", "ran\n")
+        return 0
+
+    endpoint = CommandEndpoint(db, runner=runner).start()
+    yield endpoint
+    endpoint.stop()
+    Store.close_all()
+
+
+def connect(port: int) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    sock.settimeout(30)
+    return sock
+
+
+def closed_within(sock: socket.socket, limit: float) -> float:
+    """Seconds until the server ends the connection (anything it sends first is read and dropped);
+    fails when it is still open after `limit`."""
+    start = time.monotonic()
+    sock.settimeout(limit)
+    try:
+        while sock.recv(4096):
+            pass
+    except TimeoutError:
+        pytest.fail(f"the endpoint still holds the connection after {limit} s")
+    except ConnectionResetError:
+        pass
+    return time.monotonic() - start
+
+
+def run_command(port: int, token: str) -> tuple[int, list[dict]]:
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("POST", "/run", body=json.dumps({"argv": ["session", "list"]}).encode(), headers={TOKEN_HEADER: token})
+    resp = conn.getresponse()
+    data = resp.read()
+    conn.close()
+    return resp.status, [json.loads(line) for line in data.splitlines() if line.strip()]
+
+
+def test_a_client_that_sends_nothing_is_cut_off(endpoint):
+    sock = connect(endpoint.port)
+    try:
+        assert closed_within(sock, 15) < TIMEOUT_S + 3
+    finally:
+        sock.close()
+    assert run_command(endpoint.port, endpoint.token)[0] == 200  # and the endpoint still serves
+
+
+def test_a_client_that_trickles_its_request_is_cut_off_at_the_deadline(endpoint):
+    sock = connect(endpoint.port)
+    stop = threading.Event()
+
+    def trickle():
+        try:
+            sock.sendall(b"POST /run HTTP/1.0\r\n")
+            while not stop.is_set():
+                sock.sendall(b"X")  # a header that never ends: each byte well within a per-read timeout
+                time.sleep(TIMEOUT_S / 5)
+        except OSError:
+            pass
+
+    sender = threading.Thread(target=trickle, daemon=True)
+    sender.start()
+    try:
+        assert closed_within(sock, 15) < TIMEOUT_S + 3
+    finally:
+        stop.set()
+        sender.join(10)
+        sock.close()
+
+
+def test_waiting_connections_are_bounded_and_their_threads_come_back(endpoint):
+    baseline = threading.active_count()
+    idle = [connect(endpoint.port) for _ in range(4)]  # MAX_WAITING in this test
+    time.sleep(0.3)
+    extra = [connect(endpoint.port) for _ in range(6)]
+    try:
+        for sock in extra:  # answered at once, not held
+            sock.settimeout(5)
+            answer = b""
+            try:
+                while chunk := sock.recv(4096):
+                    answer += chunk
+            except TimeoutError:
+                pytest.fail("a connection past the bound was held, not refused")
+            assert answer.startswith(b"HTTP/1.0 503") and b"busy" in answer, answer
+        assert threading.active_count() <= baseline + 4 + 2
+        for sock in idle:
+            closed_within(sock, 15)
+        deadline = time.monotonic() + 10
+        while threading.active_count() > baseline and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert threading.active_count() <= baseline
+        status, frames = run_command(endpoint.port, endpoint.token)  # the slots are free again
+        assert status == 200 and frames[-1] == {"exit": 0}
+    finally:
+        for sock in idle + extra:
+            sock.close()
+
+
+def test_a_running_command_does_not_take_a_waiting_slot(endpoint):
+    """A long command holds its connection, but not one of the MAX_WAITING slots of unanswered requests."""
+    release = threading.Event()
+
+    def slow(payload, emit):
+        emit("out", "started\n")
+        release.wait(30)
+        return 0
+
+    endpoint.runner = slow
+    results = []
+    clients = [threading.Thread(target=lambda: results.append(run_command(endpoint.port, endpoint.token)))
+               for _ in range(6)]
+    for client in clients:
+        client.start()
+    time.sleep(1.0)
+    endpoint.runner = lambda payload, emit: 0
+    try:
+        assert run_command(endpoint.port, endpoint.token)[0] == 200
+    finally:
+        release.set()
+        for client in clients:
+            client.join(30)
+    assert [status for status, _ in results] == [200] * 6
+
+
+# -- an app started while another process held its database ---------------------------------------------
+def test_an_app_started_on_a_locked_database_serves_commands_once_it_opens_it(tmp_path):
+    db, _ = seeded_db(tmp_path)
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); "
+                               "print('held', flush=True); sys.stdin.read()", str(db)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=ENV)
+    app = None
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        app = ServedApp(db, tmp_path / "app.log")
+        deadline = time.monotonic() + 60
+        while "locked" not in app.log_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        log = app.log_text()
+        assert "specreview commands" in log and "once" in log, log  # why the endpoint is not there yet
+        assert str(tmp_path) not in log and sys.executable not in log
+        assert not endpoint_path(db).exists()
+        holder.stdin.close()
+        holder.wait(timeout=30)
+        assert requests.get(app.url, timeout=180).status_code == 200  # the page opens the database
+        deadline = time.monotonic() + 30
+        while not endpoint_path(db).exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert endpoint_path(db).exists(), app.log_text()
+        done = subprocess.run([sys.executable, "-m", "reviewer.cli", "session", "list", "--db", str(db)],
+                              capture_output=True, text=True, timeout=180, cwd=tmp_path, env=ENV)
+        assert done.returncode == 0, done.stderr
+        assert "running through it" in done.stderr
+        assert "run through the app" in app.log_text()
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+        holder.wait()
+        holder.stdout.close()
+        if app is not None:
+            app.stop()

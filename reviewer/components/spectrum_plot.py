@@ -127,7 +127,8 @@ class SpectrumPlot(Viewer):
         super().__init__(**params)
         self._arrays = None
         self.figure = self._build_figure(height)
-        self._pane = pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", height=height, css_classes=["sr-plot"])
+        self._pane = pn.Column(pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", height=height),
+                               sizing_mode="stretch_width", css_classes=["sr-plot"], margin=0)
         self.param.watch(self._on_change, sorted(DATA_PARAMS | VIEW_PARAMS))
         if self.state is not None:
             self.state.param.watch(self._follow_item, "item")

@@ -8,6 +8,7 @@ import shutil
 
 import pytest
 
+from agents.trajectory import UNJUDGEABLE
 from reviewer import triage
 from reviewer.cli import main
 from reviewer.demo import seed_demo_if_empty
@@ -35,6 +36,12 @@ def run_json(capsys, *args) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
+def n_answered(store) -> int:
+    """Trajectories with an answer: a refusal (unjudgeable) is for a human, never accepted or fitted on."""
+    return sum(1 for r in store.trajectories.list_trajectories(limit=100_000)
+               if (r.get("outcome") or {}).get("status") != UNJUDGEABLE)
+
+
 def label_everything(path) -> int:
     """One reviewer labels every trajectory: those nearest their decision threshold overridden."""
     with Store(path) as store:
@@ -55,7 +62,7 @@ def test_triage_json_before_any_verdict_uses_the_defaults(db, capsys):
     assert list(report["model"]["weights"].values()) == list(triage.DEFAULT_WEIGHTS)
     assert report["min_labels"] == triage.MIN_LABELS and "defaults" in report["model_info"]["why"]
     with Store(db) as store:
-        n = store.trajectories.count_trajectories()
+        n = n_answered(store)
     pooled = next(g for g in report["groups"] if g["task"] == "all")
     assert pooled["n_labelled"] == 0 and pooled["n_unreviewed"] == n
     assert pooled["n_accept"] == 0  # nothing is known to be safe before any verdict
@@ -65,7 +72,9 @@ def test_triage_json_before_any_verdict_uses_the_defaults(db, capsys):
 def test_triage_refresh_fits_caches_and_estimates(db, capsys):
     n = label_everything(db)
     report = run_json(capsys, "--db", str(db), "--refresh")
-    assert report["model"]["kind"] == "fitted" and report["model"]["n_labels"] == n
+    with Store(db) as store:
+        answered = n_answered(store)
+    assert report["model"]["kind"] == "fitted" and report["model"]["n_labels"] == answered
     assert report["cached_priorities"] == n
     groups = [g for g in report["groups"] if g["task"] != "all"]
     assert {g["task"] for g in groups} >= {"a", "verify"}

@@ -17,6 +17,9 @@ from typing import Any
 
 from tqdm import tqdm
 
+from reviewer.same_object import match_radius as radius_of
+from reviewer.same_object import refresh_groups
+from reviewer.sky import obs_mjd, survey_ids
 from reviewer.store import StoreUnavailable
 from reviewer.store.repository import Store
 
@@ -114,6 +117,8 @@ def spectrum_record(spec: Any, path: Path, sha: str, target: str | None) -> dict
         "wavelength_medium": meta.get("wavelength_medium"),
         "file_sha256": sha,
         "header": {str(k): str(v) for k, v in (meta.get("header") or {}).items()},
+        "obs_mjd": obs_mjd(meta),
+        "survey_ids": survey_ids(meta) or None,
     }
 
 
@@ -179,10 +184,16 @@ def ingest_file(store: Store, path: Path, summary: IngestSummary) -> None:
     summary.file_ids[str(path)] = ids_of_file(sha, targets)
 
 
-def ingest_paths(store: Store, paths: Iterable[str | os.PathLike], progress: bool = True) -> IngestSummary:
-    """Register every spectrum under `paths` (files or folders); idempotent. See the module doc."""
+def ingest_paths(store: Store, paths: Iterable[str | os.PathLike], progress: bool = True,
+                 match_radius: float | None = None) -> IngestSummary:
+    """Register every spectrum under `paths` (files or folders); idempotent. See the module doc. When
+    spectra were added, the same-object cross-match runs again (reviewer.same_object; `match_radius`
+    in arcsec, default 1.5 or $SPECREVIEW_MATCH_ARCSEC)."""
+    radius = radius_of(match_radius)  # a bad radius is refused before anything is read
     files, missing = find_spectrum_files(paths)
     summary = IngestSummary(failed=list(missing))
     for path in tqdm(files, desc="ingest", unit="file", disable=not progress, leave=False):
         ingest_file(store, path, summary)
+    if summary.added or match_radius is not None:
+        refresh_groups(store, radius)
     return summary

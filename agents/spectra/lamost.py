@@ -49,14 +49,19 @@ def spectrum_id(header, path: str) -> str:
         return re.sub(r"\.fits?(\.gz)?$", "", name, flags=re.I)
 
 
+def _first_float(header, *keys: str) -> float | None:
+    return next((v for v in (clean_float(header.get(k)) for k in keys) if v is not None), None)
+
+
 def _common_meta(header, path: str, kind: str, fmt: str) -> dict[str, Any]:
     medium = "air" if header.get("VACUUM") is False else "vacuum"
     return {
         "survey": survey_name(header, kind),
         "object_id": spectrum_id(header, path),
         "target": None,
-        "ra": clean_float(header.get("RA")),
-        "dec": clean_float(header.get("DEC")),
+        # the input catalogue's position; the fibre's pointing (RA_OBS) when a file lacks it
+        "ra": _first_float(header, "RA", "RA_OBS"),
+        "dec": _first_float(header, "DEC", "DEC_OBS"),
         "format": fmt,
         "wavelength_medium": medium,
         "header": header_text(header),

@@ -18,6 +18,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="spectrum file or folder")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--match-radius", type=float, default=None, metavar="ARCSEC",
+                   help="radius of the same-object cross-match (default 1.5, or $SPECREVIEW_MATCH_ARCSEC); "
+                        "given, the match runs again even when nothing was added")
     return p
 
 
@@ -26,7 +29,12 @@ def run(args: argparse.Namespace) -> int:
     if store is None:
         return EXIT_ALL_FAILED
     try:
-        summary = ingest_paths(store, args.paths, progress=not args.no_progress and sys.stderr.isatty())
+        try:
+            summary = ingest_paths(store, args.paths, progress=not args.no_progress and sys.stderr.isatty(),
+                                   match_radius=args.match_radius)
+        except ValueError as err:  # the radius
+            print(f"specreview ingest: {err}", file=sys.stderr)
+            return EXIT_USAGE
         total = store.spectra.count_spectra()
     finally:
         store.close()

@@ -70,10 +70,12 @@ class QueueRepository:
     def _queue_query(self, columns: str, reviewer: str | None, *, task=None, agent_name=None, backend=None,
                      credibility=None, state: str = "all", disagreement: bool | None = None,
                      reviewed_by: str | None = None, session_id: str | None = None, contradicted: bool | None = None,
-                     order: str | None = None, blind: bool = False) -> tuple[str, list]:
+                     order: str | None = None, blind: bool = False,
+                     same_object: bool | None = None) -> tuple[str, list]:
         """(SQL, parameters) of the filtered queue with `columns`. `order` is only validated here
         (`_queue_order` writes it, and the joins it needs are made); `contradicted` True keeps items
-        with a contradicted claim, False those without; `blind`: disagreement is shown and filtered
+        with a contradicted claim, False those without; `same_object` True keeps items whose object has
+        several spectra (the cross-match's groups), False the others; `blind`: disagreement is shown and filtered
         only where `reviewer` has a verdict (blind review)."""
         if state not in QUEUE_STATES:
             raise ValueError(f"state must be one of {', '.join(QUEUE_STATES)}; got {state!r}")
@@ -96,6 +98,9 @@ class QueueRepository:
         if contradicted is not None:
             conds.append("(coalesce(c.contradicted, 0) > 0) = ?")
             where_params.append(bool(contradicted))
+        if same_object is not None:
+            conds.append("(t.spectrum_id IN (SELECT spectrum_id FROM object_groups)) = ?")
+            where_params.append(bool(same_object))
         if reviewed_by:
             conds.append("t.id IN (SELECT trajectory_id FROM reviews WHERE reviewer = ? QUALIFY row_number() OVER "
                          "(PARTITION BY trajectory_id ORDER BY created_at DESC, seq DESC) = 1 AND action <> 'clear')")

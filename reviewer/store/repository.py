@@ -18,6 +18,7 @@ from reviewer.store.claims import ClaimRepository
 from reviewer.store.connection import close_all
 from reviewer.store.database import Database
 from reviewer.store.labels import LabelRepository
+from reviewer.store.objects import ObjectRepository
 from reviewer.store.queue import QueueRepository
 from reviewer.store.review_queries import ReviewRepository
 from reviewer.store.sessions import SessionRepository
@@ -48,6 +49,7 @@ class Store:
         self.reviews = ReviewRepository(self.db, self.labels, self.sessions)
         self.verdict_state = VerdictStateRepository(self.db)
         self.triage = TriageRepository(self.db)
+        self.objects = ObjectRepository(self.db)
 
     # -- lifecycle -------------------------------------------------------------------------
     @property

@@ -353,7 +353,35 @@ CREATE TABLE claim_flags (
 CREATE INDEX claim_flags_trajectory ON claim_flags (trajectory_id);
 """)
 
-MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE, V4_CLAIM_RESULTS, V5_TRIAGE, V6_CLAIM_FLAGS]
+# Every spectrum of an object (issue 23): when a spectrum was taken, the survey's own ids of it (the
+# links out are built from these, validated numbers only: reviewer/sky.py), and the groups the
+# cross-match (reviewer/same_object.py) made of spectra within its radius of each other. Only groups
+# of two or more spectra are kept; `object_match` records each cross-match run (radius, how many
+# spectra it saw), so that a store that gained spectra since is matched again. Rows written before
+# this version get their date from the stored header's MJD here; their ids stay NULL and are read
+# from the stored header when a link is built.
+V7_SAME_OBJECT = Migration("observation date and survey ids of spectra, same-object groups", """
+ALTER TABLE spectra ADD COLUMN obs_mjd DOUBLE;
+ALTER TABLE spectra ADD COLUMN survey_ids JSON;
+UPDATE spectra SET obs_mjd = TRY_CAST(json_extract_string(header, '$.MJD') AS DOUBLE)
+    WHERE TRY_CAST(json_extract_string(header, '$.MJD') AS DOUBLE) BETWEEN 40000 AND 100000;
+
+CREATE TABLE object_groups (
+    spectrum_id VARCHAR PRIMARY KEY,
+    group_id VARCHAR NOT NULL,        -- the smallest spectrum_id of the group
+    n_members INTEGER NOT NULL
+);
+CREATE INDEX object_groups_group_idx ON object_groups (group_id);
+
+CREATE TABLE object_match (
+    radius_arcsec DOUBLE NOT NULL,
+    n_spectra INTEGER NOT NULL,       -- spectra with coordinates when it ran
+    matched_at TIMESTAMPTZ NOT NULL
+);
+""")
+
+MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE, V4_CLAIM_RESULTS, V5_TRIAGE, V6_CLAIM_FLAGS,
+                               V7_SAME_OBJECT]
 LATEST_VERSION = len(MIGRATIONS)
 
 

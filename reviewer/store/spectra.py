@@ -10,7 +10,7 @@ from reviewer.store.database import Database, insert_sql
 SPECTRUM_COLUMNS = (
     "spectrum_id", "source_path", "file_name", "target", "survey", "object_id", "ra", "dec",
     "pipeline_class", "pipeline_subclass", "pipeline_z", "snr", "n_pix", "wave_min", "wave_max",
-    "format", "wavelength_medium", "file_sha256", "header", "ingested_at",
+    "format", "wavelength_medium", "file_sha256", "header", "ingested_at", "obs_mjd", "survey_ids",
 )
 # What a spectrum list shows: everything but the (large) header.
 _LIST_COLUMNS = ", ".join(c for c in SPECTRUM_COLUMNS if c != "header")
@@ -33,6 +33,7 @@ class SpectrumRepository:
         values.setdefault("file_name", Path(values["source_path"]).name)
         values["ingested_at"] = values.get("ingested_at") or now()
         values["header"] = to_json(values.get("header"))
+        values["survey_ids"] = to_json(values.get("survey_ids"))
         for key in ("object_id", "target"):
             if values.get(key) is not None:
                 values[key] = str(values[key])

@@ -1,0 +1,88 @@
+"""Every spectrum of an object: a sky cross-match that groups spectra across epochs and surveys.
+
+Two spectra are of one object when their coordinates (stored at ingest from each survey's header:
+LAMOST RA/DEC, SDSS PLUG_RA/PLUG_DEC, DESI TARGET_RA/TARGET_DEC) lie within `radius` of each other
+(astropy `SkyCoord.search_around_sky`); groups are the connected sets of such pairs, so a chain of
+close pairs is one object. 1.5 arcsec is a fibre's size (LAMOST 3.3", SDSS 3" / 2", DESI 1.5"
+diameters): the corpus's repeat observations agree within 0.6", and its nearest distinct objects
+are arcminutes apart. Set another radius with SPECREVIEW_MATCH_ARCSEC or `--match-radius`.
+
+The groups are kept in the store (queue filter, Same-object panel); `refresh_groups` recomputes
+them after an ingest, and `ensure_groups` when the store has gained spectra since the last match.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+
+DEFAULT_RADIUS_ARCSEC = 1.5
+MAX_RADIUS_ARCSEC = 60.0  # beyond this a "match" joins neighbours, not epochs of one object
+
+
+def match_radius(radius_arcsec: float | None = None) -> float:
+    """The radius to use: the one given, else $SPECREVIEW_MATCH_ARCSEC, else 1.5 arcsec."""
+    if radius_arcsec is None:
+        text = os.environ.get("SPECREVIEW_MATCH_ARCSEC", "").strip()
+        radius_arcsec = float(text) if text else DEFAULT_RADIUS_ARCSEC
+    radius = float(radius_arcsec)
+    if not 0 < radius <= MAX_RADIUS_ARCSEC:
+        raise ValueError(f"match radius must be in (0, {MAX_RADIUS_ARCSEC:g}] arcsec; got {radius_arcsec}")
+    return radius
+
+
+def group_positions(positions: Sequence[tuple[str, float, float]], radius_arcsec: float | None = None
+                    ) -> list[list[str]]:
+    """Groups (two or more ids each, sorted; groups sorted) of (id, ra deg, dec deg) within the radius."""
+    radius = match_radius(radius_arcsec)
+    if len(positions) < 2:
+        return []
+    import astropy.units as u
+    from astropy.coordinates import SkyCoord
+
+    ids = [p[0] for p in positions]
+    coords = SkyCoord(np.array([p[1] for p in positions]) * u.deg, np.array([p[2] for p in positions]) * u.deg)
+    left, right, _, _ = coords.search_around_sky(coords, radius * u.arcsec)
+    parent = list(range(len(ids)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a, b in zip(left.tolist(), right.tolist(), strict=True):
+        if a != b:
+            parent[root(a)] = root(b)
+    groups: dict[int, list[str]] = {}
+    for i, sid in enumerate(ids):
+        groups.setdefault(root(i), []).append(sid)
+    return sorted(sorted(g) for g in groups.values() if len(g) > 1)
+
+
+def refresh_groups(store, radius_arcsec: float | None = None) -> list[list[str]]:
+    """Cross-match every spectrum with coordinates and store the groups; returns them."""
+    radius = match_radius(radius_arcsec)
+    positions = store.objects.sky_positions()
+    groups = group_positions(positions, radius)
+    store.objects.replace_groups(groups, radius, len(positions))
+    return groups
+
+
+def ensure_groups(store, radius_arcsec: float | None = None) -> bool:
+    """Match again when spectra were added (or the radius changed) since the last match; whether it did."""
+    radius = match_radius(radius_arcsec)
+    last = store.objects.last_match()
+    if last is not None and last["radius_arcsec"] == radius and last["n_spectra"] == store.objects.count_positioned():
+        return False
+    refresh_groups(store, radius)
+    return True
+
+
+def same_object_rows(store, spectrum_id: str) -> list[dict]:
+    """The spectra of this one's object (itself included, by date), each with the agents' answers on it
+    (`answers`: [{task, agent_name, answer, ...}]); [] when it has no other spectrum."""
+    rows = store.objects.members(spectrum_id)
+    answers = store.objects.answers([r["spectrum_id"] for r in rows])
+    return [{**r, "answers": answers.get(r["spectrum_id"], [])} for r in rows]

@@ -1,0 +1,128 @@
+"""The same-object cross-match over the shared corpus's real headers, and its store and migration.
+
+Ground truth, checked by hand in the headers: the corpus holds 11 LAMOST objects observed twice
+(two OBSIDs, two plates, two dates, designations that agree to 0.3"; one pair is an MRS and an LRS
+spectrum) and 10 DESI targets that are in both a coadd and the per-exposure spectra file it was
+made from (same TARGETID). Nothing else lies within an arcminute of another spectrum.
+"""
+from __future__ import annotations
+
+import pytest
+
+from agents.spectra import read_spectrum
+from reviewer.same_object import group_positions, match_radius, refresh_groups
+from reviewer.sky import survey_family
+
+LAMOST_PAIRS = {
+    frozenset(p) for p in (
+        ("spec-55859-F5902_sp09-205.fits.gz", "spec-57336-EG222106N010205M01_sp10-132.fits.gz"),
+        ("spec-55859-F5907_sp02-159.fits.gz", "spec-57304-EG025335S013827B01_sp03-011.fits.gz"),
+        ("spec-55859-F5907_sp03-090.fits.gz", "spec-55915-F5591503_sp09-174.fits.gz"),
+        ("spec-55859-F5907_sp03-106.fits.gz", "spec-57304-EG025335S013827B01_sp15-044.fits.gz"),
+        ("spec-55859-F5907_sp05-010.fits.gz", "spec-57289-EG030712S014809B01_sp10-020.fits.gz"),
+        ("spec-55859-F5907_sp05-081.fits.gz", "spec-57304-EG025335S013827B01_sp08-053.fits.gz"),
+        ("spec-55859-F5907_sp09-118.fits.gz", "spec-57042-EG030739N012421V01_sp02-195.fits.gz"),
+        ("spec-55859-F5907_sp10-026.fits.gz", "spec-55915-F5591503_sp04-011.fits.gz"),
+        ("spec-55859-F5907_sp10-179.fits.gz", "spec-57304-EG025335S013827B01_sp03-166.fits.gz"),
+        ("spec-56944-EG025338N015809M01_sp06-214.fits.gz", "spec-57716-EG025338N015809B01_sp06-214.fits.gz"),
+        ("med-58268-HIP95119KP01_sp12-076.fits.gz", "spec-57287-KP193637N444141V03_sp10-161.fits.gz"),
+    )
+}
+
+
+@pytest.fixture(scope="module")
+def corpus(shared_spectra, manifest):
+    """(manifest file, meta) of every survey spectrum of the corpus (Pickles library spectra have no sky)."""
+    out = []
+    for row in manifest:
+        if "Pickles" in row["survey"]:
+            continue
+        path, _, target = row["file"].partition("#")
+        spec = read_spectrum(shared_spectra / path, target=target or None)
+        out.append((row["file"], spec.meta))
+    return out
+
+
+def _name(file: str) -> str:
+    return file.split("/")[-1].partition("#")[0]
+
+
+def test_cross_match_groups_the_eleven_lamost_repeat_pairs_and_no_false_pair(corpus):
+    metas = dict(corpus)
+    positions = [(f, m["ra"], m["dec"]) for f, m in corpus if m["ra"] is not None and m["dec"] is not None]
+    assert len(positions) > 250  # every LAMOST, SDSS and DESI spectrum with a FIBERMAP has coordinates
+    groups = group_positions(positions)
+    lamost = [g for g in groups if survey_family(metas[g[0]]["survey"]) == "LAMOST"]
+    assert {frozenset(_name(f) for f in g) for g in lamost} == LAMOST_PAIRS
+    for group in lamost:  # two observations each: two OBSIDs, two dates
+        assert len({metas[f]["header"]["OBSID"] for f in group}) == 2
+        assert len({metas[f]["header"]["DATE-OBS"][:10] for f in group}) == 2
+    others = [g for g in groups if g not in lamost]
+    # the rest: one DESI target in a coadd and in the spectra file it was made from, nothing else
+    assert len(others) == 10
+    for group in others:
+        assert {metas[f]["survey"] for f in group} == {"DESI"} and len(group) == 2
+        assert len({metas[f]["fibermap"]["TARGETID"] for f in group}) == 1
+        assert sorted(_name(f).split("-")[0] for f in group) == ["coadd", "spectra"]
+
+
+def test_radius_is_configurable_and_checked(monkeypatch):
+    pair = [("a", 10.0, 20.0), ("b", 10.0, 20.0 + 1.0 / 3600)]  # 1 arcsec apart
+    assert group_positions(pair) == [["a", "b"]]
+    assert group_positions(pair, 0.5) == []
+    monkeypatch.setenv("SPECREVIEW_MATCH_ARCSEC", "0.5")
+    assert match_radius() == 0.5 and group_positions(pair) == []
+    for bad in (0, -1, 3600, float("nan")):
+        with pytest.raises(ValueError, match="match radius"):
+            match_radius(bad)
+
+
+def test_groups_are_transitive_and_across_ra_zero():
+    chain = [("a", 359.99990, 0.0), ("b", 0.0000, 0.0), ("c", 0.00030, 0.0), ("far", 0.1, 0.0)]
+    assert group_positions(chain) == [["a", "b", "c"]]
+
+
+def _record(sid, ra, dec, survey="LAMOST-LRS DR8", mjd=None):
+    return {"spectrum_id": sid, "source_path": f"/x/{sid}.fits", "file_sha256": sid * 4, "survey": survey,
+            "ra": ra, "dec": dec, "obs_mjd": mjd, "object_id": sid, "snr": 12.0}
+
+
+def test_store_groups_queue_filter_and_members(store, make_trajectory):
+    for rec in (_record("s1", 40.0, 1.0, mjd=57000), _record("s2", 40.0, 1.0 + 0.2 / 3600, mjd=55000),
+                _record("s3", 41.0, 1.0), _record("s4", None, None)):
+        store.spectra.add_spectrum(rec)
+    for sid in ("s1", "s2", "s3"):
+        store.trajectories.save_trajectory(make_trajectory(spectrum_id=sid))
+    assert refresh_groups(store) == [["s1", "s2"]]
+    members = store.objects.members("s1")
+    assert [m["spectrum_id"] for m in members] == ["s2", "s1"]  # by date
+    assert store.objects.members("s3") == [] and store.objects.same_object("s1", "s2")
+    assert not store.objects.same_object("s1", "s3")
+    several = store.queue.queue_items(same_object=True)
+    assert sorted(r["spectrum_id"] for r in several) == ["s1", "s2"]
+    assert store.queue.queue_count(same_object=False) == 1
+    assert store.objects.last_match()["n_spectra"] == 3
+
+
+def test_an_old_database_upgrades(tmp_path):
+    """A version-6 file gains the columns and tables; its spectra get their date from the stored header."""
+    import duckdb
+
+    from reviewer.store import Store
+    from reviewer.store.schema import MIGRATIONS, migrate
+
+    path = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(path))
+    assert migrate(con, MIGRATIONS[:6]) == 6
+    con.execute("INSERT INTO spectra (spectrum_id, source_path, file_name, file_sha256, survey, header, ingested_at) "
+                "VALUES ('old', '/x/old.fits', 'old.fits', 'abc', 'LAMOST-LRS DR7', "
+                "'{\"MJD\": \"55861\", \"OBSID\": \"701001\"}', now())")
+    con.close()
+    store = Store(path)
+    try:
+        assert store.schema_version == len(MIGRATIONS)
+        row = store.spectra.get_spectrum("old")
+        assert row["obs_mjd"] == 55861 and row["survey_ids"] is None
+        assert store.objects.last_match() is None
+    finally:
+        store.close()

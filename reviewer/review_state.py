@@ -35,7 +35,7 @@ if LOG_WRITES and not write_log.handlers:
     write_log.propagate = False  # once, not again through the server's root handler
 
 QUEUE_FILTERS = ("task", "agent_name", "backend", "state", "credibility", "disagreement", "reviewed_by",
-                 "contradicted", "order")
+                 "contradicted", "order", "same_object")
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,8 @@ class ReviewState(param.Parameterized):
     candidate = param.Dict(default=None, allow_None=True,
                            doc="the redshift candidate the reviewer chose (reviewer.candidates): its z sets the frame, "
                                "its class and z the model overlay")
+    overlays = param.List(default=[], doc="[(spectrum_id, colour)]: other spectra of the item's object drawn over "
+                                          "the plot, normalised to it (the Same-object panel chooses them)")
     focus_window = param.Tuple(default=None, length=2, allow_None=True,
                                doc="a window to shade instead of the agent's zoom (a claim's measured region)")
 
@@ -180,12 +182,29 @@ class ReviewState(param.Parameterized):
         claims = tuple(results_from_rows(self.store.claims.claims_for(traj.id))) if traj is not None else ()
         item = ReviewItem(record=record, spectrum=spec, trajectory=traj, agent_label=own, claims=claims)
         # one update: every view sees the new item, its first step, its draft and frame together
+        same_spectrum = self.item is not None and self.item.spectrum_id == item.spectrum_id
         self.param.update(item=item, step_index=0, draft=item.default_draft(), comment="", z=item.frame_z(),
                           error="", position=position, focus_window=None, candidate=None,
-                          undoable=self._undoable_on(item))
+                          undoable=self._undoable_on(item), overlays=self.overlays if same_spectrum else [])
         prefetch_renders(self.store, item, lambda: self.item is item)
         self._next_read = self._read_next_spectrum()  # a Future: tests wait on it
         return True
+
+    def overlay_spectra(self) -> list[tuple[dict[str, Any], Any, str]]:
+        """(record, spectrum, colour) of each spectrum in `overlays` that can be read (one that cannot is
+        left out, and the page says why)."""
+        out = []
+        for spectrum_id, colour in self.overlays:
+            record = self.store.spectra.get_spectrum(spectrum_id)
+            if record is None:
+                continue
+            try:
+                spec = load_spectrum(record["source_path"], record.get("target"), record.get("file_sha256"))
+            except (SpectrumReadError, OSError) as err:
+                self.error = f"Cannot overlay {record.get('object_id') or spectrum_id}: {without_paths(str(err))}"
+                continue
+            out.append((record, spec, colour))
+        return out
 
     def _read_next_spectrum(self):
         """The next queue item's spectrum, read into the cache in the background: `n` to a new spectrum

@@ -38,6 +38,7 @@ from panel.viewable import Viewer
 from agents.tools.lines import LINE_KINDS, label_candidates, lines_in_window, stagger_labels
 from agents.tools.model_overlay import template_model
 from agents.tools.smoothing import SMOOTHING_MODES, smooth_flux
+from reviewer.overlays import normalised_overlay
 
 LINE_COLOURS = {"emission": "#1f9d55", "absorption": "#c0392b", "sky": "#7f8c8d"}
 Y_AXIS_ROOM_PX = 80  # y axis label + tick labels of up to ~7 characters
@@ -135,6 +136,8 @@ class SpectrumPlot(Viewer):
             self.state.param.watch(self._follow_step, ["step_index", "item", "focus_window"])
             self.state.param.watch(self._follow_frame, ["rest_frame", "z"])
             self.state.param.watch(self._follow_candidate, "candidate")
+            self.state.param.watch(self._draw_overlays, "overlays")
+            self.param.watch(self._draw_overlays, ["spectrum", "rest_frame", "z"])
             self._follow_item()
             self._follow_step()
             self._follow_frame()
@@ -159,6 +162,10 @@ class SpectrumPlot(Viewer):
                                  line_width=1, line_alpha=0.7) for kind in LINE_KINDS}
         fig.text("x", "y", text="text", source=src["labels"], text_font_size=LABEL_FONT, text_color="#333333",
                  text_baseline="middle", text_align="center")
+        # other spectra of the object (Same-object panel): one multi-line, each its own colour
+        self.overlay_source = ColumnDataSource(data={"xs": [], "ys": [], "color": [], "name": []})
+        fig.multi_line("xs", "ys", line_color="color", source=self.overlay_source, line_width=1.0, line_alpha=0.8,
+                       name="same-object-overlay")
         self.save_tool = SaveTool(filename="view")
         fig.add_tools(self.save_tool, HoverTool(renderers=[flux], tooltips=[("λ", "@wave{0.0} Å"), ("flux", "@flux{0.000}")],
                                 mode="vline"))
@@ -217,6 +224,20 @@ class SpectrumPlot(Viewer):
         wanted = {"class": chosen["class"], "z": float(chosen["z"])} if chosen and chosen.get("class") else None
         if wanted != self.model_of:
             self.model_of = wanted
+
+    def _draw_overlays(self, *_):
+        """The state's overlays, normalised to the spectrum on screen, in its frame."""
+        data: dict = {"xs": [], "ys": [], "color": [], "name": []}
+        if self.spectrum is not None:
+            for record, spec, colour in self.state.overlay_spectra():
+                curve = normalised_overlay(self.spectrum, spec)
+                if curve is not None:
+                    data["xs"].append((curve[0] * self.frame_scale()).astype(np.float32))
+                    data["ys"].append(curve[1].astype(np.float32))
+                    data["color"].append(colour)
+                    data["name"].append(record["spectrum_id"])
+        with pn.io.hold():
+            self.overlay_source.data = data
 
     def frame_scale(self) -> float:
         """Axis wavelength per observed wavelength: 1/(1+z) in the rest frame, else 1."""

@@ -44,8 +44,11 @@ def make_demo_trajectories(store) -> list[Trajectory]:
 
 
 def read_shipped(path: Path = DEMO_TRAJECTORIES) -> list[Trajectory]:
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
-        return [Trajectory.from_json(line) for line in fh if line.strip()]
+    """The shipped trajectories: a SpecReview trajectories file (agents/interop/trajectory_file.py),
+    read by the same reader as `specreview import trajectories`."""
+    from agents.interop.trajectory_file import read_trajectories
+
+    return list(read_trajectories(path))
 
 
 def seed_demo_if_empty(store, demo_dir: Path = DEMO_DIR, trajectories: Path = DEMO_TRAJECTORIES,

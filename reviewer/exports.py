@@ -460,3 +460,37 @@ def _export_bench(store, out: Path, session, task, fmt: str, spectrum_loader) ->
         result.files.append(name)
         result.written += len(rows)
     return result
+
+
+TRAJECTORIES_FILE = "trajectories.jsonl"
+
+
+def export_trajectories(store, out_dir: str | os.PathLike, task: str | None = None, inline_images: bool = False,
+                        overwrite: bool = True) -> RowsExport:
+    """Every stored trajectory (of `task`), as the agents wrote it, in SpecReview's own format
+    (agents/interop/trajectory_file.py, docs/trajectory.schema.json): `trajectories.jsonl`, oldest
+    first, and `images/<sha256>.png` (or data URLs in the rows with `inline_images`). A trajectory
+    whose image is not in the database is skipped, named, rather than written unreadable."""
+    from agents.interop.trajectory_file import IMAGES_DIR, trajectory_to_row
+
+    with staged_folder(out_dir, overwrite) as out:
+        result = RowsExport()
+        (out / IMAGES_DIR).mkdir()
+        rows = sorted(store.trajectories.list_trajectories(task=task), key=lambda r: (r["created_at"], r["id"]))
+        with open(out / TRAJECTORIES_FILE, "w", encoding="utf-8", newline="\n") as fh:
+            for rec in rows:
+                traj = store.trajectories.load_trajectory(rec["id"], with_images=True)
+                try:
+                    row, files = trajectory_to_row(traj, inline_images)
+                except KeyError as exc:
+                    result.skipped.append((rec["id"], str(exc.args[0])))
+                    continue
+                for rel, png in files.items():
+                    if not (out / rel).exists():
+                        (out / rel).write_bytes(png)
+                line = json.dumps(row, ensure_ascii=False, separators=(",", ":"))
+                # U+2028/9 are legal in JSON strings but end a line for some readers (str.splitlines)
+                fh.write(line.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029") + "\n")
+                result.written += 1
+        result.files = [TRAJECTORIES_FILE, f"{IMAGES_DIR}/"]
+        return result

@@ -1,6 +1,7 @@
-"""`specreview export sft|bench|vi|parquet`: write the review database out in Spec-o3, prospect
-and Parquet forms. `--session NAME` limits an export to one audit session's labels (frozen at its
-close).
+"""`specreview export sft|bench|vi|parquet|trajectories`: write the review database out in Spec-o3,
+prospect, Parquet and SpecReview's own trajectory forms. `--session NAME` limits an export to one
+audit session's labels (frozen at its close); `trajectories` writes the agents' trajectories as
+stored (docs/trajectory.schema.json), which `specreview import trajectories` reads back exactly.
 
 Nothing is half-written: a folder export is staged beside OUT and moved in when complete, the VI CSV
 is renamed over OUT when complete. An existing file is not replaced without --force. A destination
@@ -14,7 +15,7 @@ import sys
 from reviewer.cli.common import open_store
 
 EXIT_OK, EXIT_FAILED = 0, 1
-KINDS = ("sft", "bench", "vi", "parquet")
+KINDS = ("sft", "bench", "vi", "parquet", "trajectories")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -23,12 +24,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="sft: accepted curated trajectories as LLaMA-Factory sharegpt rows + PNGs (Spec-o3 cold start; "
         "OUT is a folder). bench: vet trajectories with a settled human YES/NO label as SpecVI-Bench-style rows "
         "(OUT folder). vi: every inspector's current VI label as a prospect CSV (OUT is a file). parquet: one "
-        "<table>.parquet per table (OUT folder).",
+        "<table>.parquet per table (OUT folder). trajectories: every agent trajectory in SpecReview's own JSONL "
+        "format + images/ (OUT folder; docs/trajectory.schema.json).",
     )
     p.add_argument("kind", choices=KINDS)
     p.add_argument("--out", required=True, help="output folder (sft, bench, parquet) or CSV file (vi)")
     p.add_argument("--session", default=None, help="only this audit session's labels (name or id)")
-    p.add_argument("--task", default=None, help="sft/bench: only this task")
+    p.add_argument("--task", default=None, help="sft/bench/trajectories: only this task")
+    p.add_argument("--inline-images", action="store_true",
+                   help="trajectories: images as base64 data URLs in the rows instead of files under images/")
     p.add_argument("--format", choices=("parquet", "json"), default="parquet", help="bench: file format")
     p.add_argument("--force", action="store_true", help="replace files that are already at OUT")
     return p
@@ -55,6 +59,15 @@ def run(args: argparse.Namespace) -> int:
         elif args.kind == "parquet":
             counts = exports.export_parquet(store, args.out, args.session, overwrite=overwrite)
             print(f"wrote {len(counts)} tables to {args.out}: " + ", ".join(f"{t} {n}" for t, n in counts.items()))
+        elif args.kind == "trajectories":
+            if args.session:
+                print("specreview export: --session does not apply to trajectories (exported as the agents "
+                      "wrote them)", file=sys.stderr)
+                return EXIT_FAILED
+            result = exports.export_trajectories(store, args.out, args.task, args.inline_images, overwrite=overwrite)
+            print(f"wrote {result.written} trajectories to {args.out}")
+            for tid, why in result.skipped:
+                print(f"  skipped {tid}: {why}", file=sys.stderr)
         else:
             if args.kind == "sft":
                 result = exports.export_sft(store, args.out, args.session, args.task, overwrite=overwrite)

@@ -1,4 +1,5 @@
 """`specreview import sft|bench FILE`: bring Spec-o3 data into the review database.
+(`specreview import trajectories|chat|forma`: runs made elsewhere, reviewer/cli/import_runs.py.)
 
 sft FILE.json|.jsonl [--images DIR] [--task T]: LLaMA-Factory sharegpt rows of the Spec-o3 cold
 start become vet trajectories (backend "spec-o3-sft"); the row's images, read from DIR (default:
@@ -37,20 +38,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# MAX_JSON_DEPTH is imported from here by tests and callers: the rule itself lives in agents/interop/jsonrows.py
+from agents.interop.jsonrows import MAX_JSON_DEPTH, TOO_DEEP, JSONFileError, jsonl_rows, too_deep  # noqa: F401
 from reviewer.cli.common import db_path, known_task, open_store
 from reviewer.store import StoreUnavailable
 
-KINDS = ("sft", "bench")
+KINDS = ("sft", "bench", "trajectories", "chat", "forma")
+FOLDER_KINDS = ("trajectories", "forma")  # take a folder as well as (trajectories) a file
 LABELS_FILE = "manifest-labels.csv"  # the `manifest` prefix keeps ingest from taking it for a spectrum
 LABEL_COLUMNS = ("path", "object_id", "task", "label", "redshift", "index")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("import", help="import Spec-o3 SFT rows (trajectories) or SpecVI-Bench rows (spectra)",
+    p = subparsers.add_parser("import", help="import Spec-o3 SFT rows, SpecVI-Bench rows (spectra), SpecReview "
+                              "trajectory files, OpenAI-style chat logs or FORMA output folders",
                               description=__doc__.splitlines()[0])
     p.add_argument("kind", choices=KINDS)
-    p.add_argument("file", help="sft: sharegpt .json/.jsonl; bench: .parquet/.json/.jsonl")
+    p.add_argument("file", help="sft: sharegpt .json/.jsonl; bench: .parquet/.json/.jsonl; trajectories: .jsonl(.gz) "
+                   "or a folder of them; chat: .jsonl of {messages, spectrum, task}; forma: a FORMA output folder")
     p.add_argument("--images", default=None, metavar="DIR",
                    help="sft: folder the rows' image paths are relative to (default: the file's folder)")
     p.add_argument("--task", default=None, help="task id for every row (default: from the prompt / data_source)")
@@ -70,24 +76,6 @@ class ImportSummary:
 
 class ImportFileError(ValueError):
     """The whole file cannot be read as rows (not JSON, not Parquet, not UTF-8)."""
-
-
-# Arrays and objects inside one another, the row itself the first: a real row has a handful. Deeper ones
-# are refused, since Python's JSON parser and every walk over a row recurse (100,000 levels: RecursionError).
-MAX_JSON_DEPTH = 64
-TOO_DEEP = f"nested deeper than {MAX_JSON_DEPTH} levels (arrays and objects inside one another)"
-
-
-def too_deep(value: Any) -> bool:
-    """Whether `value`'s arrays and objects nest deeper than MAX_JSON_DEPTH (walked without recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_JSON_DEPTH:
-            return True
-        children = node.values() if isinstance(node, dict) else node
-        stack += [(child, depth + 1) for child in children if isinstance(child, dict | list | tuple)]
-    return False
 
 
 def iter_rows(path: Path) -> Iterator[tuple[str, Any, str | None]]:
@@ -115,22 +103,16 @@ def _parsed_rows(path: Path) -> Iterator[tuple[str, Any, str | None]]:
         for i, row in enumerate(rows, 1):
             yield f"{path.name} row {i}", row, None
         return
+    if name.endswith((".jsonl", ".jsonl.gz")):
+        try:  # one JSONL reader for every import and the demo file (agents/interop/jsonrows.py)
+            yield from jsonl_rows(path)
+        except JSONFileError as exc:
+            raise ImportFileError(str(exc)) from None
+        return
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ImportFileError(f"not UTF-8 text (byte {exc.start})") from None
-    if name.endswith(".jsonl"):
-        # split on \n only: str.splitlines would also split on U+2028 etc., legal inside JSON strings
-        for n, line in enumerate(text.split("\n"), 1):
-            if not line.strip():
-                continue
-            try:
-                yield f"{path.name} line {n}", json.loads(line), None
-            except json.JSONDecodeError as exc:
-                yield f"{path.name} line {n}", None, f"not valid JSON ({exc.msg} at column {exc.colno})"
-            except RecursionError:
-                yield f"{path.name} line {n}", None, TOO_DEEP
-        return
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -384,8 +366,9 @@ def import_bench(store, file: Path, out_dir: Path, task: str | None = None) -> I
 
 def run(args: argparse.Namespace) -> int:
     file = Path(args.file).expanduser()
-    if not file.is_file():
-        print(f"specreview import: no such file {file}", file=sys.stderr)
+    if not (file.is_file() and args.kind != "forma") and not (file.is_dir() and args.kind in FOLDER_KINDS):
+        what = "folder" if args.kind == "forma" else "file or folder" if args.kind in FOLDER_KINDS else "file"
+        print(f"specreview import: no such {what} {file}", file=sys.stderr)
         return 1
     if args.task and not known_task("import", args.task):
         return 2
@@ -393,7 +376,14 @@ def run(args: argparse.Namespace) -> int:
     if store is None:
         return 1
     try:
-        if args.kind == "sft":
+        if args.kind in ("trajectories", "chat", "forma"):
+            from reviewer.cli import import_runs
+
+            summary = (import_runs.import_trajectories(store, file) if args.kind == "trajectories"
+                       else import_runs.import_chat(store, file, args.task) if args.kind == "chat"
+                       else import_runs.import_forma(store, file))
+            what = "trajectories"
+        elif args.kind == "sft":
             images = Path(args.images).expanduser() if args.images else None
             summary = import_sft(store, file, images, args.task)
             what = "trajectories"

@@ -1,0 +1,152 @@
+"""`specreview import trajectories|chat|forma`: bring runs made elsewhere into the review database.
+
+trajectories FILE.jsonl|DIR: SpecReview's own trajectory files (docs/trajectory.schema.json; DIR:
+every .jsonl / .jsonl.gz directly in it), images relative to each file's folder. Ids are kept, so
+an export imported again adds nothing, and a round trip gives back every step, image and outcome.
+
+chat FILE.jsonl: rows of OpenAI-style `messages` with a `spectrum` and a `task`
+(agents/interop/chat.py). forma DIR: a FORMA run's output tree, one verify trajectory per spectrum
+folder (agents/interop/forma.py).
+
+As for sft and bench: a bad row (or FORMA folder) is refused on its own, named by file and line
+(or folder and file), and the rest import; a refused row stores nothing (each trajectory is saved
+with its steps and images in one transaction, after it is complete). A trajectory's spectrum must
+be in the database (ingest it first): its id when stored, else the one stored spectrum of its
+file name; one that cannot be found is refused for chat and FORMA (nothing to play it back on) and
+imported unlinked, with a problem line, for trajectories.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from reviewer.cli.import_rows import ImportFileError, ImportSummary, _linked_spectrum, _why, iter_rows, row_key
+
+JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
+
+
+def _jsonl_files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    files = sorted(p for p in path.iterdir() if p.is_file() and p.name.lower().endswith(JSONL_SUFFIXES))
+    if not files:
+        raise ImportFileError("no .jsonl or .jsonl.gz file in this folder; nothing imported")
+    return files
+
+
+def _stem(name: str) -> str:
+    """A file name without its FITS extension (FORMA names its outputs by the input's stem)."""
+    return re.sub(r"\.(fits?|fit)(\.gz)?$", "", name, flags=re.I)
+
+
+def find_spectrum(store, ref: str | None, target: str | None = None) -> str | None:
+    """The stored spectrum `ref` names: a spectrum id, else the one stored spectrum with that file
+    name (and target, for a multi-spectrum file)."""
+    if not ref:
+        return None
+    ref = str(ref)
+    if store.spectra.get_spectrum(ref) is not None:
+        return ref
+    name = Path(ref.partition("#")[0]).name
+    target = target if target is not None else (ref.partition("#")[2] or None)
+    stem = _stem(name)
+    hits = [r for r in store.spectra.list_spectra(search=stem, limit=None) if _stem(r["file_name"]) == stem
+            and (target is None or str(r.get("target")) == str(target))]
+    exact = [r for r in hits if r["file_name"] == name]
+    hits = exact or hits
+    if len(hits) == 1:
+        return hits[0]["spectrum_id"]
+    return _linked_spectrum(store, ref) if target is None else None
+
+
+def import_trajectories(store, path: Path) -> ImportSummary:
+    summary = ImportSummary()
+    for file in _jsonl_files(path):
+        try:
+            _import_trajectory_file(store, file, summary)
+        except ImportFileError as exc:  # this file is not rows at all; the folder's other files still import
+            summary.refused.append(f"{file.name}: {exc}")
+    return summary
+
+
+def _import_trajectory_file(store, file: Path, summary: ImportSummary) -> None:
+    from agents.interop.trajectory_file import row_to_trajectory
+
+    for where, row, problem in iter_rows(file):
+        if problem:
+            summary.refused.append(f"{where}: {problem}")
+            continue
+        try:
+            traj = row_to_trajectory(row, file.parent)
+        except Exception as exc:
+            summary.refused.append(f"{where}: {_why(exc)}")
+            continue
+        if store.trajectories.load_trajectory(traj.id) is not None:
+            summary.skipped_existing += 1
+            continue
+        if traj.spectrum_id is None or store.spectra.get_spectrum(traj.spectrum_id) is None:
+            linked = find_spectrum(store, traj.source_path, traj.target)
+            if linked is None:
+                summary.problems.append(f"{where}: spectrum {traj.spectrum_id or traj.source_path} is not in "
+                                        "this database (ingest it first); imported without its spectrum")
+            traj.spectrum_id = linked
+        store.trajectories.save_trajectory(traj)
+        summary.added += 1
+
+
+def import_chat(store, file: Path, task: str | None = None) -> ImportSummary:
+    from agents.interop.chat import chat_row_to_trajectory, check_chat_row
+
+    summary = ImportSummary()
+    for where, row, problem in iter_rows(file):
+        if problem:
+            summary.refused.append(f"{where}: {problem}")
+            continue
+        try:
+            check_chat_row(row, task)
+            tid = row_key("chat", row)
+            if store.trajectories.load_trajectory(tid) is not None:
+                summary.skipped_existing += 1
+                continue
+            sid = find_spectrum(store, row["spectrum"], row.get("target"))
+            if sid is None:
+                summary.refused.append(f"{where}: spectrum {str(row['spectrum'])[:200]!r} is not in the database "
+                                       "(ingest its file first)")
+                continue
+            traj, notes = chat_row_to_trajectory(row, file.parent, task)
+        except Exception as exc:
+            summary.refused.append(f"{where}: {_why(exc)}")
+            continue
+        traj.id, traj.spectrum_id = tid, sid
+        traj.source_path = store.spectra.get_spectrum(sid)["source_path"]
+        summary.problems += [f"{where}: {n}" for n in notes]
+        store.trajectories.save_trajectory(traj)
+        summary.added += 1
+    return summary
+
+
+def import_forma(store, folder: Path) -> ImportSummary:
+    from agents.interop.forma import forma_runs, run_to_trajectory
+
+    summary = ImportSummary()
+    for run in forma_runs(folder):
+        where = f"{run.label}/"
+        try:
+            traj, missing = run_to_trajectory(run)
+        except Exception as exc:
+            summary.refused.append(f"{where}: {_why(exc)}")
+            continue
+        if store.trajectories.load_trajectory(traj.id) is not None:
+            summary.skipped_existing += 1
+            continue
+        sid = find_spectrum(store, run.name)
+        if sid is None:
+            summary.refused.append(f"{where}: no stored spectrum named {run.name!r} (ingest the FITS file FORMA read "
+                                   "first)")
+            continue
+        traj.spectrum_id = sid
+        traj.source_path = store.spectra.get_spectrum(sid)["source_path"]
+        summary.problems += [f"{where}: missing {m}" for m in missing]
+        store.trajectories.save_trajectory(traj)
+        summary.added += 1
+    return summary

@@ -19,6 +19,7 @@ from reviewer.conflicts import sync_verdict_states
 from reviewer.csp import csp_missing
 from reviewer.demo import seed_demo_if_empty
 from reviewer.review_state import ReviewState
+from reviewer.same_object import ensure_groups
 from reviewer.store import Store, StoreUnavailable
 
 log = logging.getLogger("specreview.app")
@@ -87,6 +88,7 @@ def _review_page(db) -> pn.template.FastListTemplate:
     store = Store(db)
     store.probe()
     seed_demo_if_empty(store)
+    ensure_groups(store)  # the same-object cross-match, again when spectra were added since the last one
     sync_verdict_states(store)  # labels written outside the app (imports, older versions)
     state = ReviewState(store, reviewer=who.reviewer, login=who.login, error=who.problem)
     problems = [who.problem] if who.problem else []

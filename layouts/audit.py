@@ -16,6 +16,7 @@ from reviewer.components.preference_form import PreferenceForm
 from reviewer.components.queue import QueueView
 from reviewer.components.review_form import ReviewForm
 from reviewer.components.safe_text import escape
+from reviewer.components.same_object import SameObjectPanel
 from reviewer.components.spectrum_list import SpectrumListView
 from reviewer.components.spectrum_plot import SpectrumPlot
 from reviewer.components.stats_panel import StatsPanel
@@ -151,7 +152,11 @@ def right_area(state: ReviewState, plot: SpectrumPlot, views: dict) -> pn.Column
 
 
 def left_area(state: ReviewState, views: dict) -> pn.Column:
-    views.update(queue=QueueView(state=state), metadata=MetadataPanel(state=state))
+    views.update(queue=QueueView(state=state), metadata=MetadataPanel(state=state),
+                 same_object=SameObjectPanel(state=state))
     tabs = lazy_tabs(views, ("Queue", "queue", views["queue"]),
                      ("Spectra", "spectra", lambda: SpectrumListView(state=state)))
-    return pn.Column(tabs, pn.pane.HTML("<b>Metadata</b>", margin=(0, 5)), views["metadata"], sizing_mode="stretch_width")
+    same = pn.Card(views["same_object"], title="Same object", collapsed=False, sizing_mode="stretch_width",
+                   css_classes=["sr-same-object-card"])
+    return pn.Column(tabs, pn.pane.HTML("<b>Metadata</b>", margin=(0, 5)), views["metadata"], same,
+                     sizing_mode="stretch_width")

@@ -254,17 +254,20 @@ class LabelService:
         return Ack("vi", "VI label", name, row, None)
 
     def write_preference(self, reviewer, trajectory_id, other_id, outcome, spectrum_id, campaign=None) -> Ack:
-        """This trajectory against another one of the same task on the same spectrum (win / tie / loss):
-        trajectories of different tasks answer different questions and are not compared."""
+        """This trajectory against another one of the same task on the same spectrum, or on another
+        spectrum of the same object (the sky cross-match's group: another epoch or survey) (win / tie /
+        loss): trajectories of different tasks answer different questions and are not compared."""
         name = self.check_writable(reviewer, campaign)
         this = self.store.trajectories.trajectory_summary(trajectory_id) or {}
         that = self.store.trajectories.trajectory_summary(other_id) if other_id != trajectory_id else None
         if not that:
             raise LabelRefused("Choose another trajectory of this spectrum to compare with.")
-        if that["task"] != this.get("task") or that["spectrum_id"] != this.get("spectrum_id"):
-            raise LabelRefused(f"A preference compares two trajectories of the same task on the same spectrum; "
-                               f"this one is task '{this.get('task')}', the other '{that['task']}'"
-                               f"{'' if that['spectrum_id'] == this.get('spectrum_id') else ' on another spectrum'}.")
+        same_object = this.get("spectrum_id") is not None and self.store.objects.same_object(
+            this["spectrum_id"], that["spectrum_id"])
+        if that["task"] != this.get("task") or not same_object:
+            raise LabelRefused(f"A preference compares two trajectories of the same task on the same spectrum "
+                               f"or object; this one is task '{this.get('task')}', the other '{that['task']}'"
+                               f"{'' if same_object else ' on another object'}.")
         row = self.store.labels.add_preference(trajectory_id, other_id, name, outcome, spectrum_id=spectrum_id,
                                                session_id=self._scope(campaign))
         return Ack("preference", f"preference '{outcome}'", name, row, trajectory_id)

@@ -10,6 +10,7 @@ from panel.viewable import Viewer
 
 from reviewer.components.panes import TextHTML
 from reviewer.components.styles import STYLESHEETS
+from reviewer.sky import mjd_to_date, survey_links
 
 FIELDS = [
     ("object_id", "Object id"),
@@ -17,6 +18,7 @@ FIELDS = [
     ("survey", "Survey"),
     ("ra", "RA (deg)"),
     ("dec", "Dec (deg)"),
+    ("obs_mjd", "Observed"),
     ("pipeline_class", "Pipeline class"),
     ("pipeline_subclass", "Pipeline subclass"),
     ("pipeline_z", "Pipeline z"),
@@ -30,11 +32,25 @@ FIELDS = [
 ]
 
 
+def links_html(record: dict) -> str:
+    """The survey's public pages for this spectrum, each opening in a new tab that gets no handle on
+    this page and no referrer (the app itself requests none of them). The URLs are built from validated
+    numbers only (reviewer.sky) and escaped all the same."""
+    links = survey_links(record) if record else []
+    if not links:
+        return ""
+    anchors = "".join(f"<li><a href='{html.escape(url, quote=True)}' target='_blank' rel='noopener noreferrer'>"
+                      f"{html.escape(label)}</a></li>" for label, url in links)
+    return f"<div class='sr-links'><b>Open elsewhere</b><ul>{anchors}</ul></div>"
+
+
 def format_value(key: str, value) -> str:
     if value is None or value == "":
         return "–"
     if key in ("ra", "dec") and isinstance(value, (int, float)):
         return f"{value:.6f}"
+    if key == "obs_mjd" and isinstance(value, (int, float)):
+        return f"{mjd_to_date(value)} (MJD {value:.2f})"
     if key == "pipeline_z" and isinstance(value, (int, float)):
         return f"{value:.6f}"
     if key in ("snr", "wave_min", "wave_max") and isinstance(value, (int, float)):
@@ -54,6 +70,7 @@ class MetadataPanel(Viewer):
         # fixed height: a longer file name must not re-lay-out the sidebar on every spectrum
         self._table = TextHTML(sizing_mode="stretch_width", height=430, css_classes=["sr-metadata"], stylesheets=STYLESHEETS,
                                styles={"overflow-y": "auto"})
+        self._links = TextHTML(sizing_mode="stretch_width", css_classes=["sr-metadata-links"], stylesheets=STYLESHEETS)
         self._header = pn.pane.HTML(sizing_mode="stretch_width", max_height=320, stylesheets=STYLESHEETS,
                                     styles={"overflow": "auto"})
         self._copy = pn.widgets.Button(label="Copy metadata (JSON)", button_type="light",
@@ -95,9 +112,10 @@ class MetadataPanel(Viewer):
                         f"{html.escape(value)}</td></tr>")
         self._table.object = ("<table class='sr-meta-table'>" + "".join(rows) + "</table>") if rec else \
             "<p><em>No spectrum selected.</em></p>"
+        self._links.object = links_html(rec)
         self._render_header()
         public = {k: rec.get(k) for k, _ in FIELDS}
         self._copy_text.value = json.dumps(public, default=str)
 
     def __panel__(self):
-        return pn.Column(self._table, self._copy, self._copy_text, self._card, sizing_mode="stretch_width")
+        return pn.Column(self._table, self._links, self._copy, self._copy_text, self._card, sizing_mode="stretch_width")

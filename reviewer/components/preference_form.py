@@ -1,18 +1,23 @@
-"""Pairwise preference: this trajectory against another one of the same task on the same spectrum
-(win / tie / loss); trajectories of other tasks answer other questions and are not offered."""
+"""Pairwise preference: this trajectory against another one of the same task on the same spectrum or
+on another spectrum of the same object (win / tie / loss); trajectories of other tasks answer other
+questions and are not offered."""
 from __future__ import annotations
 
 import panel as pn
 import param
 from panel.viewable import Viewer
 
+from reviewer.sky import mjd_to_date
+
 
 def describe(row: dict) -> str:
     model = f" / {row['model']}" if row.get("model") else ""
-    return f"{row['task']} · {row['agent_name']}/{row['backend']}{model} · {row.get('answer') or '?'} · {row['id'][:8]}"
+    where = f" · other spectrum: {row['elsewhere']}" if row.get("elsewhere") else ""
+    return (f"{row['task']} · {row['agent_name']}/{row['backend']}{model} · {row.get('answer') or '?'} · "
+            f"{row['id'][:8]}{where}")
 
 
-NONE = "(no other trajectory of this task on this spectrum)"
+NONE = "(no other trajectory of this task on this spectrum or object)"
 
 
 class PreferenceForm(Viewer):
@@ -20,7 +25,7 @@ class PreferenceForm(Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._other = pn.widgets.Select(label="Compare with (same task)", options={NONE: None},
+        self._other = pn.widgets.Select(label="Compare with (same task, this spectrum or object)", options={NONE: None},
                                         sizing_mode="stretch_width", css_classes=["sr-preference-other"])
         self._buttons = []
         for label, outcome, tip in (
@@ -37,13 +42,24 @@ class PreferenceForm(Viewer):
     def _load(self, *_):
         item = self.state.item
         traj = item.trajectory if item is not None else None
-        rows = [r for r in self.state.store.trajectories.trajectories_on_spectrum(item.spectrum_id)
-                if r["id"] != traj.id and r["task"] == traj.task] if traj is not None else []
+        rows = [r for r in self._candidates(item.spectrum_id) if r["id"] != traj.id and r["task"] == traj.task] \
+            if traj is not None else []
         options = {describe(r): r["id"] for r in rows} or {NONE: None}
         self._other.options = options
         self._other.value = next(iter(options.values()))
         for btn in self._buttons:
             btn.disabled = traj is None or not rows
+
+    def _candidates(self, spectrum_id: str) -> list[dict]:
+        """Trajectories on this spectrum, then on the object's other spectra (other epochs, surveys)."""
+        store = self.state.store
+        rows = store.trajectories.trajectories_on_spectrum(spectrum_id)
+        for member in store.objects.members(spectrum_id):
+            if member["spectrum_id"] != spectrum_id:
+                date = mjd_to_date(member.get("obs_mjd")) or member.get("object_id") or member["spectrum_id"]
+                rows += [{**r, "elsewhere": f"{member.get('survey') or '?'} {date}"}
+                         for r in store.trajectories.trajectories_on_spectrum(member["spectrum_id"])]
+        return rows
 
     def __panel__(self):
         return pn.Column(self._other, pn.Row(*self._buttons), sizing_mode="stretch_width")

@@ -14,7 +14,7 @@ from reviewer.labels import VERDICT_KINDS
 
 ANY = "any"
 FILTERS = ("task", "agent_name", "backend", "queue_state", "credibility", "disagreement", "reviewed_by",
-           "contradicted", "sort")
+           "contradicted", "several_spectra", "sort")
 SURVEY_SHORT = {"LAMOST": "LAMOST", "SDSS": "SDSS", "DESI": "DESI"}
 # what "Ans." says for an item that has no answer, by how its run ended (agents.trajectory statuses)
 STATUS_SHORT = {UNJUDGEABLE: "n/j", "error": "err"}
@@ -31,6 +31,7 @@ class QueueView(TrajectoryTable):
     disagreement = param.Selector(default=ANY, objects=[ANY, "yes", "no"])
     reviewed_by = param.String(default="")
     contradicted = param.Selector(default=ANY, objects=[ANY, "yes", "no"], label="Contradicted claims")
+    several_spectra = param.Selector(default=ANY, objects=[ANY, "yes", "no"], label="Objects with several spectra")
     sort = param.Selector(default="queue order", objects=["queue order", "likely errors first (priority)",
                                                           "most contradicted first"])
 
@@ -69,6 +70,7 @@ class QueueView(TrajectoryTable):
             "disagreement": None if self.disagreement == ANY else self.disagreement == "yes",
             "reviewed_by": self.reviewed_by.strip() or None,
             "contradicted": None if self.contradicted == ANY else self.contradicted == "yes",
+            "same_object": None if self.several_spectra == ANY else self.several_spectra == "yes",
             "order": {"most contradicted first": "contradicted",
                       "likely errors first (priority)": "priority"}.get(self.sort, "default")}
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 sys.path.append(str(Path(__file__).resolve().parent))  # after the repo: tests/agents must not shadow agents
+from browser import new_page
 from scripted_openai_server import ScriptedOpenAIServer
 from served_app import CHROMIUM_ARGS
 from shared_data import manifest_rows, spectra_dir
@@ -56,6 +57,12 @@ def browser():
         b = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A 1600x1000 page in its own context; `page.console_errors` collects the page's errors."""
+    yield from new_page(browser, 1600, 1000)
 
 
 @pytest.fixture(scope="session")

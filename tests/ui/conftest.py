@@ -24,11 +24,6 @@ def served_app(tmp_path_factory):
 
 
 @pytest.fixture
-def page(browser):
-    yield from new_page(browser, 1600, 1000)
-
-
-@pytest.fixture
 def screen(browser):
     """The review screen size the one-screen acceptance names."""
     yield from new_page(browser, 1440, 900, console=False)

@@ -16,6 +16,7 @@ from bokeh_probe import (
     STATS_GLYPHS_JS,
     X_RANGE_JS,
 )
+from browser import open_tab
 from playwright.sync_api import expect
 from served_app import ServedApp
 
@@ -60,9 +61,6 @@ def open_as(page, app, reviewer, extra=""):
     expect(page.locator(".sr-step-view")).to_contain_text("Step 1", timeout=60_000)
     page.wait_for_function(f"({X_RANGE_JS})() !== null", timeout=60_000)
 
-
-def open_tab(page, title):
-    page.locator(".bk-tab").filter(has_text=re.compile(f"^{title}$")).first.click()  # titles are unique here
 
 
 def no_server_errors(app):

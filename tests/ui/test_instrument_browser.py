@@ -3,11 +3,11 @@ screen, and line labels, measured with the page's own font metrics, neither over
 frame at several zooms."""
 from __future__ import annotations
 
-import re
 import struct
 
 import pytest
 from bokeh_probe import MODELS, X_RANGE_JS
+from browser import open_tab
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.ui
@@ -27,9 +27,6 @@ LABEL_BOXES_JS = "() => {" + MODELS + """
   })};
 }"""
 
-
-def open_tab(page, title):
-    page.locator(".bk-tab").filter(has_text=re.compile(f"^{title}$")).first.click()
 
 
 def open_spectrum(page, url, search):

@@ -2,9 +2,8 @@
 two reviewers reach a conflict and a third resolves it; XSS probes execute nothing."""
 from __future__ import annotations
 
-import re
-
 import pytest
+from browser import open_as, open_tab
 from playwright.sync_api import expect
 from served_app import ServedApp
 
@@ -36,16 +35,6 @@ def review_app(tmp_path_factory):
     app.evil_id, app.first_id, app.first_object = evil.id, first["trajectory_id"], first["object_id"]
     yield app
     app.stop()
-
-
-def open_tab(page, title, area=".sr-main-tabs"):
-    page.locator(f"{area} .bk-tab").filter(has_text=re.compile(f"^{title}$")).first.click()
-
-
-def open_as(page, app, reviewer, extra=""):
-    page.goto(f"{app.url}?reviewer={reviewer}{extra}", wait_until="domcontentloaded")
-    expect(page.locator(".sr-step-view")).to_contain_text("Step 1", timeout=60_000)
-    page.locator(".sr-step-view").first.click()  # focus the page, not an input
 
 
 def test_keyboard_playback_rating_note_approval_survive_reload(review_app, page, artifacts):

@@ -1,16 +1,12 @@
 """The viewer in a real browser: load, pick a spectrum, type a range, smooth, lines, screenshot."""
 from __future__ import annotations
 
-import re
-
 import pytest
 from bokeh_probe import X_RANGE_JS
+from browser import open_tab
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.ui
-
-def open_tab(page, title):
-    page.locator(".bk-tab").filter(has_text=re.compile(f"^{title}$")).first.click()
 
 
 def open_app(page, url):

@@ -12,11 +12,13 @@ them after an ingest, and `ensure_groups` when the store has gained spectra sinc
 """
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 
 import numpy as np
 
+log = logging.getLogger(__name__)
 DEFAULT_RADIUS_ARCSEC = 1.5
 MAX_RADIUS_ARCSEC = 60.0  # beyond this a "match" joins neighbours, not epochs of one object
 
@@ -72,11 +74,17 @@ def refresh_groups(store, radius_arcsec: float | None = None) -> list[list[str]]
 
 def ensure_groups(store, radius_arcsec: float | None = None) -> bool:
     """Match again when spectra were added (or the radius changed) since the last match; whether it did."""
+    from reviewer.store import WRITE_FAILURES
+
     radius = match_radius(radius_arcsec)
     last = store.objects.last_match()
     if last is not None and last["radius_arcsec"] == radius and last["n_spectra"] == store.objects.count_positioned():
         return False
-    refresh_groups(store, radius)
+    try:
+        refresh_groups(store, radius)
+    except WRITE_FAILURES as err:  # a read-only store still opens: its last groups are shown
+        log.warning("same-object cross-match not stored: %s", err)
+        return False
     return True
 
 

@@ -126,10 +126,19 @@ def import_chat(store, file: Path, task: str | None = None) -> ImportSummary:
 
 
 def import_forma(store, folder: Path) -> ImportSummary:
-    from agents.interop.forma import forma_runs, run_to_trajectory
+    from agents.interop.forma import forma_runs
+    from agents.interop.forma_steps import run_to_trajectory
+    from agents.interop.rowcheck import RowError
 
     summary = ImportSummary()
-    for run in forma_runs(folder):
+    try:
+        runs = forma_runs(folder)
+    except RowError as exc:  # the batch's in_brief.csv cannot be read: nothing imported
+        raise ImportFileError(f"{exc}; nothing imported") from None
+    if not runs:
+        raise ImportFileError("no FORMA output here (no folder with final_report.md, {name}_in_brief.json or a "
+                              "step folder such as visual_interpreter/); nothing imported")
+    for run in runs:
         where = f"{run.label}/"
         try:
             traj, missing = run_to_trajectory(run)

@@ -86,7 +86,7 @@ def _import_trajectory_file(store, file: Path, summary: ImportSummary) -> None:
             continue
         if traj.spectrum_id is None or store.spectra.get_spectrum(traj.spectrum_id) is None:
             linked = find_spectrum(store, traj.source_path, traj.target)
-            if linked is None:
+            if linked is None and (traj.spectrum_id or traj.source_path):
                 summary.problems.append(f"{where}: spectrum {traj.spectrum_id or traj.source_path} is not in "
                                         "this database (ingest it first); imported without its spectrum")
             traj.spectrum_id = linked

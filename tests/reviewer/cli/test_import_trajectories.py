@@ -138,3 +138,19 @@ def test_a_row_whose_png_is_not_its_sha_is_refused(tmp_path, source, capsys):
     assert main(["import", "trajectories", str(out), "--db", str(dst)]) == 1
     assert "the PNG's sha256 is" in capsys.readouterr().err
     assert counts(dst)[0] == 3 - sum(1 for t in source["originals"].values() if png.stem in t.images)
+
+
+def test_the_shipped_demo_file_is_a_trajectories_file(tmp_path, demo_dir, capsys):
+    """One reader for the demo JSONL and the import: the shipped file imports as it seeds."""
+    from reviewer.demo import DEMO_TRAJECTORIES, read_shipped
+
+    db = tmp_path / "demo.duckdb"
+    with Store(db) as store:
+        ingest_paths(store, [demo_dir], progress=False)
+    assert main(["import", "trajectories", str(DEMO_TRAJECTORIES), "--db", str(db)]) == 0
+    shipped = read_shipped()
+    assert f"imported trajectories: {len(shipped)}; already present: 0; refused: 0" in capsys.readouterr().out
+    with Store(db) as store:
+        for traj in shipped[:5]:
+            stored = store.trajectories.load_trajectory(traj.id)
+            assert stored.spectrum_id == traj.spectrum_id and stored.steps == traj.steps

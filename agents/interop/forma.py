@@ -39,6 +39,7 @@ from agents.interop.rowcheck import RowError
 FORMA_VERSION = "forma-528e822"  # mynamesnoname/AstroAgent src/FORMA at commit 528e822
 MAX_FILE_BYTES = 32 * 2**20  # a DESI snapshot is ~0.3 MB, a stream log a few MB
 MAX_CSV_ROWS = 100_000
+MAX_FILES = 10_000  # per spectrum folder: a real run writes a few dozen (one pair per hypothesis)
 STAGES = ("visual_interpreter", "single_hypothesis", "feature_auditor", "hypothesis_synthesis",
           "result_auditor", "report_writer")
 _MARKERS = ("final_report.md", "visual_interpreter", "single_hypothesis", "result_auditor")
@@ -55,6 +56,7 @@ class FormaRun:
     name: str  # FORMA's file_name: the input spectrum's stem
     brief_row: dict[str, str] | None = None  # from a batch in_brief.csv
     files: dict[str, Path] = field(default_factory=dict)  # relative path -> file (each read once)
+    too_many: bool = False  # more than MAX_FILES files: refused, not read
 
     def find(self, pattern: str) -> list[str]:
         """Relative paths whose file name matches `pattern` (a regex), in pipeline-stage order."""
@@ -120,6 +122,9 @@ class FormaRun:
 
 
 def _file_sha(path: Path) -> str:
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:  # never read (too large): its size stands for it
+        return f"size:{size}"
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -178,9 +183,14 @@ def forma_runs(root: Path) -> list[FormaRun]:
     briefs = _batch_briefs(root)
     runs = []
     for folder in folders:
-        files = {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*"))
-                 if p.is_file() and not p.is_symlink() and p.name != "in_brief.csv"}
+        files, too_many = {}, False
+        for p in folder.rglob("*"):  # a link could lead outside the folder: not followed
+            if p.is_file() and not p.is_symlink() and p.name != "in_brief.csv":
+                if len(files) == MAX_FILES:
+                    too_many = True
+                    break
+                files[p.relative_to(folder).as_posix()] = p
         name = _name_of(folder, files)
         label = root.name if folder == root else folder.relative_to(root).as_posix()
-        runs.append(FormaRun(folder, label, name, briefs.get(name), files))
+        runs.append(FormaRun(folder, label, name, briefs.get(name), dict(sorted(files.items())), too_many))
     return runs

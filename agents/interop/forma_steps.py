@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agents.interop.forma import FORMA_VERSION, STAGES, FormaError, FormaRun
+from agents.interop.forma import FORMA_VERSION, MAX_FILES, STAGES, FormaError, FormaRun
 from agents.interop.images import MAX_IMAGE_BYTES, PNG_MAGIC
 from agents.interop.rowcheck import check_text_sizes
 from agents.trajectory import HYPOTHESIS_TOOL, AgentInfo, Trajectory, Verdict
@@ -84,6 +84,8 @@ class _Build:
 
 def run_to_trajectory(run: FormaRun) -> tuple[Trajectory, list[str]]:
     """(trajectory, missing parts by name). FormaError names a file that cannot be read."""
+    if run.too_many:
+        raise FormaError(f"more than {MAX_FILES:,} files in the folder; not read")
     b = _Build(run)
     _visual_interpreter(b)
     hyps = _hypotheses(b)

@@ -27,7 +27,10 @@ def match_radius(radius_arcsec: float | None = None) -> float:
     """The radius to use: the one given, else $SPECREVIEW_MATCH_ARCSEC, else 1.5 arcsec."""
     if radius_arcsec is None:
         text = os.environ.get("SPECREVIEW_MATCH_ARCSEC", "").strip()
-        radius_arcsec = float(text) if text else DEFAULT_RADIUS_ARCSEC
+        try:
+            radius_arcsec = float(text) if text else DEFAULT_RADIUS_ARCSEC
+        except ValueError:
+            raise ValueError(f"match radius: SPECREVIEW_MATCH_ARCSEC is not a number of arcsec: {text[:40]!r}") from None
     radius = float(radius_arcsec)
     if not 0 < radius <= MAX_RADIUS_ARCSEC:
         raise ValueError(f"match radius must be in (0, {MAX_RADIUS_ARCSEC:g}] arcsec; got {radius_arcsec}")
@@ -76,7 +79,11 @@ def ensure_groups(store, radius_arcsec: float | None = None) -> bool:
     """Match again when spectra were added (or the radius changed) since the last match; whether it did."""
     from reviewer.store import WRITE_FAILURES
 
-    radius = match_radius(radius_arcsec)
+    try:
+        radius = match_radius(radius_arcsec)
+    except ValueError as err:  # a bad setting must not keep the page from opening
+        log.warning("%s; using %g arcsec", err, DEFAULT_RADIUS_ARCSEC)
+        radius = DEFAULT_RADIUS_ARCSEC
     last = store.objects.last_match()
     if last is not None and last["radius_arcsec"] == radius and last["n_spectra"] == store.objects.count_positioned():
         return False

@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"specreview ingest: {err}", file=sys.stderr)
             return EXIT_USAGE
         total = store.spectra.count_spectra()
+        objects, match = store.objects.count_groups(), store.objects.last_match()
     finally:
         store.close()
     print(f"database: {store.path}")
@@ -45,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
     for where, problem in summary.failed:
         print(f"  {where}: {problem}")
     print(f"spectra in database: {total}")
+    if match is not None:
+        print(f"objects with several spectra: {objects} (cross-match within {match['radius_arcsec']:g} arcsec)")
     if summary.readable == 0:
         if not summary.failed:
             print("no spectrum files found", file=sys.stderr)

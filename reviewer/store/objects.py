@@ -40,6 +40,10 @@ class ObjectRepository:
             cur.execute("INSERT INTO object_match (radius_arcsec, n_spectra, matched_at) VALUES (?, ?, ?)",
                         [float(radius_arcsec), int(n_spectra), now()])
 
+    def count_groups(self) -> int:
+        """Objects with several spectra."""
+        return int(self.db.scalar("SELECT count(DISTINCT group_id) FROM object_groups"))
+
     def last_match(self) -> dict[str, Any] | None:
         """The radius and spectrum count of the last cross-match (None: never matched)."""
         return self.db.row("SELECT radius_arcsec, n_spectra, matched_at FROM object_match")

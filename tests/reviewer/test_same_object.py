@@ -126,3 +126,17 @@ def test_an_old_database_upgrades(tmp_path):
         assert store.objects.last_match() is None
     finally:
         store.close()
+
+
+def test_ensure_groups_matches_again_only_when_needed(store, monkeypatch):
+    from reviewer.same_object import ensure_groups
+
+    store.spectra.add_spectrum(_record("s1", 40.0, 1.0))
+    store.spectra.add_spectrum(_record("s2", 40.0, 1.0 + 1.0 / 3600))
+    assert ensure_groups(store) and store.objects.count_groups() == 1
+    assert not ensure_groups(store)  # nothing new
+    assert ensure_groups(store, 0.5) and store.objects.count_groups() == 0  # another radius
+    monkeypatch.setenv("SPECREVIEW_MATCH_ARCSEC", "wide")  # a bad setting: the default, and a warning
+    assert ensure_groups(store) and store.objects.count_groups() == 1
+    store.spectra.add_spectrum(_record("s3", 40.0, 1.0 + 0.5 / 3600))
+    assert ensure_groups(store) and [m["spectrum_id"] for m in store.objects.members("s3")] == ["s1", "s2", "s3"]

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 _DIGITS = re.compile(r"[+-]?\d{1,20}")
-_MAX_ID = 2 ** 63 - 1  # every id here is a (signed) 64-bit integer in its survey's data model
+_MAX_ID = 2 ** 63 - 1  # ids are 64-bit integers in the data models (SDSS SPECOBJID unsigned: see survey_ids)
 MJD_RANGE = (40000.0, 100000.0)  # 1968 .. 2132: anything else is not an observation date
 LAMOST_DEFAULT_DR = 10
 
@@ -56,7 +56,10 @@ def survey_ids(meta: dict[str, Any]) -> dict[str, int]:
         ids["obsid"] = _int(header.get("OBSID"))
         ids["data_release"] = _int(re.sub(r"\D", "", str(header.get("DATA_V") or "")) or None, 1, 99)
     elif family == "SDSS":
-        ids["specobjid"] = _int(meta.get("specobjid"))
+        # an unsigned 64-bit number (plate << 50 | ...) kept in a signed column: plates from 8192 on
+        # read negative, as SkyServer's own signed-to-unsigned conversion undoes
+        specobjid = _int(meta.get("specobjid"), -(2 ** 63), 2 ** 64 - 1)
+        ids["specobjid"] = None if not specobjid else specobjid % 2 ** 64
         ids["plate"] = _int(header.get("PLATEID"), 1, 99999)
         ids["mjd"] = _int(header.get("MJD"), *map(int, MJD_RANGE))
         ids["fiber"] = _int(header.get("FIBERID"), 1, 9999)
@@ -93,7 +96,7 @@ def _stored_ids(record: dict[str, Any]) -> dict[str, int]:
     """The ids stored at ingest; for a row stored before there were any, read from its stored header."""
     ids = record.get("survey_ids")
     if isinstance(ids, dict) and ids:
-        return {k: v for k, v in ((k, _int(v, -_MAX_ID)) for k, v in ids.items()) if v is not None}
+        return {k: v for k, v in ((k, _int(v, 1, 2 ** 64 - 1)) for k, v in ids.items()) if v is not None}
     header = record.get("header") if isinstance(record.get("header"), dict) else {}
     # a DESI target is its TARGETID only when the file had a FIBERMAP (then it is also the object id;
     # else it is a row number)
@@ -115,13 +118,16 @@ def survey_links(record: dict[str, Any]) -> list[tuple[str, str]]:
     if family == "SDSS":
         explore = "https://skyserver.sdss.org/dr18/VisualTools/explore/summary?"
         if ids.get("specobjid", 0) > 0:
-            links.append((f"SDSS SkyServer specobjid {ids['specobjid']}", explore + urlencode({"sid": ids["specobjid"]})))
+            links.append((f"SDSS SkyServer specobjid {ids['specobjid']}", explore + urlencode({"sId": ids["specobjid"]})))
         elif all(ids.get(k, 0) > 0 for k in ("plate", "mjd", "fiber")):
             query = {k: ids[k] for k in ("plate", "mjd", "fiber")}
             links.append((f"SDSS SkyServer {ids['plate']}-{ids['mjd']}-{ids['fiber']}", explore + urlencode(query)))
     if family == "DESI" and ids.get("targetid", 0) > 0:
+        # main-survey targets are in DR1; survey validation (sv1-3), cmx and special ones in the EDR
+        header = record.get("header") if isinstance(record.get("header"), dict) else {}
+        release = "dr1" if str(header.get("SURVEY") or "").strip().lower() == "main" else "edr"
         links.append((f"DESI targetid {ids['targetid']}",
-                      f"https://www.legacysurvey.org/viewer/desi-spectrum/edr/targetid{ids['targetid']}"))
+                      f"https://www.legacysurvey.org/viewer/desi-spectrum/{release}/targetid{ids['targetid']}"))
     ra, dec = _coord(record.get("ra"), 0.0, 360.0), _coord(record.get("dec"), -90.0, 90.0)
     if ra is not None and dec is not None:
         query = {"ra": f"{ra:.6f}", "dec": f"{dec:.6f}", "layer": "ls-dr10", "zoom": 16, "mark": f"{ra:.6f},{dec:.6f}"}

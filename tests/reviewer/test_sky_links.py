@@ -43,7 +43,7 @@ def test_sdss_links_by_specobjid_else_plate_mjd_fiber(shared_spectra):
     specobjid = int(meta["specobjid"])  # the SPECOBJ row's SPECOBJID
     assert specobjid >> 50 == int(header["PLATEID"]) == 269  # the id encodes the plate: the same spectrum
     url = urlsplit(links(rec)["SDSS"])
-    assert url.netloc == "skyserver.sdss.org" and parse_qs(url.query) == {"sid": [str(specobjid)]}
+    assert url.netloc == "skyserver.sdss.org" and parse_qs(url.query) == {"sId": [str(specobjid)]}
     assert rec["obs_mjd"] == float(header["MJD"])
     without = survey_ids({**meta, "specobjid": None})
     rec_pmf = {**rec, "survey_ids": without}
@@ -58,6 +58,15 @@ def test_desi_links_by_fibermap_targetid(shared_spectra):
     assert links(rec)["DESI"] == f"https://www.legacysurvey.org/viewer/desi-spectrum/edr/targetid{DESI_TARGET}"
     sky, _ = record(shared_spectra, DESI, "-2713437")  # a sky fibre: no object page
     assert "DESI" not in links(sky)
+    main = {**rec, "header": {**rec["header"], "SURVEY": "main"}}
+    assert "/desi-spectrum/dr1/targetid" in links(main)["DESI"]
+
+
+def test_a_specobjid_read_as_negative_is_the_unsigned_one():
+    big = (9000 << 50) | 12345  # a plate past 8192: the signed column holds it negative
+    meta = {"survey": "SDSS-III BOSS", "specobjid": str(big - 2 ** 64), "header": {}}
+    assert survey_ids(meta) == {"specobjid": big}
+    assert links({"survey": "SDSS", "survey_ids": survey_ids(meta)})["SDSS"].endswith(f"sId={big}")
 
 
 def test_legacy_survey_viewer_at_the_coordinates(shared_spectra):

@@ -17,8 +17,8 @@ from typing import Any
 
 from tqdm import tqdm
 
+from reviewer.same_object import add_to_groups, refresh_groups
 from reviewer.same_object import match_radius as radius_of
-from reviewer.same_object import refresh_groups
 from reviewer.sky import obs_mjd, survey_ids
 from reviewer.store import StoreUnavailable
 from reviewer.store.repository import Store
@@ -194,6 +194,8 @@ def ingest_paths(store: Store, paths: Iterable[str | os.PathLike], progress: boo
     summary = IngestSummary(failed=list(missing))
     for path in tqdm(files, desc="ingest", unit="file", disable=not progress, leave=False):
         ingest_file(store, path, summary)
-    if summary.added or match_radius is not None:
+    if match_radius is not None:  # asked for: every group again, at this radius
         refresh_groups(store, radius)
+    elif summary.added:
+        add_to_groups(store, summary.added_ids, radius)
     return summary

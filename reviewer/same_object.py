@@ -7,8 +7,9 @@ close pairs is one object. 1.5 arcsec is a fibre's size (LAMOST 3.3", SDSS 3" / 
 diameters): the corpus's repeat observations agree within 0.6", and its nearest distinct objects
 are arcminutes apart. Set another radius with SPECREVIEW_MATCH_ARCSEC or `--match-radius`.
 
-The groups are kept in the store (queue filter, Same-object panel); `refresh_groups` recomputes
-them after an ingest, and `ensure_groups` when the store has gained spectra since the last match.
+The groups are kept in the store (queue filter, Same-object panel): `add_to_groups` matches the
+spectra an ingest added, `refresh_groups` recomputes every group (another radius), and
+`ensure_groups` (the app, on opening) does so when the store gained spectra some other way.
 """
 from __future__ import annotations
 
@@ -73,6 +74,33 @@ def refresh_groups(store, radius_arcsec: float | None = None) -> list[list[str]]
     groups = group_positions(positions, radius)
     store.objects.replace_groups(groups, radius, len(positions))
     return groups
+
+
+def add_to_groups(store, spectrum_ids: Sequence[str], radius_arcsec: float | None = None) -> None:
+    """Match newly ingested spectra against the store, each by a cone around it, and merge the groups
+    they join: an ingest of a few files into a large store costs a few small queries, not a whole
+    cross-match (~3 s at 100k spectra). The whole match runs instead when there is none stored yet,
+    or it was made at another radius."""
+    import astropy.units as u
+    from astropy.coordinates import SkyCoord
+
+    radius = match_radius(radius_arcsec)
+    last = store.objects.last_match()
+    if last is None or last["radius_arcsec"] != radius:
+        refresh_groups(store, radius)
+        return
+    box = radius / 3600.0 * 1.01
+    with store.transaction():
+        for sid, ra, dec in store.objects.positions_of(list(spectrum_ids)):
+            near = [n for n in store.objects.positions_near(ra, dec, box) if n[0] != sid]
+            if not near:
+                continue
+            here = SkyCoord(ra * u.deg, dec * u.deg)
+            there = SkyCoord(np.array([n[1] for n in near]) * u.deg, np.array([n[2] for n in near]) * u.deg)
+            close = [n[0] for n, sep in zip(near, here.separation(there).arcsec, strict=True) if sep <= radius]
+            if close:
+                store.objects.merge_group(sorted(store.objects.group_members([sid, *close])))
+        store.objects.record_match(radius, store.objects.count_positioned())
 
 
 def ensure_groups(store, radius_arcsec: float | None = None) -> bool:

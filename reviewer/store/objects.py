@@ -2,6 +2,7 @@
 (reviewer/same_object.py decides them; this only stores and reads them)."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from reviewer.store.codec import now
@@ -22,6 +23,53 @@ class ObjectRepository:
             "SELECT spectrum_id, ra, dec FROM spectra WHERE ra IS NOT NULL AND dec IS NOT NULL "
             "AND isfinite(ra) AND isfinite(dec) ORDER BY spectrum_id").fetchall()]
 
+    def positions_of(self, spectrum_ids: list[str]) -> list[tuple[str, float, float]]:
+        if not spectrum_ids:
+            return []
+        marks = ", ".join("?" for _ in spectrum_ids)
+        return [(r[0], float(r[1]), float(r[2])) for r in self.db.execute(
+            f"SELECT spectrum_id, ra, dec FROM spectra WHERE spectrum_id IN ({marks}) AND ra IS NOT NULL "
+            "AND dec IS NOT NULL AND isfinite(ra) AND isfinite(dec) ORDER BY spectrum_id", list(spectrum_ids)).fetchall()]
+
+    def positions_near(self, ra: float, dec: float, box_deg: float) -> list[tuple[str, float, float]]:
+        """Spectra in a box of half-size `box_deg` in dec around (ra, dec), widened in RA by 1/cos(dec)
+        and taken across RA 0/360; near a pole, every RA. A candidate list: the caller measures."""
+        lo, hi = dec - box_deg, dec + box_deg
+        if abs(dec) + box_deg >= 89.0:
+            ra_cond, params = "true", []
+        else:
+            half = min(180.0, box_deg / math.cos(math.radians(abs(dec) + box_deg)))
+            a, b = ra - half, ra + half
+            ra_cond = "(ra BETWEEN ? AND ?) OR (ra BETWEEN ? AND ?) OR (ra BETWEEN ? AND ?)"
+            params = [a, b, a + 360.0, b + 360.0, a - 360.0, b - 360.0]
+        return [(r[0], float(r[1]), float(r[2])) for r in self.db.execute(
+            f"SELECT spectrum_id, ra, dec FROM spectra WHERE dec BETWEEN ? AND ? AND ({ra_cond}) "
+            "AND isfinite(ra) AND isfinite(dec) ORDER BY spectrum_id", [lo, hi, *params]).fetchall()]
+
+    def group_members(self, spectrum_ids: list[str]) -> set[str]:
+        """Every spectrum in the groups of these spectra (these included)."""
+        if not spectrum_ids:
+            return set()
+        marks = ", ".join("?" for _ in spectrum_ids)
+        rows = self.db.execute(f"SELECT spectrum_id FROM object_groups WHERE group_id IN (SELECT group_id FROM "
+                               f"object_groups WHERE spectrum_id IN ({marks}))", list(spectrum_ids)).fetchall()
+        return {r[0] for r in rows} | set(spectrum_ids)
+
+    def merge_group(self, members: list[str]) -> None:
+        """Make these spectra one group (each was in none, or in a group all of whose members are here)."""
+        members = sorted(set(members))
+        marks = ", ".join("?" for _ in members)
+        with self.db.transaction() as cur:
+            cur.execute(f"DELETE FROM object_groups WHERE spectrum_id IN ({marks})", members)
+            cur.executemany("INSERT INTO object_groups (spectrum_id, group_id, n_members) VALUES (?, ?, ?)",
+                            [(sid, members[0], len(members)) for sid in members])
+
+    def record_match(self, radius_arcsec: float, n_spectra: int) -> None:
+        with self.db.transaction() as cur:
+            cur.execute("DELETE FROM object_match")
+            cur.execute("INSERT INTO object_match (radius_arcsec, n_spectra, matched_at) VALUES (?, ?, ?)",
+                        [float(radius_arcsec), int(n_spectra), now()])
+
     def count_positioned(self) -> int:
         return int(self.db.scalar("SELECT count(*) FROM spectra WHERE ra IS NOT NULL AND dec IS NOT NULL "
                                   "AND isfinite(ra) AND isfinite(dec)"))
@@ -36,9 +84,7 @@ class ObjectRepository:
             cur.execute("DELETE FROM object_groups")
             if rows:
                 cur.executemany("INSERT INTO object_groups (spectrum_id, group_id, n_members) VALUES (?, ?, ?)", rows)
-            cur.execute("DELETE FROM object_match")
-            cur.execute("INSERT INTO object_match (radius_arcsec, n_spectra, matched_at) VALUES (?, ?, ?)",
-                        [float(radius_arcsec), int(n_spectra), now()])
+            self.record_match(radius_arcsec, n_spectra)  # joins this transaction
 
     def count_groups(self) -> int:
         """Objects with several spectra."""

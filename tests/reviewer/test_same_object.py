@@ -7,10 +7,11 @@ made from (same TARGETID). Nothing else lies within an arcminute of another spec
 """
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from agents.spectra import read_spectrum
-from reviewer.same_object import group_positions, match_radius, refresh_groups
+from reviewer.same_object import add_to_groups, ensure_groups, group_positions, match_radius, refresh_groups
 from reviewer.sky import survey_family
 
 LAMOST_PAIRS = {
@@ -129,8 +130,6 @@ def test_an_old_database_upgrades(tmp_path):
 
 
 def test_ensure_groups_matches_again_only_when_needed(store, monkeypatch):
-    from reviewer.same_object import ensure_groups
-
     store.spectra.add_spectrum(_record("s1", 40.0, 1.0))
     store.spectra.add_spectrum(_record("s2", 40.0, 1.0 + 1.0 / 3600))
     assert ensure_groups(store) and store.objects.count_groups() == 1
@@ -140,3 +139,37 @@ def test_ensure_groups_matches_again_only_when_needed(store, monkeypatch):
     assert ensure_groups(store) and store.objects.count_groups() == 1
     store.spectra.add_spectrum(_record("s3", 40.0, 1.0 + 0.5 / 3600))
     assert ensure_groups(store) and [m["spectrum_id"] for m in store.objects.members("s3")] == ["s1", "s2", "s3"]
+
+
+def _stored_groups(store) -> list[list[str]]:
+    rows = store.db.rows("SELECT group_id, list(spectrum_id ORDER BY spectrum_id) AS m, any_value(n_members) AS n "
+                         "FROM object_groups GROUP BY group_id")
+    assert all(len(r["m"]) == r["n"] and r["group_id"] == r["m"][0] for r in rows)
+    return sorted(r["m"] for r in rows)
+
+
+def test_matching_each_ingest_gives_the_groups_of_one_whole_match(store):
+    """Spectra added a few at a time (each ingest matches only its own) end in the groups a whole
+    cross-match finds: chains, groups joined by a later spectrum, RA 0/360, a pole."""
+    rng = np.random.default_rng(7)
+    arcsec = 1.0 / 3600
+    spots = [(rng.uniform(0, 360), rng.uniform(-80, 80)) for _ in range(60)]
+    spots += [(359.99995, 10.0), (0.00005, 89.9995), (180.0, -89.9999)]
+    positions = []
+    for k, (ra, dec) in enumerate(spots):
+        for j in range(int(rng.integers(1, 4))):  # 1-3 spectra per spot, up to ~2.4" apart in a chain
+            positions.append((f"p{k:03d}-{j}", ra % 360.0, min(90.0, dec + j * 1.2 * arcsec)))
+    positions.append(("q-far", 10.0, 10.0))
+    order = rng.permutation(len(positions))
+    add_to_groups(store, [])  # no match stored yet: a whole (empty) one
+    for batch in np.array_split(order, 9):
+        ids = []
+        for i in batch:
+            sid, ra, dec = positions[i]
+            store.spectra.add_spectrum(_record(sid, ra, dec))
+            ids.append(sid)
+        add_to_groups(store, ids)
+    expected = group_positions(positions)
+    assert any(len(g) == 3 for g in expected) and _stored_groups(store) == expected
+    assert store.objects.last_match()["n_spectra"] == len(positions)
+    assert not ensure_groups(store)  # nothing left to match

@@ -1,7 +1,7 @@
 """Bokeh server hooks for `panel serve reviewer` (a directory app): prepare the database once, when
 the server starts, instead of inside the first reviewer's page request; give every HTML page a
-Content-Security-Policy (reviewer/csp.py); send small websocket messages at once
-(reviewer/server_app.py); let `specreview` commands run through the app while it holds the
+Content-Security-Policy (reviewer/csp.py); send small websocket messages at once and limit page
+loads per client (reviewer/server_app.py); let `specreview` commands run through the app while it holds the
 database (reviewer/server_endpoint.py).
 """
 from __future__ import annotations
@@ -10,7 +10,13 @@ import logging
 import time
 
 from reviewer.csp import install_csp, require_csp
-from reviewer.server_app import guard_component_route, send_small_messages_at_once, tornado_application
+from reviewer.page_limits import PageLoadLimit
+from reviewer.server_app import (
+    guard_component_route,
+    limit_page_loads,
+    send_small_messages_at_once,
+    tornado_application,
+)
 
 log = logging.getLogger("specreview.app")
 
@@ -26,6 +32,8 @@ def on_server_loaded(server_context) -> None:
     else:
         install_csp(app)
         send_small_messages_at_once(app)
+        if not limit_page_loads(app, PageLoadLimit.from_environment()):
+            log.error("no page route found to limit page loads per client on")
     from reviewer.conflicts import sync_verdict_states
     from reviewer.demo import seed_demo_if_empty
     from reviewer.server_endpoint import start_endpoint

@@ -13,15 +13,21 @@ module a request names; a module with a side effect at import (an `argparse` in 
 then runs it, and `SystemExit` stops the server. `guard_component_route` lets that route answer only
 for modules already imported from the packages the page is built of (importing one again runs
 nothing), and 404 for every other name.
+
+Page loads are limited per client (reviewer/page_limits.py): `limit_page_loads` wraps the routes that
+build a session (Bokeh's SessionHandler subclasses: the page and its autoload script).
 """
 from __future__ import annotations
 
 import gc
 import sys
 
+from bokeh.server.views.session_handler import SessionHandler
 from panel.io.server import ComponentResourceHandler
 from tornado.web import Application, HTTPError
 from tornado.websocket import WebSocketHandler
+
+from reviewer.page_limits import PageLoadLimit
 
 # the packages whose components the page declares resources for (stylesheets, templates, modules)
 PAGE_PACKAGES = frozenset({"panel", "bokeh", "holoviews", "layouts", "reviewer"})
@@ -54,6 +60,41 @@ def send_small_messages_at_once(app: Application) -> int:
         target = rule.target
         if isinstance(target, type) and issubclass(target, WebSocketHandler) and not getattr(target, "no_delay", False):
             rule.target = _no_delay(target)
+            changed += 1
+    return changed
+
+
+def _limited(handler: type[SessionHandler], limit: PageLoadLimit) -> type[SessionHandler]:
+    class Limited(handler):
+        def prepare(self):
+            self._page_client = None
+            retry = limit.admit(self.request.remote_ip or "")
+            if retry:  # answered here (an HTTPError would clear the Retry-After header)
+                self.set_status(429)
+                self.set_header("Retry-After", str(max(1, round(retry))))
+                self.set_header("Content-Type", "text/plain; charset=utf-8")
+                self.finish("Too many page loads from this address: try again in a few seconds.\n")
+                return None
+            self._page_client = self.request.remote_ip or ""
+            return super().prepare()
+
+        def on_finish(self):
+            if self._page_client is not None:
+                limit.done(self._page_client, self.request.request_time())
+            return super().on_finish()
+
+    Limited.__name__ = Limited.__qualname__ = f"Limited{handler.__name__}"
+    Limited.page_limit = limit
+    return Limited
+
+
+def limit_page_loads(app: Application, limit: PageLoadLimit) -> int:
+    """Put every session-building route of `app` under `limit`; the number of routes changed."""
+    changed = 0
+    for rule in app.wildcard_router.rules:
+        target = rule.target
+        if isinstance(target, type) and issubclass(target, SessionHandler) and not hasattr(target, "page_limit"):
+            rule.target = _limited(target, limit)
             changed += 1
     return changed
 

@@ -37,6 +37,9 @@ class ServedApp:
     def __init__(self, db: Path, log: Path, extra_args: tuple[str, ...] = ()):
         self.db, self.log, self.port = db, log, free_port()
         env = dict(os.environ, SPECREVIEW_DB=str(db), PYTHONUNBUFFERED="1")
+        # every test page comes from 127.0.0.1, often many to one server on a busy machine: a budget
+        # of page-building time no person would exhaust (tests/security/test_page_limits.py sets its own)
+        env.setdefault("SPECREVIEW_PAGE_BURST_SECONDS", "3600")
         # the child gets its own copy of the log's file descriptor: ours can be closed once it is started
         with open(log, "w") as log_fh:
             self.proc = subprocess.Popen(

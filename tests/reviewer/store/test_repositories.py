@@ -4,7 +4,7 @@ from reviewer.store import Store
 from reviewer.store.database import Database
 
 LIFECYCLE = {"close", "close_all", "db", "path", "probe", "schema_version", "transaction"}
-REPOSITORIES = {"claims", "images", "labels", "queue", "reviews", "sessions", "spectra", "trajectories", "triage",
+REPOSITORIES = {"claims", "images", "labels", "objects", "queue", "reviews", "sessions", "spectra", "trajectories", "triage",
                 "verdict_state"}
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -17,7 +18,7 @@ import pytest
 
 from reviewer.cli import main
 from reviewer.store import Store, StoreDamaged, StoreUnavailable
-from reviewer.store.schema import LATEST_VERSION
+from reviewer.store.schema import LATEST_VERSION, MIGRATIONS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ENV = dict(os.environ, PYTHONPATH=str(REPO_ROOT), PYTHONUNBUFFERED="1")
@@ -57,11 +58,12 @@ def one_line(err: str, *words: str) -> str:
 # -- finding 6: a newer or half-migrated schema ----------------------------------------------------------
 # Each migration commits with its schema_version row, so a half-finished one is a file whose recorded
 # versions and tables disagree: written by another build or program, edited by hand, restored in part.
+LATEST_TABLE = re.search(r"CREATE TABLE (\w+)", MIGRATIONS[-1].sql).group(1)  # the table the error names
 SCHEMA_CASES = {
     "newer": (f"INSERT INTO schema_version (version, description) VALUES ({LATEST_VERSION + 1}, 'from the future')",
               "newer"),
     "later tables without their version row": (f"DELETE FROM schema_version WHERE version = {LATEST_VERSION}",
-                                                "claim_flags"),
+                                                LATEST_TABLE),
     "a gap in the recorded versions": ("DELETE FROM schema_version WHERE version = 3", "3"),
     "a recorded version without its table": ("DROP TABLE claim_flags", "claim_flags"),
     "tables but no schema_version": ("DROP TABLE schema_version", "of version 1"),

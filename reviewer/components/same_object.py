@@ -65,7 +65,10 @@ class SameObjectPanel(Viewer):
 
     def _html(self, current: str | None) -> str:
         if not self.rows:
-            return "<p class='sr-same-object-none'><em>No other spectrum of this object.</em></p>"
+            record = self.state.item.record if self.state.item is not None else {}
+            why = ("No other spectrum of this object." if record.get("ra") is not None and record.get("dec") is not None
+                   else "This spectrum has no sky position: it cannot be matched with others.")
+            return f"<p class='sr-same-object-none'><em>{why}</em></p>"
         body = []
         for r in self.rows:
             here = r["spectrum_id"] == current

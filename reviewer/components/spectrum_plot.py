@@ -231,7 +231,10 @@ class SpectrumPlot(Viewer):
         if self.spectrum is not None:
             for record, spec, colour in self.state.overlay_spectra():
                 curve = normalised_overlay(self.spectrum, spec)
-                if curve is not None:
+                if curve is None:  # said, not silently left out
+                    self.state.error = (f"Cannot overlay {record.get('object_id') or record['spectrum_id']}: it shares "
+                                        "too few usable wavelengths with the spectrum on screen.")
+                else:
                     data["xs"].append((curve[0] * self.frame_scale()).astype(np.float32))
                     data["ys"].append(curve[1].astype(np.float32))
                     data["color"].append(colour)

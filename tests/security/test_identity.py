@@ -15,6 +15,9 @@ from layouts.identity import authenticated_user, session_identity
 from reviewer.store import Store
 
 SECRET = "s3cret-" + "x" * 40
+FORGE_NAMES_JS = """() => { let n = 0; for (const doc of Bokeh.documents) for (const m of doc.all_models) {
+  if (m.type.endsWith('TextInput')) { m.value = 'ann'; m.value_input = 'ann'; n++; } }
+  return n; }"""
 
 
 def signed(user: str, secret: str = SECRET) -> str:
@@ -67,8 +70,11 @@ def test_the_guest_cookie_trick_saves_nothing_as_another_reviewer(browser, tmp_p
         context.add_cookies([{"name": "is_guest", "value": "1", "url": f"http://127.0.0.1:{app.port}/"}])
         page.goto(f"{app.url}?reviewer=ann&trajectory={first}", wait_until="domcontentloaded")
         page.locator(".sr-step-view").first.wait_for(timeout=60_000)
-        # under a login there is no name field a forged event could fill
+        # under a login there is no name field; forged Bokeh events that fill every text input with
+        # another name (what a scripted client could send over the websocket) change nothing
         assert page.locator(".sr-reviewer-name").count() == 0
+        forged = page.evaluate(FORGE_NAMES_JS)
+        assert forged > 0
         page.locator(".sr-step-view").first.click()
         page.keyboard.press("r")
         expect(page.locator(".sr-ack")).to_contain_text(re.compile(r"verdict 'reject' on \S+ · \w+ as carl"),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from browser import open_as, open_tab
 from playwright.sync_api import expect
+from security.payloads import ALL as ALL_PAYLOADS
+from security.payloads import SCRIPT_PAYLOADS
 from served_app import ServedApp
 
 from agents.trajectory import AgentInfo, Trajectory
@@ -13,8 +15,7 @@ from reviewer.store import Store
 
 pytestmark = pytest.mark.ui
 
-XSS_TEXT = ("Looks fine. <script>window.__xss = 1</script> <img src=x onerror=\"window.__xss = 2\"> "
-            "[details](javascript:window.__xss=3)")
+XSS_TEXT = "Looks fine.\n\n" + ALL_PAYLOADS
 
 
 @pytest.fixture(scope="module")
@@ -126,23 +127,29 @@ def test_two_reviewers_conflict_and_a_merger_resolves_it(review_app, browser):
 
 
 def test_xss_probes_execute_nothing(review_app, page):
+    """The payload corpus as agent text, as a step note and as a verdict comment that a second
+    reviewer then reads: all shown as text, none run, no remote image requested."""
+    remote = []
+    page.on("request", lambda r: "evil.example" in r.url and remote.append(r.url))
     open_as(page, review_app, "erin", f"&trajectory={review_app.evil_id}")
-    expect(page.locator(".sr-step-view")).to_contain_text("Step 1")
     expect(page.locator(".sr-step-view")).to_contain_text("window.__xss = 1")  # shown as text
     open_tab(page, "Note", ".sr-right-tabs")
-    note = page.locator(".sr-annotation-comment textarea")
-    note.fill("<img src=x onerror=\"window.__xss = 4\"><script>window.__xss = 5</script>")
+    page.locator(".sr-annotation-comment textarea").fill(SCRIPT_PAYLOADS[1] + SCRIPT_PAYLOADS[0])
     page.locator(".sr-annotation-save button").click()
+    open_tab(page, "Review", ".sr-right-tabs")
+    comment = " ".join(SCRIPT_PAYLOADS[:8])
+    page.locator(".sr-review-comment textarea").fill(comment)
     page.locator(".sr-step-view").first.click()
     page.keyboard.press("a")
     expect(page.locator(".sr-ack")).to_contain_text("approve")
-    # a second reviewer sees erin's verdict and comment after saving theirs
+    # a second reviewer reads erin's verdict and its comment once they have saved theirs
     page.goto(f"{review_app.url}?reviewer=fred&trajectory={review_app.evil_id}")
     expect(page.locator(".sr-step-view")).to_contain_text("Step 1", timeout=60_000)
     page.locator(".sr-step-view").first.click()
     page.keyboard.press("r")
     expect(page.locator(".sr-others")).to_contain_text("erin")
-    page.wait_for_timeout(500)
+    expect(page.locator(".sr-others")).to_contain_text("<script>window.__xss = 1</script>")  # the payload arrived, as text
     assert page.evaluate("window.__xss") is None
     assert page.locator("a[href^='javascript']").count() == 0
-    assert page.locator(".sr-step-view img[src='x']").count() == 0
+    assert page.locator(".sr-step-view img[src='x'], .sr-others img").count() == 0
+    assert remote == []

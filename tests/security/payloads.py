@@ -1,0 +1,26 @@
+"""The payload corpus: untrusted text as an attacker would write it into a spectrum header, an agent's
+answer, a comment or a name. Each one that runs sets `window.__xss` (or loads a remote image), so a
+page that shows them all and still has `window.__xss` undefined ran none. Reused by the sanitizer
+tests and by the browser tests, so a later change re-runs every attack."""
+from __future__ import annotations
+
+SCRIPT_PAYLOADS = [
+    "<script>window.__xss = 1</script>",
+    '<img src=x onerror="window.__xss = 2">',
+    "[details](javascript:window.__xss=3)",
+    '<svg onload="window.__xss = 4"></svg>',
+    '<a href="javascript:window.__xss=5">click</a>',
+    "<iframe srcdoc=\"<script>parent.__xss = 6</script>\"></iframe>",
+    '"><script>window.__xss = 7</script>',
+    "<details open ontoggle=\"window.__xss = 8\">",
+    "<math><mtext><table><mglyph><style><img src=x onerror=\"window.__xss=9\">",
+    '<a href="&#106;avascript:window.__xss=10">entity</a>',
+    "![x](javascript:window.__xss=11)",
+    "<body onload=\"window.__xss = 12\">",
+    "<style>@import 'https://evil.example/x.css';</style>",
+    "<img src=\"https://evil.example/beacon.png\">",
+    "![beacon](https://evil.example/beacon.png)",
+    "`<script>` in code is text; <scr<script>ipt>window.__xss = 13</script>",
+]
+
+ALL = "\n\n".join(SCRIPT_PAYLOADS)

@@ -31,6 +31,9 @@ def check_text(text: str, ctx: Context, claims: list[Claim] | None = None) -> li
     claims = extract_claims(text) if claims is None else claims
     stated = next((c for c in claims if c.quantity == "z" and c.value is not None), None)
     local = replace(ctx, z=stated.value, z_source="text") if stated and ctx.z_source != "tool_state" else ctx
+    if local.z is None and (ctx.object_class or "").upper() == "STAR":
+        # a star's lines sit at rest within its radial velocity (|v| < 600 km/s: z within 0.002)
+        local = replace(local, z=0.0, z_source="star at rest")
     return [check_claim(c, ctx if c is stated else local) for c in claims]
 
 

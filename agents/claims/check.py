@@ -38,6 +38,7 @@ HEDGE_REL = 0.15
 SNR_FACTOR = 2.0  # per pixel vs per resolution element vs per Angstrom differ by up to ~2
 MISPLACED_A = 20.0  # a named line quoted this far from where it sits (air/vacuum and stellar RV are < 12 A)
 HALF_WIDTH = {"broad": 40.0, "both": 15.0, "narrow": 10.0, None: 10.0}
+BROAD_HALF = 100.0  # Angstrom, rest: +-6000 km/s at H-beta, the wings of a 5000 km/s-wide broad line
 
 
 @dataclass
@@ -48,6 +49,7 @@ class Context:
     view: tuple[float, float] | None = None  # zoom in force, observed frame
     task: str | None = None
     rest_plot: bool = False  # the tool plotted the rest frame (Spec-o3 tool with a redshift)
+    object_class: str | None = None  # the pipeline class (STAR / GALAXY / QSO), when the caller knows it
 
 
 def _rounding(claim: Claim) -> float:
@@ -207,9 +209,13 @@ def line_state(ctx: Context, centre: float, params: dict) -> dict:
 def _judge_line(claim: Claim, st: dict) -> tuple[str, str]:
     kind = claim.line_kind if claim.line_kind in ("emission", "absorption") else None
     ew = f"EW {st['ew']:.2f} +- {st['ew_sigma']:.2f} A (absorption positive)"
+    # the most a line can be, at 3 sigma: under VISIBLE_EW nobody would see it, let alone call it strong
+    invisible = abs(st["ew"]) + 3.0 * st["ew_sigma"] < VISIBLE_EW
     if claim.polarity > 0:
         seen = st[kind] if kind else (st["absorption"] or st["emission"])
         other = {"emission": "absorption", "absorption": "emission"}.get(kind)
+        if claim.strength == "strong" and invisible:
+            return "contradicted", f"no visible line, let alone a strong one: {ew}"
         if seen:
             return "supported", ew
         if st["flat"]:
@@ -223,6 +229,8 @@ def _judge_line(claim: Claim, st: dict) -> tuple[str, str]:
         return "contradicted", f"strong {strong[0]} is there: {ew}"
     if not any(st[k] for k in kinds):
         return "supported", ew
+    if invisible:
+        return "supported", f"at most a line too weak to see: {ew}"
     return "unverifiable", f"a weak line is present: {ew}"
 
 
@@ -299,6 +307,14 @@ def _strength(claim: Claim, name: str, ctx: Context, qty: str, kind: str | None)
         spec = width_spec[0][1]
         wide = scaled({k: spec[k] for k in ("core", "blue", "red")}, 1 + (ctx.z or 0.0))
         return ctx.measurer.run("balmer_width", **wide), kind
+    if qty == "fwhm" and kind == "emission" and claim.strength == "broad":
+        # a broad line (QSO Balmer, Mg II, C III], C IV: FWHM 2000-10000 km/s) needs a window that holds
+        # its wings and side bands beyond them: core +-BROAD_HALF (rest), not the narrow-line windows
+        centre = lexicon.rest_wave(name) * (1 + (ctx.z or 0.0))
+        wide = line_params(centre, BROAD_HALF * (1 + (ctx.z or 0.0)), side=40.0 * (1 + (ctx.z or 0.0)))
+        lo, hi = ctx.measurer.coverage
+        if wide["blue"][0] >= lo and wide["red"][1] <= hi:
+            return ctx.measurer.run("emission_fwhm", **wide), kind
     if qty == "fwhm":
         return ctx.measurer.run("balmer_width" if kind == "absorption" else "emission_fwhm", **params), kind
     if ew.value is None:
@@ -325,7 +341,7 @@ def _compare_number(claim: Claim, ctx: Context, v: Value, value: float, rel: flo
     if v.value is None or v.sigma is None:
         return _result(claim, "unverifiable", ctx, window=v.window, reason="not measurable: " + why)
     rel = rel + (HEDGE_REL if claim.hedged else 0.0)
-    tol = float(np.hypot(3.0 * v.sigma, rel * abs(v.value))) + _rounding(claim)
+    tol = float(np.hypot(3.0 * v.sigma, rel * abs(v.value))) + _rounding(claim) + abs(claim.spread or 0.0)
     if claim.relation == "<":
         ok = v.value - tol <= value
     elif claim.relation == ">":
@@ -366,7 +382,40 @@ def _check_quantity(claim: Claim, ctx: Context) -> ClaimResult:
     if q == "ew" and kind and v.value is not None and v.value < 0 and claim.value > 0:
         return _result(claim, "contradicted", ctx, v.value, None, v.window,
                        f"{name} is in {'emission' if kind == 'absorption' else 'absorption'}, not {kind}")
+    if q == "ew" and v.value is not None and v.sigma:
+        inner = _inner_ew(name, ctx, kind)
+        if inner is not None:  # a broad-winged line: the EW depends on how far out the agent integrated
+            res = _compare_number(claim, ctx, v, value, METHOD_REL, f"{name} {q} ({kind}, full window)")
+            res_in = _compare_number(claim, ctx, inner, value, METHOD_REL, f"{name} {q} ({kind}, central core)")
+            between = claim.relation == "=" and min(v.value, inner.value) <= value <= max(v.value, inner.value)
+            if res.verdict == "supported" or res_in.verdict == "supported" or between:
+                best = res if res.verdict == "supported" or res_in.verdict != "supported" else res_in
+                return replace(best, verdict="supported",
+                               reason=f"{res.reason}; {res_in.reason.split(': ', 1)[-1]} in the central core")
+            return replace(res, reason=f"{res.reason}; {res_in.reason.split(': ', 1)[-1]} in the central core")
     return _compare_number(claim, ctx, v, value, METHOD_REL, f"{name} {q} ({kind})")
+
+
+INNER_HALF = 15.0  # Angstrom, rest: a 30 A central band, as narrow-band line indices use (Lick H-beta: 29 A)
+
+
+def _inner_ew(name: str, ctx: Context, kind: str | None) -> Value | None:
+    """The EW over the central +-INNER_HALF of a line whose window is wider (Balmer lines with
+    pressure-broadened wings): with the full-window EW it brackets what an agent can quote."""
+    windows = lexicon.line_windows().get(name)
+    if windows is None or ctx.z is None:
+        return None
+    core = windows["core"]
+    if core[1] - core[0] <= 2 * INNER_HALF + 5:
+        return None
+    centre = lexicon.rest_wave(name)
+    params = scaled({"core": (centre - INNER_HALF, centre + INNER_HALF), "blue": windows["blue"],
+                     "red": windows["red"]}, 1 + ctx.z)
+    ew = ctx.measurer.run("equivalent_width", **params)
+    if ew.value is None or not ew.sigma:
+        return None
+    sign = 1.0 if (kind or ("emission" if ew.value < 0 else "absorption")) == "absorption" else -1.0
+    return Value(sign * ew.value, ew.sigma, ew.window)
 
 
 def _check_snr(claim: Claim, ctx: Context) -> ClaimResult:

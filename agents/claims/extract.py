@@ -25,14 +25,31 @@ from agents.claims.lexicon import Mention, find_mentions, measure_name_pattern
 from agents.claims.types import COMPARISON, FEATURE, MEASURE, QUANTITY, Claim
 
 NUM = r"[-+−]?\d+(?:\.\d+)?"
-APPROX = r"~|≈|≃|∼|about|approximately|approx\.?|roughly|around|nearly|close to|of order|some"
+APPROX = r"~|≈|≃|∼|about|approximately|approx\.?|roughly|around|nearly|close to|of order|some|an estimated"
 LT = r"<|≤|less than|below|under|at most|no more than|smaller than"
 GT = r">|≥|more than|above|over|at least|exceeds?|exceeding|greater than|larger than"
 UNIT = r"Å|Angstroms?|angstroms?|Ang\b|A\b|nm|mÅ|km\s*/\s*s|km\s*s\^?-1|km\s*s⁻¹|per\s*cent|%"
 VALUE = re.compile(
-    rf"\s*(?:(?:is|are|of|=|:|at|equals?|measures?|reaches|reaching|with|only|just|a|an|value|its|the)\b\s*|[=:]\s*)*"
-    rf"(?P<mod>{APPROX}|{LT}|{GT})?\s*(?P<num>{NUM})"
-    rf"(?:\s*(?:-|–|to)\s*(?P<num2>{NUM}))?(?:\s*(?:±|\+/-)\s*{NUM})?\s*(?P<unit>{UNIT})?", re.IGNORECASE)
+    rf"\s*(?:(?:is|are|of|=|:|at|equals?|measures?|measured|reaches|reaching|with|only|just|a|an|value|its|the|"
+    rf"lies|lie|falls?|sits?|comes|amounts\s+to|in\s+the\s+range(?:\s+of)?|range|within|"
+    rf"I\s+(?:get|find|measure|obtain))\b\s*|[=:]\s*)*"
+    rf"(?P<between>between\s+|from\s+)?(?P<mod>{APPROX}|near|{LT}|{GT})?\s*(?P<num>{NUM})"
+    rf"(?:\s*(?:Å|A\b|Angstroms?)?\s*(?:-|–|to|(?(between)and))\s*(?P<num2>{NUM}))?"
+    rf"(?:\s*(?:±|\+/-)\s*{NUM})?\s*(?P<unit>{UNIT})?", re.IGNORECASE)
+# the same number written before the quantity: "a 20 Å equivalent width", "exceeds 8 Å in equivalent width"
+VALUE_BEFORE = re.compile(
+    rf"(?P<mod>{APPROX}|{LT}|{GT})?\s*(?P<num>{NUM})(?:\s*(?:-|–|to)\s*(?P<num2>{NUM}))?\s*(?P<unit>{UNIT})"
+    rf"\s*(?:(?:is|was|as|in|of|for|the|an?|its|total)\s+)*$", re.IGNORECASE)
+# "EW(H-alpha)", "W_λ(Hβ)": the line written in parentheses right after the quantity
+PAREN = re.compile(r"\s*\(\s*([^()]{1,40}?)\s*\)")
+# "... of H-alpha", "... for the [O III] 5007 line": a line named between the quantity and its value
+OF_LINE = re.compile(r"\s+(?:of|for|in|on)\s+(?:the\s+)?(?:(?:broad|narrow|strong|weak|prominent)\s+)?",
+                     re.IGNORECASE)
+AND_LINE = re.compile(r"\s*(?:and|&|,)\s+(?:the\s+|of\s+)?", re.IGNORECASE)
+LINE_TAIL = re.compile(r"(?:\s+(?:line|feature|emission|absorption|doublet|triplet|profile|component))*"
+                       r"(?:\s*['’]s)?", re.IGNORECASE)
+PAIR_VALUES = re.compile(rf"\s*(?:and|,|&)\s*(?:(?P<mod>{APPROX})\s*)?(?P<num>{NUM})\s*(?P<unit>{UNIT})?",
+                         re.IGNORECASE)
 KEYWORDS = [
     ("ew", re.compile(r"equivalent[\s-]widths?|\bEWs?\b|W_?λ", re.IGNORECASE)),
     ("fwhm", re.compile(r"\bFWHM\b|full[\s-]width at half[\s-](?:maximum|depth|max)|\bwidths?\b", re.IGNORECASE)),
@@ -64,11 +81,16 @@ PLAN = re.compile(r"\b(?:I will|I'll|let me|let's|next I|I need|need to|zoom(?:i
 CRITERION = re.compile(r"\(needs\s*[<>=]|zoom I measure:|not measurable")
 NEG = re.compile(r"\b(?:no|not|none|absent|absence|lacks?|lacking|without|missing|neither|nor|undetected|"
                  r"non-detection|free of)\b|n't\b", re.IGNORECASE)
+# idioms whose negation word negates nothing about a line ("without any doubt", "not only")
+NOT_NEG = re.compile(r"\b(?:without\s+(?:any\s+)?doubt|no\s+doubt|not\s+only|nothing\s+but|not\s+least)\b",
+                     re.IGNORECASE)
 EMISSION = re.compile(r"\bemission|\bemitting|\bin emission|\bemission[\s-]line|\bpeaks?\b|\bspikes?\b", re.IGNORECASE)
 ABSORPTION = re.compile(r"\babsorption|\babsorbing|\btroughs?\b|\bdips?\b|\bdepressions?\b|\bdeep\b", re.IGNORECASE)
 PRESENT = re.compile(r"\b(?:present|detected|visible|seen|shows?|showing|strong|prominent|clear|clearly|obvious|"
                      r"evident|dominat\w*|deep|broad|narrow|weak|faint|distinct|conspicuous|pronounced|bands?)\b",
                      re.IGNORECASE)
+STRONG = re.compile(r"\b(?:strong|prominent|obvious|conspicuous|pronounced|dominat\w*|deep|intense)\b", re.IGNORECASE)
+BROAD = re.compile(r"\bbroad\b", re.IGNORECASE)
 FRAME_REST = re.compile(r"rest[\s-]?frame|\(rest\)|rest wavelength|\brest\b", re.IGNORECASE)
 FRAME_OBS = re.compile(r"observed|\bobs\b|observer", re.IGNORECASE)
 # Rejected hypotheses are not assertions: a pipeline's report lists the redshifts and lines it ruled
@@ -153,12 +175,14 @@ def _frame(sentence: str, near: int | None = None) -> str | None:
     return None if near is None else _frame(sentence)
 
 
-def _value(m: re.Match) -> tuple[float, str, bool, int]:
+def _value(m: re.Match) -> tuple[float, str, bool, int, float]:
+    """(value, relation, hedged, decimals, spread): a range "3-5 Å" is its middle, spread 1."""
     value = _number(m.group("num"))
     hedged = False
-    if m.group("num2"):
-        value = 0.5 * (value + _number(m.group("num2")))
-        hedged = True
+    spread = 0.0
+    if "num2" in m.re.groupindex and m.group("num2"):
+        second = _number(m.group("num2"))
+        value, spread = 0.5 * (value + second), 0.5 * abs(second - value)
     mod = (m.group("mod") or "").lower()
     relation = "="
     if mod and re.fullmatch(LT, mod, re.IGNORECASE):
@@ -167,7 +191,7 @@ def _value(m: re.Match) -> tuple[float, str, bool, int]:
         relation = ">"
     elif mod:
         hedged = True
-    return value, relation, hedged, _decimals(m.group("num"))
+    return value, relation, hedged, _decimals(m.group("num")), spread
 
 
 def _nearest(mentions: list[Mention], pos: int, lo: int, hi: int) -> Mention | None:
@@ -280,6 +304,24 @@ def _redshifts(b: _Builder, lo: int, hi: int) -> None:
                          hedged=bool(m.group("mod")), decimals=_decimals(m.group("num"))))
 
 
+def _named_after(b: _Builder, mentions: list[Mention], pos: int, hi: int):
+    """A line named right after a quantity word: "EW(H-alpha)", "the width of the [O III] line",
+    "the equivalent widths of H-alpha and H-beta". Returns (mentions named, position after them)."""
+    pm = PAREN.match(b.text, pos, hi)
+    if pm:
+        inside = [m for m in mentions if pm.start(1) <= m.start and m.end <= pm.end(1)]
+        return (inside[:1], pm.end()) if inside else ([], pos)
+    nxt = next((m for m in mentions if pos < m.start <= pos + 24 and m.end <= hi), None)
+    if nxt is None or not OF_LINE.fullmatch(b.text, pos, nxt.start):
+        return [], pos
+    named, end = [nxt], LINE_TAIL.match(b.text, nxt.end, hi).end()
+    more = next((m for m in mentions if end < m.start <= end + 12 and m.end <= hi), None)
+    if more is not None and AND_LINE.fullmatch(b.text, end, more.start):
+        named.append(more)
+        end = LINE_TAIL.match(b.text, more.end, hi).end()
+    return named, end
+
+
 def _quantities(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
     for qty, pattern in KEYWORDS:
         for k in pattern.finditer(b.text, lo, hi):
@@ -287,12 +329,20 @@ def _quantities(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
                 continue
             start = k.end()
             whole = None
+            named: list[Mention] = []
             if qty == "snr":  # "S/N near 5500 Å is 20": the place is not the value
                 place = SNR_PLACE.match(b.text, start, hi)
                 start = place.end() if place else start
                 whole = WHOLE_SNR.search(b.text, lo, k.start())  # "median S/N 3.8": the whole spectrum's
+            elif qty in ("ew", "fwhm", "depth"):
+                named, start = _named_after(b, mentions, start, hi)
             v = VALUE.match(b.text, start, min(hi, start + 60))
-            if v is None:  # "an EW of 3 Å" has the keyword first; "3 Å EW" is rare in agent text
+            if qty in ("ew", "fwhm") and (v is None or v.group("unit") is None):
+                # "a 20 Å equivalent width", "exceeds 8 Å in equivalent width": the number comes first
+                before = VALUE_BEFORE.search(b.text, max(lo, k.start() - 40), k.start())
+                if before and b.free(before.start(), k.end()):
+                    v = before
+            if v is None:
                 continue
             unit = v.group("unit")
             if (qty in ("ew", "fwhm") and unit is None) or (qty == "velocity" and unit is None):
@@ -301,8 +351,20 @@ def _quantities(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
                 continue
             if qty == "ratio" and unit is not None and not unit.strip().startswith("%"):
                 continue
-            value, relation, hedged, dec = _value(v)
-            line = _nearest(mentions, k.start(), lo, hi)
+            sent = b.text[lo:hi]
+            if len(named) == 2 and qty != "ratio":  # "the EWs of A and B are 20 and 5 Å": one value each
+                second = PAIR_VALUES.match(b.text, v.end(), hi)
+                if second is not None:
+                    first_hedged = _value(v)[2]
+                    for m, val, u_ in ((named[0], v, unit), (named[1], second, second.group("unit") or unit)):
+                        value, relation, hedged, dec, spread = _value(val)
+                        hedged = hedged or first_hedged  # "about 3 Å and 5 Å": both are eyeballed
+                        b.add(b.span(QUANTITY, min(m.start, k.start()), val.end(), quantity=qty, lines=list(m.names), value=value,
+                                     relation=relation, unit=u_.strip() if u_ else None, hedged=hedged,
+                                     decimals=dec, spread=spread, line_kind=_kind(sent), frame=_frame(sent)))
+                    continue
+            value, relation, hedged, dec, spread = _value(v)
+            line = named[0] if named else _nearest(mentions, k.start(), lo, hi)
             lines = list(line.names) if line else []
             if qty == "ratio":
                 pair = [m for m in mentions if lo <= m.start and m.end <= hi and m.what != "band"][:2]
@@ -310,14 +372,16 @@ def _quantities(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
                          else (list(pair[0].names)[:2] if pair else []))
                 if len(lines) != 2:
                     continue
-            a = min([k.start()] + ([line.start] if line and qty != "ratio" else [])
+            v_start = v.start() + len(v.group()) - len(v.group().lstrip())
+            a = min([k.start(), v_start] + ([line.start] if line and qty != "ratio" else [])
                     + [m.start for m in mentions if qty == "ratio" and lo <= m.start < k.start()])
             a = max(min(a, whole.start()) if whole else a, lo)
-            if not b.free(a, v.end()):
-                a = whole.start() if whole and b.free(whole.start(), v.end()) else k.start()
-            sent = b.text[lo:hi]
-            b.add(b.span(QUANTITY, a, v.end(), quantity=qty, lines=lines, value=value, relation=relation,
-                         unit=unit.strip() if unit else None, hedged=hedged, decimals=dec,
+            end = max(v.end(), k.end())
+            if not b.free(a, end):
+                a = whole.start() if whole and b.free(whole.start(), end) else min(k.start(), v_start)
+            b.add(b.span(QUANTITY, a, end, quantity=qty, lines=lines, value=value, relation=relation,
+                         unit=unit.strip() if unit else None, hedged=hedged, decimals=dec, spread=spread,
+                         strength="broad" if BROAD.search(sent) else None,
                          line_kind=_kind(sent), frame=_frame(sent)))
 
 
@@ -356,6 +420,7 @@ def _features(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
     for a, c in _subclauses(b.text, lo, hi):
         sub = b.text[a:c]
         here = [m for m in mentions if a <= m.start and m.end <= c and b.free(m.start, m.end)]
+        sub = NOT_NEG.sub(lambda m: " " * len(m.group()), sub)  # same offsets, idioms blanked
         neg = bool(NEG.search(sub))
         kind = _kind(sub)
         pos = POSITION.search(sub)
@@ -377,5 +442,6 @@ def _features(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
                 start = a + ng.start()
             wave = _wave_value(pos.group("num"), pos.group("unit")) if pos and len(here) == 1 else None
             b.add(b.span(FEATURE, start, end, lines=list(m.names), polarity=-1 if neg else 1,
+                         strength="strong" if STRONG.search(sub) else None,
                          line_kind="band" if m.what == "band" else kind, wavelength=wave,
                          frame=_frame(sentence, (pos.start() + a - lo) if pos else None) if wave else _frame(sentence)))

@@ -31,6 +31,8 @@ class Claim:
     wavelength: float | None = None  # a position the text gives, in Angstrom, in `frame`
     hedged: bool = False  # "about", "~", "roughly": an eyeballed number
     decimals: int = 0  # digits after the point in the quoted number (its rounding)
+    spread: float = 0.0  # half the width of a quoted range ("3-5 Å": value 4, spread 1)
+    strength: str | None = None  # "strong" (strong, prominent, obvious, deep ...) / "broad", as the text says
     source: str = "pattern"  # pattern / llm
 
     def to_dict(self) -> dict[str, Any]:

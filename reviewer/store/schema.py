@@ -380,8 +380,35 @@ CREATE TABLE object_match (
 );
 """)
 
+# Each trajectory's triage signals as last computed (reviewer.triage decides what they are), so that
+# the Stats tab and `specreview triage` read a table instead of recomputing 100k trajectories' signals
+# in Python. `inputs_hash` is a hash of the stored inputs they came from (the trajectory's row and its
+# contradicted-claim count): a row whose inputs changed, or a trajectory without a row, marks its
+# spectrum's rows stale (its siblings' disagreement depends on it) and they are recomputed on the next
+# read. Rows are not written here: an upgraded database fills the table on its first read (the whole
+# store once), then only what changed. `n_reviewers` / `seen` are not kept: they follow the labels
+# and are counted in SQL on each read.
+V8_TRIAGE_SIGNALS = Migration("triage signals per trajectory, kept beside their inputs' hash", """
+CREATE TABLE triage_signals (
+    trajectory_id VARCHAR PRIMARY KEY,
+    inputs_hash UBIGINT NOT NULL,
+    spectrum_id VARCHAR,
+    task VARCHAR NOT NULL,
+    agent VARCHAR NOT NULL,           -- agent_name/backend/model
+    answer VARCHAR,
+    n_contradicted INTEGER NOT NULL,
+    margin DOUBLE,
+    credibility VARCHAR,
+    unjudgeable BOOLEAN NOT NULL,
+    contradicted DOUBLE NOT NULL,
+    disagreement DOUBLE NOT NULL,
+    low_credibility DOUBLE NOT NULL,
+    closeness DOUBLE NOT NULL
+);
+""")
+
 MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE, V4_CLAIM_RESULTS, V5_TRIAGE, V6_CLAIM_FLAGS,
-                               V7_SAME_OBJECT]
+                               V7_SAME_OBJECT, V8_TRIAGE_SIGNALS]
 LATEST_VERSION = len(MIGRATIONS)
 
 

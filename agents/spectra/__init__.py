@@ -27,7 +27,8 @@ over good pixels; 0.0 when none), source_path, format, wavelength_medium ("vacuu
 comment metadata of a table), n_pixels, n_good_pixels, flux_unit. Often present: labels_source
 (where the pipeline labels came from; None when there are none), pipeline_z_err,
 pipeline_zwarn, objtype (target type from the input catalogue / fibermap, not a classification),
-data_release, specobjid, fibermap (DESI row as str dict), fiberstatus, arms, ivar_estimated,
+data_release, specobjid, fibermap (DESI row as str dict), fiberstatus, arms, arm_pixels (DESI and
+LAMOST MRS: each arm's run of pixels, blue to red; arm_ids(spec) gives one id per pixel), ivar_estimated,
 fiber_flags (SDSS: fibre-level SPPIXMASK bits set, {name: {"fraction", "wavelength": [min, max]}}).
 
 meta['survey'] values (a manifest survey string starts with the value): "LAMOST-LRS DR<n>"
@@ -76,6 +77,7 @@ escapes read_spectrum or list_targets.
 Also: blank_pipeline_labels(spec) (the copy agents see), write_csv / write_fits (exports that
 read back through read_spectrum), merge_arms (the DESI arm merge, pure numpy).
 """
+from .arms import arm_ids
 from .desi import merge_arms
 from .errors import SpectrumReadError
 from .export import write_csv, write_fits
@@ -87,6 +89,7 @@ _register_loaders()
 
 __all__ = [
     "SpectrumReadError",
+    "arm_ids",
     "blank_pipeline_labels",
     "file_format",
     "list_targets",

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .arms import arm_runs
 from .core import ascending, build_spectrum, clean_float, clean_label, clean_z, header_text, parse_flux_unit
 from .errors import SpectrumReadError
 from .fitsraw import RawFits
@@ -211,11 +212,12 @@ def _arm_data(fits: RawFits, path: str, arm: str, rows: list[int]):
 def read_desi(fits: RawFits, path: str, target=None):
     arms_present = [a for a in ARMS if f"{a}_FLUX" in fits]
     rows, target_id = _rows_for(fits, path, target)
-    pieces, units = [], []
+    pieces, units, spans = [], [], []
     for arm in arms_present:
         exposures, unit = _arm_data(fits, path, arm, rows)
         pieces += exposures
         units.append(unit)
+        spans.append((arm, float(exposures[0][0][0]), float(exposures[0][0][-1])))
     wave, flux, ivar, bad = merge_arms(pieces)
     fm = _fibermap(fits)
     fmt = DESI_SPECTRA if fm is not None and fm.has("FIBERSTATUS") and not fm.has(
@@ -232,6 +234,7 @@ def read_desi(fits: RawFits, path: str, target=None):
         "wavelength_medium": "vacuum",
         "header": header_text(fits[0].header),
         "arms": arms_present,
+        "arm_pixels": arm_runs(wave, spans),  # which arm each merged pixel came from (arms.arm_ids)
         "n_arm_pixels": int(sum(p[0].size for p in pieces)) if len(rows) == 1 else None,
         "n_exposures": len(rows) if fmt == DESI_SPECTRA else None,
         "flux_unit_source": "header" if unit_text else "DESI data model (no BUNIT in file)",

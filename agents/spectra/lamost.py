@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from .arms import arm_runs
 from .core import ascending, build_spectrum, clean_float, clean_id, clean_label, clean_z, header_text
 from .errors import SpectrumReadError
 from .fitsraw import RawFits
@@ -150,8 +151,10 @@ def read_mrs(fits: RawFits, path: str, target=None):
     wave, flux, ivar, bad = (np.concatenate([arms[k][i] for k in order]) for i in range(4))
     meta = _common_meta(header, path, "MRS", LAMOST_MRS)
     # MRS coadds carry no CLASS/SUBCLASS/Z: the only type is the input catalogue's OBJTYPE.
+    # the arms do not overlap: each is its own run of the concatenated pixels (arms.arm_ids)
     meta.update({"pipeline_class": None, "pipeline_subclass": None, "pipeline_z": None,
-                 "labels_source": None, "arms": used})
+                 "labels_source": None, "arms": used,
+                 "arm_pixels": arm_runs(wave, [(used[k][-1], arms[k][0][0], arms[k][0][-1]) for k in order])})
     return build_spectrum(path, wave, flux, ivar, meta, bad=bad)
 
 

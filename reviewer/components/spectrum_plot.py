@@ -9,7 +9,13 @@ are the view's own attributes.
 
 The plot binds to the review state: the item's spectrum and its object class (which lines are
 labelled), the step's zoom window (shaded), the frame (rest frame divides the wavelength axis; flux
-stays with its pixels) and z. Zoom, y scale, smoothing and line settings are this view's own.
+stays with its pixels) and z, and the arms the reviewer hid. Zoom, y scale, smoothing and line settings
+are this view's own.
+
+A spectrum merged from several arms (DESI b/r/z, LAMOST MRS blue/red; agents.spectra.arm_ids) is
+drawn once more, arm by arm in prospect's colours, in one multi-line of its own source ('spectrum-
+arms'); the merged flux line stays (hover, exports, the y range) but is drawn transparent under it.
+A hidden arm's pixels are NaN in the flux and noise columns and absent from the arms source.
 """
 from __future__ import annotations
 
@@ -35,9 +41,10 @@ from bokeh.models import (
 from bokeh.plotting import figure
 from panel.viewable import Viewer
 
+from agents.spectra import arm_ids
 from agents.tools.lines import LINE_KINDS, label_candidates, lines_in_window, stagger_labels
 from agents.tools.model_overlay import template_model
-from agents.tools.smoothing import SMOOTHING_MODES, smooth_flux
+from agents.tools.smoothing import SMOOTHING_MODES, sigma_in_pixels, smooth_flux
 from reviewer.overlays import normalised_overlay
 
 LINE_COLOURS = {"emission": "#1f9d55", "absorption": "#c0392b", "sky": "#7f8c8d"}
@@ -46,9 +53,14 @@ PLOT_WIDTH_PX = 640  # drawn width assumed until the browser reports the figure'
 LABEL_FONT = "8pt"
 LABEL_CHAR_PX = 6.6  # average width of a character of the 8 pt sans-serif labels (Chromium, DejaVu/Helvetica)
 Y_MODES = ("auto", "fixed", "log")
+# prospect's camera colours (desihub/prospect plotframes: b '#1f77b4', r '#d62728', z 'maroon');
+# LAMOST MRS's blue and red arms take b's and r's
+ARM_COLOURS = {"B": "#1f77b4", "R": "#d62728", "Z": "maroon"}
+SMOOTH_UNITS = ("pixels", "Å")
 MEMBERS = ("flux", "noise", "model", "masked", *LINE_KINDS, "labels")
 # which members depend on which parameters (everything depends on the spectrum)
-DATA_PARAMS = {"spectrum", "smoothing", "sigma_px", "rest_frame", "z", "model_of"}
+DATA_PARAMS = {"spectrum", "smoothing", "sigma_px", "smooth_unit", "sigma_aa", "hidden_arms", "rest_frame", "z",
+               "model_of"}
 VIEW_PARAMS = {"x_range", "line_kinds", "major_only", "shaded_ranges", "show_legend", "y_mode", "y_fixed",
                "object_class", "width_px"}
 
@@ -110,6 +122,11 @@ class SpectrumPlot(Viewer):
     y_fixed = param.Tuple(default=None, length=2, allow_None=True, doc="the fixed y range")
     smoothing = param.Selector(default="none", objects=list(SMOOTHING_MODES))
     sigma_px = param.Number(default=2.0, bounds=(0.5, 26.0), step=0.5, doc="Gaussian sigma in pixels")
+    smooth_unit = param.Selector(default="pixels", objects=list(SMOOTH_UNITS),
+                                 doc="the smoothing width in pixels (sigma_px) or in Å (sigma_aa, converted to pixels "
+                                     "by the local dispersion)")
+    sigma_aa = param.Number(default=2.0, bounds=(0.2, 20.0), step=0.2, doc="Gaussian sigma in Å")
+    hidden_arms = param.List(default=[], doc="arms not drawn (names from agents.spectra.arm_ids)")
     line_kinds = param.ListSelector(default=["emission", "absorption"], objects=list(LINE_KINDS))
     major_only = param.Boolean(default=False)
     object_class = param.String(default="", doc="STAR / GALAXY / QSO: which lines are labelled ('': all)")
@@ -136,6 +153,8 @@ class SpectrumPlot(Viewer):
             self.state.param.watch(self._follow_step, ["step_index", "item", "focus_window"])
             self.state.param.watch(self._follow_frame, ["rest_frame", "z"])
             self.state.param.watch(self._follow_candidate, "candidate")
+            self.state.param.watch(self._follow_arms, "hidden_arms")
+            self._follow_arms()
             self.state.param.watch(self._draw_overlays, "overlays")
             self.param.watch(self._draw_overlays, ["spectrum", "rest_frame", "z"])
             self._follow_item()
@@ -155,6 +174,11 @@ class SpectrumPlot(Viewer):
         # without a GPU (VMs, headless browsers) WebGL runs in software (~450 ms per update).
         src = self.sources
         flux = fig.line("wave", "flux", source=src["flux"], color="#1f4e9c", line_width=1.0)
+        self.flux_renderer = flux
+        # one line per arm, each in its arm's colour, over the merged (then transparent) flux line
+        self.arm_source = ColumnDataSource(data=self._no_arms())
+        fig.multi_line("xs", "ys", line_color="color", source=self.arm_source, line_width=1.0,
+                       name="spectrum-arms")
         noise = fig.line("wave", "noise", source=src["noise"], color="#f39c12", line_width=0.8, alpha=0.8)
         model = fig.line("wave", "model", source=src["model"], color="#8e44ad", line_width=1.2, alpha=0.85)
         masked = fig.scatter("wave", "flux", source=src["masked"], color="#e74c3c", marker="x", size=5)
@@ -183,6 +207,10 @@ class SpectrumPlot(Viewer):
         fig.on_event(Tap, self._on_tap)
         fig.on_change("inner_width", self._on_width)
         return fig
+
+    @staticmethod
+    def _no_arms() -> dict:
+        return {"xs": [], "ys": [], "color": [], "arm": []}
 
     @staticmethod
     def _empty(name: str) -> dict:
@@ -218,6 +246,11 @@ class SpectrumPlot(Viewer):
         # the same piece of spectrum stays in view when the axis changes frame
         x_range = None if self.x_range is None else (self.x_range[0] * old / new, self.x_range[1] * old / new)
         self.param.update(z=z, rest_frame=rest, x_range=x_range, history=[])
+
+    def _follow_arms(self, *_):
+        hidden = list(self.state.hidden_arms)
+        if hidden != self.hidden_arms:
+            self.hidden_arms = hidden
 
     def _follow_candidate(self, *_):
         chosen = self.state.candidate
@@ -327,15 +360,47 @@ class SpectrumPlot(Viewer):
                 good = ivar > 0
                 noise[good] = 1.0 / np.sqrt(ivar[good])
             self._arrays = {"wave": wave, "flux": flux, "ivar": ivar, "mask": mask, "noise": noise,
-                            "unit": spec.flux.unit.to_string()}
+                            "unit": spec.flux.unit.to_string(), "arms": arm_ids(spec)}
         return self._arrays
 
+    def arms(self) -> tuple[str, ...]:
+        """The arms of the spectrum on screen, blue to red (() for a single-arm spectrum)."""
+        a = self._get_arrays()
+        return a["arms"][0] if a is not None and a["arms"] is not None else ()
+
+    def _hidden_pixels(self, a) -> np.ndarray | None:
+        if a["arms"] is None or not self.hidden_arms:
+            return None
+        names, ids = a["arms"]
+        return np.isin(ids, [k for k, name in enumerate(names) if name in self.hidden_arms])
+
     def drawn_flux(self) -> np.ndarray | None:
-        """The flux as drawn: smoothed per the current settings, NaN at bad pixels."""
+        """The flux as drawn: smoothed per the current settings (a width in Å is a width in pixels at
+        each pixel's own dispersion), NaN at bad pixels and at the pixels of hidden arms."""
         a = self._get_arrays()
         if a is None:
             return None
-        return smooth_flux(a["flux"], a["ivar"], a["mask"], mode=self.smoothing, sigma_px=self.sigma_px)
+        sigma = self.sigma_px if self.smooth_unit == "pixels" else sigma_in_pixels(a["wave"], self.sigma_aa)
+        flux = smooth_flux(a["flux"], a["ivar"], a["mask"], mode=self.smoothing, sigma_px=sigma)
+        hidden = self._hidden_pixels(a)
+        if hidden is not None:
+            flux[hidden] = np.nan
+        return flux
+
+    def _arm_lines(self, wave32: np.ndarray, flux: np.ndarray, a) -> dict:
+        """The arms source: one line per shown arm, its own pixels only."""
+        data = self._no_arms()
+        if a["arms"] is None:
+            return data
+        names, ids = a["arms"]
+        for k, name in enumerate(names):
+            if name not in self.hidden_arms:
+                own = ids == k
+                data["xs"].append(wave32[own])
+                data["ys"].append(flux[own].astype(np.float32))
+                data["color"].append(ARM_COLOURS.get(name, "#555555"))
+                data["arm"].append(name)
+        return data
 
     def _model(self) -> np.ndarray | None:
         """The chosen candidate's template model on the data's pixels (made once per spectrum and
@@ -373,7 +438,10 @@ class SpectrumPlot(Viewer):
         if "data" in parts:  # float32 halves what goes to the browser; 7 digits are plenty on screen
             wave32 = wave.astype(np.float32)
             out["flux"] = {"wave": wave32, "flux": flux.astype(np.float32)}
-            out["noise"] = {"wave": wave32, "noise": a["noise"].astype(np.float32)}
+            hidden = self._hidden_pixels(a)
+            noise = a["noise"] if hidden is None else np.where(hidden, np.nan, a["noise"])
+            out["noise"] = {"wave": wave32, "noise": noise.astype(np.float32)}
+            out["arms"] = self._arm_lines(wave32, flux, a)
             model = self._model()
             out["model"] = ({"wave": wave32, "model": model.astype(np.float32)} if model is not None
                             else self._empty("model"))
@@ -430,6 +498,8 @@ class SpectrumPlot(Viewer):
                 # an equal column set is not sent: each one sent is decoded and redrawn in the browser
                 if name in f and not _same_columns(self.sources[name].data, f[name]):
                     self.sources[name].data = dict(f[name])
+            if "arms" in f:
+                self._set_arms(f["arms"])
             self._set(self.x_axis_range, start=f["xlim"][0], end=f["xlim"][1])
             self._set(self.y_axis_range, start=f["ylim"][0], end=f["ylim"][1])
             self._place_box(f["shaded"])
@@ -438,6 +508,16 @@ class SpectrumPlot(Viewer):
             self._set(self.legend, visible=self.show_legend)
             if "y_mode" in changed:
                 self._set_y_scale(self.y_mode == "log")
+
+    def _set_arms(self, data: dict) -> None:
+        old = self.arm_source.data
+        same = list(old["arm"]) == data["arm"] and all(
+            np.array_equal(np.asarray(x), y, equal_nan=True) for x, y in zip(old["ys"], data["ys"], strict=True)) and all(
+            np.array_equal(np.asarray(x), y) for x, y in zip(old["xs"], data["xs"], strict=True))
+        if not same:
+            self.arm_source.data = data
+        # the merged line stays for hover and exports, transparent while the arms draw the data
+        self._set(self.flux_renderer.glyph, line_alpha=0.0 if data["arm"] else 1.0)
 
     @staticmethod
     def _set(model, **props) -> None:

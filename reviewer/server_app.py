@@ -107,7 +107,10 @@ def component_module_allowed(name: str) -> bool:
 def guard_component_route() -> None:
     """Make Panel's component resource route refuse modules `component_module_allowed` does not allow
     (404, the answer for a module that does not exist). Once per process."""
-    original = ComponentResourceHandler.parse_url_path
+    original = getattr(ComponentResourceHandler, "parse_url_path", None)
+    if original is None:  # Panel changed the route's internals: refuse to serve rather than serve it open
+        raise RuntimeError("panel.io.server.ComponentResourceHandler has no parse_url_path: the component route "
+                           "cannot be restricted with this Panel version (pyproject.toml pins the tested range)")
     if getattr(original, "guarded", False):
         return
 

@@ -1,4 +1,6 @@
-"""View controls: typed range, presets, zoom history, line overlays, frame and z, smoothing, exports.
+"""View controls: typed range, presets, zoom history, line overlays, frame and z, arms, smoothing, exports.
+
+Every button here has a title (its tooltip: Panel's `description`) saying what it does.
 
 Zoom and overlays drive the plot (this view's own settings); the frame and z are the review state's,
 so the plot, the presets and the line markers always agree on them. Presets are rest-frame windows:
@@ -16,7 +18,7 @@ from panel.viewable import Viewer
 import kb
 from agents.spectra import write_csv, write_fits
 from reviewer.components.safe_text import plain_alert
-from reviewer.components.spectrum_plot import SpectrumPlot
+from reviewer.components.spectrum_plot import ARM_COLOUR_NAMES, SpectrumPlot
 
 SAVE_CANVAS_JS = """
 const view = Bokeh.index.find_one(figure) ?? figure.document?.views_manager?.find_one(figure);
@@ -32,6 +34,13 @@ view.export("png").to_blob().then((blob) => {
 """
 
 
+def preset_title(preset: dict) -> str:
+    if preset["range"] is None:
+        return f"{preset['label']}: the whole spectrum"
+    lo, hi = preset["range"]
+    return f"Zoom to {preset['label']}: {lo:.0f}-{hi:.0f} Å in the rest frame, (1+z) x that as observed"
+
+
 class Controls(Viewer):
     """Drives a SpectrumPlot; the frame and z are the review state's."""
 
@@ -44,34 +53,65 @@ class Controls(Viewer):
         plot = self.plot
         self._min = pn.widgets.FloatInput(label="λ min (Å)", value=None, width=110, css_classes=["sr-wave-min"])
         self._max = pn.widgets.FloatInput(label="λ max (Å)", value=None, width=110, css_classes=["sr-wave-max"])
-        self._apply = pn.widgets.Button(label="Apply", button_type="primary", css_classes=["sr-apply"])
+        self._apply = pn.widgets.Button(label="Apply", button_type="primary", css_classes=["sr-apply"],
+                                        description="Zoom to the typed wavelength range")
         self._apply.on_click(lambda _: self.apply_range())
         self._presets = []
         for preset in kb.presets():
             btn = pn.widgets.Button(label=preset["label"], button_type="light", width=120,
-                                    css_classes=[f"sr-preset-{preset['id']}"])
+                                    css_classes=[f"sr-preset-{preset['id']}"], description=preset_title(preset))
             btn.on_click(lambda _, p=preset: self.apply_preset(p))
             self._presets.append(btn)
-        self._reset = pn.widgets.Button(label="Reset", css_classes=["sr-reset"])
+        self._reset = pn.widgets.Button(label="Reset", css_classes=["sr-reset"],
+                                        description="Show the whole spectrum (the zoom is kept for 'Previous zoom')")
         self._reset.on_click(lambda _: plot.reset_zoom())
-        self._previous = pn.widgets.Button(label="Previous zoom", css_classes=["sr-previous"])
+        self._previous = pn.widgets.Button(label="Previous zoom", css_classes=["sr-previous"],
+                                           description="Go back to the zoom before this one")
         self._previous.on_click(lambda _: plot.previous_zoom())
         self._kinds = pn.widgets.CheckButtonGroup.from_param(plot.param.line_kinds, label="Lines",
-                                                             button_type="light", css_classes=["sr-lines"])
+                                                             button_type="light", css_classes=["sr-lines"],
+                                                             description="Which line markers to draw: emission, "
+                                                                         "absorption, sky")
         self._major = pn.widgets.Checkbox.from_param(plot.param.major_only, label="Major lines only")
-        self._frame = pn.widgets.Toggle.from_param(self.state.param.rest_frame, name="Rest frame",
-                                                   button_type="light", css_classes=["sr-frame"])
+        # a button, not a Toggle: Panel's Toggle takes no title (description); pressed = primary
+        self._frame = pn.widgets.Button(label="Rest frame", button_type="light", css_classes=["sr-frame"],
+                                        description="Switch the wavelength axis between the rest frame (observed / "
+                                                    "(1+z)) and the observed frame")
+        self._frame.on_click(lambda _: setattr(self.state, "rest_frame", not self.state.rest_frame))
+        self.state.param.watch(self._frame_shown, "rest_frame")
+        self._frame_shown()
         self._z = pn.widgets.FloatInput.from_param(self.state.param.z, name="z (lines, rest frame)", step=0.001,
                                                    format="0.00000", css_classes=["sr-z"])
         self._legend = pn.widgets.Checkbox.from_param(plot.param.show_legend, name="Legend")
-        self._smooth = pn.widgets.RadioButtonGroup.from_param(plot.param.smoothing, label="Smoothing",
-                                                              button_type="light", css_classes=["sr-smoothing"])
-        self._sigma = pn.widgets.FloatSlider.from_param(plot.param.sigma_px, label="σ (pixels)")
+        self._smooth = pn.widgets.RadioButtonGroup.from_param(
+            plot.param.smoothing, label="Smoothing", button_type="light", css_classes=["sr-smoothing"],
+            description="none; gaussian: equal weights; ivar: each pixel weighted by its inverse variance")
+        # the width in pixels or in Å (prospect offers both): Å is converted to pixels at each pixel's
+        # own dispersion, so a log-linear grid (LAMOST) is smoothed by the same Å in the blue and the red
+        self._unit = pn.widgets.RadioButtonGroup.from_param(
+            plot.param.smooth_unit, name="Width in", button_type="light", css_classes=["sr-smooth-unit"],
+            description="The smoothing width in pixels, or in Å (converted by the local dispersion)")
+        self._sigma = pn.widgets.FloatSlider.from_param(plot.param.sigma_px, label="σ (pixels)",
+                                                        css_classes=["sr-sigma-px"])
+        self._sigma_aa = pn.widgets.FloatSlider.from_param(plot.param.sigma_aa, label="σ (Å)",
+                                                           css_classes=["sr-sigma-aa"])
+        # each arm of a multi-arm file (DESI b/r/z, LAMOST MRS blue/red) on or off: the review state's,
+        # so it holds from item to item; labels name the arm's colour on the plot
+        self._arms = pn.widgets.CheckButtonGroup(name="Arms", options={}, value=[], button_type="light",
+                                                 css_classes=["sr-arms"],
+                                                 description="Show or hide each spectrograph arm (coloured as on "
+                                                             "the plot)")
+        self._arms.param.watch(self._arms_chosen, "value")
+        plot.param.watch(self._arms_offered, ["spectrum", "hidden_arms"])
+        plot.param.watch(self._unit_shown, "smooth_unit")
+        self._arms_offered()
+        self._unit_shown()
         self._status = pn.pane.Str(plot.param.status, css_classes=["sr-status"])
         self._message = pn.pane.HTML(pn.bind(plain_alert, self.param.message, "warning"), visible=False)
         self.param.watch(lambda e: setattr(self._message, "visible", bool(e.new)), "message")
-        self._ymode = pn.widgets.RadioButtonGroup.from_param(plot.param.y_mode, name="Flux axis", button_type="light",
-                                                             css_classes=["sr-y-mode"])
+        self._ymode = pn.widgets.RadioButtonGroup.from_param(
+            plot.param.y_mode, name="Flux axis", button_type="light", css_classes=["sr-y-mode"],
+            description="auto: from the flux in view; fixed: the typed range; log: logarithmic")
         self._ymin = pn.widgets.FloatInput(label="flux min", value=None, width=110, css_classes=["sr-flux-min"])
         self._ymax = pn.widgets.FloatInput(label="flux max", value=None, width=110, css_classes=["sr-flux-max"])
         self._yapply = pn.widgets.Button(label="Fix flux range", css_classes=["sr-flux-apply"],
@@ -85,9 +125,11 @@ class Controls(Viewer):
         self._downloads = pn.Column(
             self._png,
             pn.widgets.FileDownload(callback=lambda: io.BytesIO(self.export_csv()), filename="spectrum.csv",
-                                    label="Spectrum as CSV", button_type="light", css_classes=["sr-export-csv"]),
+                                    label="Spectrum as CSV", button_type="light", css_classes=["sr-export-csv"],
+                                    description="Download the full arrays (wavelength, flux, ivar, mask) as CSV"),
             pn.widgets.FileDownload(callback=lambda: io.BytesIO(self.export_fits()), filename="spectrum.fits",
-                                    label="Spectrum as FITS", button_type="light", css_classes=["sr-export-fits"]),
+                                    label="Spectrum as FITS", button_type="light", css_classes=["sr-export-fits"],
+                                    description="Download the full arrays as a FITS table that reads back"),
         )
         self.state.param.watch(self._rename_downloads, "item")
         plot.param.watch(self._sync_inputs, ["x_range", "rest_frame", "z", "spectrum"])
@@ -113,6 +155,30 @@ class Controls(Viewer):
         self.plot.save_tool.filename = name  # the PNG of the view (Bokeh adds .png)
         for widget, ext in zip(self._downloads[1:], ("csv", "fits"), strict=True):
             widget.filename = f"{name}.{ext}"
+
+    # ---- arms and smoothing width ------------------------------------------------------------------
+    def _arms_offered(self, *_):
+        arms = self.plot.arms()
+        options = {f"{name} ({ARM_COLOUR_NAMES.get(name, 'grey')})": name for name in arms}
+        shown = [a for a in arms if a not in self.plot.hidden_arms]
+        self._arms.param.update(options=options, value=shown, visible=len(arms) > 1)
+
+    def _arms_chosen(self, event):
+        offered = list(self._arms.options.values())
+        # an arm hidden on another item (a z arm, then a LAMOST MRS file) stays hidden for the next
+        kept = [a for a in self.state.hidden_arms if a not in offered]
+        hidden = kept + [a for a in offered if a not in event.new]
+        if hidden != list(self.state.hidden_arms):
+            self.state.hidden_arms = hidden
+
+    def _frame_shown(self, *_):
+        rest = bool(self.state.rest_frame)
+        self._frame.param.update(button_type="primary" if rest else "light",
+                                 label="Rest frame: on" if rest else "Rest frame: off")
+
+    def _unit_shown(self, *_):
+        pixels = self.plot.smooth_unit == "pixels"
+        self._sigma.visible, self._sigma_aa.visible = pixels, not pixels
 
     def _sync_inputs(self, *_):
         rng = self.plot.x_range or self.plot.full_range()
@@ -160,7 +226,7 @@ class Controls(Viewer):
             "### Flux axis", self._ymode, pn.Row(self._ymin, self._ymax), self._yapply,
             "### Presets", pn.FlexBox(*self._presets),
             "### Lines", self._kinds, pn.Row(self._major, self._legend), pn.Row(self._frame, self._z),
-            "### Smoothing", self._smooth, self._sigma,
+            "### Arms and smoothing", self._arms, self._smooth, self._unit, self._sigma, self._sigma_aa,
             "### Export", self._downloads,
             self._status,
             sizing_mode="stretch_width",

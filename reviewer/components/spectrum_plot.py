@@ -56,6 +56,7 @@ Y_MODES = ("auto", "fixed", "log")
 # prospect's camera colours (desihub/prospect plotframes: b '#1f77b4', r '#d62728', z 'maroon');
 # LAMOST MRS's blue and red arms take b's and r's
 ARM_COLOURS = {"B": "#1f77b4", "R": "#d62728", "Z": "maroon"}
+ARM_COLOUR_NAMES = {"B": "blue", "R": "red", "Z": "maroon"}  # what the arm toggles call them
 SMOOTH_UNITS = ("pixels", "Å")
 MEMBERS = ("flux", "noise", "model", "masked", *LINE_KINDS, "labels")
 # which members depend on which parameters (everything depends on the spectrum)

@@ -1,5 +1,12 @@
-"""DESI visual-inspection fields for the spectrum on screen (prospect's form)."""
+"""DESI visual-inspection fields for the spectrum on screen (prospect's form).
+
+Until the reviewer has saved a VI on the item, its z and type start from the reviewer's own z (the
+candidate chosen or the line marked: `ReviewState.candidate`, which also sets the corrected label),
+else the agent's answer; a saved VI is shown as saved. Without a finite z the box is empty, never NaN.
+"""
 from __future__ import annotations
+
+import math
 
 import panel as pn
 import param
@@ -8,8 +15,28 @@ from panel.viewable import Viewer
 import kb
 from reviewer.components.z_input import ZInput
 
+SPECTYPES = ("STAR", "GALAXY", "QSO")
 STANDARD_COMMENTS = ["Broad absorption line quasar (BAL)", "Damped Lyman-alpha system (DLA)",
                      "Two objects in spectrum", "Blazar"]
+
+
+def _finite(value) -> float | None:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if math.isfinite(out) else None
+
+
+def prefill(state) -> tuple[float | None, str | None]:
+    """(z, spectype) a new VI starts from: the reviewer's chosen z and class, else the agent's answer."""
+    item = state.item
+    agent = (item.agent_label or {}) if item is not None else {}
+    chosen = state.candidate or {}
+    z = _finite(chosen.get("z"))
+    z = z if z is not None else _finite(agent.get("z"))
+    kinds = [str(k or "").upper() for k in ((chosen.get("class") if chosen else None), agent.get("type"))]
+    return z, next((k for k in kinds if k in SPECTYPES), None)
 
 
 class VIForm(Viewer):
@@ -43,7 +70,9 @@ class VIForm(Viewer):
         self._save = pn.widgets.Button(label="Save VI", button_type="primary", css_classes=["sr-vi-save"],
                                        description="Save this visual-inspection label for the spectrum on screen.")
         self._save.on_click(lambda _: self.submit())
+        self._saved = False  # a VI of mine on the item: shown as saved, not prefilled
         self.state.param.watch(self.load, ["item", "reviewer"])
+        self.state.param.watch(self._follow_reviewer_z, "candidate")
         self.load()
 
     def _copy_pipeline_z(self):
@@ -55,15 +84,23 @@ class VIForm(Viewer):
         state = self.state
         row = state.store.labels.latest_vi_label(state.item.spectrum_id, state.reviewer) \
             if state.item is not None and state.reviewer else None
+        self._saved = bool(row)
         row = row or {}
-        self.param.update(quality=row.get("quality"), issues=list(row.get("issues") or ""), z=row.get("z"),
-                          spectype=row.get("spectype"), comment=row.get("comment") or "")
+        z, spectype = (row.get("z"), row.get("spectype")) if self._saved else prefill(state)
+        self.param.update(quality=row.get("quality"), issues=list(row.get("issues") or ""), z=z,
+                          spectype=spectype, comment=row.get("comment") or "")
         self._quality.value = self.quality
         self._issues.value = list(self.issues)
 
+    def _follow_reviewer_z(self, *_):
+        if not self._saved:
+            z, spectype = prefill(self.state)
+            self.param.update(z=z, spectype=spectype)
+
     def submit(self):
-        self.state.save_vi(quality=self.quality, issues="".join(self.issues), z=self.z, spectype=self.spectype,
-                           comment=self.comment or None)
+        ack = self.state.save_vi(quality=self.quality, issues="".join(self.issues), z=self.z, spectype=self.spectype,
+                                 comment=self.comment or None)
+        self._saved = self._saved or ack is not None
 
     def __panel__(self):
         return pn.Column("#### Quality (0-4)", self._quality, self._quality_help, "#### Issues", self._issues,

@@ -39,6 +39,7 @@ SNR_FACTOR = 2.0  # per pixel vs per resolution element vs per Angstrom differ b
 MISPLACED_A = 20.0  # a named line quoted this far from where it sits (air/vacuum and stellar RV are < 12 A)
 HALF_WIDTH = {"broad": 40.0, "both": 15.0, "narrow": 10.0, None: 10.0}
 BROAD_HALF = 100.0  # Angstrom, rest: +-6000 km/s at H-beta, the wings of a 5000 km/s-wide broad line
+BROAD_SMOOTH = 25.0  # Angstrom, rest: a median over 1500 km/s at H-beta removes the narrow lines on a broad one
 
 
 @dataclass
@@ -314,7 +315,7 @@ def _strength(claim: Claim, name: str, ctx: Context, qty: str, kind: str | None)
         wide = line_params(centre, BROAD_HALF * (1 + (ctx.z or 0.0)), side=40.0 * (1 + (ctx.z or 0.0)))
         lo, hi = ctx.measurer.coverage
         if wide["blue"][0] >= lo and wide["red"][1] <= hi:
-            return ctx.measurer.run("emission_fwhm", **wide), kind
+            return ctx.measurer.run("broad_fwhm", smooth=BROAD_SMOOTH * (1 + (ctx.z or 0.0)), **wide), kind
     if qty == "fwhm":
         return ctx.measurer.run("balmer_width" if kind == "absorption" else "emission_fwhm", **params), kind
     if ew.value is None:

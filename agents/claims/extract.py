@@ -64,7 +64,7 @@ SNR_PLACE = re.compile(r"\s*(?:per\s+pixel\s*)?"
                        r"(?:(?:near|around|at|in|about)\s*~?\d{4}(?:\.\d+)?\s*(?:Å|A\b|Angstroms?))")
 REDSHIFT = re.compile(rf"(?:\bz\s*(?:=|≈|~|≃|∼)\s*|"
                       rf"\bredshift\s+(?:of\s+|is\s+|=\s*|at\s+|z\s*=\s*)*(?:(?P<mod>{APPROX})\s*)?)"
-                      rf"(?P<num>\d+\.\d+|0)(?!\s*(?:km|Å|A\b|nm))", re.IGNORECASE)
+                      rf"(?P<num>\d+\.\d+(?:e[-+]?\d+)?|0)(?!\s*(?:km|Å|A\b|nm))", re.IGNORECASE)
 COMPARE = re.compile(r"\b(deeper|shallower|stronger|weaker|broader|narrower|wider|more prominent|less prominent)"
                      r"\s+than\b", re.IGNORECASE)
 POSITION = re.compile(rf"\b(?:at|near|around|centred at|centered at|centred on|centered on|located at|peaking at|"
@@ -147,7 +147,8 @@ def _number(s: str) -> float:
 
 
 def _decimals(s: str) -> int:
-    return len(s.split(".")[1]) if "." in s else 0
+    mant, _, exp = s.lower().partition("e")  # "8.2e-05": 1 digit after the point, 5 more from the exponent
+    return (len(mant.split(".")[1]) if "." in mant else 0) + (max(0, -int(exp)) if exp else 0)
 
 
 def parse_unit(unit: str | None):

@@ -53,6 +53,31 @@ def emission_fwhm(a: Arrays, *, core, blue, red, **_) -> float | None:
     return float(w[hi] - w[lo])
 
 
+def broad_fwhm(a: Arrays, *, core, blue, red, smooth: float = 25.0, **_) -> float | None:
+    """FWHM (Angstrom) of a broad emission line: the normalised profile is first median-filtered over
+    `smooth` Angstrom, which erases narrow lines on top of it (FWHM < ~600 km/s) but keeps the broad
+    one (thousands of km/s), then measured at half its maximum."""
+    from scipy.ndimage import median_filter
+
+    prof = _profile(a, core, blue, red)
+    if prof is None or prof[0].size < 7:
+        return None
+    w, r = prof
+    k = max(3, int(smooth / float(np.median(np.diff(w)))) | 1)
+    r = median_filter(r, size=min(k, (r.size - 1) | 1), mode="nearest")
+    i = int(np.argmax(r))
+    peak = r[i] - 1.0
+    if peak <= 0:
+        return None
+    half = 1.0 + peak / 2.0
+    lo, hi = i, i
+    while lo > 0 and r[lo] > half:
+        lo -= 1
+    while hi < r.size - 1 and r[hi] > half:
+        hi += 1
+    return float(w[hi] - w[lo])
+
+
 def line_flux(a: Arrays, *, core, blue, red, **_) -> float | None:
     """Integrated flux above (positive) or below (negative) the side-band continuum in the core."""
     from agents.tools.measure import _continuum
@@ -81,7 +106,7 @@ def _profile(a: Arrays, core, blue, red):
     return None if prof is None else (prof[0], prof[2])
 
 
-EXTRA = {"emission_fwhm": emission_fwhm, "line_flux": line_flux, "centroid": centroid}
+EXTRA = {"emission_fwhm": emission_fwhm, "broad_fwhm": broad_fwhm, "line_flux": line_flux, "centroid": centroid}
 
 
 def _call(a: Arrays, kind: str, params: dict) -> float | None:

@@ -91,9 +91,18 @@ def test_rules_verify_trajectories_of_the_demo_spectra_have_no_contradicted_clai
         n_claims += len(results)
         n_rejected_steps += any("excluded #" in (s.text or "") or "NOT SUPPORTED" in (s.text or "")
                                 for s in traj.steps)
-        bad += [(name, r.step_index, r.claim.text, r.reason) for r in results if r.verdict == "contradicted"]
+        bad += [(name, r.step_index, r.claim.text, r.reason) for r in results if r.verdict == "contradicted"
+                and not _narrow_lines_disagree(name, r)]
     assert n_rejected_steps >= 10 and n_claims >= 13  # the reports do list rejected hypotheses, and claims remain
     assert bad == []
+
+
+def _narrow_lines_disagree(name, result) -> bool:
+    """The one contradiction that is the checker's to make (issue 20, item 3): the broad-line QSO
+    spec-0853-52374-0240's accepted z (0.194, its broad lines') leaves its two strongest features,
+    narrow [O III] 5007 at 6021 A and [O II] at 4483 A (both z = 0.2023), unexplained by 2000 km/s."""
+    return (name == "spec-0853-52374-0240.fits" and result.claim.quantity == "z"
+            and "strongest features are not explained" in result.reason)
 
 
 def test_the_k7_star_report_does_not_assert_its_excluded_galaxy_redshifts():

@@ -9,6 +9,7 @@ import shutil
 import pytest
 from scripted_openai_server import Reply
 
+from agents.claims import CHECKER_VERSION
 from reviewer.cli import main
 from reviewer.store import Store
 
@@ -195,8 +196,8 @@ def test_claims_backend_openai_judges_the_models_claims_with_the_checker(worded,
     with Store(db) as store:
         rows = store.claims.claims_for(traj.id)
         llm = {r["claim_text"]: r for r in rows if r["result"]["claim"]["source"] == "llm"}
-        assert {r["checker_version"] for r in rows} == {"claims-2+llm:extractor-m"}
-        assert store.claims.claim_versions(traj.id)[0] == "claims-2+llm:extractor-m"
+        assert {r["checker_version"] for r in rows} == {f"{CHECKER_VERSION}+llm:extractor-m"}
+        assert store.claims.claim_versions(traj.id)[0] == f"{CHECKER_VERSION}+llm:extractor-m"
         assert store.claims.claim_counts([traj.id])[traj.id]["contradicted"] == 1  # the queue sees it
     assert {t: r["verdict"] for t, r in llm.items()} == {TRUE_QUOTE: "supported", FALSE_QUOTE: "contradicted"}
     assert all(r["step_idx"] == step for r in llm.values())
@@ -219,7 +220,7 @@ def test_claims_backend_openai_json_names_the_extractor(worded, capsys):
     assert doc["extractor"] == "patterns+llm" and doc["extractor_model"] == "extractor-m"
     (row,) = doc["trajectories"]
     assert row["extractor"] == "patterns+llm" and row["contradicted"] == 1
-    assert doc["checker_version"] == "claims-2+llm:extractor-m"
+    assert doc["checker_version"] == f"{CHECKER_VERSION}+llm:extractor-m"
     assert main(["claims", "--db", str(db), "--no-progress", "--json", traj.id]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["extractor"] == "patterns" and doc["extractor_model"] is None
@@ -245,4 +246,4 @@ def test_malformed_json_from_the_model_names_the_trajectory_and_keeps_the_patter
         rows = store.claims.claims_for(traj.id)
     assert [(r["step_idx"], r["claim_text"], r["verdict"]) for r in rows] == [
         (r["step_idx"], r["claim_text"], r["verdict"]) for r in patterns_only]
-    assert {r["checker_version"] for r in rows} == {"claims-2"}
+    assert {r["checker_version"] for r in rows} == {CHECKER_VERSION}

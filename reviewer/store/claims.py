@@ -95,6 +95,8 @@ class ClaimRepository:
         with self.db.transaction():
             self.db.execute("DELETE FROM claim_results WHERE trajectory_id = ? AND checker_version = ?",
                             [trajectory_id, str(version)])
+            # its contradicted count changed: its cached triage signals are recomputed on the next read
+            self.db.execute("DELETE FROM triage_signals WHERE trajectory_id = ?", [trajectory_id])
             if values:
                 self.db.insert_rows("claim_results", _COLUMNS, values)
         return len(values)

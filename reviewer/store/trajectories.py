@@ -73,6 +73,9 @@ class TrajectoryRepository:
                 self._images.put_image(png)
             self.db.execute("DELETE FROM steps WHERE trajectory_id = ?", [traj.id])
             self.db.execute("DELETE FROM trajectories WHERE id = ?", [traj.id])
+            # its spectrum's cached triage signals (siblings compare answers with it) are recomputed on the next read
+            self.db.execute("DELETE FROM triage_signals WHERE trajectory_id = ? OR spectrum_id IS NOT DISTINCT FROM ?",
+                            [traj.id, traj.spectrum_id])
             self.db.execute(insert_sql("trajectories", _TRAJECTORY_COLUMNS), [row[c] for c in _TRAJECTORY_COLUMNS])
             self.db.insert_rows("steps", _STEP_COLUMNS, steps)
         return traj.id

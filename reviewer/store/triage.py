@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from reviewer.store.claims import CLAIM_COUNTS_SQL
+import pandas as pd
+
+from reviewer.store.claims import CLAIM_COUNTS_SQL, _claim_counts_sql
 from reviewer.store.codec import new_id, now, to_json
 from reviewer.store.database import Database
 
@@ -19,6 +21,12 @@ TRIAGE_MODEL_KINDS = ("default", "fitted")
 # Per trajectory: what the agents answered and the inputs of the triage signals. `n_reviewers`
 # counts the people whose current verdict on it is not withdrawn (read from `reviews` itself, so it
 # does not wait for verdict_state to be synced).
+# What a trajectory's cached signals (table triage_signals) were computed from: its row and its
+# contradicted-claim count (over `trajectories t` joined with `claims c`). Its siblings on the same
+# spectrum are covered by recomputing a whole spectrum when any of its trajectories changed.
+INPUTS_HASH = ("hash(t.spectrum_id, t.task, t.agent_name, t.backend, t.model, t.answer, t.answer_z, t.credibility, "
+               "t.created_at, CAST(t.outcome AS VARCHAR), coalesce(c.contradicted, 0))")
+
 _TRIAGE_ITEMS_SQL = f"""
 WITH claims AS ({CLAIM_COUNTS_SQL}),
 current AS (
@@ -32,11 +40,49 @@ SELECT t.id AS trajectory_id, t.spectrum_id, t.task, t.agent_name, t.backend, t.
        t.outcome -> '$.margin' AS margin, t.outcome ->> '$.status' AS status,
        coalesce(TRY_CAST(t.outcome ->> '$.llm_disagrees' AS BOOLEAN), false) AS llm_disagrees,
        coalesce(c.contradicted, 0) AS contradicted,
-       coalesce(n.n_reviewers, 0) AS n_reviewers
+       coalesce(n.n_reviewers, 0) AS n_reviewers,
+       {INPUTS_HASH} AS inputs_hash
 FROM trajectories t
 LEFT JOIN claims c ON c.trajectory_id = t.id
 LEFT JOIN seen n ON n.trajectory_id = t.id
 """
+
+# Spectra (NULL: the trajectories without one, compared with each other like a spectrum) whose cached
+# signals are stale: a trajectory with no row, a row whose trajectory is gone, or a row whose inputs
+# differ from a trajectory's or claim result's written in the last RECHECK_MINUTES. The writers of what
+# the signals are computed from (trajectories.save_trajectory: a trajectory and its siblings;
+# claims.save_claims: its contradicted count) delete the rows they make stale in their own transaction,
+# and a bulk insert leaves new trajectories without rows: anti-joins find both. The recent recheck
+# closes the race of a refresh that read its inputs before such a write committed and stored its rows
+# after (snapshot isolation lets both commit); comparing every row's inputs would cost over a second at
+# 100k, the recent ones cost little.
+RECHECK_MINUTES = 10
+_STALE_SQL = f"""
+WITH recent AS (
+    SELECT id FROM trajectories WHERE saved_at >= now() - INTERVAL {RECHECK_MINUTES} MINUTE
+    UNION SELECT trajectory_id FROM claim_results WHERE created_at >= now() - INTERVAL {RECHECK_MINUTES} MINUTE
+), picked AS (SELECT * FROM claim_results WHERE trajectory_id IN (SELECT id FROM recent)),
+claims AS ({_claim_counts_sql("picked")})
+SELECT DISTINCT spectrum_id FROM (
+    SELECT t.spectrum_id FROM trajectories t ANTI JOIN triage_signals s ON s.trajectory_id = t.id
+    UNION ALL SELECT s.spectrum_id FROM triage_signals s ANTI JOIN trajectories t ON t.id = s.trajectory_id
+    UNION ALL SELECT t.spectrum_id FROM trajectories t JOIN triage_signals s ON s.trajectory_id = t.id
+        LEFT JOIN claims c ON c.trajectory_id = t.id
+        WHERE t.id IN (SELECT id FROM recent) AND s.inputs_hash <> {INPUTS_HASH}
+)
+"""
+# The inputs' hash of some trajectories now (one parameter: their ids), as CTE `now_` (id, h).
+_CURRENT_INPUTS_SQL = f"""
+WITH ids AS (SELECT unnest(?::VARCHAR[]) AS id),
+picked AS (SELECT * FROM claim_results WHERE trajectory_id IN (SELECT id FROM ids)),
+claims AS ({_claim_counts_sql("picked")}),
+now_ AS (SELECT t.id, {INPUTS_HASH} AS h FROM trajectories t LEFT JOIN claims c ON c.trajectory_id = t.id
+         WHERE t.id IN (SELECT id FROM ids))
+"""
+SIGNAL_COLUMNS = ("spectrum_id", "task", "agent", "answer", "n_contradicted", "margin", "credibility", "unjudgeable",
+                  "contradicted", "disagreement", "low_credibility", "closeness")
+_SIGNAL_TYPES = ("VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR", "INTEGER", "DOUBLE", "VARCHAR", "BOOLEAN", "DOUBLE",
+                 "DOUBLE", "DOUBLE", "DOUBLE")
 
 
 class TriageRepository:
@@ -54,8 +100,12 @@ class TriageRepository:
             conds.append("t.task = ?")
             params.append(task)
         if spectrum_ids is not None:
-            conds.append("list_contains(?, t.spectrum_id)")
-            params.append(list(dict.fromkeys(spectrum_ids)))
+            ids = list(dict.fromkeys(spectrum_ids))
+            # a semi-join, not list_contains: the list may hold every spectrum (a first fill of the cache);
+            # None in it stands for the trajectories without a spectrum
+            null = " OR t.spectrum_id IS NULL" if None in ids else ""
+            conds.append(f"(t.spectrum_id IN (SELECT unnest(?::VARCHAR[])){null})")
+            params.append([i for i in ids if i is not None])
         where = ("WHERE " + " AND ".join(conds)) if conds else ""
         return self.db.rows(f"{_TRIAGE_ITEMS_SQL} {where} ORDER BY t.created_at, t.id", params)
 
@@ -88,6 +138,62 @@ class TriageRepository:
             "t.spectrum_id, t.task, t.agent_name, t.backend, t.model, t.answer "
             f"FROM current r JOIN trajectories t ON t.id = r.trajectory_id WHERE r.action <> 'clear' {where} "
             "ORDER BY r.created_at, r.seq", params)
+
+    # -- cached signals (triage_signals) ------------------------------------------------------
+    def stale_signal_spectra(self) -> list[str | None]:
+        """Spectra whose cached signals must be recomputed (None: the trajectories without a spectrum)."""
+        return [r[0] for r in self.db.execute(_STALE_SQL).fetchall()]
+
+    def put_signals(self, spectrum_ids: list[str | None], rows: list[dict[str, Any]]) -> int:
+        """Replace the cached signals of the given spectra's trajectories by `rows` (dicts: trajectory_id,
+        inputs_hash and SIGNAL_COLUMNS), in one transaction: rows of trajectories gone are dropped with them."""
+        ids = [i for i in spectrum_ids if i is not None]
+        null = " OR spectrum_id IS NULL" if None in spectrum_ids else ""
+        columns = ("trajectory_id", "inputs_hash", *SIGNAL_COLUMNS)
+        types = ("VARCHAR", "UBIGINT", *_SIGNAL_TYPES)
+        # one statement of column arrays (unnest zips them): 100k rows in well under a second
+        select = ", ".join(f"unnest(?::{kind}[]) AS {name}" for name, kind in zip(columns, types, strict=True))
+        with self.db.transaction():
+            self.db.execute(f"DELETE FROM triage_signals WHERE spectrum_id IN (SELECT unnest(?::VARCHAR[])){null}", [ids])
+            if rows:
+                # only rows whose inputs are still those they were computed from: a trajectory or claim
+                # written since (by another thread) is left without a row, so its spectrum is stale
+                self.db.execute(
+                    f"INSERT OR REPLACE INTO triage_signals ({', '.join(columns)}) {_CURRENT_INPUTS_SQL} "
+                    f"SELECT new.* FROM (SELECT {select}) new JOIN now_ ON now_.id = new.trajectory_id "
+                    "AND now_.h = new.inputs_hash",
+                    [[r["trajectory_id"] for r in rows], *[[r[c] for r in rows] for c in columns]])
+        return len(rows)
+
+    def cached_signals(self, task: str | None = None) -> pd.DataFrame:
+        """Every trajectory's cached signals (of `task`) with its current number of reviewers (people whose
+        current verdict is not withdrawn, counted now) and its created_at, in the default queue's order."""
+        where, params = ("WHERE t.task = ?", [task]) if task else ("", [])
+        # a frame straight from DuckDB: 100k dicts would cost more than the query
+        return self.db.execute(
+            "WITH current AS (SELECT trajectory_id, action FROM reviews QUALIFY row_number() OVER "
+            "(PARTITION BY trajectory_id, reviewer ORDER BY created_at DESC, seq DESC) = 1), "
+            "seen AS (SELECT trajectory_id, count(*) AS n_reviewers FROM current WHERE action <> 'clear' GROUP BY 1) "
+            f"SELECT s.trajectory_id, {', '.join('s.' + c for c in SIGNAL_COLUMNS)}, "
+            "coalesce(n.n_reviewers, 0) AS n_reviewers FROM triage_signals s JOIN trajectories t ON t.id = s.trajectory_id "
+            f"LEFT JOIN seen n ON n.trajectory_id = s.trajectory_id {where} ORDER BY t.created_at, t.id", params).df()
+
+    def labelled_truth(self) -> pd.DataFrame:
+        """Per labelled trajectory (trajectory_id, correct): was the agent's answer right? As
+        reviewer.triage.trajectory_truth decides it, in one aggregate: the latest trajectory resolution
+        decides where there is one (approve = right), else the current verdicts (withdrawn ones left out):
+        right when more than half approve."""
+        return self.db.execute(
+            "WITH current AS (SELECT trajectory_id, action FROM reviews QUALIFY row_number() OVER "
+            "(PARTITION BY trajectory_id, reviewer ORDER BY created_at DESC, seq DESC) = 1), "
+            "votes AS (SELECT trajectory_id, count(*) FILTER (WHERE action = 'approve') AS n_approve, count(*) AS n "
+            "FROM current WHERE action <> 'clear' GROUP BY 1), "
+            "res AS (SELECT item_id AS trajectory_id, action FROM resolutions WHERE item_kind = 'trajectory' "
+            "AND action IN ('approve', 'override', 'reject') "
+            "QUALIFY row_number() OVER (PARTITION BY item_id ORDER BY created_at DESC, seq DESC) = 1) "
+            "SELECT trajectory_id, CASE WHEN r.action IS NOT NULL THEN r.action = 'approve' "
+            "ELSE 2 * v.n_approve > v.n END AS correct FROM votes v FULL JOIN res r USING (trajectory_id) "
+            "ORDER BY trajectory_id").df()
 
     # -- weight vectors ----------------------------------------------------------------------
     def save_triage_model(self, kind: str, features: list[str], weights: list[float], n_labels: int = 0,

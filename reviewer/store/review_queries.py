@@ -158,13 +158,12 @@ class ReviewRepository:
             if value is not None:
                 conds += f" AND {column} = ?"
                 params.append(str(value))
-        rows = self.db.rows(
+        # a frame straight from DuckDB (no JSON column here): dicts first cost ~1 s at 25k ratings
+        return self.db.execute(
             "SELECT r.trajectory_id, r.rater, r.rater_kind, r.score, r.rubric_version, r.created_at, t.task, "
             "t.agent_name, t.backend, t.model FROM ratings r LEFT JOIN trajectories t ON t.id = r.trajectory_id "
             f"WHERE true {scope}{conds} QUALIFY row_number() OVER (PARTITION BY r.trajectory_id, r.rater, "
-            "r.rubric_version ORDER BY r.created_at DESC, r.seq DESC) = 1 ORDER BY r.rater, r.trajectory_id", params)
-        return pd.DataFrame(rows, columns=["trajectory_id", "rater", "rater_kind", "score", "rubric_version",
-                                           "created_at", "task", "agent_name", "backend", "model"])
+            "r.rubric_version ORDER BY r.created_at DESC, r.seq DESC) = 1 ORDER BY r.rater, r.trajectory_id", params).df()
 
     # -- curation board ----------------------------------------------------------------------
     def curation_inputs(self, session: str | None = None, task: str | None = None) -> dict[str, list[dict[str, Any]]]:

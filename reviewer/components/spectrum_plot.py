@@ -178,8 +178,8 @@ class SpectrumPlot(Viewer):
         self.flux_renderer = flux
         # one line per arm, each in its arm's colour, over the merged (then transparent) flux line
         self.arm_source = ColumnDataSource(data=self._no_arms())
-        fig.multi_line("xs", "ys", line_color="color", source=self.arm_source, line_width=1.0,
-                       name="spectrum-arms")
+        self.arm_renderer = fig.multi_line("xs", "ys", line_color="color", source=self.arm_source, line_width=1.0,
+                                           name="spectrum-arms")
         noise = fig.line("wave", "noise", source=src["noise"], color="#f39c12", line_width=0.8, alpha=0.8)
         model = fig.line("wave", "model", source=src["model"], color="#8e44ad", line_width=1.2, alpha=0.85)
         masked = fig.scatter("wave", "flux", source=src["masked"], color="#e74c3c", marker="x", size=5)
@@ -197,6 +197,7 @@ class SpectrumPlot(Viewer):
         items = [LegendItem(label=name, renderers=[r]) for name, r in
                  (("flux", flux), ("noise", noise), ("model", model), ("masked", masked), *spans.items())]
         # beside the data, so that it never covers a line label
+        self._legend_items = items  # the arms shown are added after them (_set_arms)
         self.legend = Legend(items=items, visible=self.show_legend, location="top_left", label_text_font_size="8pt")
         fig.add_layout(self.legend, "right")
         # The agent's zoom is a BoxAnnotation on the overlay layer: moving it repaints only that
@@ -517,6 +518,10 @@ class SpectrumPlot(Viewer):
             np.array_equal(np.asarray(x), y) for x, y in zip(old["xs"], data["xs"], strict=True))
         if not same:
             self.arm_source.data = data
+        if [item.label.value for item in self.legend.items[len(self._legend_items):]] != [f"{a} arm" for a in data["arm"]]:
+            # one entry per arm shown, drawn in its colour (`index`: that row of the multi-line)
+            self.legend.items = [*self._legend_items, *(LegendItem(label=f"{arm} arm", renderers=[self.arm_renderer],
+                                                                   index=i) for i, arm in enumerate(data["arm"]))]
         # the merged line stays for hover and exports, transparent while the arms draw the data
         self._set(self.flux_renderer.glyph, line_alpha=0.0 if data["arm"] else 1.0)
 

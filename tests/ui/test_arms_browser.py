@@ -55,7 +55,7 @@ def desi_app(tmp_path_factory):
 
 def test_toggling_an_arm_hides_exactly_its_pixels(desi_app, screen):
     open_as(screen, desi_app, "ann", f"&trajectory={desi_app.tid}")
-    screen.wait_for_function(f"(({ARMS_JS})() || []).map(a => a.arm).join() === 'B,R,Z'", timeout=30_000)
+    screen.wait_for_function(f"(({ARMS_JS})() || []).map(a => a.arm).join() === 'B,R,Z'", timeout=60_000)
     arms = {a["arm"]: a for a in screen.evaluate(ARMS_JS)}
     assert len({a["color"] for a in arms.values()}) == 3
     red = arms["R"]
@@ -65,12 +65,12 @@ def test_toggling_an_arm_hides_exactly_its_pixels(desi_app, screen):
 
     open_tab(screen, "View")
     screen.locator(".sr-arms button").filter(has_text="R (red)").click()
-    screen.wait_for_function(f"(({ARMS_JS})() || []).map(a => a.arm).join() === 'B,Z'", timeout=30_000)
+    screen.wait_for_function(f"(({ARMS_JS})() || []).map(a => a.arm).join() === 'B,Z'", timeout=60_000)
     assert screen.evaluate(FLUX_IN_JS, inner) == 0  # the merged line loses exactly those pixels
     after = {a["arm"]: a for a in screen.evaluate(ARMS_JS)}
     assert after["B"]["n"] == arms["B"]["n"] and after["Z"]["n"] == arms["Z"]["n"]
     assert screen.evaluate(FLUX_IN_JS, [arms["B"]["lo"], arms["B"]["hi"]]) == arms["B"]["n"]
 
     screen.locator(".sr-arms button").filter(has_text="R (red)").click()
-    screen.wait_for_function(f"(({ARMS_JS})() || []).map(a => a.arm).join() === 'B,R,Z'", timeout=30_000)
+    screen.wait_for_function(f"(({ARMS_JS})() || []).map(a => a.arm).join() === 'B,R,Z'", timeout=60_000)
     assert screen.evaluate(FLUX_IN_JS, inner) == red["n"]

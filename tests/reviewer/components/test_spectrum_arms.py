@@ -41,12 +41,15 @@ def check_arms(spec, names):
     colours = plot.arm_source.data["color"]
     assert list(plot.arm_source.data["arm"]) == list(names)
     assert len(set(colours)) == len(names) and list(colours) == [ARM_COLOURS[n] for n in names]
+    legend = [item.label.value for item in plot.legend.items]
+    assert [f"{n} arm" for n in names] == [text for text in legend if text.endswith(" arm")]
     wave = spec.spectral_axis.to_value("Angstrom")
     good = np.isfinite(plot.drawn_flux())
     for k, hidden in enumerate(names):
         plot.hidden_arms = [hidden]
         shown = drawn_arms(plot)
         assert hidden not in shown
+        assert f"{hidden} arm" not in [item.label.value for item in plot.legend.items]
         drawn = np.concatenate(list(shown.values()))
         # exactly the hidden arm's pixels go: every other good pixel is still drawn
         assert np.array_equal(np.sort(drawn), np.sort(wave[good & (ids != k)].astype(np.float32)))

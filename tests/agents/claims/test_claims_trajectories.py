@@ -64,6 +64,7 @@ def test_rules_trajectories_have_no_contradicted_claims_fast(manifest, shared_sp
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # the whole corpus: minutes on a busy 2-core machine
 def test_rules_trajectories_over_the_whole_corpus_have_no_contradicted_claims(manifest, shared_spectra):
     steps, _, bad = _rules_run(_read(manifest, shared_spectra, manifest))
     assert steps > 1000 and bad == []

@@ -7,6 +7,7 @@ from agents.verify.evaluation import Row, is_labelled, split_file, summarise
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # the whole corpus: minutes on a busy 2-core machine
 def test_credible_results_agree_with_survey_pipelines(shared_spectra, manifest, template_dir):
     from agents.spectra import read_spectrum
     from agents.verify import verify_spectrum

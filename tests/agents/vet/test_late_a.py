@@ -69,6 +69,7 @@ def test_late_a_answered_yes_and_early_f_no_by_the_policy(corpus_a):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # the whole corpus: minutes on a busy 2-core machine
 def test_late_a_answered_yes_with_their_release_held_out(corpus_a):
     task, rows, _, y, feats = corpus_a
     groups = [cal.release(r["survey"]) for r in rows]

@@ -93,6 +93,7 @@ def test_pipeline_labels_are_not_visible_to_the_policy(read_manifest_spectra):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # the whole corpus: minutes on a busy 2-core machine
 def test_task_a_f1_on_lamost_lrs_stars(read_manifest_spectra):
     tp = fp = fn = 0
     for row, spec in read_manifest_spectra("LAMOST-LRS", r"^(A|F|G|K|M|dM)\d"):

@@ -9,7 +9,7 @@ from urllib.parse import unquote
 import panel as pn
 from panel.io.resources import CDN_DIST
 
-from layouts.audit import keyboard_for, left_area, main_area, right_area
+from layouts.audit import PLOT_HEIGHT_PX, keyboard_for, left_area, main_area, right_area
 from layouts.identity import session_identity
 from reviewer.components.address import REVIEWER_COOKIE, ItemAddress
 from reviewer.components.layout_batch import LayoutBatch
@@ -49,6 +49,14 @@ class OfflineFast(pn.theme.Fast):
         if "stylesheets" in modifiers:
             modifiers["stylesheets"] = list(modifiers["stylesheets"])
         return modifiers, dict(child_modifiers)
+
+
+# The Fast template sizes its sidebars for a 76 px header; its header is 64 px (44 + padding), so the
+# page scrolled by 8 px. The sidebars end at the window's bottom edge and scroll themselves; the main
+# column does too, so the page never scrolls (issue 19: one screen at 1440x900).
+FIT_CSS = """
+#sidebar, #right-sidebar { height: calc(100vh - 84px); }
+"""
 
 
 def _cookie(name: str) -> str:
@@ -104,29 +112,32 @@ def _review_page(db) -> pn.template.FastListTemplate:
         state.open_first()
     if problems:  # the address asked for something else: say so, do not just show another item
         state.error = " ".join(problems)
-    plot = SpectrumPlot(state=state)
+    plot = SpectrumPlot(state=state, height=PLOT_HEIGHT_PX)
+    plot.figure.toolbar_location = "right"  # beside the data, not above it: 30 px more data height
     views: dict = {"plot": plot}  # every component on the page, by role (tests and benchmarks reach them here)
     template = pn.template.FastListTemplate(
         title="SpecReview", sidebar=[left_area(state, views)], main=[main_area(state, plot, views)],
         right_sidebar=[right_area(state, plot, views)], sidebar_width=330, right_sidebar_width=360,
-        collapsed_right_sidebar=False, accent="#1f4e9c", design=OfflineFast, header_background="#1f4e9c")
+        collapsed_right_sidebar=False, accent="#1f4e9c", design=OfflineFast, header_background="#1f4e9c",
+        raw_css=[FIT_CSS])
     template.header.append(keyboard_for(state, plot))
     views["layout_batch"] = LayoutBatch()
     template.header.append(views["layout_batch"])
     # a reload resumes at the item I was on: the address follows the item
     location = pn.state.location
     template.header.append(ItemAddress(state, base_query=location.query_params if location else {}))
-    follow_labels_written_elsewhere(state)
+    follow_writes_made_elsewhere(state)
     template.state, template.views = state, views
     return template
 
 
-LABEL_POLL_MS = 3000
+STORE_POLL_MS = 3000
 
 
-def follow_labels_written_elsewhere(state: ReviewState) -> None:
-    """In a served page, look for verdicts stored by other sessions or processes every few seconds
-    (`ReviewState.poll_labels`: one small query), so that Other reviewers follows them."""
+def follow_writes_made_elsewhere(state: ReviewState) -> None:
+    """In a served page, look for spectra, trajectories and verdicts stored by other sessions or the
+    CLI every few seconds (`ReviewState.poll_store`: one small query, ~1 ms; the lists re-read only
+    when it moved), so that the queue, the Spectra list and Other reviewers follow them."""
     doc = pn.state.curdoc
     if doc is not None and doc.session_context is not None:
-        pn.state.add_periodic_callback(state.poll_labels, period=LABEL_POLL_MS)
+        pn.state.add_periodic_callback(state.poll_store, period=STORE_POLL_MS)

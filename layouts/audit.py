@@ -121,8 +121,14 @@ def lazy_tabs(views: dict, *tabs: tuple, **params) -> pn.Tabs:
     return widget
 
 
+# At 1440x900 the plot's data area is at least 380 px tall (issue 19) with the player, the strip (70
+# steps in 3 rows), the step text and its render under it, all on one screen: the render gives way.
+PLOT_HEIGHT_PX = 446
+STEP_IMAGE_PX = 100
+
+
 def main_area(state: ReviewState, plot: SpectrumPlot, views: dict) -> pn.Tabs:
-    views.update(player=TrajectoryPlayer(state=state), step=StepView(state=state))
+    views.update(player=TrajectoryPlayer(state=state), step=StepView(state=state, image_height=STEP_IMAGE_PX))
     review = pn.Column(*(c for c in (identity_prompt(state), help_pane(state)) if c is not None),
                        plot, views["player"], views["step"],
                        sizing_mode="stretch_width", css_classes=["sr-review-main"])
@@ -156,7 +162,10 @@ def left_area(state: ReviewState, views: dict) -> pn.Column:
                  same_object=SameObjectPanel(state=state))
     tabs = lazy_tabs(views, ("Queue", "queue", views["queue"]),
                      ("Spectra", "spectra", lambda: SpectrumListView(state=state)))
+    # cards whose headings stay on the first screen under the queue and its filters: the reviewer
+    # opens or folds them, and the sidebar (not the page) scrolls
+    meta = pn.Card(views["metadata"], title="Metadata", collapsed=False, sizing_mode="stretch_width",
+                   css_classes=["sr-metadata-card"])
     same = pn.Card(views["same_object"], title="Same object", collapsed=False, sizing_mode="stretch_width",
                    css_classes=["sr-same-object-card"])
-    return pn.Column(tabs, pn.pane.HTML("<b>Metadata</b>", margin=(0, 5)), views["metadata"], same,
-                     sizing_mode="stretch_width")
+    return pn.Column(tabs, meta, same, sizing_mode="stretch_width")

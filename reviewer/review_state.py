@@ -97,6 +97,8 @@ class ReviewState(param.Parameterized):
     labels_version = param.Integer(default=0, doc="bumped after every stored label: views re-read")
     labels_seen = param.Integer(default=0, doc="the store's newest verdict row (anyone's, from anywhere) last "
                                                "seen by `poll_labels`: views of others' labels re-read when it moves")
+    store_mark = param.Tuple(default=(0, 0, 0), length=3, doc="the store's (spectra, trajectories, newest verdict) "
+                             "last seen by `poll_store`: the lists re-read their page when it moves")
     undoable = param.ClassSelector(class_=Ack, default=None, allow_None=True,
                                    doc="the verdict `u` withdraws: my last one in this session on the item on screen")
     show_help = param.Boolean(default=False)
@@ -120,7 +122,8 @@ class ReviewState(param.Parameterized):
         # sends can label under another name
         self._login_name = self.reviewer if self.login else None
         self.name_problems: set[str] = set()  # messages about the name: stale once a valid name is given
-        self.labels_seen = self.store.labels.newest_label_seq("reviews")
+        self.store_mark = self.store.queue.content_mark()
+        self.labels_seen = self.store_mark[2]
 
     @param.depends("reviewer", watch=True)
     def _name_given(self):
@@ -277,6 +280,18 @@ class ReviewState(param.Parameterized):
         if newest == self.labels_seen:
             return False
         self.labels_seen = newest
+        return True
+
+    def poll_store(self) -> bool:
+        """Whether spectra, trajectories or verdicts were stored since the last look (by anyone: the
+        CLI, another browser); if so `store_mark` (the lists) and `labels_seen` (Other reviewers) move.
+        One small query; the page calls it every few seconds, never on a key press."""
+        mark = self.store.queue.content_mark()
+        if mark == self.store_mark:
+            return False
+        self.store_mark = mark
+        if mark[2] != self.labels_seen:
+            self.labels_seen = mark[2]
         return True
 
     # ---- writing labels -------------------------------------------------------------------------

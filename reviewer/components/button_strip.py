@@ -21,6 +21,16 @@ STRIP_CSS = """
                    background: #fff; color: #333; }
 .sr-strip button:hover { background: #eef2f8; }
 .sr-strip button.sr-current { background: #1f4e9c; border-color: #1f4e9c; color: #fff; }
+.sr-strip .sr-stage { flex: 0 0 auto; font-size: 10px; line-height: 18px; color: #555; font-weight: 600;
+                      padding: 0 2px 0 6px; text-transform: uppercase; letter-spacing: 0.02em; }
+.sr-strip .sr-stage:first-child { padding-left: 0; }
+.sr-strip.sr-compact button { min-width: 20px; padding: 0 2px; font-size: 10px; }
+/* a kind's colour as an inset bar, not a border: the button keeps its 18 px (3 rows hold 70 steps) */
+.sr-strip button[data-kind="think"] { box-shadow: inset 0 -2px 0 #1f4e9c; }
+.sr-strip button[data-kind="tool_call"] { box-shadow: inset 0 -2px 0 #8e44ad; }
+.sr-strip button[data-kind="tool_result"] { box-shadow: inset 0 -2px 0 #16a085; }
+.sr-strip button[data-kind="verdict"] { box-shadow: inset 0 -2px 0 #d35400; }
+.sr-strip button[data-kind="answer"] { box-shadow: inset 0 -2px 0 #27ae60; }
 """
 
 
@@ -37,34 +47,50 @@ class ButtonStrip(JSComponent):
     labels = param.List(default=[], item_type=str)
     titles = param.List(default=[], item_type=str, doc="each button's title (tooltip), in the order of `labels`")
     value = param.Integer(default=None, allow_None=True, doc="index of the current button")
+    groups = param.List(default=[], doc="[[first button index, name], ...]: a small heading before each group")
+    kinds = param.List(default=[], doc="each button's kind (its colour mark), in the order of `labels`; optional")
+    compact = param.Boolean(default=False, doc="narrow buttons, so that a long strip (70 steps) fits in 3 rows")
 
     _esm = """
     export function render({ model }) {
       const box = document.createElement("div");
       box.className = "sr-strip";
+      let buttons = [];  // the buttons only (group headings sit between them)
       const mark = () => {
-        [...box.children].forEach((b, i) => b.classList.toggle("sr-current", i === model.value));
-        const current = box.children[model.value];
+        buttons.forEach((b, i) => b.classList.toggle("sr-current", i === model.value));
+        const current = buttons[model.value];
         if (!current) return;
         const top = current.offsetTop, bottom = top + current.offsetHeight;
         if (top < box.scrollTop) box.scrollTop = top;
         else if (bottom > box.scrollTop + box.clientHeight) box.scrollTop = bottom - box.clientHeight;
       };
       const title = () => {
-        [...box.children].forEach((b, i) => { b.title = model.titles[i] || b.textContent; });
+        buttons.forEach((b, i) => { b.title = model.titles[i] || b.textContent; });
       };
       const build = () => {
-        box.replaceChildren(...model.labels.map((label, i) => {
+        box.classList.toggle("sr-compact", model.compact);
+        const headings = new Map(model.groups.map(([at, name]) => [at, name]));
+        const children = [];
+        buttons = model.labels.map((label, i) => {
+          if (headings.has(i)) {
+            const head = document.createElement("span");
+            head.className = "sr-stage";
+            head.textContent = headings.get(i);
+            children.push(head);
+          }
           const button = document.createElement("button");
           button.type = "button";
           button.textContent = label;
+          if (model.kinds[i]) button.dataset.kind = model.kinds[i];
           button.addEventListener("click", () => { model.value = i; });
+          children.push(button);
           return button;
-        }));
+        });
+        box.replaceChildren(...children);
         title();
         mark();
       };
-      model.on("labels", build);
+      model.on(["labels", "groups", "kinds", "compact"], build);
       model.on("titles", title);
       model.on("value", mark);
       build();

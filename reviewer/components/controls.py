@@ -81,7 +81,8 @@ class Controls(Viewer):
         self.state.param.watch(self._frame_shown, "rest_frame")
         self._frame_shown()
         self._z = pn.widgets.FloatInput.from_param(self.state.param.z, name="z (lines, rest frame)", step=0.001,
-                                                   format="0.00000", css_classes=["sr-z"])
+                                                   format="0.00000", css_classes=["sr-z"],
+                                                   width=160)  # beside "Rest frame" within the right column
         self._legend = pn.widgets.Checkbox.from_param(plot.param.show_legend, name="Legend")
         self._smooth = pn.widgets.RadioButtonGroup.from_param(
             plot.param.smoothing, label="Smoothing", button_type="light", css_classes=["sr-smoothing"],

@@ -64,11 +64,12 @@ class PagedTable(Viewer):
 
     # ---- paging ---------------------------------------------------------------------------------
     def refresh(self, *_) -> None:
-        self.total = self.count()
-        last = max(0, (self.total - 1) // self.page_size)
+        total = self.count()
+        last = max(0, (total - 1) // self.page_size)
         if self.page > last:
             self.page = last
-        self.rows = self.fetch(self.page * self.page_size, self.page_size)
+        # one update: the "a-b of N" line follows a new total even when the page's rows are the same
+        self.param.update(total=total, rows=self.fetch(self.page * self.page_size, self.page_size))
 
     def go_to_page(self, page: int) -> None:
         last = max(0, (self.total - 1) // self.page_size)
@@ -87,7 +88,7 @@ class PagedTable(Viewer):
         return [{k: "" if v is None else str(v) for k, v in self.row_values(r).items()
                  if k in self.columns or k == self.id_key} for r in self.rows]
 
-    @param.depends("rows", watch=True)
+    @param.depends("rows", "total", watch=True)
     def _sync(self):
         self._table.rows = self._cells()
         self.select_current()

@@ -62,4 +62,6 @@ class PreferenceForm(Viewer):
         return rows
 
     def __panel__(self):
-        return pn.Column(self._other, pn.Row(*self._buttons), sizing_mode="stretch_width")
+        # wrapping: three buttons in one row ran past the right column's edge at 1440x900
+        return pn.Column(self._other, pn.FlexBox(*self._buttons, flex_wrap="wrap", sizing_mode="stretch_width"),
+                         sizing_mode="stretch_width")

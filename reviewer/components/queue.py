@@ -56,6 +56,8 @@ class QueueView(TrajectoryTable):
         self._next.on_click(lambda _: self._step(+1))
         self._progress = pn.pane.HTML("", css_classes=["sr-progress"], sizing_mode="stretch_width")
         self.state.param.watch(self.refresh, ["reviewer", "campaign", "queue_filters"])
+        # written elsewhere (the CLI, other reviewers): the same page again, with its new counts and rows
+        self.state.param.watch(self.refresh, "store_mark")
         # a score or a note changes nothing the queue shows; a verdict changes "Me", "≠" and progress
         refresh_after_labels(self.state, VERDICT_KINDS, self.refresh)
         self.state.param.watch(self._follow_item, "item")
@@ -126,5 +128,6 @@ class QueueView(TrajectoryTable):
 
     def __panel__(self):
         return pn.Column(self._table, self.pager(), pn.Row(self._prev, self._next), self._progress,
-                         pn.Card(self._filters, title="Filters", collapsed=True, sizing_mode="stretch_width"),
+                         pn.Card(self._filters, title="Filters", collapsed=True, sizing_mode="stretch_width",
+                                 css_classes=["sr-queue-filters-card"]),
                          sizing_mode="stretch_width")

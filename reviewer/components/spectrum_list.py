@@ -27,6 +27,7 @@ class SpectrumListView(PagedTable):
         self._search.param.watch(lambda e: setattr(self, "search", e.new or ""), "value_input")
         self.param.watch(lambda _: self.refresh(), "search")
         self.state.param.watch(self.select_current, "item")
+        self.state.param.watch(lambda _: self.refresh(), "store_mark")  # spectra added elsewhere (the CLI)
         self.refresh()
 
     def count(self) -> int:

@@ -69,7 +69,9 @@ def step_html(step, total: int | None = None, claims: list | None = None) -> str
         parts.append(f"<p class='sr-cut'><em>{len(step.text) - TEXT_SHOWN_MAX:,} more characters of this step "
                      "are not shown.</em></p>")
     if step.answer and step.answer.get("report"):
-        parts.append(f"<details><summary>Report</summary>{markdown_to_safe_html(step.answer['report'])}</details>")
+        # open: the report is read in place, in the step view's own scroll
+        report = markdown_to_safe_html(step.answer["report"])
+        parts.append(f"<details open class='sr-report'><summary>Report</summary>{report}</details>")
     parts.append("</div>")
     return "".join(parts)
 

@@ -14,8 +14,8 @@ from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.components.step_player import StepPlayer
 from reviewer.components.step_view import step_html
+from reviewer.step_stages import stage_groups
 
-KIND_MARK = {"prompt": "P", "think": "T", "tool_call": "C", "tool_result": "R", "verdict": "V", "answer": "A"}
 KIND_NAME = {"prompt": "prompt", "think": "reasoning", "tool_call": "tool call", "tool_result": "tool result",
              "verdict": "auditor verdict", "answer": "answer"}
 
@@ -24,8 +24,10 @@ def step_title(step, n_steps: int) -> str:
     """A step button's title: which step, of what kind, with which tool."""
     tool = f" ({step.tool_name})" if getattr(step, "tool_name", None) else ""
     return f"Step {step.index + 1} of {n_steps}: {KIND_NAME.get(step.kind, step.kind)}{tool}"
-STRIP_ROWS = 3  # a long trajectory's strip scrolls (to its current step) rather than grow
-HEADER_HEIGHT_PX = 80  # the summary scrolls too: the centre column keeps its layout from item to item
+# compact buttons in 3 rows hold 70 steps with their stage headings at 1440x900; a longer trajectory's
+# strip scrolls (to its current step) rather than grow
+STRIP_ROWS = 3
+HEADER_HEIGHT_PX = 42  # the summary scrolls too: the centre column keeps its layout from item to item
 
 
 def trajectory_summary(traj, claims=()) -> str:
@@ -47,7 +49,7 @@ class StepStrip(Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._buttons = ButtonStrip(css_classes=["sr-step-strip"], sizing_mode="stretch_width", margin=(0, 5),
-                                    height=strip_height(STRIP_ROWS))
+                                    height=strip_height(STRIP_ROWS), compact=True)
         self._buttons.param.watch(self._clicked, "value")
         self.state.param.watch(self._load, "item")
         self.state.param.watch(self._show, "step_index")
@@ -55,10 +57,14 @@ class StepStrip(Viewer):
 
     def _load(self, *_):
         steps = self.state.steps
-        labels = [f"{s.index + 1}{KIND_MARK.get(s.kind, '')}" for s in steps]
+        # the number only; the kind is the button's colour mark and its title (narrow buttons: 70 fit)
+        labels = [str(s.index + 1) for s in steps]
         titles = [step_title(s, len(steps)) for s in steps]
+        item = self.state.item
+        groups = stage_groups(item.trajectory.task, steps) if item is not None and item.trajectory else []
         # the same sequence of steps (most items of one task): only the value moves
-        self._buttons.param.update(labels=labels, titles=titles, value=self.state.step_index if steps else None)
+        self._buttons.param.update(labels=labels, titles=titles, groups=groups, kinds=[s.kind for s in steps],
+                                   value=self.state.step_index if steps else None)
 
     def _show(self, *_):
         if self._buttons.value != self.state.step_index:

@@ -56,9 +56,11 @@ class VIForm(Viewer):
         self._quality_help = pn.pane.HTML("<br>".join(f"<b>{k}</b> {v}" for k, v in rubric["vi_quality"].items()),
                                           styles={"font-size": "11px"})
         self._issues = pn.widgets.CheckButtonGroup(options={f"{k}: {v}": k for k, v in rubric["vi_issues"].items()},
-                                                   value=[], button_type="light", css_classes=["sr-vi-issues"])
+                                                   value=[], button_type="light", css_classes=["sr-vi-issues"],
+                                                   orientation="vertical")  # one row ran past the column
         self._issues.param.watch(lambda e: setattr(self, "issues", list(e.new)), "value")
-        self._z = ZInput.from_param(self.param.z, label="VI z", format="0.00000")  # empty, not NaN, without a z
+        # empty, not NaN, without a z; narrow enough that "Copy pipeline z" stays in the right column
+        self._z = ZInput.from_param(self.param.z, label="VI z", format="0.00000", width=150)
         self._copy_z = pn.widgets.Button(label="Copy pipeline z", button_type="light",
                                          description="Put the survey pipeline's redshift into the VI z field.")
         self._copy_z.on_click(lambda _: self._copy_pipeline_z())

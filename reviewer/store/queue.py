@@ -67,6 +67,14 @@ class QueueRepository:
         self.db = db
         self._claims = claims
 
+    def content_mark(self) -> tuple[int, int, int]:
+        """(spectra, trajectories, newest verdict seq): moves when anyone, anywhere (another browser,
+        the CLI), adds spectra, trajectories or verdicts. Three aggregate reads DuckDB answers from
+        its metadata and the label table's zone maps, cheap enough for every page to poll."""
+        row = self.db.row("SELECT (SELECT count(*) FROM spectra) AS s, (SELECT count(*) FROM trajectories) AS t, "
+                          "(SELECT coalesce(max(seq), 0) FROM reviews) AS r")
+        return (int(row["s"]), int(row["t"]), int(row["r"])) if row else (0, 0, 0)
+
     def _queue_query(self, columns: str, reviewer: str | None, *, task=None, agent_name=None, backend=None,
                      credibility=None, state: str = "all", disagreement: bool | None = None,
                      reviewed_by: str | None = None, session_id: str | None = None, contradicted: bool | None = None,

@@ -66,6 +66,7 @@ CREDIBILITY_RISK = {"HIGH": 0.0, "MEDIUM": 0.5, "LOW": 1.0}
 UNKNOWN = 0.5  # the value of a signal that cannot be computed for an item (no margin, no credibility)
 ERROR_ACTIONS = ("override", "reject")
 MIN_ACCEPT = 10  # labelled answers of a task and agent below a threshold before it may accept any
+STORE_TRIES = 3  # rounds of storing stale signals before a read computes them all instead
 UNJUDGEABLE_PRIORITY = 1.0  # a refusal needs a human: above every sigmoid score (< 1)
 
 
@@ -300,9 +301,13 @@ def current_signals(store, task: str | None = None) -> pd.DataFrame:
     spectra whose trajectories or claim counts changed since they were stored are recomputed and
     stored (every spectrum the first time: an upgraded database fills it once). Signals depend only on
     a spectrum's own trajectories, so recomputing a spectrum's rows gives what a full pass would;
-    `n_reviewers` and `seen` follow the labels and are counted in SQL on each read."""
-    stale = store.triage.stale_signal_spectra()
-    if stale:
+    `n_reviewers` and `seen` follow the labels and are counted in SQL on each read. Rows a concurrent
+    write made stale again are not stored (put_signals): checked again, and after STORE_TRIES the signals
+    are computed in full rather than read with trajectories missing."""
+    for _ in range(STORE_TRIES):
+        stale = store.triage.stale_signal_spectra()
+        if not stale:
+            break
         items = store.triage.triage_items(spectrum_ids=stale)
         missing = [r["trajectory_id"] for r in items
                    if r["agent_name"] == "vet" and _recorded_margin(r["margin"], r["answer"]) is None]
@@ -311,6 +316,9 @@ def current_signals(store, task: str | None = None) -> pd.DataFrame:
         records = fresh.reset_index().to_dict("records")
         store.triage.put_signals(stale, [{**{c: _plain(r[c]) for c in SIGNAL_COLUMNS}, "trajectory_id": r["trajectory_id"],
                                           "inputs_hash": hashes[r["trajectory_id"]]} for r in records])
+    else:
+        if store.triage.stale_signal_spectra():
+            return compute_signals(store, task)
     frame = store.triage.cached_signals(task).set_index("trajectory_id")
     frame["seen"] = 1.0 - 0.5 ** frame["n_reviewers"].to_numpy(float)
     frame["margin"] = frame["margin"].astype(object).where(frame["margin"].notna(), None)
@@ -380,6 +388,7 @@ def refresh(store, trajectory_ids: list[str] | None = None, refit: bool = True) 
         signals = compute_signals(store, spectrum_ids=spectra)
         signals = signals.loc[signals.index.intersection(list(trajectory_ids))]
     else:
+        store.triage.clear_signals()  # a full refresh recomputes every stored signal too
         signals = current_signals(store)
     model = None if refit else stored_model(store)
     if model is None:

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from reviewer.store.codec import now, to_json
-from reviewer.store.database import Database
+from reviewer.store.database import Database, forget_signals
 from reviewer.store.labels import LabelRepository
 
 CLAIM_VERDICTS = ("supported", "contradicted", "unverifiable")
@@ -92,11 +92,10 @@ class ClaimRepository:
                 rec[key] = _number(rec.get(key))
             rec["result"] = to_json(rec.get("result"))
             values.append([trajectory_id, str(version), *(rec.get(c) for c in CLAIM_ROW_FIELDS), stamp])
+        forget_signals(self.db, "trajectory_id = ?", [trajectory_id])  # its contradicted count changes
         with self.db.transaction():
             self.db.execute("DELETE FROM claim_results WHERE trajectory_id = ? AND checker_version = ?",
                             [trajectory_id, str(version)])
-            # its contradicted count changed: its cached triage signals are recomputed on the next read
-            self.db.execute("DELETE FROM triage_signals WHERE trajectory_id = ?", [trajectory_id])
             if values:
                 self.db.insert_rows("claim_results", _COLUMNS, values)
         return len(values)

@@ -2,6 +2,7 @@
 and the SQL helpers every repository runs its statements through (row decoding included)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Iterator, Sequence
@@ -155,3 +156,16 @@ def _decode(description, rows: list[tuple]) -> list[dict[str, Any]]:
             values[i] = utc(values[i])
         out.append(dict(zip(names, values, strict=True)))
     return out
+
+
+def forget_signals(db: Database, where: str, params: list[Any]) -> None:
+    """Drop the stored triage signals (table triage_signals) a write is about to make stale, before its
+    own transaction and never inside it: a read storing signals at the same moment would make the
+    write itself fail on DuckDB's conflict check. Retried on a conflict (Database.execute); skipped
+    inside a caller's transaction (a batch), where the readers' recheck of recent writes
+    (reviewer/store/triage.py) finds what it changed."""
+    if db.in_transaction():
+        return
+    # still conflicting after the retries: the write goes on; the readers' recheck finds its rows
+    with contextlib.suppress(duckdb.TransactionException, duckdb.ConstraintException):
+        db.execute(f"DELETE FROM triage_signals WHERE {where}", params)

@@ -382,8 +382,8 @@ CREATE TABLE object_match (
 
 # Each trajectory's triage signals as last computed (reviewer.triage decides what they are), so that
 # the Stats tab and `specreview triage` read a table instead of recomputing 100k trajectories' signals
-# in Python. The writers of a trajectory and of its claim results delete the rows they make stale in
-# their own transaction; a trajectory without a row marks its spectrum's rows stale (its siblings'
+# in Python. The writers of a trajectory and of its claim results delete the rows they make stale just
+# before their own transaction; a trajectory without a row marks its spectrum's rows stale (its siblings'
 # disagreement depends on it) and they are recomputed on the next read. `inputs_hash` is a hash of the
 # inputs a row came from (reviewer/store/triage.py INPUTS_HASH), for checking. Rows are not written
 # here: an upgraded database fills the table on its first read (the whole

@@ -6,7 +6,7 @@ from typing import Any
 
 from agents.trajectory import AgentInfo, Step, Trajectory, Verdict, finite_or_none, image_sha
 from reviewer.store.codec import now, png_size, to_json
-from reviewer.store.database import Database, insert_sql
+from reviewer.store.database import Database, forget_signals, insert_sql
 
 _STEP_COLUMNS = (
     "trajectory_id", "idx", "kind", "text", "tool_name", "tool_args", "label", "image_sha",
@@ -68,14 +68,13 @@ class TrajectoryRepository:
              to_json(s.data), s.created_at]
             for s in traj.steps
         ]
+        # its spectrum's stored triage signals (siblings compare answers with it) are recomputed on the next read
+        forget_signals(self.db, "trajectory_id = ? OR spectrum_id IS NOT DISTINCT FROM ?", [traj.id, traj.spectrum_id])
         with self.db.transaction():
             for png in traj.images.values():
                 self._images.put_image(png)
             self.db.execute("DELETE FROM steps WHERE trajectory_id = ?", [traj.id])
             self.db.execute("DELETE FROM trajectories WHERE id = ?", [traj.id])
-            # its spectrum's cached triage signals (siblings compare answers with it) are recomputed on the next read
-            self.db.execute("DELETE FROM triage_signals WHERE trajectory_id = ? OR spectrum_id IS NOT DISTINCT FROM ?",
-                            [traj.id, traj.spectrum_id])
             self.db.execute(insert_sql("trajectories", _TRAJECTORY_COLUMNS), [row[c] for c in _TRAJECTORY_COLUMNS])
             self.db.insert_rows("steps", _STEP_COLUMNS, steps)
         return traj.id

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import duckdb
 import pandas as pd
 
 from reviewer.store.claims import CLAIM_COUNTS_SQL, _claim_counts_sql
@@ -51,7 +52,8 @@ LEFT JOIN seen n ON n.trajectory_id = t.id
 # signals are stale: a trajectory with no row, a row whose trajectory is gone, or a row whose inputs
 # differ from a trajectory's or claim result's written in the last RECHECK_MINUTES. The writers of what
 # the signals are computed from (trajectories.save_trajectory: a trajectory and its siblings;
-# claims.save_claims: its contradicted count) delete the rows they make stale in their own transaction,
+# claims.save_claims: its contradicted count) delete the rows they make stale just before their own
+# transaction (never in it: a conflict with a read storing signals would fail the write),
 # and a bulk insert leaves new trajectories without rows: anti-joins find both. The recent recheck
 # closes the race of a refresh that read its inputs before such a write committed and stored its rows
 # after (snapshot isolation lets both commit); comparing every row's inputs would cost over a second at
@@ -153,6 +155,15 @@ class TriageRepository:
         types = ("VARCHAR", "UBIGINT", *_SIGNAL_TYPES)
         # one statement of column arrays (unnest zips them): 100k rows in well under a second
         select = ", ".join(f"unnest(?::{kind}[]) AS {name}" for name, kind in zip(columns, types, strict=True))
+        try:
+            self._put_signals(ids, null, columns, select, rows)
+        except (duckdb.TransactionException, duckdb.ConstraintException):
+            # another thread stored or invalidated the same rows at once (DuckDB reports a key both
+            # inserted as a constraint error): nothing stored here; the caller checks again
+            return 0
+        return len(rows)
+
+    def _put_signals(self, ids, null, columns, select, rows) -> None:
         with self.db.transaction():
             self.db.execute(f"DELETE FROM triage_signals WHERE spectrum_id IN (SELECT unnest(?::VARCHAR[])){null}", [ids])
             if rows:
@@ -163,7 +174,9 @@ class TriageRepository:
                     f"SELECT new.* FROM (SELECT {select}) new JOIN now_ ON now_.id = new.trajectory_id "
                     "AND now_.h = new.inputs_hash",
                     [[r["trajectory_id"] for r in rows], *[[r[c] for r in rows] for c in columns]])
-        return len(rows)
+
+    def clear_signals(self) -> None:
+        self.db.execute("DELETE FROM triage_signals")
 
     def cached_signals(self, task: str | None = None) -> pd.DataFrame:
         """Every trajectory's cached signals (of `task`) with its current number of reviewers (people whose

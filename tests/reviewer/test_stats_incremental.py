@@ -195,3 +195,26 @@ def test_a_version_7_database_upgrades_and_fills_the_signals_on_first_read(demo_
             int(store.db.scalar("SELECT count(*) FROM trajectories"))
     finally:
         store.close()
+
+
+def test_concurrent_reads_and_writes_leave_nothing_missing_or_stale(demo_db, tmp_path):
+    """Two threads read (and fill) the stored signals while claim checks and re-saves are written: every
+    read returns every trajectory, and afterwards the table equals a full recompute."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = tmp_path / "demo.duckdb"
+    shutil.copyfile(demo_db, path)
+    store = Store(path)
+    try:
+        ids = [r["id"] for r in store.trajectories.list_trajectories(limit=N_ITEMS)]
+        n = int(store.db.scalar("SELECT count(*) FROM trajectories"))
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            reads = [pool.submit(triage.current_signals, store) for _ in range(4)]
+            for i in range(0, N_ITEMS, 3):
+                apply(store, LabelService(store), ids, {}, ("claims", i, 2))
+                apply(store, LabelService(store), ids, {}, ("resave", i + 1, 1))
+            assert all(len(r.result()) == n for r in reads)
+        assert_equals_full_recompute(store)
+    finally:
+        drain()
+        store.close()

@@ -13,7 +13,8 @@ from typing import Any
 from reviewer.consensus import DZ_MAX
 
 
-def _finite(value) -> float | None:
+def finite_or_none(value) -> float | None:
+    """`value` as a finite float, or None (a missing, NaN or unreadable z is no z)."""
     try:
         out = float(value)
     except (TypeError, ValueError):
@@ -28,8 +29,8 @@ def redshift_candidates(item) -> list[dict[str, Any]]:
     if item is None:
         return out
     label = item.agent_label or {}
-    if _finite(label.get("z")) is not None and label.get("type"):
-        out.append({"z": _finite(label["z"]), "class": str(label["type"]).upper(), "source": "agent's answer"})
+    if finite_or_none(label.get("z")) is not None and label.get("type"):
+        out.append({"z": finite_or_none(label["z"]), "class": str(label["type"]).upper(), "source": "agent's answer"})
     found: dict[int, str] = {}
     hyps: list[dict] = []
     for step in (item.trajectory.steps if item.trajectory is not None else []):
@@ -39,15 +40,15 @@ def redshift_candidates(item) -> list[dict[str, Any]]:
         if step.tool_name == "analyse_hypothesis" and step.kind == "tool_result" and data.get("summary"):
             s = data["summary"]
             found[s.get("idx")] = f"{s.get('n_likely', 0)} lines likely, verdict {s.get('verdict', '?')}"
-    for h in sorted(hyps, key=lambda h: -(_finite(h.get("score")) or 0)):
-        if _finite(h.get("z")) is None:
+    for h in sorted(hyps, key=lambda h: -(finite_or_none(h.get("score")) or 0)):
+        if finite_or_none(h.get("z")) is None:
             continue
-        out.append({"z": _finite(h["z"]), "class": str(h.get("class") or "").upper(), "score": h.get("score"),
+        out.append({"z": finite_or_none(h["z"]), "class": str(h.get("class") or "").upper(), "score": h.get("score"),
                     "chi2": h.get("chi2"), "lines": found.get(h.get("idx"), ", ".join(h.get("matched") or [])),
                     "source": f"hypothesis {h.get('idx')} ({h.get('source', '?')})"})
     record = item.record or {}
-    if _finite(record.get("pipeline_z")) is not None and record.get("pipeline_class"):
-        out.append({"z": _finite(record["pipeline_z"]), "class": str(record["pipeline_class"]).upper(),
+    if finite_or_none(record.get("pipeline_z")) is not None and record.get("pipeline_class"):
+        out.append({"z": finite_or_none(record["pipeline_z"]), "class": str(record["pipeline_class"]).upper(),
                     "source": "survey pipeline"})
     return dedupe(out)
 

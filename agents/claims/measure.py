@@ -40,6 +40,12 @@ def emission_fwhm(a: Arrays, *, core, blue, red, **_) -> float | None:
     if prof is None:
         return None
     w, r = prof
+    return _width_at_half_maximum(w, r)
+
+
+def _width_at_half_maximum(w, r) -> float | None:
+    """Width (Angstrom) of a normalised emission profile `r` (continuum 1) at half its peak above the
+    continuum, walking out from the peak; None without a peak."""
     i = int(np.argmax(r))
     peak = r[i] - 1.0
     if peak <= 0:
@@ -65,17 +71,7 @@ def broad_fwhm(a: Arrays, *, core, blue, red, smooth: float = 25.0, **_) -> floa
     w, r = prof
     k = max(3, int(smooth / float(np.median(np.diff(w)))) | 1)
     r = median_filter(r, size=min(k, (r.size - 1) | 1), mode="nearest")
-    i = int(np.argmax(r))
-    peak = r[i] - 1.0
-    if peak <= 0:
-        return None
-    half = 1.0 + peak / 2.0
-    lo, hi = i, i
-    while lo > 0 and r[lo] > half:
-        lo -= 1
-    while hi < r.size - 1 and r[hi] > half:
-        hi += 1
-    return float(w[hi] - w[lo])
+    return _width_at_half_maximum(w, r)
 
 
 def line_flux(a: Arrays, *, core, blue, red, **_) -> float | None:

@@ -6,13 +6,12 @@ else the agent's answer; a saved VI is shown as saved. Without a finite z the bo
 """
 from __future__ import annotations
 
-import math
-
 import panel as pn
 import param
 from panel.viewable import Viewer
 
 import kb
+from reviewer.candidates import finite_or_none
 from reviewer.components.z_input import ZInput
 
 SPECTYPES = ("STAR", "GALAXY", "QSO")
@@ -20,21 +19,13 @@ STANDARD_COMMENTS = ["Broad absorption line quasar (BAL)", "Damped Lyman-alpha s
                      "Two objects in spectrum", "Blazar"]
 
 
-def _finite(value) -> float | None:
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return out if math.isfinite(out) else None
-
-
 def prefill(state) -> tuple[float | None, str | None]:
     """(z, spectype) a new VI starts from: the reviewer's chosen z and class, else the agent's answer."""
     item = state.item
     agent = (item.agent_label or {}) if item is not None else {}
     chosen = state.candidate or {}
-    z = _finite(chosen.get("z"))
-    z = z if z is not None else _finite(agent.get("z"))
+    z = finite_or_none(chosen.get("z"))
+    z = z if z is not None else finite_or_none(agent.get("z"))
     kinds = [str(k or "").upper() for k in ((chosen.get("class") if chosen else None), agent.get("type"))]
     return z, next((k for k in kinds if k in SPECTYPES), None)
 

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO)]  # the project before tests/, whose folders mirror its packages
 sys.path.append(str(REPO / "tests"))
 
 from served_app import CHROMIUM_ARGS, ServedApp, seeded_db  # noqa: E402
@@ -40,7 +41,7 @@ def main() -> None:
                 for _ in range(5):  # to a step with a zoom window to shade
                     page.keyboard.press("j")
                 expect(page.locator(".sr-step-view")).to_contain_text("Step 6", timeout=60_000)
-                page.wait_for_function("() => document.querySelectorAll('canvas').length > 0")
+                page.locator("canvas").first.wait_for(timeout=60_000)
                 page.screenshot(path=str(args.out))
                 browser.close()
         finally:

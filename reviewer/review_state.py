@@ -96,7 +96,7 @@ class ReviewState(param.Parameterized):
     error = param.String(default="", doc="the last problem, shown in the page (the app keeps serving)")
     labels_version = param.Integer(default=0, doc="bumped after every stored label: views re-read")
     labels_seen = param.Integer(default=0, doc="the store's newest verdict row (anyone's, from anywhere) last "
-                                               "seen by `poll_labels`: views of others' labels re-read when it moves")
+                                               "seen by `poll_store`: views of others' labels re-read when it moves")
     store_mark = param.Tuple(default=(0, 0, 0), length=3, doc="the store's (spectra, trajectories, newest verdict) "
                              "last seen by `poll_store`: the lists re-read their page when it moves")
     undoable = param.ClassSelector(class_=Ack, default=None, allow_None=True,
@@ -273,15 +273,6 @@ class ReviewState(param.Parameterized):
         return bool(spectra) and self.open_item(spectrum_id=spectra[0]["spectrum_id"])
 
     # ---- labels written elsewhere ----------------------------------------------------------------
-    def poll_labels(self) -> bool:
-        """Whether verdicts were stored since the last look (by anyone: another browser, the CLI); if so,
-        `labels_seen` moves and the views of others' labels re-read. The page calls it every few seconds."""
-        newest = self.store.labels.newest_label_seq("reviews")
-        if newest == self.labels_seen:
-            return False
-        self.labels_seen = newest
-        return True
-
     def poll_store(self) -> bool:
         """Whether spectra, trajectories or verdicts were stored since the last look (by anyone: the
         CLI, another browser); if so `store_mark` (the lists) and `labels_seen` (Other reviewers) move.

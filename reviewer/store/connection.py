@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -177,9 +178,23 @@ class SharedConnection:
             self.closed = True
             with self._cursors_lock:
                 for _, cur in self._cursors:
-                    cur.close()
+                    _close_cursor(cur)
                 self._cursors = []
             self.connection.close()
+
+
+def _close_cursor(cur: duckdb.DuckDBPyConnection, tries: int = 100) -> None:
+    """Close a thread's cursor even while that thread runs a query on it (a read-ahead or a priority
+    refresh that outlived its page): DuckDB refuses to close a busy cursor, so the query is interrupted
+    (it fails there, as work on a closing store should) and the close retried."""
+    for _ in range(tries):
+        try:
+            cur.close()
+            return
+        except duckdb.ResourceInUseException:
+            cur.interrupt()
+            time.sleep(0.01)
+    cur.close()
 
 
 _registry: dict[Path, SharedConnection] = {}

@@ -307,8 +307,3 @@ class LabelRepository:
         _choice("table", table, LABEL_TABLES)
         return int(self.db.scalar(f"SELECT count(*) FROM {table}"))
 
-    def newest_label_seq(self, table: str) -> int:
-        """The `seq` of the newest row of a label table (0 when empty): cheap enough to poll, so that a
-        page notices labels stored by other sessions or processes."""
-        _choice("table", table, LABEL_TABLES)
-        return int(self.db.scalar(f"SELECT coalesce(max(seq), 0) FROM {table}"))

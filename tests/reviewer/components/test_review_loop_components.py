@@ -113,7 +113,7 @@ def test_other_reviewers_follow_labels_saved_elsewhere(db):
     ola.save_verdict("approve")
     assert "No other reviewer" in view._pane.object
     pia.save_verdict("reject")  # another session (another browser)
-    ola.poll_labels()  # what the page's periodic callback does
+    assert ola.poll_store()  # what the page's periodic callback does
     assert "pia" in view._pane.object
 
 

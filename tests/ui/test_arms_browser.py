@@ -30,6 +30,7 @@ ARMS_JS = "() => {" + MODELS + """
 FLUX_IN_JS = "([lo, hi]) => {" + MODELS + """
   const src = models.filter(m => m.type === 'ColumnDataSource' && m.data && m.data.wave && m.data.flux)
                     .sort((a, b) => b.data.wave.length - a.data.wave.length)[0];
+  if (!src) return -1;
   let n = 0;
   for (let i = 0; i < src.data.wave.length; i++) {
     const w = src.data.wave[i];
@@ -37,6 +38,12 @@ FLUX_IN_JS = "([lo, hi]) => {" + MODELS + """
   }
   return n;
 }"""
+
+
+def wait_flux_in(page, lo: float, hi: float, n: int) -> None:
+    """Wait until the merged line has exactly `n` finite pixels in [lo, hi] (its source and the arms'
+    may arrive in different messages)."""
+    page.wait_for_function(f"([lo, hi, n]) => ({FLUX_IN_JS})([lo, hi]) === n", arg=[lo, hi, n], timeout=60_000)
 
 
 @pytest.fixture(scope="module")
@@ -61,16 +68,16 @@ def test_toggling_an_arm_hides_exactly_its_pixels(desi_app, screen):
     red = arms["R"]
     # the red arm's own run of pixels (each arm is one run: the overlaps are split at their middle)
     inner = [red["lo"], red["hi"]]
-    assert screen.evaluate(FLUX_IN_JS, inner) == red["n"]
+    wait_flux_in(screen, *inner, red["n"])
 
     open_tab(screen, "View")
     screen.locator(".sr-arms button").filter(has_text="R (red)").click()
     screen.wait_for_function(f"(({ARMS_JS})() || []).map(a => a.arm).join() === 'B,Z'", timeout=60_000)
-    assert screen.evaluate(FLUX_IN_JS, inner) == 0  # the merged line loses exactly those pixels
+    wait_flux_in(screen, *inner, 0)  # the merged line loses exactly those pixels
     after = {a["arm"]: a for a in screen.evaluate(ARMS_JS)}
     assert after["B"]["n"] == arms["B"]["n"] and after["Z"]["n"] == arms["Z"]["n"]
-    assert screen.evaluate(FLUX_IN_JS, [arms["B"]["lo"], arms["B"]["hi"]]) == arms["B"]["n"]
+    wait_flux_in(screen, arms["B"]["lo"], arms["B"]["hi"], arms["B"]["n"])
 
     screen.locator(".sr-arms button").filter(has_text="R (red)").click()
     screen.wait_for_function(f"(({ARMS_JS})() || []).map(a => a.arm).join() === 'B,R,Z'", timeout=60_000)
-    assert screen.evaluate(FLUX_IN_JS, inner) == red["n"]
+    wait_flux_in(screen, *inner, red["n"])

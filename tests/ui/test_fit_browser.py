@@ -85,8 +85,8 @@ def test_a_67_step_trajectory_fits(longest, screen):
     # grouped by FORMA stage, in order
     expect(screen.locator(".sr-step-strip .sr-stage")).to_have_text([s.upper() for s in STAGES], ignore_case=True)
     # every step's button shows without scrolling the strip or the page
-    fits = strip.evaluate("box => box.scrollHeight <= box.clientHeight + 1")
-    assert fits, strip.evaluate("box => [box.scrollHeight, box.clientHeight]")
+    screen.wait_for_function("box => box.scrollHeight <= box.clientHeight + 1", arg=strip.element_handle(),
+                             timeout=30_000)  # once laid out
     strip_box = inside_screen(screen, ".sr-step-strip")
     last_button = screen.locator(".sr-step-strip button").last.bounding_box()
     assert last_button["y"] + last_button["height"] <= strip_box["y"] + strip_box["height"] + 1

@@ -17,3 +17,23 @@ def synthetic_spectrum():
     return Spectrum(spectral_axis=wave * u.AA, flux=flux * u.Unit("1e-17 erg / (s cm2 Angstrom)"),
                     uncertainty=InverseVariance(ivar), mask=mask,
                     meta={"source_path": "synthetic.fits", "object_id": "42"})
+
+
+@pytest.fixture(scope="module")
+def desi_galaxy(tmp_path_factory, wait_for_background_renders):
+    """A demo database of the test module's own, with the review state on the DESI galaxy's verify item
+    and a SpectrumPlot bound to it (the z tab, the View tab and the VI form tests start there)."""
+    from reviewer.components.spectrum_plot import SpectrumPlot
+    from reviewer.demo import seed_demo_if_empty
+    from reviewer.review_state import ReviewState
+    from reviewer.store import Store
+
+    store = Store(tmp_path_factory.mktemp("galaxy") / "galaxy.duckdb")
+    seed_demo_if_empty(store)
+    tid = next(r["trajectory_id"] for r in store.queue.queue_items(task="verify", limit=100)
+               if r["survey"] and "DESI" in r["survey"].upper() and r["pipeline_class"] == "GALAXY")
+    state = ReviewState(store, reviewer="ann")
+    assert state.open_item(trajectory_id=tid)
+    yield state, SpectrumPlot(state=state)
+    wait_for_background_renders()
+    store.close()

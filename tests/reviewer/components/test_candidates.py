@@ -6,26 +6,14 @@ import numpy as np
 import pytest
 
 from reviewer.components.candidates_view import CandidatesView
-from reviewer.components.spectrum_plot import SpectrumPlot
-from reviewer.demo import seed_demo_if_empty
-from reviewer.review_state import ReviewState
-from reviewer.store import Store
 
 TRUE_Z = 0.368744  # DESI's Redrock z of the target (assets/demo/MANIFEST.csv)
 
 
 @pytest.fixture(scope="module")
-def galaxy(tmp_path_factory, wait_for_background_renders):
-    store = Store(tmp_path_factory.mktemp("cand") / "c.duckdb")
-    seed_demo_if_empty(store)
-    tid = next(r["trajectory_id"] for r in store.queue.queue_items(task="verify", limit=100)
-               if r["survey"] and "DESI" in r["survey"].upper() and r["pipeline_class"] == "GALAXY")
-    state = ReviewState(store, reviewer="ann")
-    assert state.open_item(trajectory_id=tid)
-    plot = SpectrumPlot(state=state)
-    yield state, plot, CandidatesView(state=state, plot=plot)
-    wait_for_background_renders()
-    store.close()
+def galaxy(desi_galaxy):
+    state, plot = desi_galaxy
+    return state, plot, CandidatesView(state=state, plot=plot)
 
 
 def test_candidates_come_from_the_hypotheses_the_answer_and_the_pipeline(galaxy):

@@ -9,28 +9,15 @@ import pytest
 
 from reviewer.components.candidates_view import CandidatesView
 from reviewer.components.controls import Controls
-from reviewer.components.spectrum_plot import SpectrumPlot
 from reviewer.components.vi_form import VIForm
-from reviewer.demo import seed_demo_if_empty
-from reviewer.review_state import ReviewState
-from reviewer.store import Store
 
 BUTTONS = (pn.widgets.Button, pn.widgets.Toggle, pn.widgets.FileDownload, pn.widgets.RadioButtonGroup,
            pn.widgets.CheckButtonGroup)
 
 
 @pytest.fixture(scope="module")
-def galaxy(tmp_path_factory, wait_for_background_renders):
-    store = Store(tmp_path_factory.mktemp("view") / "v.duckdb")
-    seed_demo_if_empty(store)
-    tid = next(r["trajectory_id"] for r in store.queue.queue_items(task="verify", limit=100)
-               if r["survey"] and "DESI" in r["survey"].upper() and r["pipeline_class"] == "GALAXY")
-    state = ReviewState(store, reviewer="ann")
-    assert state.open_item(trajectory_id=tid)
-    plot = SpectrumPlot(state=state)
-    yield state, plot
-    wait_for_background_renders()
-    store.close()
+def galaxy(desi_galaxy):
+    return desi_galaxy
 
 
 def widgets(viewable):

@@ -75,3 +75,9 @@ FIGURE_GLYPHS_JS = "(title) => {" + MODELS + """
   }
   return out;
 }"""
+
+# titles of the figures that draw a legend inside their frame (over the data)
+LEGENDS_OVER_DATA_JS = "() => {" + MODELS + """
+  return models.filter(f => f.title && f.center && f.center.some(r => r.type === 'Legend'))
+               .map(f => f.title.text);
+}"""

@@ -4,7 +4,8 @@ abstention of the triage (reviewer.triage): the accuracy of each agent's answers
 priority with its bootstrap interval as an area, and, for the target accuracy in the widget, the share
 of the unreviewed queue that could be accepted without review and its estimated accuracy: the numbers
 of `specreview triage --target T --json` (the same `triage_report`). Built when first opened and re-read
-on Refresh; fixed-size plots, so they draw even when built in a hidden tab."""
+on Refresh; fixed-size plots, so they draw even when built in a hidden tab, one per row of the centre
+column at 1440 px, legends beside the frame (never over the data) and tables as wide as their columns."""
 from __future__ import annotations
 
 import threading
@@ -21,7 +22,8 @@ from reviewer import stats, triage
 from reviewer.components.safe_text import escape
 
 hv.extension("bokeh", logo=False)
-W, H = 400, 250
+W, H = 560, 250  # the plot's frame and its legend: the centre column is ~640 px at 1440x900
+OUTSIDE = {"legend_position": "right", "legend_opts": {"label_text_font_size": "8pt", "padding": 4}}
 
 
 def _plot(obj) -> pn.pane.HoloViews:
@@ -34,10 +36,11 @@ def rating_plots(distributions: dict) -> list:
     bars = pd.DataFrame([{"rater": r, "score": str(s), "count": c} for r, d in distributions.items()
                          for s, c in d["counts"].items()])
     hist = hv.Bars(bars, ["score", "rater"], "count").opts(title="Rating distribution per rater", width=W, height=H,
-                                                           multi_level=False, tools=["hover"], xlabel="score")
+                                                           multi_level=False, tools=["hover"], xlabel="score",
+                                                           **OUTSIDE)
     cdf = hv.Overlay([hv.Curve((d["cdf"]["x"], d["cdf"]["y"]), "score", "fraction ≤ score", label=r).opts(
         interpolation="steps-post", line_width=2) for r, d in distributions.items()]).opts(
-        title="Rating CDF per rater", width=W, height=H, legend_position="bottom_right")
+        title="Rating CDF per rater", width=W, height=H, **OUTSIDE)
     return [_plot(hist), _plot(cdf)]
 
 
@@ -54,9 +57,7 @@ def correlation_plot(corr: pd.DataFrame):
 def kappa_table(kappas: pd.DataFrame):
     if kappas.empty:
         return pn.pane.Markdown("*Cohen's kappa needs two reviewers with shared verdicts.*", width=W)
-    return pn.Column("**Cohen's kappa on verdicts**",
-                     pn.widgets.Tabulator(kappas.replace({np.nan: None}), disabled=True, show_index=False, height=200,
-                                          width=W))
+    return pn.Column("**Cohen's kappa on verdicts**", _table(kappas.round(3)), width=W + 20)
 
 
 def scores_plot(scores: pd.DataFrame):
@@ -64,7 +65,8 @@ def scores_plot(scores: pd.DataFrame):
         return pn.pane.Markdown("*No approved or overridden labels yet: accuracy needs human labels.*", width=W)
     long = scores.melt(id_vars=["task"], value_vars=["accuracy", "f1"], var_name="metric")
     return _plot(hv.Bars(long, ["task", "metric"], "value").opts(
-        title="Accuracy and F1 per task (vs human labels)", width=W, height=H, ylim=(0, 1), tools=["hover"]))
+        title="Accuracy and F1 per task (vs human labels)", width=W, height=H, ylim=(0, 1), tools=["hover"],
+        multi_level=False, **OUTSIDE))
 
 
 def coverage_plot(curve: pd.DataFrame):
@@ -96,7 +98,7 @@ def calibration_plot(report: dict):
     layers = []
     for i, ((task, agent), group) in enumerate(bins.groupby(["task", "agent"], sort=True)):
         group = group.sort_values("priority")
-        label, color = f"{task}: {agent.split('/', 1)[-1]}", Category10_10[i % len(Category10_10)]
+        label, color = f"{task}: {agent_name(agent)}", Category10_10[i % len(Category10_10)]
         layers.append(hv.Area(group, "priority", ["ci_low", "ci_high"], label=label).opts(
             color=color, alpha=0.15, line_alpha=0))
         layers.append(hv.Curve(group, "priority", ["accuracy", "n", "ci_low", "ci_high"], label=label).opts(
@@ -104,10 +106,18 @@ def calibration_plot(report: dict):
         layers.append(hv.Scatter(group, "priority", ["accuracy", "n"], label=label).opts(
             color=color, size=6, tools=["hover"]))
     layers.append(hv.HLine(report["target"]).opts(color="grey", line_dash="dashed", line_width=1))
-    return _plot(hv.Overlay(layers).opts(
-        title=CALIBRATION_TITLE, width=W, height=H, ylim=(0, 1.05), legend_position="bottom_left",
-        legend_opts={"label_text_font_size": "7pt", "spacing": 0, "padding": 2, "background_fill_alpha": 0.6},
-        xlabel="review priority (estimated P(override or reject))", ylabel="accuracy vs human verdicts"))
+    # the legend under the frame (beside it, its long labels would squeeze the frame), two entries a row
+    rows = -(-bins.groupby(["task", "agent"]).ngroups // 2)
+    return pn.pane.HoloViews(hv.Overlay(layers).opts(
+        title=CALIBRATION_TITLE, width=W, height=H + 20 * rows, ylim=(0, 1.05), legend_position="bottom",
+        legend_cols=2, legend_opts={"label_text_font_size": "8pt", "spacing": 0, "padding": 2},
+        xlabel="review priority (estimated P(override or reject))", ylabel="accuracy vs human verdicts"),
+        backend="bokeh", width=W + 20, height=H + 20 * rows + 20, css_classes=["sr-stats-plot"])
+
+
+def agent_name(agent: str) -> str:
+    """An agent without its task kind ("vet/rules/rules-4" -> "rules/rules-4"): the task is beside it."""
+    return agent.split("/", 1)[-1]
 
 
 def abstention_text(report: dict) -> str:
@@ -133,11 +143,17 @@ def abstention_table(report: dict):
     groups = [g for g in report.get("groups") or [] if g["task"] != "all"]
     if not report.get("bins") or not groups:
         return None
-    frame = pd.DataFrame([{"task": g["task"], "agent": g["agent"], "labelled": g["n_labelled"],
+    frame = pd.DataFrame([{"task": g["task"], "agent": agent_name(g["agent"]), "labelled": g["n_labelled"],
                            "threshold": g["threshold"], "est. accuracy": g["estimated_accuracy"],
                            "accept": g["n_accept"], "unreviewed": g["n_unreviewed"]} for g in groups])
-    return pn.widgets.Tabulator(frame.replace({np.nan: None}), disabled=True, show_index=False, height=160,
-                                width=W, css_classes=["sr-abstention-table"])
+    return _table(frame.round(3), css_classes=["sr-abstention-table"])
+
+
+def _table(frame: pd.DataFrame, **params) -> pn.widgets.Tabulator:
+    """Every row and column in view: as tall as its rows, as wide as its data (Tabulator's fit_data_table),
+    headers that do not sort (the tables are a few rows; the arrows would widen every column)."""
+    return pn.widgets.Tabulator(frame.replace({np.nan: None}), disabled=True, show_index=False, sortable=False,
+                                layout="fit_data_table", max_width=W + 20, **params)
 
 
 class StatsPanel(Viewer):

@@ -11,6 +11,7 @@ from bokeh_probe import (
     AXIS_LABELS_JS,
     FIGURE_GLYPHS_JS,
     LABEL_X_JS,
+    LEGENDS_OVER_DATA_JS,
     PEAK_NEAR_JS,
     SHADE_JS,
     STATS_GLYPHS_JS,
@@ -309,6 +310,43 @@ def test_stats_calibrated_abstention_plot_draws_and_states_the_triage_numbers(co
     box.fill("0.95")
     box.press("Enter")
     expect(statement).to_contain_text("target accuracy 0.95", timeout=20_000)
+    no_server_errors(cockpit)
+
+
+# each Stats block's box in the page, and each table's overflow (Tabulator draws in shadow roots)
+STATS_BOXES_JS = """(blocks) => blocks.map(b => { const r = b.getBoundingClientRect();
+  return [r.left, r.top, r.right, r.bottom]; })"""
+TABLE_OVERFLOW_JS = "(holders) => holders.map(h => [h.scrollWidth - h.clientWidth, h.scrollHeight - h.clientHeight])"
+
+
+def test_stats_lays_out_without_covered_data_clipped_tables_or_blank_scroll(cockpit, screen):
+    """Issue 19, item 9: in the Stats tab no legend is drawn over a plot's data, no table is cut off
+    (every column and row in view without a scroll bar of its own), no two blocks overlap or leave
+    the centre column, and the column ends where the last block ends."""
+    from reviewer.components.stats_panel import CALIBRATION_TITLE
+
+    open_as(screen, cockpit, "ivy")
+    open_tab(screen, "Stats")
+    probe = f"(({FIGURE_GLYPHS_JS})({CALIBRATION_TITLE!r})['Line'] || 0) >= 1"
+    screen.wait_for_function(probe, timeout=60_000)
+    expect(screen.locator(".sr-abstention-table .tabulator-row")).not_to_have_count(0)
+    assert screen.evaluate(LEGENDS_OVER_DATA_JS) == []
+    holders = screen.locator(".sr-stats .tabulator-tableholder")
+    expect(holders).to_have_count(2)  # kappa, abstention
+    for dx, dy in holders.evaluate_all(TABLE_OVERFLOW_JS):
+        assert dx <= 1 and dy <= 1, (dx, dy)
+    blocks = screen.locator(".sr-stats .sr-stats-plot, .sr-stats .tabulator, .sr-abstention")
+    boxes = [b for b in blocks.evaluate_all(STATS_BOXES_JS) if b[2] > b[0] and b[3] > b[1]]
+    assert len(boxes) >= 9  # 6 plots, 2 tables, the statement
+    column = screen.locator(".sr-stats").first.bounding_box()
+    for i, (l1, t1, r1, b1) in enumerate(boxes):
+        assert l1 >= column["x"] - 1 and r1 <= column["x"] + column["width"] + 1, (boxes[i], column)
+        for l2, t2, r2, b2 in boxes[i + 1:]:
+            assert min(r1, r2) - max(l1, l2) <= 1 or min(b1, b2) - max(t1, t2) <= 1, (boxes[i], (l2, t2, r2, b2))
+    below_last = screen.evaluate("""() => { const main = document.querySelector('.main');
+        main.scrollTop = main.scrollHeight; return main.getBoundingClientRect().bottom; }""")
+    last = screen.locator(".sr-stats").first.bounding_box()
+    assert below_last - (last["y"] + last["height"]) < 120  # no blank scroll after the last block
     no_server_errors(cockpit)
 
 

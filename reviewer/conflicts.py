@@ -16,6 +16,7 @@ import pandas as pd
 
 from reviewer.consensus import (
     agent_label,
+    answer_correct,
     describe_label,
     effective_label,
     labels_agree,
@@ -24,21 +25,35 @@ from reviewer.consensus import (
     verdict_consensus,
 )
 from reviewer.rows import group_rows
+from reviewer.store.review_queries import UnknownSession
 
 
 def _scope_session(scope: str) -> str | None:
     return scope or None
 
 
+_SYNC_TRIES = 3
+
+
 def sync_verdict_states(store, trajectory_id: str | None = None) -> int:
-    """Recompute the stored consensus wherever it is behind its labels (one trajectory, or all);
-    returns how many (trajectory, scope) rows were updated. A few queries per scope, whatever the
-    number of trajectories (one after a label, thousands after an import)."""
-    behind = store.verdict_state.verdict_states_behind(trajectory_id)
-    for scope, rows in group_rows(behind, "scope").items():
-        states = _stored_states_of(store, [r["trajectory_id"] for r in rows], _scope_session(scope))
-        store.verdict_state.put_verdict_states([(r["trajectory_id"], scope, *states[r["trajectory_id"]], r["seq"]) for r in rows])
-    return len(behind)
+    """Recompute the stored consensus and settled label wherever they are behind their labels or
+    their trajectory's answer (one trajectory, or all); returns how many (trajectory, scope) rows were
+    updated. A few queries per scope, whatever the number of trajectories (one after a label,
+    thousands after an import). A concurrent sync storing the same rows wins; what is then still
+    behind is recomputed (a few tries: the other sync stores what it read)."""
+    done = 0
+    for _ in range(_SYNC_TRIES):
+        behind = store.verdict_state.verdict_states_behind(trajectory_id)
+        stored = True
+        for scope, rows in group_rows(behind, "scope").items():
+            states = _stored_states_of(store, [r["trajectory_id"] for r in rows], _scope_session(scope))
+            stored = store.verdict_state.put_verdict_states(
+                [{**states[r["trajectory_id"]], "trajectory_id": r["trajectory_id"], "scope": scope,
+                  "synced_seq": r["seq"], "own_hash": r["own_hash"]} for r in rows]) and stored
+        done += len(behind)
+        if stored:
+            break
+    return done
 
 
 def _stored_status(result: dict[str, Any]) -> str:
@@ -53,10 +68,11 @@ def _final_verdict_of(store, trajectory_id: str, session: str | None) -> dict[st
     return final_verdict(rows, own, resolution)
 
 
-def _stored_states_of(store, trajectory_ids: list[str], session: str | None) -> dict[str, tuple[int, str]]:
-    """(n_reviews, stored status) of many trajectories, as `_final_verdict_of` decides them, in two
-    queries. The review rows carry their trajectory's answer; a trajectory without current reviews is
-    unreviewed whatever its answer."""
+def _stored_states_of(store, trajectory_ids: list[str], session: str | None) -> dict[str, dict[str, Any]]:
+    """What is stored of many trajectories, as `_final_verdict_of` decides their consensus, in two
+    queries: n_reviews, status (the stored status) and the settled label (`_settled_label`). The
+    review rows carry their trajectory's answer; a trajectory without current reviews is unreviewed
+    whatever its answer."""
     reviews = group_rows(store.reviews.current_reviews(session, trajectory_ids=trajectory_ids), "trajectory_id")
     resolutions = store.verdict_state.latest_resolutions_of(trajectory_ids, session_id=_session_id(store, session))
     out = {}
@@ -64,8 +80,23 @@ def _stored_states_of(store, trajectory_ids: list[str], session: str | None) -> 
         rows = reviews.get(tid, [])
         own = agent_label(rows[0]["task"], rows[0]["answer"], rows[0]["answer_z"], rows[0]["outcome"]) if rows else {}
         result = final_verdict(rows, own, resolutions.get(tid))
-        out[tid] = (result["n_reviews"], _stored_status(result))
+        out[tid] = {"n_reviews": result["n_reviews"], "status": _stored_status(result),
+                    **_settled_label(rows, own, result["final"])}
     return out
+
+
+def _settled_label(rows: list[dict[str, Any]], own: dict[str, Any], final: dict[str, Any] | None) -> dict[str, Any]:
+    """The label a trajectory's answer is scored against, when a human label counts as the truth (an
+    agreed, single or resolved verdict, not a rejection; some current verdict): settled, truth, truth_z,
+    truth_source, and the agent's answer (predicted, predicted_z), its credibility and whether it is correct."""
+    if not rows or final is None or final["action"] == "reject":
+        return {"settled": False}
+    truth = normalise_label(final["label"])
+    predicted, predicted_z = own.get("answer", own.get("type")), own.get("z")
+    answer, answer_z = truth.get("answer", truth.get("type")), truth.get("z")
+    return {"settled": True, "truth": answer, "truth_z": answer_z, "truth_source": final["source"],
+            "predicted": predicted, "predicted_z": predicted_z, "credibility": _credibility(rows[0]),
+            "correct": answer_correct(predicted, predicted_z, answer, answer_z)}
 
 
 def _session_id(store, session: str | None) -> str | None:
@@ -175,31 +206,19 @@ def vi_consensus(store, spectrum_id: str, session: str | None = None) -> dict[st
     return out
 
 
-def evaluation_frame(store, session: str | None = None, task: str | None = None,
-                     reviews: list[dict[str, Any]] | None = None) -> pd.DataFrame:
+def evaluation_frame(store, session: str | None = None, task: str | None = None) -> pd.DataFrame:
     """One row per trajectory with a settled human label (agreed, single, or resolved; rejected
-    trajectories and open conflicts left out): trajectory_id, spectrum_id, task, agent_name,
-    backend, model, credibility, predicted, predicted_z, truth, truth_z, truth_source.
-    `reviews`: `store.reviews.current_reviews(session, task)` when the caller has already read them."""
-    resolutions = store.reviews.latest_resolutions("trajectory", session)
-    out = []
-    reviews = store.reviews.current_reviews(session, task) if reviews is None else reviews
-    for tid, rows in group_rows(reviews, "trajectory_id").items():
-        first = rows[0]
-        own = agent_label(first["task"], first["answer"], first["answer_z"], first["outcome"])
-        final = final_verdict(rows, own, resolutions.get(tid))["final"]
-        if final is None or final["action"] == "reject":
-            continue
-        truth = normalise_label(final["label"])
-        out.append({
-            "trajectory_id": tid, "spectrum_id": first["spectrum_id"], "task": first["task"],
-            "agent_name": first["agent_name"], "backend": first["backend"], "model": first["model"],
-            "credibility": _credibility(first), "predicted": own.get("answer", own.get("type")),
-            "predicted_z": own.get("z"), "truth": truth.get("answer", truth.get("type")),
-            "truth_z": truth.get("z"), "truth_source": final["source"],
-        })
-    return pd.DataFrame(out, columns=["trajectory_id", "spectrum_id", "task", "agent_name", "backend", "model",
-                                      "credibility", "predicted", "predicted_z", "truth", "truth_z", "truth_source"])
+    trajectories and open conflicts left out), by trajectory id: trajectory_id, spectrum_id, task,
+    agent_name, backend, model, credibility, predicted, predicted_z, truth, truth_z, truth_source and
+    correct (`answer_correct`). Read from the stored settled labels (`_settled_label`), synced first."""
+    scope = ""
+    if session is not None:
+        found = store.sessions.find_session(session)
+        if found is None:
+            raise UnknownSession(f"no audit session named {session!r}")
+        scope = found["id"]
+    sync_verdict_states(store)
+    return store.verdict_state.settled_labels(scope, task)
 
 
 def verdicts_frame(store, session: str | None = None, task: str | None = None,

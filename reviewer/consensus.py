@@ -13,6 +13,7 @@ for vet; type equal and dz/(1+z) < 0.0033 for verify.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
@@ -215,3 +216,27 @@ def agent_label(task: str, answer: Any = None, answer_z: Any = None, outcome: di
     if z is not None:
         label["z"] = z
     return label
+
+
+# -- an answer against the settled label -----------------------------------------------------
+def answer_correct(predicted: Any, predicted_z: Any, truth: Any, truth_z: Any) -> bool:
+    """Is the agent's answer right? Vet: the same YES/NO; verify: the same type, and z within DZ_MAX
+    when the truth has one. No answer (None or NaN) is wrong."""
+    if predicted is None or (isinstance(predicted, float) and math.isnan(predicted)):
+        return False
+    if str(predicted).upper() != str(truth).upper():
+        return False
+    truth_z = _number(truth_z)
+    if truth_z is None:
+        return True
+    return same_z(_number(predicted_z), truth_z, DZ_MAX)
+
+
+def _number(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number

@@ -4,7 +4,8 @@ Inputs are the DataFrames the store's review queries return:
 - ratings: trajectory_id, rater, rater_kind, score (one current score per rater and trajectory);
 - verdicts: trajectory_id, reviewer, action (approve / override / reject);
 - evaluation rows: task, predicted, predicted_z, credibility, truth, truth_z (a trajectory's answer
-  against the approved or overridden human label).
+  against the approved or overridden human label), and correct when the store has it (else each
+  row's `is_correct`).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from reviewer.consensus import DZ_MAX, same_z
+from reviewer.consensus import answer_correct
 
 SCORES = (0, 1, 2, 3, 4, 5)
 CREDIBILITY_TIERS = ("HIGH", "MEDIUM", "LOW")
@@ -100,26 +101,15 @@ def verdict_kappas(verdicts: pd.DataFrame, column: str = "action") -> pd.DataFra
 
 # -- accuracy against approved labels --------------------------------------------------------
 def is_correct(row: dict[str, Any] | pd.Series) -> bool:
-    """Vet rows compare YES/NO; verify rows compare type, and z within DZ_MAX when the truth has one."""
-    predicted, truth = row.get("predicted"), row.get("truth")
-    if predicted is None or (isinstance(predicted, float) and np.isnan(predicted)):
-        return False
-    if str(predicted).upper() != str(truth).upper():
-        return False
-    truth_z = _number(row.get("truth_z"))
-    if truth_z is None:
-        return True
-    return same_z(_number(row.get("predicted_z")), truth_z, DZ_MAX)
+    """`answer_correct` of an evaluation row (predicted, predicted_z, truth, truth_z)."""
+    return answer_correct(row.get("predicted"), row.get("predicted_z"), row.get("truth"), row.get("truth_z"))
 
 
-def _number(value: Any) -> float | None:
-    if value is None:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if np.isnan(number) else number
+def _correct(rows: pd.DataFrame) -> np.ndarray:
+    """Each row's correctness: its stored `correct` column (evaluation_frame), else `is_correct` per row."""
+    if "correct" in rows:
+        return rows["correct"].to_numpy(bool)
+    return np.array([is_correct(r) for r in rows.to_dict("records")], bool)
 
 
 def f1_positive(predicted: list[str], truth: list[str], positive: str = POSITIVE) -> float:
@@ -137,14 +127,14 @@ def task_scores(rows: pd.DataFrame) -> pd.DataFrame:
     columns = ["task", "n", "n_positive", "accuracy", "f1"]
     if rows.empty:
         return pd.DataFrame(columns=columns)
+    rows = rows.assign(_correct=_correct(rows))
     out = []
     for task, group in rows.groupby("task", sort=True):
-        records = group.to_dict("records")
-        correct = [is_correct(r) for r in records]
-        truth = [str(r["truth"]).upper() for r in records]
+        correct = group["_correct"].to_numpy(bool)
+        truth = [str(t).upper() for t in group["truth"]]
         is_vet = all(t in ("YES", "NO") for t in truth)
-        predicted = [str(r.get("predicted") or "").upper() for r in records]
-        out.append({"task": task, "n": len(records), "n_positive": sum(t == POSITIVE for t in truth) if is_vet else 0,
+        predicted = [str(p or "").upper() for p in group["predicted"]] if "predicted" in group else [""] * len(truth)
+        out.append({"task": task, "n": len(truth), "n_positive": sum(t == POSITIVE for t in truth) if is_vet else 0,
                     "accuracy": float(np.mean(correct)),
                     "f1": f1_positive(predicted, truth) if is_vet else float("nan")})
     frame = pd.DataFrame(out, columns=columns)
@@ -162,10 +152,9 @@ def accuracy_vs_coverage(rows: pd.DataFrame, tiers: tuple[str, ...] = CREDIBILIT
     columns = ["tier", "n_tier", "accuracy_tier", "n_kept", "coverage", "accuracy"]
     if rows.empty:
         return pd.DataFrame(columns=columns)
-    records = rows.to_dict("records")
-    correct = np.array([is_correct(r) for r in records])
-    cred = np.array([str(r.get("credibility") or "").upper() for r in records])
-    out, kept = [], np.zeros(len(records), bool)
+    correct = _correct(rows)
+    cred = np.array([str(c or "").upper() for c in rows["credibility"]] if "credibility" in rows else [""] * len(rows))
+    out, kept = [], np.zeros(len(rows), bool)
     for tier in tiers:
         mine = cred == tier
         kept |= mine
@@ -178,12 +167,11 @@ def accuracy_vs_coverage(rows: pd.DataFrame, tiers: tuple[str, ...] = CREDIBILIT
 
 def review_stats(store, session: str | None = None) -> dict[str, Any]:
     """Everything the Stats tab shows, for the whole store or one campaign."""
-    from reviewer.conflicts import evaluation_frame, verdicts_frame
+    from reviewer.conflicts import evaluation_frame
 
     ratings = store.reviews.ratings_frame(session=session)
-    reviews = store.reviews.current_reviews(session)  # read once for both frames
-    verdicts = verdicts_frame(store, session=session, reviews=reviews)
-    evaluation = evaluation_frame(store, session=session, reviews=reviews)
+    verdicts = store.reviews.current_verdicts(session)
+    evaluation = evaluation_frame(store, session=session)
     settled = evaluation[evaluation["truth"].notna()] if not evaluation.empty else evaluation
     return {
         "distributions": rating_distributions(ratings) if not ratings.empty else {},

@@ -117,6 +117,23 @@ class ReviewRepository:
                         trajectory_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """Each reviewer's current verdict on each trajectory (withdrawn ones left out), with the
         trajectory's task, answer, answer_z and outcome; of one trajectory, or of some (one query)."""
+        sql, params = self._current_reviews_sql(
+            "r.trajectory_id, r.reviewer, r.action, r.label, r.comment, r.created_at, r.seq, t.spectrum_id, t.task, "
+            "t.agent_name, t.backend, t.model, t.answer, t.answer_z, t.credibility, t.outcome, s.object_id, s.survey",
+            session, task, trajectory_id, trajectory_ids)
+        return self.db.rows(sql, params)
+
+    def current_verdicts(self, session: str | None = None) -> pd.DataFrame:
+        """The verdicts of `current_reviews` as a frame of trajectory_id, reviewer, action (no labels,
+        no trajectory columns: what agreement between reviewers is computed from)."""
+        sql, params = self._current_reviews_sql("r.trajectory_id, r.reviewer, r.action, r.created_at, r.seq", session)
+        return self.db.execute(sql, params).df()[["trajectory_id", "reviewer", "action"]]
+
+    def _current_reviews_sql(self, columns: str, session: str | None, task: str | None = None,
+                             trajectory_id: str | None = None,
+                             trajectory_ids: Sequence[str] | None = None) -> tuple[str, list[Any]]:
+        """The query of `current_reviews` selecting `columns` (over `reviews r`, `trajectories t`,
+        `spectra s`; action, created_at and seq among them), in its order."""
         scope, params = self._scope(session, "reviews", "r")
         task_cond = ""
         for column, value in (("t.task", task), ("r.trajectory_id", trajectory_id)):
@@ -126,13 +143,11 @@ class ReviewRepository:
         if trajectory_ids is not None:
             task_cond += " AND r.trajectory_id IN (SELECT unnest(?::VARCHAR[]))"
             params.append(list(trajectory_ids))
-        return self.db.rows(
-            "SELECT * FROM (SELECT r.trajectory_id, r.reviewer, r.action, r.label, r.comment, r.created_at, r.seq, "
-            "t.spectrum_id, t.task, t.agent_name, t.backend, t.model, t.answer, t.answer_z, t.credibility, t.outcome, "
-            "s.object_id, s.survey FROM reviews r JOIN trajectories t ON t.id = r.trajectory_id "
-            f"LEFT JOIN spectra s ON s.spectrum_id = t.spectrum_id WHERE true {scope}{task_cond} "
-            "QUALIFY row_number() OVER (PARTITION BY r.trajectory_id, r.reviewer ORDER BY r.created_at DESC, r.seq DESC) = 1) "
-            "WHERE action <> 'clear' ORDER BY trajectory_id, created_at, seq", params)
+        return (f"SELECT * FROM (SELECT {columns} FROM reviews r JOIN trajectories t ON t.id = r.trajectory_id "
+                f"LEFT JOIN spectra s ON s.spectrum_id = t.spectrum_id WHERE true {scope}{task_cond} "
+                "QUALIFY row_number() OVER (PARTITION BY r.trajectory_id, r.reviewer "
+                "ORDER BY r.created_at DESC, r.seq DESC) = 1) "
+                "WHERE action <> 'clear' ORDER BY trajectory_id, created_at, seq"), params
 
     def current_vi_labels(self, session: str | None = None, spectrum_id: str | None = None) -> list[dict[str, Any]]:
         """Each inspector's current VI label of each spectrum, with the spectrum's ids and pipeline answers."""

@@ -408,8 +408,37 @@ CREATE TABLE triage_signals (
 );
 """)
 
+# Each trajectory's settled label per scope (as verdict_state), kept beside its stored consensus by the
+# same sync (reviewer/conflicts.py decides both; this only stores them), so that the Stats tab and the
+# exports read the settled labels as a query instead of recomputing every trajectory's consensus in
+# Python. `settled`: a human label counts as the truth (agreed, single or resolved; not a rejection,
+# not an open conflict, some current verdict); then `truth` / `truth_z` (the label), `truth_source`
+# (single / agreed / resolution), the agent's own answer (`predicted`, `predicted_z`), its
+# `credibility` and whether the answer is `correct` against the truth. `own_hash`: a hash of the
+# trajectory's columns the agent's answer is read from (reviewer/store/verdict_state.py OWN_HASH), so
+# that a re-saved trajectory is recomputed although no label changed. Rows are not written here: an
+# upgraded database fills the table on its first sync (every labelled trajectory once).
+V9_SETTLED_LABELS = Migration("settled label of each trajectory per scope, beside its stored consensus", """
+CREATE TABLE settled_labels (
+    trajectory_id VARCHAR NOT NULL,
+    scope VARCHAR NOT NULL,           -- as verdict_state.scope
+    synced_seq BIGINT NOT NULL,       -- the newest label row (reviews / resolutions seq) it reflects
+    own_hash UBIGINT,                 -- the trajectory's answer columns it was computed from
+    n_reviews INTEGER NOT NULL,
+    settled BOOLEAN NOT NULL,
+    truth VARCHAR,
+    truth_z DOUBLE,
+    truth_source VARCHAR,
+    predicted VARCHAR,
+    predicted_z DOUBLE,
+    credibility VARCHAR,
+    correct BOOLEAN,
+    PRIMARY KEY (trajectory_id, scope)
+);
+""")
+
 MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE, V4_CLAIM_RESULTS, V5_TRIAGE, V6_CLAIM_FLAGS,
-                               V7_SAME_OBJECT, V8_TRIAGE_SIGNALS]
+                               V7_SAME_OBJECT, V8_TRIAGE_SIGNALS, V9_SETTLED_LABELS]
 LATEST_VERSION = len(MIGRATIONS)
 
 

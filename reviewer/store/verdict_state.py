@@ -1,17 +1,28 @@
-"""The stored consensus of each trajectory's verdicts (table `verdict_state`): persistence only.
+"""The stored consensus of each trajectory's verdicts (table `verdict_state`) and its settled label
+(table `settled_labels`): persistence only.
 
-What the consensus is, is decided in `reviewer.conflicts`; the store keeps its result per
-trajectory and scope ('' = every label, or an audit session id) with the newest label row it
-reflects, and says which rows are behind the labels.
+What the consensus and the settled label are, is decided in `reviewer.conflicts`; the store keeps
+them per trajectory and scope ('' = every label, or an audit session id) with the newest label row
+they reflect (and, for the settled label, a hash of the trajectory's answer columns), and says which
+rows are behind the labels or the trajectory.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+import duckdb
+import pandas as pd
+
 from reviewer.store.database import Database
 
 _ROWS_PER_PUT = 500
+
+# The trajectory's columns its own answer and credibility are read from (consensus.agent_label,
+# conflicts._credibility), over `trajectories t`: a settled label stored with another hash is behind.
+OWN_HASH = "hash(t.task, t.answer, t.answer_z, t.credibility, CAST(t.outcome AS VARCHAR))"
+SETTLED_COLUMNS = ("n_reviews", "settled", "truth", "truth_z", "truth_source", "predicted", "predicted_z",
+                   "credibility", "correct")
 
 _BEHIND_SQL = """
 WITH labels AS (
@@ -22,9 +33,12 @@ WITH labels AS (
     UNION ALL
     SELECT trajectory_id, session_id, max(seq) FROM labels WHERE session_id IS NOT NULL {also} GROUP BY 1, 2
 )
-SELECT w.trajectory_id, w.scope, w.seq FROM wanted w
-LEFT JOIN verdict_state v USING (trajectory_id, scope)
-WHERE v.synced_seq IS NULL OR v.synced_seq < w.seq
+SELECT w.trajectory_id, w.scope, w.seq, {own_hash} AS own_hash FROM wanted w
+LEFT JOIN verdict_state v ON v.trajectory_id = w.trajectory_id AND v.scope = w.scope
+LEFT JOIN settled_labels s ON s.trajectory_id = w.trajectory_id AND s.scope = w.scope
+LEFT JOIN trajectories t ON t.id = w.trajectory_id
+WHERE v.synced_seq IS NULL OR v.synced_seq < w.seq OR s.synced_seq IS NULL OR s.synced_seq < w.seq
+   OR s.own_hash IS DISTINCT FROM {own_hash}
 """
 
 
@@ -33,24 +47,56 @@ class VerdictStateRepository:
         self.db = db
 
     def verdict_states_behind(self, trajectory_id: str | None = None) -> list[dict[str, Any]]:
-        """(trajectory_id, scope, seq) whose stored consensus predates their newest verdict or resolution."""
+        """(trajectory_id, scope, seq, own_hash) whose stored consensus or settled label predates their
+        newest verdict or resolution, or whose settled label was computed from other answer columns of
+        the trajectory (own_hash: the trajectory's now, read before the labels are)."""
         where, also, params = "", "", []
         if trajectory_id is not None:
             where, also, params = "WHERE trajectory_id = ?", "AND trajectory_id = ?", [trajectory_id, trajectory_id]
-        return self.db.rows(_BEHIND_SQL.format(where=where, also=also), params)
+        return self.db.rows(_BEHIND_SQL.format(where=where, also=also, own_hash=OWN_HASH), params)
 
-    def put_verdict_states(self, rows: list[tuple[str, str, int, str, int]]) -> None:
-        """Store the consensus of (trajectory_id, scope, n_reviews, status, synced_seq) rows, each
-        (trajectory, scope) once, in a few multi-row statements (a stored one is replaced; its
-        synced_seq never goes back)."""
-        for start in range(0, len(rows), _ROWS_PER_PUT):
-            chunk = rows[start:start + _ROWS_PER_PUT]
-            self.db.execute(
-                "INSERT INTO verdict_state (trajectory_id, scope, n_reviews, status, synced_seq) VALUES "
-                + ", ".join("(?, ?, ?, ?, ?)" for _ in chunk)
-                + " ON CONFLICT (trajectory_id, scope) DO UPDATE SET n_reviews = excluded.n_reviews, "
-                "status = excluded.status, synced_seq = greatest(verdict_state.synced_seq, excluded.synced_seq)",
-                [v for tid, scope, n, status, seq in chunk for v in (tid, scope, int(n), status, int(seq))])
+    def put_verdict_states(self, rows: list[dict[str, Any]]) -> bool:
+        """Store the consensus and settled label of each (trajectory, scope) once, from dicts:
+        trajectory_id, scope, synced_seq, own_hash, status and SETTLED_COLUMNS (verdict_state keeps
+        n_reviews and status), in a few multi-row statements. A stored row is replaced unless it
+        reflects a newer label row (synced_seq never goes back). False when a concurrent store of the
+        same rows won (after Database's retries): nothing of that chunk stored, the caller checks again."""
+        try:
+            for start in range(0, len(rows), _ROWS_PER_PUT):
+                self._put_chunk(rows[start:start + _ROWS_PER_PUT])
+        except (duckdb.TransactionException, duckdb.ConstraintException):
+            return False
+        return True
+
+    def _put_chunk(self, chunk: list[dict[str, Any]]) -> None:
+        self.db.execute(
+            "INSERT INTO verdict_state (trajectory_id, scope, n_reviews, status, synced_seq) VALUES "
+            + ", ".join("(?, ?, ?, ?, ?)" for _ in chunk)
+            + " ON CONFLICT (trajectory_id, scope) DO UPDATE SET n_reviews = excluded.n_reviews, "
+            "status = excluded.status, synced_seq = excluded.synced_seq "
+            "WHERE excluded.synced_seq >= verdict_state.synced_seq",
+            [v for r in chunk for v in (r["trajectory_id"], r["scope"], int(r["n_reviews"]), r["status"],
+                                        int(r["synced_seq"]))])
+        columns = ("trajectory_id", "scope", "synced_seq", "own_hash", *SETTLED_COLUMNS)
+        updates = ", ".join(f"{c} = excluded.{c}" for c in columns[2:])
+        self.db.execute(
+            f"INSERT INTO settled_labels ({', '.join(columns)}) VALUES "
+            + ", ".join("(" + ", ".join("?" for _ in columns) + ")" for _ in chunk)
+            + f" ON CONFLICT (trajectory_id, scope) DO UPDATE SET {updates} "
+            "WHERE excluded.synced_seq >= settled_labels.synced_seq",
+            [r.get(c) for r in chunk for c in columns])
+
+    def settled_labels(self, scope: str = "", task: str | None = None) -> pd.DataFrame:
+        """The stored settled labels of a scope (of `task`), one row per trajectory, by trajectory id:
+        trajectory_id, spectrum_id, task, agent_name, backend, model (the trajectory's now), credibility,
+        predicted, predicted_z, truth, truth_z, truth_source, correct."""
+        cond, params = ("AND t.task = ?", [scope, task]) if task is not None else ("", [scope])
+        # a frame straight from DuckDB: no dicts, no JSON decoded
+        return self.db.execute(
+            "SELECT s.trajectory_id, t.spectrum_id, t.task, t.agent_name, t.backend, t.model, s.credibility, "
+            "s.predicted, s.predicted_z, s.truth, s.truth_z, s.truth_source, s.correct "
+            f"FROM settled_labels s JOIN trajectories t ON t.id = s.trajectory_id WHERE s.scope = ? AND s.settled {cond} "
+            "ORDER BY s.trajectory_id", params).df()
 
     def conflicted_trajectory_ids(self, scope: str = "") -> list[str]:
         """Trajectories whose stored consensus is an open conflict."""

@@ -1,28 +1,33 @@
 """The stored triage signals (table triage_signals, kept current on write and recomputed per stale
-spectrum on read) and the SQL truth of each labelled trajectory equal a full recompute after any
-sequence of writes: verdicts (approve / override / reject), re-labels by the same reviewer, undos,
-resolutions, scores, claim results and re-saved trajectories, in any order (a property test over
-random sequences on the demo store). Also: a database of schema version 7 upgrades and fills the
-table on its first read."""
+spectrum on read), the SQL truth of each labelled trajectory and the stored settled labels (table
+settled_labels, beside verdict_state) with the review statistics read from them equal a full
+recompute after any sequence of writes: verdicts (approve / override / reject), re-labels by the same
+reviewer, undos, resolutions, scores, claim results, re-saved trajectories and re-saved answers, in
+any order (a property test over random sequences on the demo store). Also: a database of schema
+version 7 upgrades and fills the signals on its first read; one of version 8 fills the settled labels
+on its first sync; a closed campaign's settled labels are its frozen ones."""
 from __future__ import annotations
 
 import contextlib
 import shutil
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import duckdb
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from reviewer import labels as label_service
-from reviewer import triage
-from reviewer.consensus import agent_label
+from reviewer import stats, triage
+from reviewer.conflicts import _credibility, evaluation_frame, final_verdict, verdicts_frame
+from reviewer.consensus import DZ_MAX, agent_label, normalise_label, same_z
 from reviewer.demo import seed_demo_if_empty
 from reviewer.labels import LabelService, default_correction
+from reviewer.rows import group_rows
 from reviewer.store import Store
+from reviewer.store.review_queries import UnknownSession
 from reviewer.store.schema import MIGRATIONS, migrate
 
 REVIEWERS = ("ann", "bob", "cy")
@@ -68,8 +73,7 @@ def assert_same_frame(got: pd.DataFrame, want: pd.DataFrame) -> None:
             assert [None if pd.isna(x) else x for x in a] == [None if pd.isna(x) else x for x in b], column
 
 
-def assert_equals_full_recompute(store) -> None:
-    drain()
+def assert_triage_equals_full_recompute(store) -> None:
     assert_same_frame(triage.current_signals(store), triage.compute_signals(store))
     truth = triage.trajectory_truth(store.triage.review_history(), store.reviews.latest_resolutions("trajectory"))
     stored = store.triage.labelled_truth().set_index("trajectory_id")["correct"]
@@ -84,6 +88,84 @@ def assert_equals_full_recompute(store) -> None:
     assert mine["groups"] == ref["groups"] and mine["bins"] == ref["bins"]
 
 
+EVALUATION_COLUMNS = ["trajectory_id", "spectrum_id", "task", "agent_name", "backend", "model", "credibility",
+                      "predicted", "predicted_z", "truth", "truth_z", "truth_source"]
+
+
+def reference_correct(row: dict) -> bool:
+    """The answer against the truth, as the stats computed it per row before it was stored."""
+    predicted, truth = row.get("predicted"), row.get("truth")
+    if predicted is None or (isinstance(predicted, float) and np.isnan(predicted)):
+        return False
+    if str(predicted).upper() != str(truth).upper():
+        return False
+    if row.get("truth_z") is None:
+        return True
+    return same_z(None if row.get("predicted_z") is None else float(row["predicted_z"]), float(row["truth_z"]), DZ_MAX)
+
+
+def reference_evaluation(store, session: str | None = None) -> pd.DataFrame:
+    """The evaluation rows as computed before the stored settled labels: every current verdict's
+    consensus recomputed in Python."""
+    resolutions = store.reviews.latest_resolutions("trajectory", session)
+    out = []
+    for tid, rows in group_rows(store.reviews.current_reviews(session), "trajectory_id").items():
+        first = rows[0]
+        own = agent_label(first["task"], first["answer"], first["answer_z"], first["outcome"])
+        final = final_verdict(rows, own, resolutions.get(tid))["final"]
+        if final is None or final["action"] == "reject":
+            continue
+        truth = normalise_label(final["label"])
+        out.append({
+            "trajectory_id": tid, "spectrum_id": first["spectrum_id"], "task": first["task"],
+            "agent_name": first["agent_name"], "backend": first["backend"], "model": first["model"],
+            "credibility": _credibility(first), "predicted": own.get("answer", own.get("type")),
+            "predicted_z": own.get("z"), "truth": truth.get("answer", truth.get("type")),
+            "truth_z": truth.get("z"), "truth_source": final["source"],
+        })
+    frame = pd.DataFrame(out, columns=EVALUATION_COLUMNS)
+    return frame.assign(correct=[reference_correct(r) for r in out])
+
+
+def reference_review_stats(store) -> dict:
+    """stats.review_stats as computed before: the verdicts and the evaluation rows from every current
+    verdict in Python, each row's correctness computed per row."""
+    ratings = store.reviews.ratings_frame()
+    verdicts = verdicts_frame(store)
+    evaluation = reference_evaluation(store).drop(columns="correct")
+    settled = evaluation[evaluation["truth"].notna()] if not evaluation.empty else evaluation
+    return {
+        "distributions": stats.rating_distributions(ratings) if not ratings.empty else {},
+        "correlations": stats.rater_correlations(ratings) if not ratings.empty else pd.DataFrame(columns=["spearman"]),
+        "kappas": stats.verdict_kappas(verdicts) if not verdicts.empty else pd.DataFrame(),
+        "scores": stats.task_scores(settled) if not settled.empty else pd.DataFrame(),
+        "coverage": stats.accuracy_vs_coverage(evaluation[evaluation["task"] == "verify"])
+        if not evaluation.empty else pd.DataFrame(),
+    }
+
+
+def assert_same_review_stats(got: dict, want: dict) -> None:
+    assert got.keys() == want.keys()
+    assert got["distributions"] == want["distributions"]
+    for key in ("correlations", "kappas", "scores", "coverage"):
+        pd.testing.assert_frame_equal(got[key].reset_index(drop=True), want[key].reset_index(drop=True),
+                                      check_dtype=False, check_index_type=False, obj=key)
+
+
+def assert_settled_labels_equal_a_full_recompute(store, session: str | None = None) -> None:
+    got = evaluation_frame(store, session=session)
+    want = reference_evaluation(store, session)
+    assert list(got.columns) == [*EVALUATION_COLUMNS, "correct"]
+    assert_same_frame(got.set_index("trajectory_id"), want.set_index("trajectory_id"))
+
+
+def assert_equals_full_recompute(store) -> None:
+    drain()
+    assert_settled_labels_equal_a_full_recompute(store)
+    assert_same_review_stats(stats.review_stats(store), reference_review_stats(store))
+    assert_triage_equals_full_recompute(store)
+
+
 writes = st.one_of(
     st.tuples(st.just("verdict"), st.sampled_from(REVIEWERS), st.integers(0, N_ITEMS - 1),
               st.sampled_from(("approve", "approve", "override", "reject"))),
@@ -92,6 +174,7 @@ writes = st.one_of(
     st.tuples(st.just("score"), st.sampled_from(REVIEWERS), st.integers(0, N_ITEMS - 1), st.integers(0, 5)),
     st.tuples(st.just("claims"), st.integers(0, N_ITEMS - 1), st.integers(0, 3)),
     st.tuples(st.just("resave"), st.integers(0, N_ITEMS - 1), st.integers(-3, 3)),
+    st.tuples(st.just("reanswer"), st.integers(0, N_ITEMS - 1), st.integers(0, 2)),
     st.tuples(st.just("read")),  # the cache is read (and filled) part-way, then written around
 )
 
@@ -130,14 +213,32 @@ def apply(store, service: LabelService, ids: list[str], acks: dict, op: tuple) -
         # a later (or earlier) copy of the run: which run speaks for its agent on the spectrum changes
         store.trajectories.save_trajectory(traj.model_copy(update={"created_at": traj.created_at
                                                                    + timedelta(minutes=minutes)}))
+    elif kind == "reanswer":
+        # the same run saved again with another answer: no label changes, the settled label's
+        # prediction (and its correctness) does
+        _, i, k = op
+        traj = store.trajectories.load_trajectory(ids[i])
+        outcome = dict(traj.outcome)
+        if traj.task == "verify":
+            outcome["z"] = float(outcome.get("z") or 0.0) + (0.0, 0.002, 0.5)[k]
+            outcome["credibility"] = ("HIGH", "MEDIUM", "LOW")[k]
+            outcome["type"] = ("STAR", "GALAXY", "STAR")[k]
+            outcome.pop("brief", None)
+        else:
+            outcome["prediction"] = outcome["answer"] = ("YES", "NO", "YES")[k]
+        store.trajectories.save_trajectory(traj.model_copy(update={"outcome": outcome}))
     elif kind == "read":
         drain()
         triage.current_signals(store)
+        stats.review_stats(store)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture],
           phases=(Phase.explicit, Phase.reuse, Phase.generate))  # shrinking a store sequence takes minutes
 @given(ops=st.lists(writes, min_size=1, max_size=14))
+# a re-saved answer under a settled label (verify, vet): its prediction and correctness follow, no label written
+@example(ops=[("verdict", "ann", 0, "approve"), ("read",), ("reanswer", 0, 2)])
+@example(ops=[("verdict", "ann", 1, "override"), ("read",), ("reanswer", 1, 0)])
 def test_after_any_writes_the_stored_aggregates_equal_a_full_recompute(demo_db, tmp_path_factory, ops):
     path = tmp_path_factory.mktemp("seq") / "demo.duckdb"
     shutil.copyfile(demo_db, path)
@@ -179,11 +280,12 @@ def test_a_version_7_database_upgrades_and_fills_the_signals_on_first_read(demo_
     path = tmp_path / "v7.duckdb"
     shutil.copyfile(demo_db, path)
     con = duckdb.connect(str(path))
+    con.execute("DROP TABLE settled_labels")
     con.execute("DROP TABLE triage_signals")
-    con.execute("DELETE FROM schema_version WHERE version = 8")
+    con.execute("DELETE FROM schema_version WHERE version >= 8")
     con.close()
     con = duckdb.connect(str(path))
-    assert migrate(con) == len(MIGRATIONS) == 8
+    assert migrate(con) == len(MIGRATIONS) == 9
     assert con.execute("SELECT count(*) FROM triage_signals").fetchone()[0] == 0
     con.close()
     store = Store(path)
@@ -194,6 +296,77 @@ def test_a_version_7_database_upgrades_and_fills_the_signals_on_first_read(demo_
         assert int(store.db.scalar("SELECT count(*) FROM triage_signals")) == \
             int(store.db.scalar("SELECT count(*) FROM trajectories"))
     finally:
+        store.close()
+
+
+def test_a_version_8_database_upgrades_and_fills_the_settled_labels_on_first_sync(demo_db, tmp_path):
+    """Verdicts written at schema 8 (a consensus in verdict_state, no settled labels) are read right after
+    the upgrade: the first sync stores every labelled trajectory's settled label."""
+    path = tmp_path / "v8.duckdb"
+    shutil.copyfile(demo_db, path)
+    store = Store(path)
+    try:
+        ids = [r["id"] for r in store.trajectories.list_trajectories(limit=N_ITEMS)]
+        service, acks = LabelService(store), {}
+        for op in [("verdict", "ann", 0, "approve"), ("verdict", "bob", 0, "approve"), ("verdict", "ann", 1, "override"),
+                   ("verdict", "ann", 2, "approve"), ("verdict", "bob", 2, "override"), ("verdict", "cy", 3, "reject"),
+                   ("resolve", 2, "override"), ("verdict", "ann", 4, "approve"), ("verdict", "ann", 5, "override")]:
+            apply(store, service, ids, acks, op)
+        drain()
+    finally:
+        store.close()
+    con = duckdb.connect(str(path))
+    con.execute("DROP TABLE settled_labels")
+    con.execute("DELETE FROM schema_version WHERE version = 9")
+    n_labelled = con.execute("SELECT count(*) FROM verdict_state").fetchone()[0]
+    assert n_labelled >= 5
+    con.close()
+    con = duckdb.connect(str(path))
+    assert migrate(con) == len(MIGRATIONS) == 9
+    assert con.execute("SELECT count(*) FROM settled_labels").fetchone()[0] == 0
+    con.close()
+    store = Store(path)
+    try:
+        assert len(store.verdict_state.verdict_states_behind()) == n_labelled
+        assert_equals_full_recompute(store)
+        assert store.verdict_state.verdict_states_behind() == []
+        assert int(store.db.scalar("SELECT count(*) FROM settled_labels")) == n_labelled
+        assert int(store.db.scalar("SELECT count(*) FROM settled_labels WHERE settled")) == len(reference_evaluation(store)) > 0
+    finally:
+        store.close()
+
+
+def test_a_closed_campaigns_settled_labels_are_its_frozen_ones(demo_db, tmp_path):
+    path = tmp_path / "demo.duckdb"
+    shutil.copyfile(demo_db, path)
+    store = Store(path)
+    try:
+        ids = [r["id"] for r in store.trajectories.list_trajectories(limit=N_ITEMS)]
+        sid = store.sessions.create_session("april", "verdicts", ids[:4], reviewers=["ann", "bob"])
+        campaign = store.sessions.get_session(sid)
+        service = LabelService(store)
+        for i, action in enumerate(("approve", "override", "approve", "reject")):
+            traj = store.trajectories.load_trajectory(ids[i])
+            label = default_correction(traj.task, agent_label(traj.task, None, None, traj.outcome)) \
+                if action == "override" else None
+            service.write_verdict("ann", traj, action, label=label, campaign=campaign)
+        service.write_verdict("bob", store.trajectories.load_trajectory(ids[0]), "reject", campaign=campaign)
+        service.write_verdict("ann", store.trajectories.load_trajectory(ids[5]), "approve")  # outside the campaign
+        assert_settled_labels_equal_a_full_recompute(store, "april")
+        assert sorted(evaluation_frame(store, session="april")["trajectory_id"]) == sorted(ids[1:3])
+        closed = datetime.now(UTC)
+        store.sessions.close_session(sid, at=closed)
+        # written into the campaign after it closed (not through the service, which refuses it): not frozen in
+        store.labels.add_review(ids[3], "bob", "approve", session_id=sid, created_at=closed + timedelta(seconds=1))
+        store.labels.add_review(ids[1], "ann", "clear", session_id=sid, created_at=closed + timedelta(seconds=1))
+        assert_settled_labels_equal_a_full_recompute(store, "april")
+        assert_settled_labels_equal_a_full_recompute(store, sid)
+        assert sorted(evaluation_frame(store, session="april")["trajectory_id"]) == sorted(ids[1:3])
+        assert_equals_full_recompute(store)  # every label, the campaign's included
+        with pytest.raises(UnknownSession):
+            evaluation_frame(store, session="nope")
+    finally:
+        drain()
         store.close()
 
 

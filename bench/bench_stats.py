@@ -6,7 +6,8 @@ intervals). Each part is timed, `--repeats` times, after one untimed warm-up rea
 
 Also, where the code has the stored signals (schema 8): the first read after an upgrade (the table
 filled from every trajectory once), and the read after writes (a verdict: nothing recomputed; a claim
-check of one trajectory: its spectrum recomputed).
+check of one trajectory: its spectrum recomputed); where it has the stored settled labels (schema 9):
+the first sync after an upgrade (every labelled trajectory's settled label computed and stored once).
 
 The database is bench_scale.py's (100,035 trajectories, 2.3M steps, 17.6k verdicts). To measure the
 code before a change beside the code after it in one run, run this script twice with PYTHONPATH set to
@@ -76,6 +77,11 @@ def main() -> None:
         if stored_signals:
             res["first_fill_ms"], _ = timed(lambda: triage.current_signals(store))
             print(f"  first read after the upgrade (every signal computed and stored): {res['first_fill_ms']:.0f} ms")
+        if hasattr(store.verdict_state, "settled_labels"):
+            from reviewer.conflicts import sync_verdict_states
+
+            res["first_sync_ms"], _ = timed(lambda: sync_verdict_states(store))
+            print(f"  first sync after the upgrade (every settled label computed and stored): {res['first_sync_ms']:.0f} ms")
         else:
             tab_once(store)  # the same warm-up read
         runs = [tab_once(store) for _ in range(args.repeats)]

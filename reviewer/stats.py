@@ -131,9 +131,9 @@ def task_scores(rows: pd.DataFrame) -> pd.DataFrame:
     out = []
     for task, group in rows.groupby("task", sort=True):
         correct = group["_correct"].to_numpy(bool)
-        truth = [str(t).upper() for t in group["truth"]]
+        truth = [str(t).upper() for t in group["truth"].tolist()]
         is_vet = all(t in ("YES", "NO") for t in truth)
-        predicted = [str(p or "").upper() for p in group["predicted"]] if "predicted" in group else [""] * len(truth)
+        predicted = [str(p or "").upper() for p in group["predicted"].tolist()] if "predicted" in group else [""] * len(truth)
         out.append({"task": task, "n": len(truth), "n_positive": sum(t == POSITIVE for t in truth) if is_vet else 0,
                     "accuracy": float(np.mean(correct)),
                     "f1": f1_positive(predicted, truth) if is_vet else float("nan")})
@@ -153,7 +153,7 @@ def accuracy_vs_coverage(rows: pd.DataFrame, tiers: tuple[str, ...] = CREDIBILIT
     if rows.empty:
         return pd.DataFrame(columns=columns)
     correct = _correct(rows)
-    cred = np.array([str(c or "").upper() for c in rows["credibility"]] if "credibility" in rows else [""] * len(rows))
+    cred = np.array([str(c or "").upper() for c in rows["credibility"].tolist()] if "credibility" in rows else [""] * len(rows))
     out, kept = [], np.zeros(len(rows), bool)
     for tier in tiers:
         mine = cred == tier
@@ -169,7 +169,7 @@ def review_stats(store, session: str | None = None) -> dict[str, Any]:
     """Everything the Stats tab shows, for the whole store or one campaign."""
     from reviewer.conflicts import evaluation_frame
 
-    ratings = store.reviews.ratings_frame(session=session)
+    ratings = store.reviews.ratings_frame(session=session, scores_only=True)
     verdicts = store.reviews.current_verdicts(session)
     evaluation = evaluation_frame(store, session=session)
     settled = evaluation[evaluation["truth"].notna()] if not evaluation.empty else evaluation

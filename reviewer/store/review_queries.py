@@ -164,9 +164,11 @@ class ReviewRepository:
 
     # -- stats tables ------------------------------------------------------------------------
     def ratings_frame(self, session: str | None = None, rater_kind: str | None = None,
-                      rubric_version: str | None = None, task: str | None = None) -> pd.DataFrame:
+                      rubric_version: str | None = None, task: str | None = None, *,
+                      scores_only: bool = False) -> pd.DataFrame:
         """Current score of each rater (person or LLM judge) per trajectory and rubric version:
-        trajectory_id, rater, rater_kind, score, rubric_version, created_at, task, agent_name, backend, model."""
+        trajectory_id, rater, rater_kind, score, rubric_version, created_at, task, agent_name, backend, model
+        (`scores_only`: the first four, the trajectories not read)."""
         scope, params = self._scope(session, "ratings", "r")
         conds = ""
         for column, value in (("r.rater_kind", rater_kind), ("r.rubric_version", rubric_version), ("t.task", task)):
@@ -174,9 +176,13 @@ class ReviewRepository:
                 conds += f" AND {column} = ?"
                 params.append(str(value))
         # a frame straight from DuckDB (no JSON column here): dicts first cost ~1 s at 25k ratings
+        columns, join = "r.trajectory_id, r.rater, r.rater_kind, r.score", ""
+        if not scores_only:
+            columns += ", r.rubric_version, r.created_at, t.task, t.agent_name, t.backend, t.model"
+        if not scores_only or task is not None:
+            join = "LEFT JOIN trajectories t ON t.id = r.trajectory_id"
         return self.db.execute(
-            "SELECT r.trajectory_id, r.rater, r.rater_kind, r.score, r.rubric_version, r.created_at, t.task, "
-            "t.agent_name, t.backend, t.model FROM ratings r LEFT JOIN trajectories t ON t.id = r.trajectory_id "
+            f"SELECT {columns} FROM ratings r {join} "
             f"WHERE true {scope}{conds} QUALIFY row_number() OVER (PARTITION BY r.trajectory_id, r.rater, "
             "r.rubric_version ORDER BY r.created_at DESC, r.seq DESC) = 1 ORDER BY r.rater, r.trajectory_id", params).df()
 

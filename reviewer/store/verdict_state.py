@@ -16,13 +16,15 @@ import pandas as pd
 
 from reviewer.store.database import Database
 
-_ROWS_PER_PUT = 500
-
 # The trajectory's columns its own answer and credibility are read from (consensus.agent_label,
 # conflicts._credibility), over `trajectories t`: a settled label stored with another hash is behind.
 OWN_HASH = "hash(t.task, t.answer, t.answer_z, t.credibility, CAST(t.outcome AS VARCHAR))"
-SETTLED_COLUMNS = ("n_reviews", "settled", "truth", "truth_z", "truth_source", "predicted", "predicted_z",
-                   "credibility", "correct")
+_STATE_TYPES = {"trajectory_id": "VARCHAR", "scope": "VARCHAR", "n_reviews": "INTEGER", "status": "VARCHAR",
+                "synced_seq": "BIGINT"}
+_SETTLED_TYPES = {"trajectory_id": "VARCHAR", "scope": "VARCHAR", "synced_seq": "BIGINT", "own_hash": "UBIGINT",
+                  "n_reviews": "INTEGER", "settled": "BOOLEAN", "truth": "VARCHAR", "truth_z": "DOUBLE",
+                  "truth_source": "VARCHAR", "predicted": "VARCHAR", "predicted_z": "DOUBLE", "credibility": "VARCHAR",
+                  "correct": "BOOLEAN"}
 
 _BEHIND_SQL = """
 WITH labels AS (
@@ -57,34 +59,28 @@ class VerdictStateRepository:
 
     def put_verdict_states(self, rows: list[dict[str, Any]]) -> bool:
         """Store the consensus and settled label of each (trajectory, scope) once, from dicts:
-        trajectory_id, scope, synced_seq, own_hash, status and SETTLED_COLUMNS (verdict_state keeps
-        n_reviews and status), in a few multi-row statements. A stored row is replaced unless it
-        reflects a newer label row (synced_seq never goes back). False when a concurrent store of the
-        same rows won (after Database's retries): nothing of that chunk stored, the caller checks again."""
+        trajectory_id, scope, synced_seq, own_hash, status and the other columns of settled_labels
+        (verdict_state keeps n_reviews and status), in one statement per table. A stored row is
+        replaced unless it reflects a newer label row (synced_seq never goes back). False when a
+        concurrent store of the same rows won (after Database's retries): the caller checks again."""
+        if not rows:
+            return True
         try:
-            for start in range(0, len(rows), _ROWS_PER_PUT):
-                self._put_chunk(rows[start:start + _ROWS_PER_PUT])
+            self._upsert("verdict_state", _STATE_TYPES, rows)
+            self._upsert("settled_labels", _SETTLED_TYPES, rows)
         except (duckdb.TransactionException, duckdb.ConstraintException):
             return False
         return True
 
-    def _put_chunk(self, chunk: list[dict[str, Any]]) -> None:
+    def _upsert(self, table: str, types: dict[str, str], rows: list[dict[str, Any]]) -> None:
+        # column arrays zipped by unnest: one statement whatever the number of rows (multi-row VALUES
+        # of 10k rows cost seconds to parse)
+        select = ", ".join(f"unnest(?::{kind}[]) AS {name}" for name, kind in types.items())
+        updates = ", ".join(f"{c} = excluded.{c}" for c in types if c not in ("trajectory_id", "scope"))
         self.db.execute(
-            "INSERT INTO verdict_state (trajectory_id, scope, n_reviews, status, synced_seq) VALUES "
-            + ", ".join("(?, ?, ?, ?, ?)" for _ in chunk)
-            + " ON CONFLICT (trajectory_id, scope) DO UPDATE SET n_reviews = excluded.n_reviews, "
-            "status = excluded.status, synced_seq = excluded.synced_seq "
-            "WHERE excluded.synced_seq >= verdict_state.synced_seq",
-            [v for r in chunk for v in (r["trajectory_id"], r["scope"], int(r["n_reviews"]), r["status"],
-                                        int(r["synced_seq"]))])
-        columns = ("trajectory_id", "scope", "synced_seq", "own_hash", *SETTLED_COLUMNS)
-        updates = ", ".join(f"{c} = excluded.{c}" for c in columns[2:])
-        self.db.execute(
-            f"INSERT INTO settled_labels ({', '.join(columns)}) VALUES "
-            + ", ".join("(" + ", ".join("?" for _ in columns) + ")" for _ in chunk)
-            + f" ON CONFLICT (trajectory_id, scope) DO UPDATE SET {updates} "
-            "WHERE excluded.synced_seq >= settled_labels.synced_seq",
-            [r.get(c) for r in chunk for c in columns])
+            f"INSERT INTO {table} ({', '.join(types)}) SELECT {select} "
+            f"ON CONFLICT (trajectory_id, scope) DO UPDATE SET {updates} WHERE excluded.synced_seq >= {table}.synced_seq",
+            [[r.get(c) for r in rows] for c in types])
 
     def settled_labels(self, scope: str = "", task: str | None = None) -> pd.DataFrame:
         """The stored settled labels of a scope (of `task`), one row per trajectory, by trajectory id:

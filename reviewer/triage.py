@@ -555,8 +555,10 @@ def split_labelled(store, signals: pd.DataFrame, model: TriageModel) -> tuple[pd
     signals = signals[~_refused(signals)]  # no answer to accept unseen
     before = signals.assign(seen=0.0)
     frame = signals[["task", "agent"]].assign(priority=model.score(before))
-    labelled = frame.loc[frame.index.intersection(truth.index)].assign(correct=truth)
-    unreviewed = frame.loc[~frame.index.isin(truth.index) & (signals["n_reviewers"] == 0)]
+    # a hash lookup of the labelled ids (Index.isin / intersection on 100k Arrow strings cost ~0.4 s)
+    known = truth.index.get_indexer(frame.index) >= 0
+    labelled = frame.loc[known].assign(correct=truth)
+    unreviewed = frame.loc[~known & (signals["n_reviewers"] == 0)]
     return labelled, unreviewed
 
 

@@ -391,3 +391,30 @@ def test_concurrent_reads_and_writes_leave_nothing_missing_or_stale(demo_db, tmp
     finally:
         drain()
         store.close()
+
+
+def test_concurrent_stats_reads_and_verdicts_leave_the_settled_labels_current(demo_db, tmp_path):
+    """Two threads read the review statistics (each read syncs and stores settled labels) while verdicts
+    and resolutions are written through the label service (which syncs them too): no write fails, and
+    afterwards the settled labels equal a full recompute."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = tmp_path / "demo.duckdb"
+    shutil.copyfile(demo_db, path)
+    store = Store(path)
+    try:
+        ids = [r["id"] for r in store.trajectories.list_trajectories(limit=N_ITEMS)]
+        service, acks = LabelService(store), {}
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            reads = [pool.submit(stats.review_stats, store) for _ in range(6)]
+            for i in range(N_ITEMS):
+                apply(store, service, ids, acks, ("verdict", REVIEWERS[i % 3], i, ("approve", "override", "reject")[i % 3]))
+                apply(store, service, ids, acks, ("verdict", REVIEWERS[(i + 1) % 3], i, "approve"))
+                if i % 4 == 0:
+                    apply(store, service, ids, acks, ("resolve", i, "override"))
+            for r in reads:
+                r.result()
+        assert_equals_full_recompute(store)
+    finally:
+        drain()
+        store.close()

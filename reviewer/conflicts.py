@@ -5,7 +5,9 @@ This service applies them to the store: after every verdict or resolution it sto
 trajectory's consensus (`verdict_state`), and the queue's disagreement column and filter, the
 Conflicts tab, `verdict_for` and the exports all read that one stored answer. An approval and an
 override to the same answer therefore agree everywhere, and a conflict shown in the queue is a
-conflict a merger can resolve.
+conflict a merger can resolve. Beside it the same sync stores the trajectory's settled label
+(`settled_labels`: the truth a human label gives, the agent's answer and whether it is right), which
+the stats and the bench export read (`evaluation_frame`).
 """
 from __future__ import annotations
 

@@ -7,7 +7,9 @@
 
 Each timing is taken inside the page: it starts when the click / key event is dispatched and ends at
 the animation frame after the one in which the change was detected (so the change has been painted).
-Run: .venv/bin/python bench/bench_ui.py [--repeats 40]
+With --overlay, each timed step and item switch starts with a redshift candidate's template model
+drawn over the data (the first row of the z tab's candidate list, chosen untimed before the presses).
+Run: .venv/bin/python bench/bench_ui.py [--repeats 40] [--overlay]
 """
 from __future__ import annotations
 
@@ -34,6 +36,12 @@ FLUX_SIGNATURE = """() => {
   }
   return best ? `${best.n}:${best.x}:${best.a}:${best.b}` : null;
 }"""
+MODEL_DRAWN = """() => {
+  const doc = window.Bokeh && Bokeh.documents[0];
+  if (!doc) return false;
+  const models = doc._all_models ? [...doc._all_models.values()] : [...doc.all_models];
+  return models.some(m => m.type === 'ColumnDataSource' && m.data.model && m.data.model.length > 0);
+}"""
 STEP_SHOWN = """([host, want]) => {
   const root = host.shadowRoot || host;
   return root.textContent.includes(want);
@@ -53,15 +61,17 @@ TIMED_CLICK = f"""(row) => new Promise(resolve => {{
   }};
   requestAnimationFrame(poll);
 }})"""
-TIMED_ITEM = f"""([head, wantFluxChange]) => new Promise(resolve => {{
+TIMED_ITEM = f"""([head, wantFluxChange, wantModelGone]) => new Promise(resolve => {{
   const signature = {FLUX_SIGNATURE};
+  const modelDrawn = {MODEL_DRAWN};
   const before = signature();
   const text = () => (head.shadowRoot || head).textContent;
   const headBefore = text();
   const start = performance.now();
   document.dispatchEvent(new KeyboardEvent('keydown', {{key: 'n', bubbles: true}}));
   const poll = () => {{
-    const done = text() !== headBefore && (!wantFluxChange || signature() !== before);
+    const done = text() !== headBefore && (!wantFluxChange || signature() !== before) &&
+                 (!wantModelGone || !modelDrawn());
     if (done) requestAnimationFrame(() => resolve(performance.now() - start));
     else requestAnimationFrame(poll);
   }};
@@ -87,9 +97,24 @@ TIMED_KEY = """([host, image, want, needImage]) => new Promise(resolve => {
 })"""
 
 
-def tab(page, title):
+def tab(page, title, area=""):
     import re
-    page.locator(".bk-tab").filter(has_text=re.compile(f"^{title}$")).first.click()
+    page.locator(f"{area} .bk-tab".strip()).filter(has_text=re.compile(f"^{title}$")).first.click()
+
+
+def draw_model(page) -> bool:
+    """Choose the first redshift candidate in the z tab and wait for its template on the plot (untimed);
+    False when the item has no candidate."""
+    tab(page, "z", ".sr-right-tabs")
+    rows = page.locator(".sr-candidates .sr-row")
+    try:
+        rows.first.wait_for(timeout=10_000)
+    except Exception:  # no candidate for this item: nothing to draw
+        return False
+    rows.first.click()
+    page.wait_for_function(MODEL_DRAWN, timeout=60_000)
+    page.locator(".sr-step-view").first.click()  # keys act on the page again
+    return True
 
 
 def bench_spectrum_switch(page, app, repeats: int) -> list[float]:
@@ -118,11 +143,13 @@ def trajectory_kinds(app, trajectory_id: str) -> list[str]:
     return app.kinds[trajectory_id]
 
 
-def bench_step_switch(page, app, first: str, repeats: int) -> list[float]:
+def bench_step_switch(page, app, first: str, repeats: int, overlay: bool = False) -> list[float]:
     page.goto(f"{app.url}?reviewer=bench&trajectory={first}", wait_until="domcontentloaded")
     view = page.locator(".sr-step-view")
     view.first.wait_for(timeout=120_000)
     page.locator(".sr-step-view").first.click()
+    if overlay and not draw_model(page):
+        raise RuntimeError("--overlay: the benchmarked trajectory has no redshift candidate")
     host = view.first.element_handle()
     image = page.locator(".sr-step-image").first.element_handle()
     kinds = trajectory_kinds(app, first)
@@ -146,9 +173,11 @@ def bench_step_switch(page, app, first: str, repeats: int) -> list[float]:
     return times
 
 
-def bench_item_switch(page, url: str, queue: list, repeats: int, timeout: int = 120_000) -> list[float]:
+def bench_item_switch(page, url: str, queue: list, repeats: int, timeout: int = 120_000,
+                      overlay: bool = False) -> list[float]:
     """`n` through the queue (pairs of trajectory and spectrum ids, read beforehand) from its first item;
-    the plot is expected to change only when the spectrum does."""
+    the plot is expected to change only when the spectrum does. With `overlay`, each press leaves an
+    item whose candidate's model is drawn (the press then also clears it)."""
     times: list[float] = []
     while len(times) < repeats:
         page.goto(f"{url}?reviewer=bench&trajectory={queue[0][0]}", wait_until="domcontentloaded")
@@ -157,7 +186,8 @@ def bench_item_switch(page, url: str, queue: list, repeats: int, timeout: int = 
         page.locator(".sr-step-view").first.click()
         head = page.locator(".sr-trajectory-head").first.element_handle()
         for i in range(1, len(queue)):
-            ms = page.evaluate(TIMED_ITEM_OR_TIMEOUT, [head, queue[i][1] != queue[i - 1][1]])
+            modelled = overlay and draw_model(page)
+            ms = page.evaluate(TIMED_ITEM_OR_TIMEOUT, [head, queue[i][1] != queue[i - 1][1], modelled])
             if ms < 0:
                 raise RuntimeError(f"key n: item {i} of the queue never showed")
             if i > 2:
@@ -204,6 +234,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=40)
     parser.add_argument("--only", default="fresh,spectrum,step,item,load",
                         help="comma-separated measures to take (default: all)")
+    parser.add_argument("--overlay", action="store_true",
+                        help="a template model drawn before each timed step and item switch")
     args = parser.parse_args()
     only = set(args.only.split(","))
     skipped = {"n": 0, "median": float("nan"), "p95": float("nan"), "max": float("nan")}
@@ -225,8 +257,10 @@ def main() -> None:
             try:
                 page = browser.new_page(viewport={"width": 1440, "height": 900})
                 spectra = summary(bench_spectrum_switch(page, app, args.repeats)) if "spectrum" in only else skipped
-                steps = summary(bench_step_switch(page, app, first, args.repeats)) if "step" in only else skipped
-                items = summary(bench_item_switch(page, app.url, app.queue, args.repeats)) if "item" in only else skipped
+                steps = summary(bench_step_switch(page, app, first, args.repeats, args.overlay)) \
+                    if "step" in only else skipped
+                items = summary(bench_item_switch(page, app.url, app.queue, args.repeats, overlay=args.overlay)) \
+                    if "item" in only else skipped
                 loads = summary(bench_page_loads(browser, app, 10)) if "load" in only else skipped
                 browser.close()
             finally:

@@ -63,6 +63,7 @@ class QueueView(TrajectoryTable):
         self.state.param.watch(self._follow_item, "item")
         self.param.watch(self._filters_changed, list(FILTERS))
         self._filters_changed()
+        self._follow_item()  # an item opened before the queue was built (by its address): its page
 
     def _filters_changed(self, *_):
         pick = lambda v: None if v == ANY else v  # noqa: E731

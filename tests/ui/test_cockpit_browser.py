@@ -272,6 +272,10 @@ def test_the_queue_turns_its_page_to_follow_n_and_b(cockpit, screen):
     screen.keyboard.press("b")
     expect(where).to_contain_text(f"1–{size} of {total}")
     expect(selected).to_contain_text(str(last_of_first["object_id"]))
+    # an item opened by its address shows the queue's page that holds it
+    open_as(screen, cockpit, "jo", f"&trajectory={first_of_second['trajectory_id']}")
+    expect(where).to_contain_text(f"{size + 1}–{2 * size} of {total}")
+    expect(selected).to_contain_text(str(first_of_second["object_id"]))
     no_server_errors(cockpit)
 
 

@@ -29,6 +29,22 @@ def vet_job(job: dict[str, Any], spectrum=None):
                         llm_config=cfg, spectrum_id=job["spectrum_id"])
 
 
+def vet_and_check_job(job: dict[str, Any]):
+    """`vet_job`, and the new trajectory's claims checked (agents.claims, the patterns' claims) against
+    the spectrum it was made from, in the same worker: the file is read once and the check runs
+    where the vetting did, beside it on every worker, not after it in the process that writes.
+    Returns (trajectory, claim results), or (trajectory, the exception) when the check failed."""
+    from agents.claims import check_trajectory
+    from agents.spectra import read_spectrum
+
+    spec = read_spectrum(job["source_path"], job["target"])
+    traj = vet_job(job, spectrum=spec)
+    try:
+        return traj, check_trajectory(traj, spec)
+    except Exception as exc:  # the trajectory is still stored; its claims are checked later
+        return traj, exc
+
+
 def verify_job(job: dict[str, Any]):
     """Read one spectrum and verify it (agents.verify.verify_spectrum), with the LLM review when
     the backend is openai."""

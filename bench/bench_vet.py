@@ -2,10 +2,20 @@
 graph overhead per step, and the scores of the rules policy on the shared data.
 
     .venv/bin/python bench/bench_vet.py [--limit N] [--json]
+    .venv/bin/python bench/bench_vet.py --campaign [--tree NAME=DIR ...] [--workers 1,2] [--repeat 3]
 
 Throughput is single-process (spectra/s/core) on spectra already read into memory; reading FITS is
 timed separately. Graph overhead = wall time of a run minus the time spent inside the model calls
 and the tool calls, divided by the number of graph steps (model + tool nodes).
+
+--campaign (issue 22, item 2): a vet campaign end to end on every LAMOST file of the corpus,
+`specreview ingest` then `specreview vet --task a` (claims checked, stored) into a fresh database,
+against the agent's own loop (read + vet_spectrum in one process) measured in the same run, round
+after round (the agent loop, then each tree's campaign: adjacent, so a shared machine's load hits
+them alike); medians over --repeat rounds. --tree NAME=DIR runs the CLI of another checkout (e.g. a
+git worktree of an earlier commit; default: this one). Reported per tree: end-to-end spectra/s
+(both commands' wall time), the same after process start-up (the wall time of both commands on one
+file taken off), and the vet command's own vetting rate ("run: ... /s").
 """
 from __future__ import annotations
 
@@ -102,11 +112,118 @@ def scores(rows, specs):
     return out
 
 
+def lamost_files() -> list[str]:
+    base = spectra_dir()
+    files = [str(base / r["file"]) for r in manifest_rows() if "LAMOST" in r["survey"] and "#" not in r["file"]]
+    return list(dict.fromkeys(files))
+
+
+def agent_loop(files: list[str]) -> float:
+    """The agent's own rate (spectra/s): read + vet_spectrum(task a), one process, imports warm."""
+    vet_spectrum(read_spectrum(files[0]), "a")
+    t0 = time.perf_counter()
+    for f in files:
+        vet_spectrum(read_spectrum(f), "a")
+    return len(files) / (time.perf_counter() - t0)
+
+
+def _cli(tree: Path, args: list[str], log: Path) -> float:
+    """Wall seconds of `specreview ARGS` run from checkout `tree` (its own code first on the path)."""
+    import os
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    t0 = time.perf_counter()
+    with open(log, "w") as fh:
+        rc = subprocess.call([sys.executable, "-m", "reviewer.cli", *args], cwd=tree, env=env, stdout=fh,
+                             stderr=subprocess.STDOUT)
+    wall = time.perf_counter() - t0
+    if rc != 0:
+        raise RuntimeError(f"specreview {args[0]} failed in {tree}: {log.read_text()[-1500:]}")
+    return wall
+
+
+def campaign(tree: Path, files: list[str], tmp: Path, workers: int = 1) -> dict:
+    """`specreview ingest` + `specreview vet --task a` on `files` into a fresh database (and the same on
+    one file, for the start-up cost). Returns walls and rates."""
+    import shutil
+
+    out = {}
+    for key, some in (("one", files[:1]), ("all", files)):
+        run = tmp / f"{tree.name}-{key}"
+        shutil.rmtree(run, ignore_errors=True)
+        run.mkdir(parents=True)
+        db = str(run / "c.duckdb")
+        ingest = _cli(tree, ["ingest", "--db", db, "--no-progress", *some], run / "ingest.log")
+        vet_args = ["vet", "--task", "a", "--db", db, "--no-progress", *some]
+        if workers > 1:
+            vet_args += ["--workers", str(workers)]
+        vet = _cli(tree, vet_args, run / "vet.log")
+        said = re.search(r"run: .*\(([\d.]+)/s\)", (run / "vet.log").read_text())
+        out[key] = {"ingest_s": ingest, "vet_s": vet, "vet_run_per_s": float(said.group(1)) if said else None}
+    n = len(files)
+    wall, fixed = out["all"]["ingest_s"] + out["all"]["vet_s"], out["one"]["ingest_s"] + out["one"]["vet_s"]
+    return {"per_s": n / wall, "per_s_after_start": (n - 1) / max(wall - fixed, 1e-9),
+            "vet_run_per_s": out["all"]["vet_run_per_s"], "ingest_s": out["all"]["ingest_s"],
+            "vet_s": out["all"]["vet_s"], "start_s": fixed}
+
+
+def campaigns(trees: dict[str, Path], workers: list[int], repeat: int) -> dict:
+    import os
+    import statistics
+    import tempfile
+
+    files = lamost_files()
+    rounds: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="bench-vet-campaign-") as tmp:
+        for r in range(repeat):
+            got = {"load_before": os.getloadavg()[0], "agent_per_s": agent_loop(files)}
+            for name, tree in trees.items():
+                for w in workers:
+                    got[f"{name}/w{w}"] = campaign(tree, files, Path(tmp) / f"r{r}", w)
+            got["load_after"] = os.getloadavg()[0]
+            rounds.append(got)
+            print(json.dumps(got), file=sys.stderr, flush=True)
+    med = {"n_files": len(files), "rounds": rounds, "agent_per_s": statistics.median(g["agent_per_s"] for g in rounds),
+           "load": [min(min(g["load_before"], g["load_after"]) for g in rounds),
+                    max(max(g["load_before"], g["load_after"]) for g in rounds)]}
+    for key in rounds[0]:
+        if "/w" in key:
+            med[key] = {k: statistics.median(g[key][k] for g in rounds) for k in rounds[0][key]
+                        if rounds[0][key][k] is not None}
+            med[key]["ratio"] = statistics.median(g[key]["per_s"] / g["agent_per_s"] for g in rounds)
+            med[key]["ratio_after_start"] = statistics.median(g[key]["per_s_after_start"] / g["agent_per_s"]
+                                                              for g in rounds)
+    return med
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--campaign", action="store_true", help="the end-to-end campaign against the agent's own loop")
+    ap.add_argument("--tree", action="append", default=[], metavar="NAME=DIR",
+                    help="--campaign: a checkout whose CLI to run (repeatable; default: this one, as 'after')")
+    ap.add_argument("--workers", default="1", help="--campaign: comma-separated --workers values")
+    ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
+    if args.campaign:
+        trees = dict(t.split("=", 1) for t in args.tree) or {"after": str(ROOT)}
+        res = campaigns({k: Path(v).resolve() for k, v in trees.items()},
+                        [int(w) for w in args.workers.split(",")], args.repeat)
+        res.update(machine=f"{platform.machine()} python {platform.python_version()}", date=date.today().isoformat())
+        if args.json:
+            print(json.dumps(res, indent=1))
+            return
+        print(f"{res['n_files']} LAMOST files, load average {res['load'][0]:.1f}-{res['load'][1]:.1f}; "
+              f"agent loop (read + vet_spectrum): {res['agent_per_s']:.1f} spectra/s")
+        for key, v in res.items():
+            if isinstance(v, dict) and "ratio" in v:
+                print(f"{key}: {v['per_s']:.2f}/s end to end ({100 * v['ratio']:.0f} % of the agent), "
+                      f"{v['per_s_after_start']:.2f}/s after start-up ({100 * v['ratio_after_start']:.0f} %), "
+                      f"vet step {v.get('vet_run_per_s', float('nan')):.2f}/s; ingest {v['ingest_s']:.1f} s, "
+                      f"vet {v['vet_s']:.1f} s, start-up {v['start_s']:.1f} s")
+        return
     rows, specs, read_s = load(args.limit)
     res = {"machine": f"{platform.machine()} {platform.processor() or ''} python {platform.python_version()}",
            "date": date.today().isoformat(), "n_spectra": len(specs),

@@ -213,6 +213,18 @@ class ClaimChecker:
             return CheckedTrajectory(results, PATTERNS, self.base_version, problem)
         return CheckedTrajectory(results, PATTERNS_LLM, self.version)
 
+    def accept(self, trajectory, results: list[ClaimResult]) -> list[dict[str, Any]]:
+        """The store rows of results a batch job checked where it ran (agents.jobs.vet_and_check_job:
+        the patterns' claims, against the spectrum the job read), counted in this checker's totals as
+        its own checks are. Only for a checker without a model extractor (their version is the
+        patterns')."""
+        if self.extractor is not None:
+            raise ValueError("results checked by the patterns alone cannot stand for a model-assisted check")
+        counts = summarize(results)
+        self.totals.update(counts)
+        self.with_contradicted += bool(counts["contradicted"])
+        return claim_rows(results)
+
     def check(self, trajectory) -> list[ClaimResult]:
         """The trajectory's claim results (raises when its spectrum cannot be read)."""
         return self.run(trajectory).results

@@ -57,9 +57,7 @@ class ClaimResult:
     details: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["claim"] = self.claim.to_dict()
-        return out
+        return asdict(self)  # the claim too (asdict recurses into it)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ClaimResult:

@@ -152,9 +152,15 @@ class TrajectoryWriter:
     interrupted run loses at most that much, and resumes as usual. A group that fails is retried
     one by one, so one bad trajectory does not take its neighbours down with it.
 
+    A group is a few statements whatever its size (all its trajectories, all their steps, all their
+    claim results: store.trajectories.save_trajectories, store.claims.save_claims_of), and `stored`
+    counts what was committed: a trajectory is durable, with its steps and claims, once it counts
+    there, and a run that reports its totals after `close` reports only committed work.
+
     With `claims` (a reviewer.claims.ClaimChecker), each trajectory's claims are checked when it
-    is added, before it is saved, and stored with it in the same transaction; a trajectory whose
-    check fails (its spectrum unreadable) is still stored, and the failure is in `claim_errors`.
+    is added (unless its job checked them where it ran: `add(traj, checked)`), before it is saved,
+    and stored with it in the same transaction; a trajectory whose check fails (its spectrum
+    unreadable) is still stored, and the failure is in `claim_errors`.
 
     `background=True`: checking and writing happen on a thread of their own, and `add` only hands
     the trajectory over (it waits only when `4 x group` are already waiting). The loop that
@@ -171,6 +177,7 @@ class TrajectoryWriter:
         self._last = self._clock()
         self.errors: list[tuple[object, Exception]] = []  # (trajectory, why it could not be stored)
         self.claim_errors: list[tuple[object, Exception]] = []  # (trajectory, why its claims were not checked)
+        self.stored = 0  # trajectories committed
         self._queue: queue.Queue | None = None
         self._thread: threading.Thread | None = None
         if background:
@@ -178,11 +185,14 @@ class TrajectoryWriter:
             self._thread = threading.Thread(target=self._drain, name="trajectory-writer", daemon=True)
             self._thread.start()
 
-    def add(self, traj) -> None:
+    def add(self, traj, checked=None) -> None:
+        """Store `traj` (with its claims: `checked`, the results or the exception of a check its job
+        already made, agents.jobs.vet_and_check_job; else the writer's checker checks it)."""
+        item = traj if checked is None else (traj, checked)
         if self._thread is None:
-            self._add(traj)
+            self._add(item)
         else:
-            self._hand_over(traj)
+            self._hand_over(item)
 
     def _hand_over(self, item) -> None:
         while True:
@@ -193,11 +203,14 @@ class TrajectoryWriter:
                 if not self._thread.is_alive():  # never wait for a writer that is gone
                     raise RuntimeError("the trajectory writer thread stopped") from None
 
-    def _add(self, traj) -> None:
+    def _add(self, item) -> None:
+        traj, checked = item if isinstance(item, tuple) else (item, None)
         rows = None
         if self.claims is not None:
             try:
-                rows = self.claims.rows(traj)
+                if isinstance(checked, BaseException):
+                    raise checked
+                rows = self.claims.rows(traj) if checked is None else self.claims.accept(traj, checked)
             except Exception as exc:
                 self.claim_errors.append((traj, exc))
         self._pending.append((traj, rows))
@@ -220,7 +233,7 @@ class TrajectoryWriter:
             try:
                 self._add(traj)
             except Exception as exc:  # a write that failed outside flush's own recovery
-                self.errors.append((traj, exc))
+                self.errors.append((traj[0] if isinstance(traj, tuple) else traj, exc))
 
     def _write_safely(self) -> None:
         try:
@@ -235,19 +248,29 @@ class TrajectoryWriter:
             if rows is not None:
                 self.store.claims.save_claims(traj.id, self.claims.version, rows)
 
+    def _save_group(self, pending) -> None:
+        """A group in a few statements (store.trajectories.save_trajectories, store.claims.save_claims_of)."""
+        self.store.trajectories.save_trajectories([traj for traj, _ in pending])
+        checked = [(traj.id, rows) for traj, rows in pending if rows is not None]
+        if checked:
+            self.store.claims.save_claims_of(self.claims.version, checked)
+
     def flush(self) -> None:
+        """Write the trajectories held, in one transaction: each is durable once this returns (and
+        `stored` counts it), and none is half-written (its steps and claims commit with it)."""
         pending, self._pending = self._pending, []
         self._last = self._clock()
         if not pending:
             return
         try:
             with self.store.transaction():
-                for traj, rows in pending:
-                    self._save(traj, rows)
+                self._save_group(pending)
+            self.stored += len(pending)
         except Exception:
             for traj, rows in pending:
                 try:
                     self._save(traj, rows)
+                    self.stored += 1
                 except Exception as exc:
                     self.errors.append((traj, exc))
 
@@ -277,42 +300,13 @@ def add_claims_option(p: argparse.ArgumentParser) -> None:
                         "can do it later)")
 
 
-def claim_checker(args: argparse.Namespace, store: Store, spectra: SpectrumHandOff | None = None):
-    """The ClaimChecker a batch command gives its TrajectoryWriter (None with --no-claims). With
-    `spectra`, a trajectory whose job ran in this process is checked against the spectrum that job
-    read (the file is not read again); any other, as usual."""
+def claim_checker(args: argparse.Namespace, store: Store):
+    """The ClaimChecker a batch command gives its TrajectoryWriter (None with --no-claims)."""
     if getattr(args, "no_claims", False):
         return None
     from reviewer.claims import ClaimChecker
 
-    return ClaimChecker(store, handed=spectra.take if spectra is not None else None)
-
-
-class SpectrumHandOff:
-    """The spectra that jobs run in this process (threads, or one at a time) read, each kept for
-    the claim check of the trajectory made from it, which would otherwise read the file again
-    (reading and building a spectrum: ~6 ms of CPU, in the process that also runs every thread of
-    an LLM campaign). `vet` is the batch function; the checker `take`s each spectrum once."""
-
-    def __init__(self):
-        self._spectra: dict[str, object] = {}
-        self._lock = threading.Lock()
-
-    def vet(self, job):
-        """agents.jobs.vet_job, keeping the spectrum it read."""
-        from agents.jobs import vet_job
-        from agents.spectra import read_spectrum
-
-        spectrum = read_spectrum(job["source_path"], job["target"])
-        traj = vet_job(job, spectrum=spectrum)
-        with self._lock:
-            self._spectra[traj.id] = spectrum
-        return traj
-
-    def take(self, trajectory):
-        """The spectrum kept for this trajectory (None when there is none), forgotten here."""
-        with self._lock:
-            return self._spectra.pop(getattr(trajectory, "id", None), None)
+    return ClaimChecker(store)
 
 
 def claims_report(writer: TrajectoryWriter) -> list[str]:

@@ -2,8 +2,9 @@
 agent on spectra and store the trajectories. Paths not yet in the database are ingested first;
 spectra already vetted with the same task/backend/model are skipped unless --force, so an
 interrupted run resumes where it stopped (trajectories are stored as they finish, in small groups).
-Each new trajectory's claims are checked against its spectrum (agents/claims) before it is saved,
-and stored with it (--no-claims: not now; `specreview claims` does it later).
+Each new trajectory's claims are checked against its spectrum (agents/claims) by the job that made
+it, on the spectrum that job read, and stored with it in the same transaction (--no-claims: not now;
+`specreview claims` does it later). The totals printed at the end count committed trajectories.
 
 The openai backend keeps --concurrency requests in flight from this one process (threads sharing
 one HTTP pool and rate limiter; 429/503 with Retry-After pause them all); each model step records
@@ -18,7 +19,6 @@ from collections import Counter
 from pathlib import Path
 
 from reviewer.cli.common import (
-    SpectrumHandOff,
     TrajectoryWriter,
     add_batch_options,
     add_claims_option,
@@ -55,8 +55,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def resolve_items(store, items: list[str], progress: bool) -> tuple[list[str], list[str]]:
     """Spectrum ids for ids and paths (ingesting unknown files); plus the problems met."""
     ids, problems = [], []
+    stored = store.spectra.get_spectra(items)  # the items that are stored ids, in one query
     for item in items:
-        if store.spectra.get_spectrum(item) is not None:
+        if item in stored:
             ids.append(item)
             continue
         if not Path(item).exists():
@@ -79,10 +80,15 @@ def warm_up(cfg) -> None:
     shared_chat(cfg)
 
 
+def _answer(traj) -> str:
+    out = traj.outcome
+    return out.get("prediction") or out.get("status")
+
+
 def run(args: argparse.Namespace) -> int:
     from agents import render_pool
     from agents.batch import run_batch
-    from agents.jobs import vet_job
+    from agents.jobs import vet_and_check_job, vet_job
     from agents.llm import load_config
     from agents.usage import RunSummary, step_usages
     from agents.vet.rules_model import RULES_VERSION
@@ -105,11 +111,14 @@ def run(args: argparse.Namespace) -> int:
         with render_pool.running(render_processes(args, plan)):
             ids, problems = resolve_items(store, args.items, progress)
             jobs, skipped, refused = [], 0, []
+            records = store.spectra.get_spectra(ids)  # one query each, not one a spectrum
+            done = {task: set() if args.force else
+                    store.trajectories.spectra_with_trajectory(ids, task, args.backend, model) for task in tasks}
             for sid in ids:
-                rec = store.spectra.get_spectrum(sid)
+                rec = records[sid]
                 changed = None  # checked once a job on this spectrum is wanted
                 for task in tasks:
-                    if not args.force and store.trajectories.find_trajectory(sid, task, args.backend, model):
+                    if sid in done[task]:
                         skipped += 1
                         continue
                     if changed is None:
@@ -122,14 +131,16 @@ def run(args: argparse.Namespace) -> int:
             counts: Counter = Counter(failed=len(refused)) if refused else Counter()
             problems += refused
             in_process = not plan.get("dask_address") and plan.get("workers", 1) <= 1
-            # jobs run here hand the spectrum they read to their trajectory's claim check
-            spectra = SpectrumHandOff() if in_process and not getattr(args, "no_claims", False) else None
-            writer = TrajectoryWriter(store, claims=claim_checker(args, store, spectra), background=True)
+            checker = claim_checker(args, store)
+            # each job checks its trajectory's claims where it ran, on the spectrum it read (one read
+            # of the file, the check spread over the workers); this process only writes
+            job_fn = vet_job if checker is None else vet_and_check_job
+            writer = TrajectoryWriter(store, claims=checker, background=True)
             if jobs and cfg is not None and in_process:
                 warm_up(cfg)
             summary = RunSummary()  # the clock starts when the jobs do
             with writer:
-                for job, result in run_batch(spectra.vet if spectra else vet_job, jobs, **plan, progress=progress,
+                for job, result in run_batch(job_fn, jobs, **plan, progress=progress,
                                              desc="vet", unit="traj", postfix=lambda *_: summary.postfix()):
                     if isinstance(result, BaseException):
                         problems.append(f"{job['source_path']}#{job['target'] or ''} [{job['task']}]: "
@@ -137,17 +148,19 @@ def run(args: argparse.Namespace) -> int:
                         counts["failed"] += 1
                         summary.add(ok=False)
                         continue
-                    writer.add(result)
-                    summary.add(step_usages(result), ok=result.outcome.get("status") != "error")
-                    out = result.outcome
-                    counts[out.get("prediction") or out.get("status")] += 1
+                    traj, checked = result if isinstance(result, tuple) else (result, None)
+                    writer.add(traj, checked)
+                    summary.add(step_usages(traj), ok=traj.outcome.get("status") != "error")
+                    counts[_answer(traj)] += 1
+            # the totals below are printed once every group is committed, and count stored work only
             for traj, exc in writer.errors:
                 problems.append(f"{traj.source_path}#{traj.target or ''} [{traj.task}]: not stored: {exc}")
+                counts[_answer(traj)] -= 1
                 counts["failed"] += 1
     finally:
         store.close()
     print(f"database: {store.path}")
-    breakdown = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+    breakdown = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()) if v)
     print(f"vetted: {sum(v for k, v in counts.items() if k != 'failed')} ({breakdown})")
     print(f"skipped (already vetted): {skipped}")
     for line in summary.lines("trajectories"):

@@ -63,6 +63,26 @@ def _number(value: Any) -> float | None:
     return number if number == number and abs(number) != float("inf") else None
 
 
+def _claim_values(trajectory_id: str, version: str, rows: Iterable[dict[str, Any]], stamp) -> list[list[Any]]:
+    """The `claim_results` rows (_COLUMNS order) of one trajectory's results; ValueError names a bad row."""
+    values = []
+    for row in rows:
+        unknown = set(row) - set(CLAIM_ROW_FIELDS)
+        if unknown:
+            raise ValueError(f"unknown claim result fields: {', '.join(sorted(unknown))}")
+        missing = [k for k in ("step_idx", "claim_idx", "kind", "claim_text", "verdict") if row.get(k) is None]
+        if missing:
+            raise ValueError(f"claim result lacks {', '.join(missing)}")
+        if row["verdict"] not in CLAIM_VERDICTS:
+            raise ValueError(f"verdict must be one of {', '.join(CLAIM_VERDICTS)}; got {row['verdict']!r}")
+        rec = dict(row)
+        for key in ("claimed", "measured", "tolerance", "window_lo", "window_hi"):
+            rec[key] = _number(rec.get(key))
+        rec["result"] = to_json(rec.get("result"))
+        values.append([trajectory_id, str(version), *(rec.get(c) for c in CLAIM_ROW_FIELDS), stamp])
+    return values
+
+
 class ClaimRepository:
     """Claim results and reviewers' answers to their flags (labels: written through `labels`)."""
 
@@ -76,26 +96,30 @@ class ClaimRepository:
         transaction. An empty list records nothing (and clears that version). Returns rows written."""
         if not version:
             raise ValueError("a checker version is required")
-        stamp = now()
-        values = []
-        for row in rows:
-            unknown = set(row) - set(CLAIM_ROW_FIELDS)
-            if unknown:
-                raise ValueError(f"unknown claim result fields: {', '.join(sorted(unknown))}")
-            missing = [k for k in ("step_idx", "claim_idx", "kind", "claim_text", "verdict") if row.get(k) is None]
-            if missing:
-                raise ValueError(f"claim result lacks {', '.join(missing)}")
-            if row["verdict"] not in CLAIM_VERDICTS:
-                raise ValueError(f"verdict must be one of {', '.join(CLAIM_VERDICTS)}; got {row['verdict']!r}")
-            rec = dict(row)
-            for key in ("claimed", "measured", "tolerance", "window_lo", "window_hi"):
-                rec[key] = _number(rec.get(key))
-            rec["result"] = to_json(rec.get("result"))
-            values.append([trajectory_id, str(version), *(rec.get(c) for c in CLAIM_ROW_FIELDS), stamp])
+        values = _claim_values(trajectory_id, version, rows, now())
         forget_signals(self.db, "trajectory_id = ?", [trajectory_id])  # its contradicted count changes
         with self.db.transaction():
             self.db.execute("DELETE FROM claim_results WHERE trajectory_id = ? AND checker_version = ?",
                             [trajectory_id, str(version)])
+            if values:
+                self.db.insert_rows("claim_results", _COLUMNS, values)
+        return len(values)
+
+    def save_claims_of(self, version: str, results: Iterable[tuple[str, Iterable[dict[str, Any]]]]) -> int:
+        """`save_claims` for many trajectories at once ((trajectory id, rows) pairs, all of checker
+        `version`), in one transaction of a few statements: a batch run's group of checked
+        trajectories. Their stored triage signals are not dropped here (see save_trajectories).
+        Every row is validated before anything is written. Returns rows written."""
+        if not version:
+            raise ValueError("a checker version is required")
+        stamp = now()
+        checked = {tid: _claim_values(tid, version, rows, stamp) for tid, rows in results}
+        if not checked:
+            return 0
+        values = [v for vals in checked.values() for v in vals]
+        with self.db.transaction():
+            self.db.execute("DELETE FROM claim_results WHERE checker_version = ? AND trajectory_id IN "
+                            "(SELECT unnest(?::VARCHAR[]))", [str(version), list(checked)])
             if values:
                 self.db.insert_rows("claim_results", _COLUMNS, values)
         return len(values)

@@ -43,6 +43,14 @@ class SpectrumRepository:
     def get_spectrum(self, spectrum_id: str) -> dict[str, Any] | None:
         return self.db.row("SELECT * FROM spectra WHERE spectrum_id = ?", [spectrum_id])
 
+    def get_spectra(self, spectrum_ids) -> dict[str, dict[str, Any]]:
+        """`get_spectrum` of many ids in one query: id -> row, the ids not stored left out."""
+        ids = [str(i) for i in dict.fromkeys(spectrum_ids)]
+        if not ids:
+            return {}
+        rows = self.db.rows("SELECT * FROM spectra WHERE spectrum_id IN (SELECT unnest(?::VARCHAR[]))", [ids])
+        return {r["spectrum_id"]: r for r in rows}
+
     def _spectrum_where(self, search: str | None, survey: str | None, klass: str | None) -> tuple[str, list]:
         conds, params = [], []
         if search:

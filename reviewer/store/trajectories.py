@@ -6,7 +6,7 @@ from typing import Any
 
 from agents.trajectory import AgentInfo, Step, Trajectory, Verdict, finite_or_none, image_sha
 from reviewer.store.codec import now, png_size, to_json
-from reviewer.store.database import Database, forget_signals, insert_sql
+from reviewer.store.database import Database, forget_signals
 
 _STEP_COLUMNS = (
     "trajectory_id", "idx", "kind", "text", "tool_name", "tool_args", "label", "image_sha",
@@ -52,32 +52,34 @@ class TrajectoryRepository:
     def save_trajectory(self, traj: Trajectory) -> str:
         """Write a trajectory, its steps and its images in one transaction. Saving the same id again
         replaces the earlier copy (agents own trajectories; human edits go to `revisions`)."""
-        summary = _outcome_summary(traj)
-        row = {
-            "id": traj.id, "spectrum_id": traj.spectrum_id, "source_path": traj.source_path,
-            "target": None if traj.target is None else str(traj.target), "task": traj.task,
-            "agent_name": traj.agent.name, "backend": traj.agent.backend, "model": traj.agent.model,
-            "agent_version": traj.agent.version, **summary,
-            "n_steps": len(traj.steps), "n_tool_calls": sum(s.kind == "tool_call" for s in traj.steps),
-            "outcome": to_json(traj.outcome), "schema_version": traj.schema_version,
-            "created_at": traj.created_at, "saved_at": now(),
-        }
-        steps = [
-            [traj.id, s.index, s.kind, s.text, s.tool_name, to_json(s.tool_args), s.label, s.image_sha,
-             s.is_error, to_json(s.verdict.model_dump() if s.verdict else None), to_json(s.answer),
-             to_json(s.data), s.created_at]
-            for s in traj.steps
-        ]
         # its spectrum's stored triage signals (siblings compare answers with it) are recomputed on the next read
         forget_signals(self.db, "trajectory_id = ? OR spectrum_id IS NOT DISTINCT FROM ?", [traj.id, traj.spectrum_id])
-        with self.db.transaction():
-            for png in traj.images.values():
-                self._images.put_image(png)
-            self.db.execute("DELETE FROM steps WHERE trajectory_id = ?", [traj.id])
-            self.db.execute("DELETE FROM trajectories WHERE id = ?", [traj.id])
-            self.db.execute(insert_sql("trajectories", _TRAJECTORY_COLUMNS), [row[c] for c in _TRAJECTORY_COLUMNS])
-            self.db.insert_rows("steps", _STEP_COLUMNS, steps)
+        self.save_trajectories([traj])
         return traj.id
+
+    def save_trajectories(self, trajs: list[Trajectory]) -> list[str]:
+        """`save_trajectory` for many trajectories, in one transaction of a few statements (not a
+        handful per trajectory): a batch run's group of finished trajectories. Their stored triage
+        signals are not dropped here (a caller's transaction skips that: reviewer/store/triage.py
+        rechecks recent writes)."""
+        trajs = list({traj.id: traj for traj in trajs}.values())  # an id given twice: its last copy
+        rows, steps, images = [], [], {}
+        for traj in trajs:
+            row = _trajectory_row(traj)
+            rows.append([row[c] for c in _TRAJECTORY_COLUMNS])
+            steps += _step_rows(traj)
+            images.update(traj.images)
+        ids = [traj.id for traj in trajs]
+        if not ids:
+            return ids
+        with self.db.transaction():
+            for png in images.values():
+                self._images.put_image(png)
+            self.db.execute("DELETE FROM steps WHERE trajectory_id IN (SELECT unnest(?::VARCHAR[]))", [ids])
+            self.db.execute("DELETE FROM trajectories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [ids])
+            self.db.insert_rows("trajectories", _TRAJECTORY_COLUMNS, rows, ignore_duplicates=True)
+            self.db.insert_rows("steps", _STEP_COLUMNS, steps)
+        return ids
 
     def load_trajectory(self, trajectory_id: str, with_images: bool = False) -> Trajectory | None:
         """The stored trajectory (None when absent); `with_images` also fills `traj.images`."""
@@ -142,6 +144,17 @@ class TrajectoryRepository:
         where, params = self._trajectory_where(filters)
         return int(self.db.scalar(f"SELECT count(*) FROM trajectories t {where}", params))
 
+    def spectra_with_trajectory(self, spectrum_ids, task: str, backend: str, model: str | None = None) -> set[str]:
+        """The spectra among `spectrum_ids` that have a trajectory for this task, backend and model
+        (`find_trajectory` of many spectra in one query)."""
+        ids = [str(i) for i in dict.fromkeys(spectrum_ids)]
+        if not ids:
+            return set()
+        rows = self.db.execute(
+            "SELECT DISTINCT spectrum_id FROM trajectories WHERE spectrum_id IN (SELECT unnest(?::VARCHAR[])) "
+            "AND task = ? AND backend = ? AND model IS NOT DISTINCT FROM ?", [ids, task, backend, model]).fetchall()
+        return {r[0] for r in rows}
+
     def find_trajectory(self, spectrum_id: str, task: str, backend: str, model: str | None = None) -> str | None:
         """Id of the newest trajectory for this spectrum, task, backend and model (None: not done yet)."""
         return self.db.scalar(
@@ -165,6 +178,29 @@ class TrajectoryRepository:
 
     def get_task(self, task_id: str) -> dict[str, Any] | None:
         return self.db.row("SELECT * FROM tasks WHERE task_id = ?", [task_id])
+
+
+def _trajectory_row(traj: Trajectory) -> dict[str, Any]:
+    """The `trajectories` row of a trajectory (its summary columns, saved now)."""
+    return {
+        "id": traj.id, "spectrum_id": traj.spectrum_id, "source_path": traj.source_path,
+        "target": None if traj.target is None else str(traj.target), "task": traj.task,
+        "agent_name": traj.agent.name, "backend": traj.agent.backend, "model": traj.agent.model,
+        "agent_version": traj.agent.version, **_outcome_summary(traj),
+        "n_steps": len(traj.steps), "n_tool_calls": sum(s.kind == "tool_call" for s in traj.steps),
+        "outcome": to_json(traj.outcome), "schema_version": traj.schema_version,
+        "created_at": traj.created_at, "saved_at": now(),
+    }
+
+
+def _step_rows(traj: Trajectory) -> list[list[Any]]:
+    """The `steps` rows of a trajectory, in _STEP_COLUMNS order."""
+    return [
+        [traj.id, s.index, s.kind, s.text, s.tool_name, to_json(s.tool_args), s.label, s.image_sha,
+         s.is_error, to_json(s.verdict.model_dump() if s.verdict else None), to_json(s.answer),
+         to_json(s.data), s.created_at]
+        for s in traj.steps
+    ]
 
 
 def _outcome_summary(traj: Trajectory) -> dict[str, Any]:

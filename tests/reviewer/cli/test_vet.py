@@ -1,6 +1,5 @@
 """`specreview vet` end to end on real files and a real DuckDB file; trajectories of both policies
 reload from the store identically."""
-import argparse
 import shutil
 import time
 
@@ -73,23 +72,6 @@ def test_claims_checked_on_the_spectrum_a_job_read_are_those_of_a_fresh_read(tmp
     assert sum(len(rows) for rows in mine.values()) > 0  # there were claims to check
 
 
-def test_a_handed_over_spectrum_is_used_once(tmp_path, few_spectra):
-    from agents.spectra import read_spectrum
-    from reviewer.cli.common import SpectrumHandOff, claim_checker
-
-    folder, _ = few_spectra
-    path = next(folder.iterdir())
-    handoff = SpectrumHandOff()
-    traj = handoff.vet({"spectrum_id": None, "source_path": str(path), "target": None, "task": "a",
-                        "backend": "rules"})
-    with Store(tmp_path / "h.duckdb") as store:
-        checker = claim_checker(argparse.Namespace(no_claims=False), store, handoff)
-        given, _ = checker.spectrum(traj)
-        assert given.meta["source_path"] == read_spectrum(path).meta["source_path"]
-        assert handoff.take(traj) is None  # taken: a later check reads the file as usual
-        assert checker.rows(traj) == claim_checker(argparse.Namespace(no_claims=False), store).rows(traj)
-
-
 def test_trajectories_of_both_policies_reload_identically(tmp_path, shared_spectra, manifest):
     from agents.llm import LLMConfig
     from agents.spectra import read_spectrum
@@ -124,14 +106,20 @@ def test_trajectory_writer_groups_saves_and_isolates_a_bad_one(tmp_path, shared_
     trajs = [vet_spectrum(spec, "a") for _ in range(5)]
     bad = trajs[2]
     with Store(tmp_path / "w.duckdb") as store:
-        save = store.trajectories.save_trajectory
+        save, save_group = store.trajectories.save_trajectory, store.trajectories.save_trajectories
 
         def refusing(traj):
             if traj.id == bad.id:
                 raise ValueError("refused")
             return save(traj)
 
+        def refusing_group(group):
+            save_group(group)  # written, then rolled back with the group's transaction
+            if any(t.id == bad.id for t in group):
+                raise ValueError("refused")
+
         store.trajectories.save_trajectory = refusing
+        store.trajectories.save_trajectories = refusing_group
         with TrajectoryWriter(store, group=10, max_wait_s=3600, background=background) as writer:
             for t in trajs:
                 writer.add(t)
@@ -177,3 +165,102 @@ def test_a_background_writer_writes_on_time_checks_claims_and_never_blocks_for_g
             for t in trajs:
                 writer.add(t)
         assert store.trajectories.count_trajectories() == len(trajs)
+
+
+def _stored(store):
+    """Every stored trajectory (by spectrum, task) with its steps and claim results, less the times of saving."""
+    out = {}
+    for row in store.trajectories.list_trajectories():
+        traj = store.trajectories.load_trajectory(row["id"], with_images=True)
+        claims = [{k: v for k, v in c.items() if k != "created_at"} for c in store.claims.claims_for(row["id"])]
+        out[(traj.source_path, traj.task)] = ({k: v for k, v in row.items() if k != "saved_at"},
+                                              traj.model_dump(), traj.images, claims)
+    return out
+
+
+def test_batched_writes_of_worker_checked_trajectories_store_what_one_at_a_time_stores(tmp_path, few_spectra):
+    """The campaign path (each job checks its claims on the spectrum it read; the writer stores a group
+    in a few statements) stores the same trajectories, steps and claim results as saving each one on its
+    own with its claims checked on a fresh read of its file."""
+    from agents.jobs import vet_and_check_job
+    from reviewer.claims import ClaimChecker
+    from reviewer.cli.common import TrajectoryWriter
+
+    folder, picks = few_spectra
+    jobs = [{"spectrum_id": None, "source_path": str(p), "target": None, "task": task, "backend": "rules"}
+            for p in sorted(folder.iterdir()) for task in ("a", "mg")]
+    made = [vet_and_check_job(job) for job in jobs]
+    with Store(tmp_path / "batch.duckdb") as store:
+        with TrajectoryWriter(store, group=100, max_wait_s=3600, claims=ClaimChecker(store),
+                              background=True) as writer:
+            for traj, checked in made:
+                writer.add(traj, checked)
+        assert writer.stored == len(made) and not writer.errors and not writer.claim_errors
+        batched = _stored(store)
+    with Store(tmp_path / "one.duckdb") as store:
+        checker = ClaimChecker(store)
+        for traj, _ in made:
+            store.trajectories.save_trajectory(traj)
+            checker.run_and_store(traj)
+        one_at_a_time = _stored(store)
+    assert len(batched) == 2 * len(picks) and batched == one_at_a_time
+    assert sum(len(v[3]) for v in batched.values()) > 0  # claims were checked and stored
+
+
+def test_a_job_failing_mid_batch_is_named_and_leaves_nothing_half_written(tmp_path, few_spectra, capsys,
+                                                                          monkeypatch):
+    import agents.jobs
+
+    folder, picks = few_spectra
+    bad = str(sorted(folder.iterdir())[1].resolve())
+    real = agents.jobs.vet_job
+
+    def failing(job, spectrum=None):
+        if job["source_path"] == bad:
+            raise RuntimeError("the disk went away")
+        return real(job, spectrum=spectrum)
+
+    monkeypatch.setattr(agents.jobs, "vet_job", failing)
+    db = tmp_path / "i.duckdb"
+    main(["vet", "--db", str(db), "--task", "a", "--no-progress", str(folder)])
+    out = capsys.readouterr().out
+    assert f"problem: {bad}# [a]: RuntimeError: the disk went away" in out
+    assert f"vetted: {len(picks) - 1} " in out
+    with Store(db) as store:
+        rows = store.trajectories.list_trajectories()
+        assert len(rows) == len(picks) - 1 and bad not in {r["source_path"] for r in rows}
+        for row in rows:  # every stored trajectory whole: its steps and its claims
+            assert len(store.trajectories.load_trajectory(row["id"]).steps) == row["n_steps"] > 0
+            assert store.claims.claims_for(row["id"])
+
+
+def test_a_group_that_fails_part_way_rolls_back_and_stores_the_others_whole(tmp_path, shared_spectra, manifest):
+    from agents.spectra import read_spectrum
+    from agents.vet import vet_spectrum
+    from reviewer.cli.common import TrajectoryWriter
+
+    row = next(r for r in manifest if "LAMOST-LRS" in r["survey"] and "#" not in r["file"])
+    spec = read_spectrum(shared_spectra / row["file"])
+    trajs = [vet_spectrum(spec, "a") for _ in range(4)]
+    bad = trajs[2]
+    good_row = {"step_idx": 0, "claim_idx": 0, "kind": "measure", "claim_text": "x", "verdict": "supported"}
+
+    class Claims:  # its rows for `bad` are refused by the store, after the group's trajectories were written
+        version = "test"
+
+        def rows(self, traj):
+            return [{"no such field": 1}] if traj is bad else [good_row]
+
+    with Store(tmp_path / "g.duckdb") as store:
+        with TrajectoryWriter(store, group=10, max_wait_s=3600, claims=Claims()) as writer:
+            for t in trajs:
+                writer.add(t)
+        assert [(t.id, type(e).__name__) for t, e in writer.errors] == [(bad.id, "ValueError")]
+        assert writer.stored == len(trajs) - 1
+        assert store.trajectories.load_trajectory(bad.id) is None
+        assert store.db.scalar("SELECT count(*) FROM steps WHERE trajectory_id = ?", [bad.id]) == 0
+        assert store.claims.claims_for(bad.id) == []
+        for t in trajs:
+            if t is not bad:
+                assert len(store.trajectories.load_trajectory(t.id).steps) == len(t.steps)
+                assert len(store.claims.claims_for(t.id, "test")) == 1

@@ -1,0 +1,85 @@
+"""The claim checker's noise draws measured all at once (agents.claims.draws) give, bit for bit, the
+numbers one call per draw gives, on real spectra of every survey and every measurement the checker
+makes for several tasks; and the generator draws the same noise in one call as in one per draw."""
+import re
+
+import numpy as np
+import pytest
+
+from agents.claims import check_trajectory
+from agents.claims import measure as measure_mod
+from agents.claims.draws import ROWS, measure_rows
+from agents.tools.measure import Arrays
+
+
+def _one_row_at_a_time(a: Arrays, fluxes, kind, params):
+    out = []
+    for row in fluxes:
+        v = measure_mod._call(Arrays(a.wave, row, a.ivar, a.good), kind, params)
+        if v is not None:
+            out.append(v)
+    return out
+
+
+def test_the_generator_draws_the_same_noise_at_once():
+    one = np.random.default_rng(7)
+    rows = [one.normal(size=13) for _ in range(24)]
+    assert np.array_equal(np.random.default_rng(7).normal(size=(24, 13)), np.array(rows))
+
+
+@pytest.fixture(scope="module")
+def spectra(manifest, shared_spectra):
+    from agents.spectra import read_spectrum
+
+    picks = []
+    for pattern in ("LAMOST-LRS", "SDSS", "Pickles", "DESI"):
+        rows = [r for r in manifest if re.search(pattern, r["survey"])][:3]
+        for r in rows:
+            path, _, target = r["file"].partition("#")
+            picks.append(read_spectrum(shared_spectra / path, target or None))
+    return picks
+
+
+def test_draws_at_once_equal_one_draw_at_a_time(spectra, monkeypatch):
+    from agents.vet import vet_spectrum
+
+    seen: dict[str, int] = {}
+
+    def compared(a, fluxes, kind, params):
+        got = measure_rows(a, fluxes, kind, params)
+        assert got == _one_row_at_a_time(a, fluxes, kind, params), (kind, params)
+        seen[kind] = seen.get(kind, 0) + 1
+        return got
+
+    monkeypatch.setattr(measure_mod, "measure_rows", compared)
+    for spec in spectra:
+        for task in ("a", "mg", "wd", "cv", "b"):
+            check_trajectory(vet_spectrum(spec, task), spec)
+    assert {"equivalent_width", "line_depth", "band_depth", "balmer_width"} <= set(seen)
+
+
+@pytest.mark.parametrize("kind", sorted(ROWS))
+def test_every_kind_with_and_without_ivar(spectra, kind):
+    core, blue, red = (6540.0, 6585.0), (6480.0, 6530.0), (6600.0, 6650.0)
+    params = {"core": core, "blue": blue, "red": red}
+    if kind == "band_depth":
+        params = {"band": (7055.0, 7150.0), "side": (7000.0, 7045.0), "side2": (6480.0, 6530.0)}
+    elif kind == "continuum_slope":
+        params = {"blue": blue, "red": red}
+    elif kind == "local_snr":
+        params = {"window": (6480.0, 6650.0)}
+    elif kind == "centroid":
+        params = dict(params, sign=-1.0)
+    rng = np.random.default_rng(3)
+    compared = 0
+    for spec in spectra:
+        a = Arrays.from_spectrum(spec)
+        for ivar in (a.ivar, None):
+            lo, hi = np.searchsorted(a.wave, [6400.0, 7200.0])
+            sub = Arrays(a.wave[lo:hi], a.flux[lo:hi], None if ivar is None else ivar[lo:hi], a.good[lo:hi])
+            scale = np.nanmedian(np.abs(sub.flux)) if sub.flux.size else 1.0
+            fluxes = sub.flux[None, :] + rng.normal(size=(24, sub.flux.size)) * 0.05 * scale
+            got = measure_rows(sub, fluxes, kind, params)
+            assert got == _one_row_at_a_time(sub, fluxes, kind, params)
+            compared += bool(got)
+    assert compared  # some spectrum covered the windows

@@ -59,7 +59,7 @@ def identity_prompt(state: ReviewState):
     if state.login:
         return None
     name = pn.widgets.TextInput(placeholder="Your name", css_classes=["sr-reviewer-name"], width=220, max_length=64)
-    start = pn.widgets.Button(name="Start reviewing", button_type="primary", css_classes=["sr-reviewer-start"],
+    start = pn.widgets.Button(label="Start reviewing", color="primary", css_classes=["sr-reviewer-start"],
                               description="Review under this name (kept in the address and in this browser).")
     why = pn.pane.HTML("", css_classes=["sr-identity-error"])
     box = pn.Column(pn.pane.HTML("<b>Who is reviewing?</b> Your labels are saved under this name."),

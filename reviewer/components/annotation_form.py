@@ -23,11 +23,11 @@ class AnnotationForm(Viewer):
         super().__init__(**params)
         self._target = pn.pane.HTML("", css_classes=["sr-annotation-target"])
         self.claim_flags = ClaimFlags(state=self.state)
-        self._comment = pn.widgets.TextAreaInput(name="Note on this step", height=70, max_length=5000,
+        self._comment = pn.widgets.TextAreaInput(label="Note on this step", height=70, max_length=5000,
                                                  css_classes=["sr-annotation-comment"])
         self._flags = pn.widgets.CheckBoxGroup(options={v: k for k, v in STEP_FLAGS.items()}, value=[],
                                                css_classes=["sr-annotation-flags"])
-        self._save = pn.widgets.Button(name="Save note", button_type="primary", css_classes=["sr-annotation-save"],
+        self._save = pn.widgets.Button(label="Save note", color="primary", css_classes=["sr-annotation-save"],
                                        description="Save the note and the flags on the step on screen.")
         self._save.on_click(lambda _: self.state.save_note(self._comment.value or "", list(self._flags.value)))
         self._notes: dict = {}

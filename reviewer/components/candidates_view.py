@@ -30,13 +30,13 @@ class CandidatesView(Viewer):
                                css_classes=["sr-candidates"])
         self._table.on_click(self.choose)
         self._detail = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["sr-candidate-detail"])
-        self._hide = pn.widgets.Button(label="Hide the model", button_type="light", css_classes=["sr-candidate-hide"],
+        self._hide = pn.widgets.Button(label="Hide the model", color="light", css_classes=["sr-candidate-hide"],
                                        description="Stop drawing the template (the frame keeps its z)")
         self._hide.on_click(lambda _: self.state.choose_candidate(None))
         self._marked = pn.pane.HTML("<em>Shift-click a feature on the plot to mark it.</em>",
                                     sizing_mode="stretch_width", css_classes=["sr-marked"])
-        self._line = pn.widgets.Select(name="Which line is it?", options={}, css_classes=["sr-mark-line"], width=220)
-        self._set_z = pn.widgets.Button(label="Set z from this line", button_type="primary", disabled=True,
+        self._line = pn.widgets.Select(label="Which line is it?", options={}, css_classes=["sr-mark-line"], width=220)
+        self._set_z = pn.widgets.Button(label="Set z from this line", color="primary", disabled=True,
                                         css_classes=["sr-mark-apply"], description="z = marked / rest - 1")
         self._set_z.on_click(lambda _: self.set_z_from_mark())
         self.state.param.watch(self._refresh, "item")

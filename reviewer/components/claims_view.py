@@ -174,10 +174,10 @@ class ClaimFlags(Viewer):
         self._shown = shown
         rows = []
         for i, flag in enumerate(self.flags):
-            confirm = pn.widgets.Button(name="Confirm", button_type="danger" if flag["decision"] == "confirm" else "light",
+            confirm = pn.widgets.Button(label="Confirm", color="danger" if flag["decision"] == "confirm" else "light",
                                         css_classes=["sr-claim-flag-confirm"], width=80, margin=(2, 2),
                                         description="Confirm the flag: the agent's claim is wrong.")
-            dismiss = pn.widgets.Button(name="Dismiss", button_type="success" if flag["decision"] == "dismiss" else "light",
+            dismiss = pn.widgets.Button(label="Dismiss", color="success" if flag["decision"] == "dismiss" else "light",
                                         css_classes=["sr-claim-flag-dismiss"], width=80, margin=(2, 2),
                                         description="Dismiss the flag: the claim checker was wrong.")
             confirm.on_click(lambda _, i=i: self.confirm(i))

@@ -54,28 +54,28 @@ class ConflictQueue(Viewer):
                                css_classes=["sr-conflict-table"])
         self._table.on_click(self._choose)
         self._detail = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["sr-conflict-detail"])
-        self._open = pn.widgets.Button(name="Open in the Review tab", button_type="light", css_classes=["sr-conflict-open"],
+        self._open = pn.widgets.Button(label="Open in the Review tab", color="light", css_classes=["sr-conflict-open"],
                                        description="Open this conflict's item in the Review tab (to see it, or to "
                                                    "save your own label on it first).")
         self._open.on_click(lambda _: self.open_current())
         self._who = pn.pane.HTML("", css_classes=["sr-resolve-who"], sizing_mode="stretch_width")
-        self._start = pn.widgets.Select(name="Start from a disputed label", options={}, sizing_mode="stretch_width",
+        self._start = pn.widgets.Select(label="Start from a disputed label", options={}, sizing_mode="stretch_width",
                                         css_classes=["sr-resolve-start"])
         self._start.param.watch(lambda e: self._apply_choice(e.new), "value")
         self._action = pn.widgets.RadioButtonGroup(options=["approve", "override", "reject"], value="approve",
-                                                   button_type="light", css_classes=["sr-resolve-action"])
-        self._answer = pn.widgets.RadioButtonGroup(options=["YES", "NO"], value=None, button_type="light",
-                                                   name="Corrected answer", css_classes=["sr-resolve-answer"])
-        self._type = pn.widgets.Select(options=list(VERIFY_TYPES), name="Corrected type", width=130,
+                                                   color="light", css_classes=["sr-resolve-action"])
+        self._answer = pn.widgets.RadioButtonGroup(options=["YES", "NO"], value=None, color="light",
+                                                   label="Corrected answer", css_classes=["sr-resolve-answer"])
+        self._type = pn.widgets.Select(options=list(VERIFY_TYPES), label="Corrected type", width=130,
                                        css_classes=["sr-resolve-type"])
-        self._z = ZInput(name="Corrected z", format="0.00000", width=120, start=-0.01, end=12,
+        self._z = ZInput(label="Corrected z", format="0.00000", width=120, start=-0.01, end=12,
                                         css_classes=["sr-resolve-z"])
         self._action.param.watch(lambda _: self._show_fields(), "value")
-        self._comment = pn.widgets.TextAreaInput(name="Merger's comment (required)", height=60, max_length=2000,
+        self._comment = pn.widgets.TextAreaInput(label="Merger's comment (required)", height=60, max_length=2000,
                                                  placeholder="Why this label wins", css_classes=["sr-merger-comment"])
         # Resolve waits for a comment (the label service refuses a resolution without one)
         self._button = pn.widgets.Button(
-            name="Resolve", button_type="primary", css_classes=["sr-resolve"],
+            label="Resolve", color="primary", css_classes=["sr-resolve"],
             disabled=pn.bind(lambda value, typed: not comment_given(value, typed), self._comment.param.value,
                              self._comment.param.value_input),
             description="Store the merger's resolution: the label above, with your comment saying why it wins.")

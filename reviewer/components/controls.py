@@ -53,12 +53,12 @@ class Controls(Viewer):
         plot = self.plot
         self._min = pn.widgets.FloatInput(label="λ min (Å)", value=None, width=110, css_classes=["sr-wave-min"])
         self._max = pn.widgets.FloatInput(label="λ max (Å)", value=None, width=110, css_classes=["sr-wave-max"])
-        self._apply = pn.widgets.Button(label="Apply", button_type="primary", css_classes=["sr-apply"],
+        self._apply = pn.widgets.Button(label="Apply", color="primary", css_classes=["sr-apply"],
                                         description="Zoom to the typed wavelength range")
         self._apply.on_click(lambda _: self.apply_range())
         self._presets = []
         for preset in kb.presets():
-            btn = pn.widgets.Button(label=preset["label"], button_type="light", width=120,
+            btn = pn.widgets.Button(label=preset["label"], color="light", width=120,
                                     css_classes=[f"sr-preset-{preset['id']}"], description=preset_title(preset))
             btn.on_click(lambda _, p=preset: self.apply_preset(p))
             self._presets.append(btn)
@@ -69,28 +69,28 @@ class Controls(Viewer):
                                            description="Go back to the zoom before this one")
         self._previous.on_click(lambda _: plot.previous_zoom())
         self._kinds = pn.widgets.CheckButtonGroup.from_param(plot.param.line_kinds, label="Lines",
-                                                             button_type="light", css_classes=["sr-lines"],
+                                                             color="light", css_classes=["sr-lines"],
                                                              description="Which line markers to draw: emission, "
                                                                          "absorption, sky")
         self._major = pn.widgets.Checkbox.from_param(plot.param.major_only, label="Major lines only")
         # a button, not a Toggle: Panel's Toggle takes no title (description); pressed = primary
-        self._frame = pn.widgets.Button(label="Rest frame", button_type="light", css_classes=["sr-frame"],
+        self._frame = pn.widgets.Button(label="Rest frame", color="light", css_classes=["sr-frame"],
                                         description="Switch the wavelength axis between the rest frame (observed / "
                                                     "(1+z)) and the observed frame")
         self._frame.on_click(lambda _: setattr(self.state, "rest_frame", not self.state.rest_frame))
         self.state.param.watch(self._frame_shown, "rest_frame")
         self._frame_shown()
-        self._z = pn.widgets.FloatInput.from_param(self.state.param.z, name="z (lines, rest frame)", step=0.001,
+        self._z = pn.widgets.FloatInput.from_param(self.state.param.z, label="z (lines, rest frame)", step=0.001,
                                                    format="0.00000", css_classes=["sr-z"],
                                                    width=160)  # beside "Rest frame" within the right column
-        self._legend = pn.widgets.Checkbox.from_param(plot.param.show_legend, name="Legend")
+        self._legend = pn.widgets.Checkbox.from_param(plot.param.show_legend, label="Legend")
         self._smooth = pn.widgets.RadioButtonGroup.from_param(
-            plot.param.smoothing, label="Smoothing", button_type="light", css_classes=["sr-smoothing"],
+            plot.param.smoothing, label="Smoothing", color="light", css_classes=["sr-smoothing"],
             description="none; gaussian: equal weights; ivar: each pixel weighted by its inverse variance")
         # the width in pixels or in Å (prospect offers both): Å is converted to pixels at each pixel's
         # own dispersion, so a log-linear grid (LAMOST) is smoothed by the same Å in the blue and the red
         self._unit = pn.widgets.RadioButtonGroup.from_param(
-            plot.param.smooth_unit, name="Width in", button_type="light", css_classes=["sr-smooth-unit"],
+            plot.param.smooth_unit, label="Width in", color="light", css_classes=["sr-smooth-unit"],
             description="The smoothing width in pixels, or in Å (converted by the local dispersion)")
         self._sigma = pn.widgets.FloatSlider.from_param(plot.param.sigma_px, label="σ (pixels)",
                                                         css_classes=["sr-sigma-px"])
@@ -98,7 +98,7 @@ class Controls(Viewer):
                                                            css_classes=["sr-sigma-aa"])
         # each arm of a multi-arm file (DESI b/r/z, LAMOST MRS blue/red) on or off: the review state's,
         # so it holds from item to item; labels name the arm's colour on the plot
-        self._arms = pn.widgets.CheckButtonGroup(name="Arms", options={}, value=[], button_type="light",
+        self._arms = pn.widgets.CheckButtonGroup(label="Arms", options={}, value=[], color="light",
                                                  css_classes=["sr-arms"],
                                                  description="Show or hide each spectrograph arm (coloured as on "
                                                              "the plot)")
@@ -111,7 +111,7 @@ class Controls(Viewer):
         self._message = pn.pane.HTML(pn.bind(plain_alert, self.param.message, "warning"), visible=False)
         self.param.watch(lambda e: setattr(self._message, "visible", bool(e.new)), "message")
         self._ymode = pn.widgets.RadioButtonGroup.from_param(
-            plot.param.y_mode, name="Flux axis", button_type="light", css_classes=["sr-y-mode"],
+            plot.param.y_mode, label="Flux axis", color="light", css_classes=["sr-y-mode"],
             description="auto: from the flux in view; fixed: the typed range; log: logarithmic")
         self._ymin = pn.widgets.FloatInput(label="flux min", value=None, width=110, css_classes=["sr-flux-min"])
         self._ymax = pn.widgets.FloatInput(label="flux max", value=None, width=110, css_classes=["sr-flux-max"])
@@ -120,16 +120,16 @@ class Controls(Viewer):
         self._yapply.on_click(lambda _: self.apply_flux_range())
         # "View as PNG" is the canvas itself, exported in the browser as Bokeh's save tool does: exactly
         # what is on screen (frame, ranges, markers, shading, noise, y scale)
-        self._png = pn.widgets.Button(label="View as PNG", button_type="light", css_classes=["sr-export-png"],
+        self._png = pn.widgets.Button(label="View as PNG", color="light", css_classes=["sr-export-png"],
                                       description="Save the plot exactly as shown")
         self._png.js_on_click(args={"figure": plot.figure, "save": plot.save_tool}, code=SAVE_CANVAS_JS)
         self._downloads = pn.Column(
             self._png,
             pn.widgets.FileDownload(callback=lambda: io.BytesIO(self.export_csv()), filename="spectrum.csv",
-                                    label="Spectrum as CSV", button_type="light", css_classes=["sr-export-csv"],
+                                    label="Spectrum as CSV", color="light", css_classes=["sr-export-csv"],
                                     description="Download the full arrays (wavelength, flux, ivar, mask) as CSV"),
             pn.widgets.FileDownload(callback=lambda: io.BytesIO(self.export_fits()), filename="spectrum.fits",
-                                    label="Spectrum as FITS", button_type="light", css_classes=["sr-export-fits"],
+                                    label="Spectrum as FITS", color="light", css_classes=["sr-export-fits"],
                                     description="Download the full arrays as a FITS table that reads back"),
         )
         self.state.param.watch(self._rename_downloads, "item")
@@ -174,7 +174,7 @@ class Controls(Viewer):
 
     def _frame_shown(self, *_):
         rest = bool(self.state.rest_frame)
-        self._frame.param.update(button_type="primary" if rest else "light",
+        self._frame.param.update(color="primary" if rest else "light",
                                  label="Rest frame: on" if rest else "Rest frame: off")
 
     def _unit_shown(self, *_):

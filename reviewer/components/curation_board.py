@@ -76,9 +76,9 @@ class CurationBoard(Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self.table = CurationTable(state=self.state)
-        self._text = pn.widgets.TextAreaInput(name="Step text", height=110, css_classes=["sr-revise-text"])
-        self._args = pn.widgets.TextInput(name="Tool arguments (JSON)", css_classes=["sr-revise-args"])
-        self._comment = pn.widgets.TextInput(name="Comment")
+        self._text = pn.widgets.TextAreaInput(label="Step text", height=110, css_classes=["sr-revise-text"])
+        self._args = pn.widgets.TextInput(label="Tool arguments (JSON)", css_classes=["sr-revise-args"])
+        self._comment = pn.widgets.TextInput(label="Comment")
         self._message = pn.pane.HTML("", css_classes=["sr-curation-status"])
         # which item and step the form edits, and where its curation stands (what counts next)
         self._target = pn.pane.HTML(pn.bind(lambda *_: f"<b>{escape(self.target_text())}</b>", self.state.param.item,
@@ -100,7 +100,7 @@ class CurationBoard(Viewer):
         }
         self._buttons = []
         for name, (event, value, kind, tip) in buttons.items():
-            btn = pn.widgets.Button(name=name, button_type=kind, css_classes=[f"sr-curate-{event}-{value or 'save'}"],
+            btn = pn.widgets.Button(label=name, color=kind, css_classes=[f"sr-curate-{event}-{value or 'save'}"],
                                     description=tip)
             btn.on_click(lambda _, e=event, v=value: self.act(e, v))
             self._buttons.append(btn)

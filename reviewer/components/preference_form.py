@@ -32,7 +32,7 @@ class PreferenceForm(Viewer):
                 ("This one is better", "win", "Save a preference: the trajectory on screen is better than the chosen one."),
                 ("Tie", "tie", "Save a preference: the two trajectories are equally good."),
                 ("The other is better", "loss", "Save a preference: the chosen trajectory is better than the one on screen.")):
-            btn = pn.widgets.Button(label=label, button_type="light", css_classes=[f"sr-preference-{outcome}"],
+            btn = pn.widgets.Button(label=label, color="light", css_classes=[f"sr-preference-{outcome}"],
                                     description=tip)
             btn.on_click(lambda _, o=outcome: self.state.save_preference(self._other.value, o))
             self._buttons.append(btn)

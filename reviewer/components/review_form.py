@@ -38,18 +38,18 @@ class ReviewForm(Viewer):
         self.rubric_version = str(rubric["version"])
         self._rubric = {int(k): v for k, v in rubric["scores"].items()}
         self._reason = TextHTML("", css_classes=["sr-form-disabled"], sizing_mode="stretch_width")
-        self._approve = pn.widgets.Button(button_type="success", css_classes=["sr-approve"], margin=(2, 2),
+        self._approve = pn.widgets.Button(color="success", css_classes=["sr-approve"], margin=(2, 2),
                                           description="Save the verdict 'approve': the agent's answer is right (a).")
-        self._override = pn.widgets.Button(button_type="warning", css_classes=["sr-override"], margin=(2, 2),
+        self._override = pn.widgets.Button(color="warning", css_classes=["sr-override"], margin=(2, 2),
                                            description="Save the verdict 'override' with the corrected label chosen "
                                                        "below, which must differ from the agent's answer (o).")
-        self._reject = pn.widgets.Button(label=REJECT_LABEL, button_type="danger", css_classes=["sr-reject"],
+        self._reject = pn.widgets.Button(label=REJECT_LABEL, color="danger", css_classes=["sr-reject"],
                                          margin=(2, 2), description="Save the verdict 'reject': this trajectory is "
                                          "unusable (its reasoning cannot be trusted); no corrected label is saved (r).")
         # what `u` would withdraw on the item on screen, and nothing when it would withdraw nothing
         state = self.state
         self._undo = pn.widgets.Button(
-            label=pn.bind(undo_label, state.param.undoable, state.param.item), button_type="light",
+            label=pn.bind(undo_label, state.param.undoable, state.param.item), color="light",
             disabled=pn.bind(lambda undoable: undoable is None, state.param.undoable), css_classes=["sr-undo"],
             margin=(2, 2), sizing_mode="stretch_width", stylesheets=[".bk-btn { white-space: normal; }"],
             description="Withdraw my last verdict on the item on screen (u): a new row restores the verdict "
@@ -58,17 +58,17 @@ class ReviewForm(Viewer):
         self._override.on_click(lambda _: self.state.save_verdict("override"))
         self._reject.on_click(lambda _: self.state.save_verdict("reject"))
         self._undo.on_click(lambda _: self.state.undo())
-        self._answer = pn.widgets.RadioButtonGroup(options=["YES", "NO"], value=None, button_type="light",
-                                                   css_classes=["sr-override-answer"], name="Corrected answer")
-        self._type = pn.widgets.Select(options=list(VERIFY_TYPES), name="Corrected type", width=130,
+        self._answer = pn.widgets.RadioButtonGroup(options=["YES", "NO"], value=None, color="light",
+                                                   css_classes=["sr-override-answer"], label="Corrected answer")
+        self._type = pn.widgets.Select(options=list(VERIFY_TYPES), label="Corrected type", width=130,
                                        css_classes=["sr-override-type"])
-        self._z = ZInput(name="Corrected z", format="0.00000", width=120, start=-0.01, end=12,
+        self._z = ZInput(label="Corrected z", format="0.00000", width=120, start=-0.01, end=12,
                                         css_classes=["sr-override-z"])
         for widget in (self._answer, self._type, self._z):
             widget.param.watch(self._edit_draft, "value")
-        self._comment = pn.widgets.TextAreaInput.from_param(self.state.param.comment, name="Comment", height=50,
+        self._comment = pn.widgets.TextAreaInput.from_param(self.state.param.comment, label="Comment", height=50,
                                                             css_classes=["sr-review-comment"], max_length=2000)
-        self._score = pn.widgets.RadioButtonGroup(options=[0, 1, 2, 3, 4, 5], value=None, button_type="light",
+        self._score = pn.widgets.RadioButtonGroup(options=[0, 1, 2, 3, 4, 5], value=None, color="light",
                                                   css_classes=["sr-score"])
         self._score.param.watch(self._rate, "value")
         self._rubric_text = TextHTML("", css_classes=["sr-rubric"], stylesheets=STYLESHEETS,
@@ -107,8 +107,8 @@ class ReviewForm(Viewer):
             self._z.value = draft.get("z")
         finally:
             self._syncing = False
-        self._approve.name = f"Approve: {describe_label(own)} (a)" if own else "Approve (a)"
-        self._override.name = f"Override → {describe_label(draft)} (o)" if draft else "Override (o)"
+        self._approve.label = f"Approve: {describe_label(own)} (a)" if own else "Approve (a)"
+        self._override.label = f"Override → {describe_label(draft)} (o)" if draft else "Override (o)"
 
     def _sync_saved(self, *_):
         state = self.state

@@ -38,7 +38,7 @@ class SameObjectPanel(Viewer):
                                                  css_classes=["sr-same-object-overlay"])
         self._pick = pn.widgets.Select(options={}, visible=False, sizing_mode="stretch_width",
                                        css_classes=["sr-same-object-pick"])
-        self._open = pn.widgets.Button(label="Open", visible=False, button_type="light", width=70,
+        self._open = pn.widgets.Button(label="Open", visible=False, color="light", width=70,
                                        css_classes=["sr-same-object-open"],
                                        description="Open the chosen spectrum of this object (its first trajectory).")
         self._open.on_click(lambda _: self._pick.value and self.state.open_item(spectrum_id=self._pick.value))

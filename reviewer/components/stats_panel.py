@@ -165,12 +165,12 @@ class StatsPanel(Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._refresh = pn.widgets.Button(name="Refresh", button_type="light", css_classes=["sr-stats-refresh"],
+        self._refresh = pn.widgets.Button(label="Refresh", color="light", css_classes=["sr-stats-refresh"],
                                           description="Compute the statistics again from the labels stored now.")
         self._refresh.on_click(lambda _: self.refresh())
         self._status = pn.pane.HTML("", css_classes=["sr-stats-status"])
         self._body = pn.FlexBox(css_classes=["sr-stats"], sizing_mode="stretch_width")
-        self.target = pn.widgets.FloatInput(name="Target accuracy", value=0.98, start=0.5, end=1.0, step=0.005,
+        self.target = pn.widgets.FloatInput(label="Target accuracy", value=0.98, start=0.5, end=1.0, step=0.005,
                                             width=140, css_classes=["sr-abstention-target"])
         self.target.param.watch(lambda _: self.refresh_abstention(), "value")
         self._statement = pn.pane.Markdown("", width=W, css_classes=["sr-abstention"])

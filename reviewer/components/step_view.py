@@ -104,7 +104,7 @@ class StepView(Viewer):
                                   sizing_mode="fixed", css_classes=["sr-step-image"], margin=(0, 5))
         # Always on the page (a widget appearing would re-lay-out it); off where nothing is marked.
         self._agent_view = pn.widgets.Checkbox.from_param(
-            self.param.as_the_agent_saw, name="As the agent saw it (no marks)", disabled=True, margin=(0, 5),
+            self.param.as_the_agent_saw, label="As the agent saw it (no marks)", disabled=True, margin=(0, 5),
             css_classes=["sr-agent-view"])
         self.claims = ClaimList(state=self.state)
         self.state.param.watch(self._refresh, ["item", "step_index"])

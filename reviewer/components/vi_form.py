@@ -41,18 +41,18 @@ class VIForm(Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         rubric = kb.load("rubrics")
-        self._quality = pn.widgets.RadioButtonGroup(options=[0, 1, 2, 3, 4], value=None, button_type="light",
+        self._quality = pn.widgets.RadioButtonGroup(options=[0, 1, 2, 3, 4], value=None, color="light",
                                                     css_classes=["sr-vi-quality"])
         self._quality.param.watch(lambda e: setattr(self, "quality", e.new), "value")
         self._quality_help = pn.pane.HTML("<br>".join(f"<b>{k}</b> {v}" for k, v in rubric["vi_quality"].items()),
                                           styles={"font-size": "11px"})
         self._issues = pn.widgets.CheckButtonGroup(options={f"{k}: {v}": k for k, v in rubric["vi_issues"].items()},
-                                                   value=[], button_type="light", css_classes=["sr-vi-issues"],
+                                                   value=[], color="light", css_classes=["sr-vi-issues"],
                                                    orientation="vertical")  # one row ran past the column
         self._issues.param.watch(lambda e: setattr(self, "issues", list(e.new)), "value")
         # empty, not NaN, without a z; narrow enough that "Copy pipeline z" stays in the right column
         self._z = ZInput.from_param(self.param.z, label="VI z", format="0.00000", width=150)
-        self._copy_z = pn.widgets.Button(label="Copy pipeline z", button_type="light",
+        self._copy_z = pn.widgets.Button(label="Copy pipeline z", color="light",
                                          description="Put the survey pipeline's redshift into the VI z field.")
         self._copy_z.on_click(lambda _: self._copy_pipeline_z())
         self._type = pn.widgets.Select.from_param(self.param.spectype, label="VI spectype")
@@ -60,7 +60,7 @@ class VIForm(Viewer):
         self._standard.param.watch(lambda e: e.new and setattr(self, "comment", e.new), "value")
         self._comment = pn.widgets.TextInput.from_param(self.param.comment, label="Comment (≤ 100 characters)",
                                                         max_length=100)
-        self._save = pn.widgets.Button(label="Save VI", button_type="primary", css_classes=["sr-vi-save"],
+        self._save = pn.widgets.Button(label="Save VI", color="primary", css_classes=["sr-vi-save"],
                                        description="Save this visual-inspection label for the spectrum on screen.")
         self._save.on_click(lambda _: self.submit())
         self._saved = False  # a VI of mine on the item: shown as saved, not prefilled

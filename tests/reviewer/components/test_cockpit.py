@@ -39,7 +39,7 @@ def test_the_form_follows_the_spectra_list(app):
     form = app.views['form']
     assert state.item.trajectory.spectrum_id == spectra[-1]["spectrum_id"]
     agent = state.item.agent_label
-    assert form._approve.name.startswith("Approve: ") and str(next(iter(agent.values()))) in form._approve.name
+    assert form._approve.label.startswith("Approve: ") and str(next(iter(agent.values()))) in form._approve.label
 
 
 def test_the_verify_form_shows_the_new_items_answer(app):

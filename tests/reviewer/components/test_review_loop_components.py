@@ -58,14 +58,14 @@ def test_the_verdict_buttons_say_what_they_save_and_undo_names_the_item(db):
     no = next(r for r in queue(db, "a") if r["answer"] == "NO")
     s = opened(db, "ari", no["trajectory_id"])
     form = ReviewForm(state=s)
-    assert form._override.name == "Override → YES (o)"
-    assert "Reject" in form._reject.name and "no label" in form._reject.name
-    assert form._undo.disabled and "Nothing to undo" in form._undo.name
+    assert form._override.label == "Override → YES (o)"
+    assert "Reject" in form._reject.label and "no label" in form._reject.label
+    assert form._undo.disabled and "Nothing to undo" in form._undo.label
     s.save_verdict("approve")
     assert not form._undo.disabled
-    assert "approve" in form._undo.name and s.item.subject in form._undo.name
+    assert "approve" in form._undo.label and s.item.subject in form._undo.label
     s.step_item(+1)  # another item: `u` would withdraw nothing here, and the button says so
-    assert form._undo.disabled and s.item.subject in form._undo.name
+    assert form._undo.disabled and s.item.subject in form._undo.label
 
 
 def test_the_merge_form_starts_from_the_disputed_labels_and_needs_a_comment(db):
@@ -174,5 +174,5 @@ def test_every_button_on_the_page_has_a_title(app):
     buttons = [b for root in roots for b in root.select(pn.widgets.Button)]
     assert len(buttons) > 15
     assert any(isinstance(tab.component, Controls) for root in roots for tab in root.select(LazyTab))
-    untitled = [b.name for b in buttons if not b.description]
+    untitled = [b.label for b in buttons if not b.description]
     assert untitled == []

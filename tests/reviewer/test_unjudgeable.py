@@ -116,7 +116,7 @@ def test_a_cleared_redshift_field_is_empty_not_nan():
     the redshift inputs send None, which Bokeh shows as an empty box."""
     from reviewer.components.z_input import ZInput
 
-    field = ZInput(name="Corrected z", format="0.00000")
+    field = ZInput(label="Corrected z", format="0.00000")
     model = field.get_root(Document())
     field.value = 0.25
     assert model.value == 0.25

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.tools.measure import MIN_PIXELS, Arrays, _median
+from agents.tools.measure import MIN_PIXELS, Arrays, _median, half_depth_width
 
 
 def _medians(m: np.ndarray) -> np.ndarray:
@@ -111,25 +111,9 @@ def _per_row(prof, fn):
     return out
 
 
-def _half_depth_width(w, r):
-    """agents.tools.measure.balmer_width's walk on one smoothed profile."""
-    i_min = int(np.argmin(r))
-    depth = 1.0 - r[i_min]
-    if depth < 0.05:
-        return None
-    half = 1.0 - depth / 2.0
-    lo = i_min
-    while lo > 0 and r[lo] < half:
-        lo -= 1
-    hi = i_min
-    while hi < r.size - 1 and r[hi] < half:
-        hi += 1
-    return float(w[hi] - w[lo])
-
-
 def balmer_width(a, f, *, core, blue, red, **_):
     prof = _normalised(a, f, core, blue, red, smooth=5)
-    return None if prof is None else _per_row(prof, _half_depth_width)
+    return None if prof is None else _per_row(prof, half_depth_width)
 
 
 def continuum_slope(a, f, *, blue, red, **_):

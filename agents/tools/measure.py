@@ -174,6 +174,12 @@ def balmer_width(a: Arrays, *, core, blue, red, **_) -> float | None:
     if prof is None:
         return None
     w, _, r = prof
+    return half_depth_width(w, r)
+
+
+def half_depth_width(w: np.ndarray, r: np.ndarray) -> float | None:
+    """Full width at half depth of the deepest point of a normalised profile `r` on wavelengths `w`
+    (None when shallower than 5 %): the walk balmer_width makes, shared with its batched noise draws."""
     i_min = int(np.argmin(r))
     depth = 1.0 - r[i_min]
     if depth < 0.05:

@@ -56,13 +56,19 @@ class ButtonStrip(JSComponent):
       const box = document.createElement("div");
       box.className = "sr-strip";
       let buttons = [];  // the buttons only (group headings sit between them)
-      const mark = () => {
-        buttons.forEach((b, i) => b.classList.toggle("sr-current", i === model.value));
+      const scroll = () => {
         const current = buttons[model.value];
         if (!current) return;
         const top = current.offsetTop, bottom = top + current.offsetHeight;
         if (top < box.scrollTop) box.scrollTop = top;
         else if (bottom > box.scrollTop + box.clientHeight) box.scrollTop = bottom - box.clientHeight;
+      };
+      const mark = () => {
+        buttons.forEach((b, i) => b.classList.toggle("sr-current", i === model.value));
+        // offsetTop makes the browser lay the page out: read it at the next frame, when the layout
+        // is made anyway, not in the middle of a patch (the first button needs no reading at all)
+        if (model.value === 0) box.scrollTop = 0;
+        else requestAnimationFrame(scroll);
       };
       const title = () => {
         buttons.forEach((b, i) => { b.title = model.titles[i] || b.textContent; });
@@ -90,7 +96,14 @@ class ButtonStrip(JSComponent):
         title();
         mark();
       };
-      model.on(["labels", "groups", "kinds", "compact"], build);
+      // an item switch changes labels, groups and kinds in one patch: build once, after all of them
+      let pending = false;
+      const rebuild = () => {
+        if (pending) return;
+        pending = true;
+        queueMicrotask(() => { pending = false; build(); });
+      };
+      model.on(["labels", "groups", "kinds", "compact"], rebuild);
       model.on("titles", title);
       model.on("value", mark);
       build();

@@ -62,8 +62,10 @@ MEMBERS = ("flux", "noise", "model", "masked", *LINE_KINDS, "labels")
 # which members depend on which parameters (everything depends on the spectrum)
 DATA_PARAMS = {"spectrum", "smoothing", "sigma_px", "smooth_unit", "sigma_aa", "hidden_arms", "rest_frame", "z",
                "model_of"}
-VIEW_PARAMS = {"x_range", "line_kinds", "major_only", "shaded_ranges", "show_legend", "y_mode", "y_fixed",
+VIEW_PARAMS = {"x_range", "line_kinds", "major_only", "shaded_ranges", "y_mode", "y_fixed",
                "object_class", "width_px"}
+# the review state's parameters the plot follows (_follow_state)
+FOLLOWED_STATE = ("item", "step_index", "focus_window", "rest_frame", "z", "candidate", "hidden_arms")
 
 
 def _supported_peak(values: np.ndarray) -> float:
@@ -149,18 +151,14 @@ class SpectrumPlot(Viewer):
         self._pane = pn.Column(pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", height=height),
                                sizing_mode="stretch_width", css_classes=["sr-plot"], margin=0)
         self.param.watch(self._on_change, sorted(DATA_PARAMS | VIEW_PARAMS))
+        self.param.watch(self._show_legend, "show_legend")
         if self.state is not None:
-            self.state.param.watch(self._follow_item, "item")
-            self.state.param.watch(self._follow_step, ["step_index", "item", "focus_window"])
-            self.state.param.watch(self._follow_frame, ["rest_frame", "z"])
-            self.state.param.watch(self._follow_candidate, "candidate")
-            self.state.param.watch(self._follow_arms, "hidden_arms")
-            self._follow_arms()
+            # one watcher for everything the plot follows: an item switch changes the item, its z and
+            # its step together, and is drawn once (each draw sends its columns to the browser)
+            self.state.param.watch(self._follow_state, list(FOLLOWED_STATE))
             self.state.param.watch(self._draw_overlays, "overlays")
             self.param.watch(self._draw_overlays, ["spectrum", "rest_frame", "z"])
-            self._follow_item()
-            self._follow_step()
-            self._follow_frame()
+            self._follow_state()
         self._draw(set(DATA_PARAMS | VIEW_PARAMS))
 
     # ---- the figure ---------------------------------------------------------------------------
@@ -197,8 +195,10 @@ class SpectrumPlot(Viewer):
         items = [LegendItem(label=name, renderers=[r]) for name, r in
                  (("flux", flux), ("noise", noise), ("model", model), ("masked", masked), *spans.items())]
         # beside the data, so that it never covers a line label
-        self._legend_items = items  # the arms shown are added after them (_set_arms)
-        self.legend = Legend(items=items, visible=self.show_legend, location="top_left", label_text_font_size="8pt")
+        self._legend_items = items
+        self._arm_items: list[LegendItem] = []  # one per arm shown (_set_arms)
+        self.legend = Legend(items=self.legend_entries() if self.show_legend else [], visible=self.show_legend,
+                             location="top_left", label_text_font_size="8pt")
         fig.add_layout(self.legend, "right")
         # The agent's zoom is a BoxAnnotation on the overlay layer: moving it repaints only that
         # layer, not the thousands of points below (a glyph change repaints everything).
@@ -223,42 +223,34 @@ class SpectrumPlot(Viewer):
                 }.get(name, {"x": empty})
 
     # ---- bound to the review state ------------------------------------------------------------
-    def _follow_item(self, *_):
-        item = self.state.item
+    def _follow_state(self, *_):
+        """The plot's parameters from the review state, set in one update (one draw)."""
+        state, update = self.state, {}
+        item = state.item
         spectrum = item.spectrum if item is not None else None
-        cls = ""
-        if item is not None:
-            cls = str(item.agent_label.get("type") or item.record.get("pipeline_class") or "").upper()
-        if spectrum is not self.spectrum or cls != self.object_class:
-            self.param.update(spectrum=spectrum, object_class=cls, **({"x_range": None} if spectrum is not self.spectrum
-                                                                       else {}))
-
-    def _follow_step(self, *_):
-        window = self.state.focus_window or self.state.zoom_window()
-        shaded = [window] if window else []
-        if shaded != self.shaded_ranges:
-            self.shaded_ranges = shaded
-
-    def _follow_frame(self, *_):
-        z, rest = float(self.state.z or 0.0), bool(self.state.rest_frame)
-        if (z, rest) == (self.z, self.rest_frame):
-            return
-        old = 1.0 + self.z if self.rest_frame else 1.0
-        new = 1.0 + z if rest else 1.0
-        # the same piece of spectrum stays in view when the axis changes frame
-        x_range = None if self.x_range is None else (self.x_range[0] * old / new, self.x_range[1] * old / new)
-        self.param.update(z=z, rest_frame=rest, x_range=x_range, history=[])
-
-    def _follow_arms(self, *_):
-        hidden = list(self.state.hidden_arms)
-        if hidden != self.hidden_arms:
-            self.hidden_arms = hidden
-
-    def _follow_candidate(self, *_):
-        chosen = self.state.candidate
+        if spectrum is not self.spectrum:
+            update.update(spectrum=spectrum, x_range=None)
+        cls = str(item.agent_label.get("type") or item.record.get("pipeline_class") or "").upper() if item else ""
+        if cls != self.object_class:
+            update["object_class"] = cls
+        window = state.focus_window or state.zoom_window()
+        if ([window] if window else []) != self.shaded_ranges:
+            update["shaded_ranges"] = [window] if window else []
+        z, rest = float(state.z or 0.0), bool(state.rest_frame)
+        if (z, rest) != (self.z, self.rest_frame):
+            update.update(z=z, rest_frame=rest, history=[])
+            if "x_range" not in update and self.x_range is not None:
+                # the same piece of spectrum stays in view when the axis changes frame
+                old, new = (1.0 + self.z if self.rest_frame else 1.0), (1.0 + z if rest else 1.0)
+                update["x_range"] = (self.x_range[0] * old / new, self.x_range[1] * old / new)
+        chosen = state.candidate
         wanted = {"class": chosen["class"], "z": float(chosen["z"])} if chosen and chosen.get("class") else None
         if wanted != self.model_of:
-            self.model_of = wanted
+            update["model_of"] = wanted
+        if list(state.hidden_arms) != self.hidden_arms:
+            update["hidden_arms"] = list(state.hidden_arms)
+        if update:
+            self.param.update(**update)
 
     def _draw_overlays(self, *_):
         """The state's overlays, normalised to the spectrum on screen, in its frame."""
@@ -274,6 +266,8 @@ class SpectrumPlot(Viewer):
                     data["ys"].append(curve[1].astype(np.float32))
                     data["color"].append(colour)
                     data["name"].append(record["spectrum_id"])
+        if not data["xs"] and not len(self.overlay_source.data["xs"]):
+            return  # nothing drawn, nothing to draw: no message to the browser
         with pn.io.hold():
             self.overlay_source.data = data
 
@@ -507,7 +501,6 @@ class SpectrumPlot(Viewer):
             self._place_box(f["shaded"])
             self._set(self.figure.xaxis[0], axis_label=self.axis_label())
             self._set(self.figure.yaxis[0], axis_label=flux_axis_label(f["unit"]))
-            self._set(self.legend, visible=self.show_legend)
             if "y_mode" in changed:
                 self._set_y_scale(self.y_mode == "log")
 
@@ -518,12 +511,26 @@ class SpectrumPlot(Viewer):
             np.array_equal(np.asarray(x), y) for x, y in zip(old["xs"], data["xs"], strict=True))
         if not same:
             self.arm_source.data = data
-        if [item.label.value for item in self.legend.items[len(self._legend_items):]] != [f"{a} arm" for a in data["arm"]]:
+        if [item.label.value for item in self._arm_items] != [f"{a} arm" for a in data["arm"]]:
             # one entry per arm shown, drawn in its colour (`index`: that row of the multi-line)
-            self.legend.items = [*self._legend_items, *(LegendItem(label=f"{arm} arm", renderers=[self.arm_renderer],
-                                                                   index=i) for i, arm in enumerate(data["arm"]))]
+            self._arm_items = [LegendItem(label=f"{arm} arm", renderers=[self.arm_renderer], index=i)
+                               for i, arm in enumerate(data["arm"])]
+            self._show_legend()
         # the merged line stays for hover and exports, transparent while the arms draw the data
         self._set(self.flux_renderer.glyph, line_alpha=0.0 if data["arm"] else 1.0)
+
+    def legend_entries(self) -> list[LegendItem]:
+        """What the legend lists: the data, noise, model, masked pixels, line kinds, and each arm shown."""
+        return [*self._legend_items, *self._arm_items]
+
+    def _show_legend(self, *_) -> None:
+        # A hidden legend holds no entries: BokehJS redraws every entry of a legend, shown or not, each
+        # time one of its renderers' data changes (~50 ms per item switch in Chromium).
+        entries = self.legend_entries() if self.show_legend else []
+        with pn.io.hold():
+            if [id(e) for e in self.legend.items] != [id(e) for e in entries]:
+                self.legend.items = entries
+            self._set(self.legend, visible=self.show_legend)
 
     @staticmethod
     def _set(model, **props) -> None:

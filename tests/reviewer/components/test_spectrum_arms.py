@@ -36,7 +36,7 @@ def drawn_arms(plot) -> dict[str, np.ndarray]:
 def check_arms(spec, names):
     got_names, ids = arm_ids(spec)
     assert got_names == names and ids.size == len(spec.spectral_axis) and (ids >= 0).all()
-    plot = SpectrumPlot(spectrum=spec)
+    plot = SpectrumPlot(spectrum=spec, show_legend=True)
     pn.panel(plot).get_root(Document())
     colours = plot.arm_source.data["color"]
     assert list(plot.arm_source.data["arm"]) == list(names)

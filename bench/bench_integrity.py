@@ -4,7 +4,7 @@
 
 On the demo files (assets/demo), copied to a temporary folder and ingested: for each file, the cold
 check (hash of the whole file, file in the page cache), the warm check (the hash kept by the file's
-stat: one os.stat and a cache lookup) and, beside them, reading the spectrum (reviewer.spectra_cache's
+stat: one os.stat and a cache lookup) and, beside them, reading the spectrum (reviewer.services.spectra_cache's
 miss) and ReviewState.open_item on a spectrum already read. Figures are medians in ms.
 """
 from __future__ import annotations
@@ -21,9 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.spectra import read_spectrum
-from reviewer import spectra_cache
-from reviewer.ingest import ingest_paths
 from reviewer.review_state import ReviewState
+from reviewer.services import spectra_cache
+from reviewer.services.ingest import ingest_paths
 from reviewer.store import Store
 
 DEMO = Path(__file__).resolve().parents[1] / "assets" / "demo"
@@ -71,7 +71,7 @@ def main() -> None:
         print(f"median over {len(records)} spectra: cold hash {statistics.median(cold_all):.3f} ms, "
               f"warm check {1000 * statistics.median(warm_all):.1f} us, open_item (cached spectrum) "
               f"{statistics.median(open_all):.2f} ms")
-        from reviewer.spectra_cache import _prefetcher, _reader
+        from reviewer.services.spectra_cache import _prefetcher, _reader
 
         for pool in (_prefetcher, _reader):
             pool.submit(lambda: None).result()

@@ -252,8 +252,8 @@ def session_memory(app: Served, opener) -> dict:
 def build_db(db: Path, n: int) -> dict:
     """Demo seeded, then copied in SQL to >= n trajectories, with a label load; returns counts and times."""
     import kb
-    from reviewer.conflicts import sync_verdict_states
-    from reviewer.demo import seed_demo_if_empty
+    from reviewer.services.conflicts import sync_verdict_states
+    from reviewer.services.demo import seed_demo_if_empty
     from reviewer.store import Store
 
     info: dict = {}
@@ -324,7 +324,7 @@ def build_db(db: Path, n: int) -> dict:
         FROM spectra, bench_who WHERE hash(spectrum_id) % 20 = 0 AND name IN ('alice', 'bob')""")
     # the triage weights a running survey has stored (the defaults: what `specreview triage` saves before
     # enough verdicts to fit); without any, the first verdict's priority refresh fits them on every item
-    from reviewer import triage
+    from reviewer.services import triage
 
     model = triage.default_model()
     store.triage.save_triage_model(model.kind, list(model.features), [float(w) for w in model.weights])
@@ -361,9 +361,9 @@ def db_facts(db: Path) -> tuple[dict, list, str]:
 def service_times(db: Path, limit_s: int = 120) -> dict:
     """The tabs' services in-process (server time, no browser), each run twice (cold, then warm); one
     taking more than `limit_s` is given up (-1)."""
-    from reviewer import stats, triage
-    from reviewer.conflicts import conflict_queue
-    from reviewer.curation import curation_board, curation_page
+    from reviewer.services import stats, triage
+    from reviewer.services.conflicts import conflict_queue
+    from reviewer.services.curation import curation_board, curation_page
     from reviewer.store import Store
 
     store = Store(db)

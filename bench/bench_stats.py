@@ -42,7 +42,7 @@ def timed(call) -> tuple[float, object]:
 
 def tab_once(store) -> dict[str, float]:
     """One refresh of the Stats tab, part by part (ms)."""
-    from reviewer import stats, triage
+    from reviewer.services import stats, triage
 
     out = {}
     out["review_stats"], _ = timed(lambda: stats.review_stats(store))
@@ -59,7 +59,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     import reviewer
-    from reviewer import triage
+    from reviewer.services import triage
     from reviewer.store import Store
 
     res: dict = {"machine": machine(), "code": str(Path(reviewer.__file__).parent.parent), "db": str(args.db)}
@@ -78,7 +78,7 @@ def main() -> None:
             res["first_fill_ms"], _ = timed(lambda: triage.current_signals(store))
             print(f"  first read after the upgrade (every signal computed and stored): {res['first_fill_ms']:.0f} ms")
         if hasattr(store.verdict_state, "settled_labels"):
-            from reviewer.conflicts import sync_verdict_states
+            from reviewer.services.conflicts import sync_verdict_states
 
             res["first_sync_ms"], _ = timed(lambda: sync_verdict_states(store))
             print(f"  first sync after the upgrade (every settled label computed and stored): {res['first_sync_ms']:.0f} ms")

@@ -20,7 +20,7 @@ from datetime import date
 from pathlib import Path
 
 from agents.trajectory import AgentInfo, Trajectory, Verdict
-from reviewer.ingest import ingest_paths
+from reviewer.services.ingest import ingest_paths
 from reviewer.store import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))

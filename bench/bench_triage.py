@@ -11,7 +11,7 @@ labels standing in for reviewers.
    class and z (agents.verify.evaluation). Trajectories without truth stay in the queue, unscored.
 3. Per seed, on a copy of that database: the spectra are split at random in halves; on the first half
    a simulated reviewer approves every right answer and overrides every wrong one (to the survey's
-   answer). `reviewer.triage.refresh` fits the weights on those verdicts and caches every priority.
+   answer). `reviewer.services.triage.refresh` fits the weights on those verdicts and caches every priority.
 4. On the other half (unreviewed): the queue in `order="priority"`; the agent errors in its first 20 %
    against those of a random 20 % (the expectation, 20 % of all errors); and the abstention estimate
    at the target (thresholds from the first half's verdicts) against the accuracy actually reached by
@@ -43,9 +43,9 @@ from shared_data import manifest_rows, spectra_dir  # noqa: E402
 import kb  # noqa: E402
 from agents.verify.evaluation import DZ_MAX, is_labelled  # noqa: E402
 from agents.vet.calibrate import truth as task_truth  # noqa: E402
-from reviewer import triage  # noqa: E402
 from reviewer.cli import main as cli  # noqa: E402
-from reviewer.ingest import file_sha256, spectrum_id_for  # noqa: E402
+from reviewer.services import triage  # noqa: E402
+from reviewer.services.ingest import file_sha256, spectrum_id_for  # noqa: E402
 from reviewer.store import Store  # noqa: E402
 
 TOP = 0.2

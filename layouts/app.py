@@ -15,11 +15,11 @@ from reviewer.components.address import REVIEWER_COOKIE, ItemAddress
 from reviewer.components.layout_batch import LayoutBatch
 from reviewer.components.safe_text import plain_alert
 from reviewer.components.spectrum_plot import SpectrumPlot
-from reviewer.conflicts import sync_verdict_states
 from reviewer.csp import csp_missing
-from reviewer.demo import seed_demo_if_empty
 from reviewer.review_state import ReviewState
-from reviewer.same_object import ensure_groups
+from reviewer.services.conflicts import sync_verdict_states
+from reviewer.services.demo import seed_demo_if_empty
+from reviewer.services.same_object import ensure_groups
 from reviewer.store import Store, StoreUnavailable
 
 log = logging.getLogger("specreview.app")

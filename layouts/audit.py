@@ -24,8 +24,8 @@ from reviewer.components.step_view import StepView
 from reviewer.components.styles import STYLESHEETS
 from reviewer.components.trajectory_player import TrajectoryPlayer, Transcript
 from reviewer.components.vi_form import VIForm
-from reviewer.labels import LabelRefused, check_name
 from reviewer.review_state import ReviewState
+from reviewer.services.labels import LabelRefused, check_name
 
 
 def keyboard_for(state: ReviewState, plot=None) -> Keyboard:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import panel as pn
 from tornado.web import decode_signed_value
 
-from reviewer.labels import LabelRefused, check_name
+from reviewer.services.labels import LabelRefused, check_name
 
 
 @dataclass(frozen=True)

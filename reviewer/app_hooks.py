@@ -34,9 +34,9 @@ def on_server_loaded(server_context) -> None:
         send_small_messages_at_once(app)
         if not limit_page_loads(app, PageLoadLimit.from_environment()):
             log.error("no page route found to limit page loads per client on")
-    from reviewer.conflicts import sync_verdict_states
-    from reviewer.demo import seed_demo_if_empty
     from reviewer.server_endpoint import start_endpoint
+    from reviewer.services.conflicts import sync_verdict_states
+    from reviewer.services.demo import seed_demo_if_empty
     from reviewer.store import Store, StoreUnavailable
 
     try:

@@ -18,12 +18,12 @@ import param
 
 from agents.spectra import SpectrumReadError
 from agents.trajectory import Trajectory
-from reviewer.claims import results_from_rows
-from reviewer.consensus import agent_label
-from reviewer.labels import Ack, LabelRefused, LabelService, NameRefused, check_name, default_correction
-from reviewer.messages import without_paths
-from reviewer.renders import prefetch_renders, render_in_view
-from reviewer.spectra_cache import load_spectrum, read_ahead
+from reviewer.services.claims import results_from_rows
+from reviewer.services.consensus import agent_label
+from reviewer.services.labels import Ack, LabelRefused, LabelService, NameRefused, check_name, default_correction
+from reviewer.services.messages import without_paths
+from reviewer.services.renders import prefetch_renders, render_in_view
+from reviewer.services.spectra_cache import load_spectrum, read_ahead
 from reviewer.store import WRITE_FAILURES
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,7 @@ class ReviewItem:
         return f"{obj} · {self.trajectory.task}" if self.trajectory is not None else str(obj)
 
     def default_draft(self) -> dict[str, Any]:
-        """The corrected label an override starts from (reviewer.labels.default_correction)."""
+        """The corrected label an override starts from (reviewer.services.labels.default_correction)."""
         return default_correction(self.trajectory.task, self.agent_label) if self.trajectory is not None else {}
 
     def frame_z(self) -> float:
@@ -104,7 +104,7 @@ class ReviewState(param.Parameterized):
     show_help = param.Boolean(default=False)
     position = param.Integer(default=None, allow_None=True, doc="the item's place in the filtered queue, when known")
     candidate = param.Dict(default=None, allow_None=True,
-                           doc="the redshift candidate the reviewer chose (reviewer.candidates): its z sets the frame, "
+                           doc="the redshift candidate the reviewer chose (reviewer.services.candidates): its z sets the frame, "
                                "its class and z the model overlay")
     overlays = param.List(default=[], doc="[(spectrum_id, colour)]: other spectra of the item's object drawn over "
                                           "the plot, normalised to it (the Same-object panel chooses them)")

@@ -70,8 +70,8 @@ def wait_for_background_renders():
     """Waits until the app's background threads have done what was queued: step renders (opening an
     item renders its steps, FIFO), spectrum read-aheads and review-priority refreshes after a verdict.
     A no-op queued behind each ends after them, so a store is not closed under work that reads it."""
-    from reviewer.labels import _priorities
-    from reviewer.spectra_cache import _reader, prefetch
+    from reviewer.services.labels import _priorities
+    from reviewer.services.spectra_cache import _reader, prefetch
 
     def wait():
         done = threading.Event()

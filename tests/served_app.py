@@ -69,7 +69,7 @@ class ServedApp:
 def seeded_db(folder: Path, name: str = "seeded.duckdb") -> tuple[Path, str]:
     """A database file seeded like the app's first run; returns it and the first queue item's id.
     The store is closed again: the served app's process must own the file."""
-    from reviewer.demo import seed_demo_if_empty
+    from reviewer.services.demo import seed_demo_if_empty
     from reviewer.store import Store
 
     db = folder / name

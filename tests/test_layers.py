@@ -1,9 +1,13 @@
-"""The layers run one way (layouts -> reviewer -> agents -> kb), agents/ has no Panel and no SQL, and
-reviewer/store is persistence only: it imports nothing from reviewer/ outside itself. Checked on the
-source's import statements, so a new import in the wrong direction fails here."""
+"""The layers run one way (layouts -> reviewer -> agents -> kb), agents/ has no Panel and no SQL,
+reviewer/store is persistence only (it imports nothing from reviewer/ outside itself), and the
+services in reviewer/services sit on the store alone: no Panel, no UI. Checked on the source's import
+statements, so a new import in the wrong direction fails here, and by importing the services in a
+fresh interpreter."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ["layouts", "reviewer", "agents", "kb"]  # each may import only those to its right
 FORBIDDEN_IN_AGENTS = {"panel", "bokeh", "holoviews", "duckdb", "param"}
+UI_LIBRARIES = ("panel", "bokeh", "holoviews", "param")
 # `panel serve reviewer` runs these two files from the reviewer folder: they are the outermost layer's
 # entry points (they import layouts), not part of the reviewer package's code.
 ENTRY_POINTS = {"reviewer/main.py", "reviewer/app_hooks.py"}
@@ -61,3 +66,25 @@ def test_only_the_store_runs_sql():
            for path in sources(package) if "store" not in path.relative_to(ROOT).parts
            for name, line in imports_of(path) if name.split(".")[0] == "duckdb"]
     assert bad == []
+
+
+def test_the_services_import_only_the_store_and_each_other_from_reviewer():
+    bad = [f"{path.relative_to(ROOT)}:{line} imports {name}"
+           for path in sources("reviewer/services") for name, line in imports_of(path)
+           if name.split(".")[0] in UI_LIBRARIES or name.split(".")[0] == "layouts"
+           or (name.startswith("reviewer") and not name.startswith(("reviewer.services", "reviewer.store")))]
+    assert bad == []
+
+
+def test_importing_the_services_loads_no_panel_bokeh_holoviews_or_param():
+    """Every module of reviewer/services imported in a fresh interpreter: the UI libraries stay
+    unloaded (a transitive import, through agents/ or a library, would load them too)."""
+    modules = sorted(f"reviewer.services.{p.stem}" for p in (ROOT / "reviewer" / "services").glob("*.py")
+                     if p.stem != "__init__")
+    assert len(modules) >= 15
+    probe = ("import importlib, sys\n"
+             f"for name in {modules!r}: importlib.import_module(name)\n"
+             f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({UI_LIBRARIES!r})))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]", f"the services loaded {out.stdout.strip()}"

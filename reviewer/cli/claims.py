@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 from reviewer.cli.common import open_store, show_progress
-from reviewer.ingest import file_sha256, find_spectrum_files, ids_of_file
+from reviewer.services.ingest import file_sha256, find_spectrum_files, ids_of_file
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -75,7 +75,7 @@ def resolve_trajectories(store, items: list[str]) -> tuple[list[str], list[str]]
 
 
 def run(args: argparse.Namespace) -> int:
-    from reviewer.claims import ClaimChecker, LLMExtractor, summarize, summary_text
+    from reviewer.services.claims import ClaimChecker, LLMExtractor, summarize, summary_text
 
     extractor = None
     if args.backend == "openai":

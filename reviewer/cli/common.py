@@ -51,9 +51,9 @@ def open_store(args: argparse.Namespace) -> Store | None:
 
 def changed_since_ingest(record: dict) -> str:
     """Why a stored spectrum's file may not be given to an agent: it is no longer the file that was
-    ingested (its content hash differs; reviewer.spectra_cache.SpectrumChanged). '' when it is the same,
+    ingested (its content hash differs; reviewer.services.spectra_cache.SpectrumChanged). '' when it is the same,
     or cannot be read (the job then says so, as for any unreadable file)."""
-    from reviewer.spectra_cache import SpectrumChanged, check_unchanged
+    from reviewer.services.spectra_cache import SpectrumChanged, check_unchanged
 
     try:
         check_unchanged(record["source_path"], record.get("file_sha256"))
@@ -157,7 +157,7 @@ class TrajectoryWriter:
     counts what was committed: a trajectory is durable, with its steps and claims, once it counts
     there, and a run that reports its totals after `close` reports only committed work.
 
-    With `claims` (a reviewer.claims.ClaimChecker), each trajectory's claims are checked when it
+    With `claims` (a reviewer.services.claims.ClaimChecker), each trajectory's claims are checked when it
     is added (unless its job checked them where it ran: `add(traj, checked)`), before it is saved,
     and stored with it in the same transaction; a trajectory whose check fails (its spectrum
     unreadable) is still stored, and the failure is in `claim_errors`.
@@ -304,7 +304,7 @@ def claim_checker(args: argparse.Namespace, store: Store):
     """The ClaimChecker a batch command gives its TrajectoryWriter (None with --no-claims)."""
     if getattr(args, "no_claims", False):
         return None
-    from reviewer.claims import ClaimChecker
+    from reviewer.services.claims import ClaimChecker
 
     return ClaimChecker(store)
 

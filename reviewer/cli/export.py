@@ -45,7 +45,7 @@ def _cannot_write(out: str, exc: OSError) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from reviewer import exports
+    from reviewer.services import exports
     from reviewer.store.review_queries import UnknownSession
 
     store = open_store(args)

@@ -311,7 +311,7 @@ def _write_labels(path: Path, labels: dict) -> None:
 
 
 def import_bench(store, file: Path, out_dir: Path, task: str | None = None) -> ImportSummary:
-    import reviewer.ingest
+    import reviewer.services.ingest
 
     summary = ImportSummary(labels_file=out_dir / LABELS_FILE)
     made_dir = not out_dir.exists()
@@ -332,7 +332,7 @@ def import_bench(store, file: Path, out_dir: Path, task: str | None = None) -> I
                 summary.refused.append(f"{where}: {_why(exc)}")
                 continue
             try:
-                result = reviewer.ingest.ingest_paths(store, [path], progress=False)
+                result = reviewer.services.ingest.ingest_paths(store, [path], progress=False)
             except StoreUnavailable:  # the database takes no rows at all (read-only, ...): the caller says so
                 if written:
                     path.unlink(missing_ok=True)

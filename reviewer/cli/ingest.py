@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from reviewer.cli.common import open_store
-from reviewer.ingest import ingest_paths
+from reviewer.services.ingest import ingest_paths
 
 EXIT_OK, EXIT_ALL_FAILED, EXIT_USAGE = 0, 1, 2
 

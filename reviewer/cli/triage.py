@@ -3,7 +3,7 @@ abstention. For each task and agent, from the human verdicts so far: the priorit
 agent's answers reach the target accuracy, the share of the unreviewed queue that could be accepted
 without review there, and the accuracy it is estimated to reach, with a bootstrap interval; then the
 accuracy by priority bin. The weights in use are printed first (the documented defaults until the
-store holds enough verdicts: reviewer/triage.py). --refresh refits the weights and recomputes every
+store holds enough verdicts: reviewer/services/triage.py). --refresh refits the weights and recomputes every
 cached priority (the queue's "priority" order reads them)."""
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def _ci(row) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from reviewer.triage import triage_report
+    from reviewer.services.triage import triage_report
 
     if not 0 < args.target <= 1:
         print("specreview triage: --target is an accuracy in (0, 1]", file=sys.stderr)

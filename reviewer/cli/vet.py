@@ -32,7 +32,7 @@ from reviewer.cli.common import (
     render_processes,
     show_progress,
 )
-from reviewer.ingest import (
+from reviewer.services.ingest import (
     ingest_paths,
 )
 

@@ -1,4 +1,4 @@
-"""Redshift candidates and the marked line: a list of the item's candidates (reviewer.candidates) to
+"""Redshift candidates and the marked line: a list of the item's candidates (reviewer.services.candidates) to
 choose from, and Marz's way to set z (shift-click a feature on the plot, say which line it is).
 Choosing sets the review state's candidate: the frame follows its z, the plot draws its template, a
 verify item's corrected label starts from it."""
@@ -10,10 +10,10 @@ from panel.viewable import Viewer
 
 import kb
 from agents.tools.lines import shown_for
-from reviewer.candidates import redshift_candidates, z_from_marked_line
 from reviewer.components.row_table import RowTable
 from reviewer.components.safe_text import escape
 from reviewer.components.spectrum_plot import SpectrumPlot
+from reviewer.services.candidates import redshift_candidates, z_from_marked_line
 
 COLUMNS = [{"key": "z", "title": "z", "width": 70}, {"key": "class", "title": "Class", "width": 62},
            {"key": "score", "title": "Score", "width": 48}, {"key": "source", "title": "From", "width": None}]

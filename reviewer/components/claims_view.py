@@ -18,7 +18,7 @@ from panel.viewable import Viewer
 from reviewer.components.button_strip import ButtonStrip, strip_height
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
-from reviewer.labels import CLAIM_FLAG_DONE, flag_label
+from reviewer.services.labels import CLAIM_FLAG_DONE, flag_label
 
 VERDICT_MARK = {"supported": "✓", "contradicted": "✗", "unverifiable": "?"}
 VERDICT_CSS = {"supported": "#d4edda", "contradicted": "#f8d7da", "unverifiable": "#e2e3e5"}

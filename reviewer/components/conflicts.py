@@ -10,9 +10,9 @@ from reviewer.components.next_tick import refresh_after_labels
 from reviewer.components.row_table import RowTable
 from reviewer.components.safe_text import escape
 from reviewer.components.z_input import ZInput
-from reviewer.conflicts import conflict_queue, disputed_choices
-from reviewer.consensus import describe_label
-from reviewer.labels import VERDICT_KINDS, VERIFY_TYPES, LabelRefused
+from reviewer.services.conflicts import conflict_queue, disputed_choices
+from reviewer.services.consensus import describe_label
+from reviewer.services.labels import VERDICT_KINDS, VERIFY_TYPES, LabelRefused
 
 CONFLICT_COLUMNS = {"object": "Object", "kind": "Kind", "task": "Task", "reviewers": "Reviewers", "why": "Why"}
 BLIND_WHY = "hidden until you label it (blind review)"
@@ -44,7 +44,8 @@ class ConflictQueue(Viewer):
     state = param.Parameter()
     items = param.List(default=[])
     selected = param.Integer(default=None, allow_None=True)
-    choices = param.List(default=[], doc="the disputed labels of the conflict shown (reviewer.conflicts.disputed_choices)")
+    choices = param.List(default=[],
+                         doc="the disputed labels of the conflict shown (reviewer.services.conflicts.disputed_choices)")
 
     def __init__(self, **params):
         super().__init__(**params)

@@ -11,8 +11,8 @@ from panel.viewable import Viewer
 from reviewer.components.next_tick import refresh_after_labels
 from reviewer.components.paged_table import TrajectoryTable
 from reviewer.components.safe_text import escape
-from reviewer.curation import BOARD_FILTERS, curation_page, curation_status, status_text
-from reviewer.labels import CURATION_KINDS
+from reviewer.services.curation import BOARD_FILTERS, curation_page, curation_status, status_text
+from reviewer.services.labels import CURATION_KINDS
 
 BOARD_COLUMNS = {"object": "Object", "task": "Task", "answer": "Answer", "state": "State", "reviser": "Reviser",
                  "approvals": "Audits ✓", "change_requests": "Changes", "accepts": "Votes ✓", "rejects": "Votes ✗"}

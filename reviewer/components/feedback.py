@@ -8,8 +8,8 @@ from panel.viewable import Viewer
 
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape, plain_alert
-from reviewer.consensus import describe_label
-from reviewer.labels import VERDICT_KINDS
+from reviewer.services.consensus import describe_label
+from reviewer.services.labels import VERDICT_KINDS
 
 
 class AckView(Viewer):

@@ -10,7 +10,7 @@ from panel.viewable import Viewer
 
 from reviewer.components.panes import TextHTML
 from reviewer.components.styles import STYLESHEETS
-from reviewer.sky import mjd_to_date, survey_links
+from reviewer.services.sky import mjd_to_date, survey_links
 
 FIELDS = [
     ("object_id", "Object id"),
@@ -35,7 +35,7 @@ FIELDS = [
 def links_html(record: dict) -> str:
     """The survey's public pages for this spectrum, each opening in a new tab that gets no handle on
     this page and no referrer (the app itself requests none of them). The URLs are built from validated
-    numbers only (reviewer.sky) and escaped all the same."""
+    numbers only (reviewer.services.sky) and escaped all the same."""
     links = survey_links(record) if record else []
     if not links:
         return ""

@@ -7,7 +7,7 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
-from reviewer.sky import mjd_to_date
+from reviewer.services.sky import mjd_to_date
 
 
 def describe(row: dict) -> str:

@@ -10,7 +10,7 @@ from agents.trajectory import UNJUDGEABLE
 from reviewer.components.next_tick import refresh_after_labels
 from reviewer.components.paged_table import TrajectoryTable
 from reviewer.components.safe_text import escape
-from reviewer.labels import VERDICT_KINDS
+from reviewer.services.labels import VERDICT_KINDS
 
 ANY = "any"
 FILTERS = ("task", "agent_name", "backend", "queue_state", "credibility", "disagreement", "reviewed_by",

@@ -16,8 +16,8 @@ from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.components.styles import STYLESHEETS
 from reviewer.components.z_input import ZInput
-from reviewer.consensus import describe_label
-from reviewer.labels import VERIFY_TYPES
+from reviewer.services.consensus import describe_label
+from reviewer.services.labels import VERIFY_TYPES
 
 REJECT_LABEL = "Reject: unusable, no label (r)"
 

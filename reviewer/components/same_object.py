@@ -10,8 +10,8 @@ from panel.viewable import Viewer
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.components.styles import STYLESHEETS
-from reviewer.same_object import same_object_rows
-from reviewer.sky import mjd_to_date
+from reviewer.services.same_object import same_object_rows
+from reviewer.services.sky import mjd_to_date
 
 # distinct from the flux (blue), noise (orange), model (purple) and line colours of the plot
 OVERLAY_COLOURS = ("#d81b60", "#00897b", "#6d4c41", "#5e35b1", "#c0ca33", "#546e7a")

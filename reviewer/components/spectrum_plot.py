@@ -45,7 +45,7 @@ from agents.spectra import arm_ids
 from agents.tools.lines import LINE_KINDS, label_candidates, lines_in_window, stagger_labels
 from agents.tools.model_overlay import template_model
 from agents.tools.smoothing import SMOOTHING_MODES, sigma_in_pixels, smooth_flux
-from reviewer.overlays import normalised_overlay
+from reviewer.services.overlays import normalised_overlay
 
 LINE_COLOURS = {"emission": "#1f9d55", "absorption": "#c0392b", "sky": "#7f8c8d"}
 Y_AXIS_ROOM_PX = 80  # y axis label + tick labels of up to ~7 characters

@@ -1,6 +1,6 @@
 """The Stats tab: rating distributions and CDFs per rater, Spearman between raters, Cohen's kappa on
 verdicts, accuracy and F1 per task, accuracy versus coverage by credibility, and the calibrated
-abstention of the triage (reviewer.triage): the accuracy of each agent's answers against their review
+abstention of the triage (reviewer.services.triage): the accuracy of each agent's answers against their review
 priority with its bootstrap interval as an area, and, for the target accuracy in the widget, the share
 of the unreviewed queue that could be accepted without review and its estimated accuracy: the numbers
 of `specreview triage --target T --json` (the same `triage_report`). Built when first opened and re-read
@@ -18,8 +18,8 @@ import param
 from bokeh.palettes import Category10_10
 from panel.viewable import Viewer
 
-from reviewer import stats, triage
 from reviewer.components.safe_text import escape
+from reviewer.services import stats, triage
 
 hv.extension("bokeh", logo=False)
 W, H = 560, 250  # the plot's frame and its legend: the centre column is ~640 px at 1440x900
@@ -89,7 +89,7 @@ def _f(value, digits: int = 3) -> str:
 
 def calibration_plot(report: dict):
     """Accuracy of each task's and agent's answers per priority bin (report["bins"] of
-    reviewer.triage.triage_report) against the bin's median priority, the bootstrap interval as an
+    reviewer.services.triage.triage_report) against the bin's median priority, the bootstrap interval as an
     area, and the target accuracy as a line."""
     bins = pd.DataFrame(report.get("bins") or [])
     if bins.empty:
@@ -121,7 +121,7 @@ def agent_name(agent: str) -> str:
 
 
 def abstention_text(report: dict) -> str:
-    """The pooled row of the abstention table in words (reviewer.triage.abstention: 'all')."""
+    """The pooled row of the abstention table in words (reviewer.services.triage.abstention: 'all')."""
     if not report.get("bins"):
         return NO_VERDICTS
     row = next((g for g in report["groups"] if g["task"] == "all"), None)
@@ -184,7 +184,7 @@ class StatsPanel(Viewer):
         return self._statement.object
 
     def refresh_abstention(self):
-        """The triage report at the widget's target (reviewer.triage.triage_report, as the CLI), plotted
+        """The triage report at the widget's target (reviewer.services.triage.triage_report, as the CLI), plotted
         and stated, from the signals the last refresh read."""
         if self._inputs is None:
             return  # the first refresh is still computing; it reads the target when it is done

@@ -14,8 +14,8 @@ from reviewer.components.claims_view import ClaimList, highlighted_text
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape, markdown_to_safe_html
 from reviewer.components.styles import STYLESHEETS
-from reviewer.renders import cached_step, owner_of_render, step_marks, step_render
-from reviewer.spectra_cache import prefetch
+from reviewer.services.renders import cached_step, owner_of_render, step_marks, step_render
+from reviewer.services.spectra_cache import prefetch
 
 KIND_COLOURS = {"prompt": "#6c757d", "think": "#1f4e9c", "tool_call": "#8e44ad", "tool_result": "#16a085",
                 "verdict": "#d35400", "answer": "#27ae60"}

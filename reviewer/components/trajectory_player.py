@@ -8,13 +8,13 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
-from reviewer.claims import counts_text
 from reviewer.components.button_strip import ButtonStrip, strip_height
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.components.step_player import StepPlayer
 from reviewer.components.step_view import step_html
-from reviewer.step_stages import stage_groups
+from reviewer.services.claims import counts_text
+from reviewer.services.step_stages import stage_groups
 
 KIND_NAME = {"prompt": "prompt", "think": "reasoning", "tool_call": "tool call", "tool_result": "tool result",
              "verdict": "auditor verdict", "answer": "answer"}
@@ -129,7 +129,7 @@ class Transcript(Viewer):
         self.state.param.watch(lambda _: setattr(self, "_built_for", None), "item")
 
     def build(self):
-        from reviewer.renders import step_render
+        from reviewer.services.renders import step_render
 
         item = self.state.item
         if item is None or self._built_for is item:

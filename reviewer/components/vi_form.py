@@ -11,8 +11,8 @@ import param
 from panel.viewable import Viewer
 
 import kb
-from reviewer.candidates import finite_or_none
 from reviewer.components.z_input import ZInput
+from reviewer.services.candidates import finite_or_none
 
 SPECTYPES = ("STAR", "GALAXY", "QSO")
 STANDARD_COMMENTS = ["Broad absorption line quasar (BAL)", "Damped Lyman-alpha system (DLA)",

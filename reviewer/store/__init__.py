@@ -4,7 +4,7 @@
 repository per concern, each with its own SQL: store.spectra, .trajectories, .images, .labels,
 .sessions, .queue, .reviews, .verdict_state, .claims, .triage.
 
-Review rules live above it (reviewer/labels.py, conflicts.py, curation.py, ...): nothing here
+Review rules live above it (reviewer/services/labels.py, conflicts.py, curation.py, ...): nothing here
 imports from reviewer/ outside this package.
 """
 import duckdb

@@ -1,13 +1,13 @@
 """The claim checker's results (table `claim_results`): persistence only.
 
 What a claim is and whether the spectrum supports it is decided in `agents.claims`; the service
-`reviewer.claims` turns its results into rows. The store keeps them per trajectory and checker
+`reviewer.services.claims` turns its results into rows. The store keeps them per trajectory and checker
 version: saving a version again replaces that version's rows, other versions stay. Reads use, per
 trajectory, the version saved last (unless one is named).
 
 Reviewers' answers to the flags the checker raises (table `claim_flags`: a contradicted claim
 confirmed or dismissed) are labels: append-only, the latest row per reviewer and claim wins, and the
-label service (`reviewer.labels.LabelService.write_claim_flag`) decides what may be written.
+label service (`reviewer.services.labels.LabelService.write_claim_flag`) decides what may be written.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Spectra of one object (tables `object_groups`, `object_match`): the groups the cross-match made
-(reviewer/same_object.py decides them; this only stores and reads them)."""
+(reviewer/services/same_object.py decides them; this only stores and reads them)."""
 from __future__ import annotations
 
 import math

@@ -11,11 +11,11 @@ from reviewer.store.database import Database
 QUEUE_STATES = ("todo", "done", "all")
 # "default": creation order (a campaign's own order inside a session); "contradicted": the most
 # contradicted claims first, ties in the default order; "priority": the highest cached triage priority
-# first (reviewer/triage.py computes it; `specreview triage --refresh` and the label service after a
+# first (reviewer/services/triage.py computes it; `specreview triage --refresh` and the label service after a
 # verdict recompute it), items without one last, ties in the default order.
 QUEUE_ORDERS = ("default", "contradicted", "priority")
 
-# Disagreement is read from `verdict_state`, which the label service keeps (reviewer/conflicts.py
+# Disagreement is read from `verdict_state`, which the label service keeps (reviewer/services/conflicts.py
 # decides what disagreeing means); contradicted claims from `claim_results` (each trajectory's latest
 # checker version). This query only counts and pages. Each query joins only the tables its columns,
 # filters and order name (an `n` press asks for one neighbour, not for every item's claim counts).
@@ -42,7 +42,7 @@ _QUEUE_COLUMNS_NO_CLAIMS = _QUEUE_COLUMNS.replace("coalesce(c.contradicted, 0) A
 
 def _disagreement_sql(blind: bool) -> str:
     """Whether reviewers disagree on the item, as this reviewer may see it: under blind review only
-    once they have a verdict of their own on it (the rule of reviewer.labels.LabelService.sees_others)."""
+    once they have a verdict of their own on it (the rule of reviewer.services.labels.LabelService.sees_others)."""
     stored = "coalesce(v.status = 'conflict', false)"
     return f"({stored} AND coalesce(m.action <> 'clear', false))" if blind else stored
 

@@ -261,7 +261,7 @@ CREATE TABLE judge_failures (
 """)
 
 # The consensus of each trajectory's current verdicts, kept by the label service after every verdict
-# or resolution (reviewer/conflicts.py decides it; this only stores it), so that the queue's
+# or resolution (reviewer/services/conflicts.py decides it; this only stores it), so that the queue's
 # disagreement column, its filter and the Conflicts tab read one answer instead of recomputing it.
 V3_VERDICT_STATE = Migration("stored consensus of each trajectory's verdicts", """
 CREATE TABLE verdict_state (
@@ -303,10 +303,10 @@ CREATE TABLE claim_results (
 CREATE INDEX claim_results_verdict ON claim_results (verdict, trajectory_id);
 """)
 
-# Triage (reviewer/triage.py decides; this only stores): the weight vectors it used, default or fitted
+# Triage (reviewer/services/triage.py decides; this only stores): the weight vectors it used, default or fitted
 # on the human labels, and each trajectory's cached review priority with the signals it came from.
 # The priorities are recomputed by `specreview triage --refresh` (and by the label service after a
-# verdict, when it calls reviewer.triage.refresh); the queue's order "priority" reads them.
+# verdict, when it calls reviewer.services.triage.refresh); the queue's order "priority" reads them.
 V5_TRIAGE = Migration("triage weights and cached review priority per trajectory", """
 CREATE TABLE triage_models (
     id VARCHAR PRIMARY KEY,
@@ -354,8 +354,8 @@ CREATE INDEX claim_flags_trajectory ON claim_flags (trajectory_id);
 """)
 
 # Every spectrum of an object (issue 23): when a spectrum was taken, the survey's own ids of it (the
-# links out are built from these, validated numbers only: reviewer/sky.py), and the groups the
-# cross-match (reviewer/same_object.py) made of spectra within its radius of each other. Only groups
+# links out are built from these, validated numbers only: reviewer/services/sky.py), and the groups the
+# cross-match (reviewer/services/same_object.py) made of spectra within its radius of each other. Only groups
 # of two or more spectra are kept; `object_match` records each cross-match run (radius, how many
 # spectra it saw), so that a store that gained spectra since is matched again. Rows written before
 # this version get their date from the stored header's MJD here; their ids stay NULL and are read
@@ -380,7 +380,7 @@ CREATE TABLE object_match (
 );
 """)
 
-# Each trajectory's triage signals as last computed (reviewer.triage decides what they are), so that
+# Each trajectory's triage signals as last computed (reviewer.services.triage decides what they are), so that
 # the Stats tab and `specreview triage` read a table instead of recomputing 100k trajectories' signals
 # in Python. The writers of a trajectory and of its claim results delete the rows they make stale just
 # before their own transaction; a trajectory without a row marks its spectrum's rows stale (its siblings'
@@ -409,7 +409,7 @@ CREATE TABLE triage_signals (
 """)
 
 # Each trajectory's settled label per scope (as verdict_state), kept beside its stored consensus by the
-# same sync (reviewer/conflicts.py decides both; this only stores them), so that the Stats tab and the
+# same sync (reviewer/services/conflicts.py decides both; this only stores them), so that the Stats tab and the
 # exports read the settled labels as a query instead of recomputing every trajectory's consensus in
 # Python. `settled`: a human label counts as the truth (agreed, single or resolved; not a rejection,
 # not an open conflict, some current verdict); then `truth` / `truth_z` (the label), `truth_source`

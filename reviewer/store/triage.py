@@ -1,7 +1,7 @@
 """Triage inputs and results (tables `triage_models`, `triage_priority`): persistence only.
 
 What the signals mean, how the weights are fitted and what a priority is are decided in
-`reviewer.triage`; the store hands it the inputs in bulk (one query each) and keeps what it computed:
+`reviewer.services.triage`; the store hands it the inputs in bulk (one query each) and keeps what it computed:
 the weight vectors it used and each trajectory's cached priority with its signals. The queue's order
 "priority" (reviewer/store/queue.py) reads the cached priorities.
 """
@@ -193,7 +193,7 @@ class TriageRepository:
 
     def labelled_truth(self) -> pd.DataFrame:
         """Per labelled trajectory (trajectory_id, correct): was the agent's answer right? As
-        reviewer.triage.trajectory_truth decides it, in one aggregate: the latest trajectory resolution
+        reviewer.services.triage.trajectory_truth decides it, in one aggregate: the latest trajectory resolution
         decides where there is one (approve = right), else the current verdicts (withdrawn ones left out):
         right when more than half approve."""
         return self.db.execute(

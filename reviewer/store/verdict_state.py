@@ -1,7 +1,7 @@
 """The stored consensus of each trajectory's verdicts (table `verdict_state`) and its settled label
 (table `settled_labels`): persistence only.
 
-What the consensus and the settled label are, is decided in `reviewer.conflicts`; the store keeps
+What the consensus and the settled label are, is decided in `reviewer.services.conflicts`; the store keeps
 them per trajectory and scope ('' = every label, or an audit session id) with the newest label row
 they reflect (and, for the settled label, a hash of the trajectory's answer columns), and says which
 rows are behind the labels or the trajectory.

@@ -15,8 +15,8 @@ from bokeh.client import pull_session
 from served_app import free_port
 
 from layouts.app import create_app
-from reviewer.demo import seed_demo_if_empty
 from reviewer.review_state import ReviewState
+from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
 
 

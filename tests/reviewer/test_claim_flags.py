@@ -9,12 +9,12 @@ import re
 import duckdb
 import pytest
 
-from reviewer.claims import check_and_store
 from reviewer.components.annotation_form import AnnotationForm
 from reviewer.components.claims_view import ClaimFlags
-from reviewer.ingest import ingest_paths
-from reviewer.labels import LabelRefused, LabelService
 from reviewer.review_state import ReviewState
+from reviewer.services.claims import check_and_store
+from reviewer.services.ingest import ingest_paths
+from reviewer.services.labels import LabelRefused, LabelService
 from reviewer.store import Store
 from reviewer.store.schema import MIGRATIONS, migrate
 

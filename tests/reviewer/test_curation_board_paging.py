@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from reviewer.components.curation_board import CurationBoard
-from reviewer.curation import BOARD_FILTERS, curation_board, curation_page
-from reviewer.demo import seed_demo_if_empty
 from reviewer.review_state import ReviewState
+from reviewer.services.curation import BOARD_FILTERS, curation_board, curation_page
+from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
 
 T0 = datetime(2026, 4, 1, 12, 0, tzinfo=UTC)

@@ -12,10 +12,10 @@ from agents.claims.lexicon import kb_lines, task_lines
 from agents.tools.lines import lines_in_window
 from agents.trajectory import HYPOTHESIS_TOOL, call_window, image_sha
 from agents.verify.analysis import class_lines
-from reviewer.demo import seed_demo_if_empty
-from reviewer.renders import MARKED, step_marks, step_render
 from reviewer.review_state import ReviewState
-from reviewer.spectra_cache import peek_render
+from reviewer.services.demo import seed_demo_if_empty
+from reviewer.services.renders import MARKED, step_marks, step_render
+from reviewer.services.spectra_cache import peek_render
 from reviewer.store import Store
 
 

@@ -1,10 +1,10 @@
 """Step renders: drawn in the render processes, they are the ones the server would draw itself."""
 import pytest
 
-from reviewer import renders
-from reviewer.demo import seed_demo_if_empty
 from reviewer.review_state import ReviewState
-from reviewer.spectra_cache import LockedLRU
+from reviewer.services import renders
+from reviewer.services.demo import seed_demo_if_empty
+from reviewer.services.spectra_cache import LockedLRU
 from reviewer.store import Store
 
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 
 from agents.trajectory import AgentInfo
-from reviewer.conflicts import conflict_queue, disputed_choices
-from reviewer.curation import curation_status, event_refusal
-from reviewer.demo import seed_demo_if_empty
-from reviewer.labels import LabelRefused, default_correction
 from reviewer.review_state import ReviewState
+from reviewer.services.conflicts import conflict_queue, disputed_choices
+from reviewer.services.curation import curation_status, event_refusal
+from reviewer.services.demo import seed_demo_if_empty
+from reviewer.services.labels import LabelRefused, default_correction
 from reviewer.store import Store
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from agents.trajectory import AgentInfo, Trajectory
-from reviewer.conflicts import conflict_queue, verdict_for
-from reviewer.demo import seed_demo_if_empty
 from reviewer.review_state import ReviewState
+from reviewer.services.conflicts import conflict_queue, verdict_for
+from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
 
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
@@ -152,7 +152,7 @@ def test_a_reviewer_name_is_required_and_checked(seeded_db):
 
 
 def test_curation_revision_audits_and_votes(seeded_db):
-    from reviewer.curation import curation_board
+    from reviewer.services.curation import curation_board
 
     s = state_for(seeded_db, "kai")
     tid = s.item.trajectory_id
@@ -187,7 +187,7 @@ def test_campaign_scopes_the_queue_blinds_and_freezes(seeded_db):
 
 def test_a_broken_file_shows_its_error_and_the_previous_item_stays(seeded_db, tmp_path):
     from agents.spectra import read_spectrum, write_fits
-    from reviewer.ingest import ingest_paths
+    from reviewer.services.ingest import ingest_paths
 
     copy = tmp_path / "spec-copy.fits.gz"
     write_fits(read_spectrum(DEMO / "spec-55859-F5902_sp07-209.fits.gz") * 1.0001, copy)

@@ -14,12 +14,12 @@ from agents.spectra import read_spectrum
 from agents.trajectory import UNJUDGEABLE
 from agents.verify import verify_spectrum
 from agents.vet import vet_spectrum
-from reviewer import triage
 from reviewer.components.queue import QueueView
-from reviewer.consensus import agent_label
-from reviewer.demo import seed_demo_if_empty
-from reviewer.ingest import ingest_paths
 from reviewer.review_state import ReviewState
+from reviewer.services import triage
+from reviewer.services.consensus import agent_label
+from reviewer.services.demo import seed_demo_if_empty
+from reviewer.services.ingest import ingest_paths
 from reviewer.store import Store
 
 ALL_MASKED_SDSS = "sdss_gelato/spec-0269-51581-0003.fits"
@@ -161,8 +161,8 @@ def test_exports_and_stats_take_refusals(store, tmp_path):
     counts as a miss of the agent's (it gave none)."""
     from datetime import UTC, datetime, timedelta
 
-    from reviewer.exports import export_sft
-    from reviewer.stats import review_stats
+    from reviewer.services.exports import export_sft
+    from reviewer.services.stats import review_stats
 
     refused = sorted(t["id"] for t in store.trajectories.list_trajectories(task="a")
                      if t["outcome"].get("status") == UNJUDGEABLE)

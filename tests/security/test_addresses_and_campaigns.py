@@ -6,8 +6,8 @@ import pytest
 from playwright.sync_api import expect
 from served_app import ServedApp, seeded_db
 
-from reviewer.demo import seed_demo_if_empty
 from reviewer.review_state import ReviewState
+from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
 
 

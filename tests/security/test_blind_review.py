@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from reviewer.components.conflicts import BLIND_WHY, ConflictQueue
-from reviewer.demo import seed_demo_if_empty
-from reviewer.labels import LabelRefused
 from reviewer.review_state import ReviewState
+from reviewer.services.demo import seed_demo_if_empty
+from reviewer.services.labels import LabelRefused
 from reviewer.store import Store
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from reviewer.cli import main
-from reviewer.demo import seed_demo_if_empty
-from reviewer.ingest import file_sha256, ingest_paths
 from reviewer.review_state import ReviewState
+from reviewer.services.demo import seed_demo_if_empty
+from reviewer.services.ingest import file_sha256, ingest_paths
 from reviewer.store import Store
 
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
@@ -154,7 +154,7 @@ def test_vet_verify_and_claims_refuse_a_changed_file_by_name(tmp_path, capsys):
 def test_the_hash_is_computed_once_per_file_state(tmp_path, monkeypatch):
     """The hash is kept by (path, size, mtime, ctime, inode): opening an item again pays a stat; any
     change of the file's stat (an edit, even with its mtime put back) hashes it again."""
-    from reviewer import spectra_cache
+    from reviewer.services import spectra_cache
 
     path = tmp_path / CHANGED
     shutil.copy2(DEMO / CHANGED, path)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agents.spectra import SpectrumReadError, read_spectrum
-from reviewer.ingest import ingest_paths
+from reviewer.services.ingest import ingest_paths
 from reviewer.store import Store
 
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import duckdb
 
 from reviewer.components.feedback import AckView
-from reviewer.demo import seed_demo_if_empty
 from reviewer.review_state import ReviewState
+from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
 
 

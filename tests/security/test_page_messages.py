@@ -11,8 +11,8 @@ import pytest
 
 from agents.spectra import SpectrumReadError
 from reviewer import review_state
-from reviewer.ingest import ingest_paths
 from reviewer.review_state import ReviewState
+from reviewer.services.ingest import ingest_paths
 from reviewer.store import Store, StoreUnavailable
 
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from reviewer.demo import seed_demo_if_empty
-from reviewer.labels import TEXT_LIMITS
 from reviewer.review_state import ReviewState
+from reviewer.services.demo import seed_demo_if_empty
+from reviewer.services.labels import TEXT_LIMITS
 from reviewer.store import Store
 
 HUGE = "x" * 5_000_000

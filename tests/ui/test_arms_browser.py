@@ -8,7 +8,7 @@ from bokeh_probe import MODELS
 from browser import open_as, open_tab
 from served_app import ServedApp
 
-from reviewer.demo import seed_demo_if_empty
+from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
 
 pytestmark = pytest.mark.ui

@@ -14,7 +14,7 @@ from served_app import ServedApp
 
 from agents.tools.zoom import TOOL_NAME
 from reviewer.cli import main
-from reviewer.demo import DEMO_DIR, seed_demo_if_empty
+from reviewer.services.demo import DEMO_DIR, seed_demo_if_empty
 from reviewer.store import Store
 
 pytestmark = pytest.mark.ui

@@ -22,7 +22,7 @@ from playwright.sync_api import expect
 from served_app import ServedApp
 
 from agents.trajectory import Trajectory
-from reviewer.demo import seed_demo_if_empty
+from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
 
 pytestmark = pytest.mark.ui

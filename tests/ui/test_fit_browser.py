@@ -19,7 +19,7 @@ from served_app import REPO_ROOT, ServedApp, seeded_db
 
 from agents.trajectory import Trajectory
 from reviewer.server_endpoint import endpoint_path
-from reviewer.step_stages import STAGES
+from reviewer.services.step_stages import STAGES
 from reviewer.store import Store
 
 pytestmark = pytest.mark.ui

@@ -10,7 +10,7 @@ from security.payloads import SCRIPT_PAYLOADS
 from served_app import ServedApp
 
 from agents.trajectory import AgentInfo, Trajectory
-from reviewer.demo import seed_demo_if_empty
+from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
 
 pytestmark = pytest.mark.ui

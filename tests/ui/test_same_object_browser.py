@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 from served_app import ServedApp
 
 from agents.trajectory import AgentInfo, Trajectory
-from reviewer.ingest import ingest_paths
+from reviewer.services.ingest import ingest_paths
 from reviewer.store import Store
 
 pytestmark = pytest.mark.ui

@@ -5,7 +5,7 @@ import json
 import pandas as pd
 
 from reviewer.cli import main
-from reviewer.exports import VI_COLUMNS
+from reviewer.services.exports import VI_COLUMNS
 from reviewer.store import Store
 
 

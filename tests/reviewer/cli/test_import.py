@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from reviewer.cli import main
-from reviewer.ingest import ingest_paths
+from reviewer.services.ingest import ingest_paths
 from reviewer.store import Store
 
 
@@ -30,7 +30,7 @@ def exported(tmp_path_factory, shared_spectra, manifest):
     exported as SFT rows (+ PNGs) and as SpecVI-Bench parquet and JSON rows."""
     from agents.spectra import read_spectrum
     from agents.vet.run import vet_spectrum
-    from reviewer.exports import export_bench, export_sft
+    from reviewer.services.exports import export_bench, export_sft
 
     root = tmp_path_factory.mktemp("exported")
     picks = [next(r for r in manifest if r["survey"].startswith("LAMOST-LRS") and r["subclass"].startswith(p))
@@ -280,7 +280,7 @@ def test_import_bench_refuses_bad_rows_and_leaves_no_file_for_them(tmp_path, exp
 
 
 def test_import_bench_removes_the_fits_of_a_row_whose_ingest_fails(tmp_path, exported, capsys, monkeypatch):
-    import reviewer.ingest as ingest_module
+    import reviewer.services.ingest as ingest_module
 
     real_ingest = ingest_module.ingest_paths
     calls = []

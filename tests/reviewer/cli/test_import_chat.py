@@ -8,7 +8,7 @@ import json
 import pytest
 
 from reviewer.cli import main
-from reviewer.ingest import ingest_paths
+from reviewer.services.ingest import ingest_paths
 from reviewer.store import Store
 
 

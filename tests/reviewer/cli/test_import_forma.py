@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from reviewer.cli import main
-from reviewer.ingest import ingest_paths
+from reviewer.services.ingest import ingest_paths
 from reviewer.store import Store
 from tests.reviewer.cli.forma_tree import write_forma_tree
 

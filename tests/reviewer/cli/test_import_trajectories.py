@@ -9,7 +9,7 @@ import pytest
 
 from agents.interop.trajectory_file import trajectory_json_schema
 from reviewer.cli import main
-from reviewer.ingest import ingest_paths
+from reviewer.services.ingest import ingest_paths
 from reviewer.store import Store
 
 REPO = Path(__file__).resolve().parents[3]
@@ -142,7 +142,7 @@ def test_a_row_whose_png_is_not_its_sha_is_refused(tmp_path, source, capsys):
 
 def test_the_shipped_demo_file_is_a_trajectories_file(tmp_path, demo_dir, capsys):
     """One reader for the demo JSONL and the import: the shipped file imports as it seeds."""
-    from reviewer.demo import DEMO_TRAJECTORIES, read_shipped
+    from reviewer.services.demo import DEMO_TRAJECTORIES, read_shipped
 
     db = tmp_path / "demo.duckdb"
     with Store(db) as store:

@@ -2,7 +2,7 @@
 import subprocess
 import sys
 
-from reviewer.demo import seed_demo_if_empty
+from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
 
 

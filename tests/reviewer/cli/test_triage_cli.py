@@ -9,9 +9,9 @@ import shutil
 import pytest
 
 from agents.trajectory import UNJUDGEABLE
-from reviewer import triage
 from reviewer.cli import main
-from reviewer.demo import seed_demo_if_empty
+from reviewer.services import triage
+from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
 
 

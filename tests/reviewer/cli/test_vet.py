@@ -183,8 +183,8 @@ def test_batched_writes_of_worker_checked_trajectories_store_what_one_at_a_time_
     in a few statements) stores the same trajectories, steps and claim results as saving each one on its
     own with its claims checked on a fresh read of its file."""
     from agents.jobs import vet_and_check_job
-    from reviewer.claims import ClaimChecker
     from reviewer.cli.common import TrajectoryWriter
+    from reviewer.services.claims import ClaimChecker
 
     folder, picks = few_spectra
     jobs = [{"spectrum_id": None, "source_path": str(p), "target": None, "task": task, "backend": "rules"}

@@ -24,8 +24,8 @@ def desi_galaxy(tmp_path_factory, wait_for_background_renders):
     """A demo database of the test module's own, with the review state on the DESI galaxy's verify item
     and a SpectrumPlot bound to it (the z tab, the View tab and the VI form tests start there)."""
     from reviewer.components.spectrum_plot import SpectrumPlot
-    from reviewer.demo import seed_demo_if_empty
     from reviewer.review_state import ReviewState
+    from reviewer.services.demo import seed_demo_if_empty
     from reviewer.store import Store
 
     store = Store(tmp_path_factory.mktemp("galaxy") / "galaxy.duckdb")

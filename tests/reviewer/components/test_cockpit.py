@@ -10,8 +10,8 @@ from bokeh.document import Document
 
 from layouts import create_app
 from reviewer.components import annotation_form, conflicts, controls, queue, review_form, step_view
-from reviewer.demo import seed_demo_if_empty
 from reviewer.review_state import ReviewState
+from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
 
 
@@ -121,7 +121,7 @@ def test_a_step_not_rendered_yet_never_shows_the_previous_steps_picture(app, mon
 
 
 def test_the_next_queue_items_spectrum_is_read_ahead(app):
-    from reviewer.spectra_cache import spectrum_is_cached
+    from reviewer.services.spectra_cache import spectrum_is_cached
 
     state = app.state
     store = state.store

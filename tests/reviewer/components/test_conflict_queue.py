@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from reviewer.components.conflicts import ConflictQueue
-from reviewer.demo import seed_demo_if_empty
 from reviewer.review_state import ReviewState
+from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
 
 

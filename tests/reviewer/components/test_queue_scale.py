@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from reviewer.components.queue import QueueView
-from reviewer.demo import seed_demo_if_empty
 from reviewer.review_state import ReviewState
+from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
 
 N_COPIES = 80  # 65 demo trajectories x 80 = 5,200 queue items

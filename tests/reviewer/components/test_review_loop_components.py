@@ -22,9 +22,9 @@ from reviewer.components.feedback import OthersView
 from reviewer.components.preference_form import PreferenceForm
 from reviewer.components.review_form import ReviewForm
 from reviewer.components.trajectory_player import TrajectoryPlayer
-from reviewer.conflicts import conflict_queue
-from reviewer.demo import seed_demo_if_empty
 from reviewer.review_state import ReviewState
+from reviewer.services.conflicts import conflict_queue
+from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
 
 

@@ -10,8 +10,8 @@ from reviewer.components.preference_form import PreferenceForm
 from reviewer.components.queue import QueueView
 from reviewer.components.same_object import SameObjectPanel
 from reviewer.components.spectrum_plot import SpectrumPlot
-from reviewer.ingest import ingest_paths
 from reviewer.review_state import ReviewState
+from reviewer.services.ingest import ingest_paths
 
 FIRST = "lamost_junhui_ccf/spec-55859-F5907_sp03-090.fits.gz"  # 2011-10-24
 SECOND = "lamost_junhui_ccf/spec-55915-F5591503_sp09-174.fits.gz"  # 2011-12-19, the same star

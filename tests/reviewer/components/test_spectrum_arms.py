@@ -108,8 +108,8 @@ def test_smoothing_in_angstrom_is_the_pixel_kernel_at_the_local_dispersion(desi,
 
 
 def test_hidden_arms_follow_the_review_state(tmp_path, desi, wait_for_background_renders):
-    from reviewer.demo import seed_demo_if_empty
     from reviewer.review_state import ReviewState
+    from reviewer.services.demo import seed_demo_if_empty
     from reviewer.store import Store
 
     store = Store(tmp_path / "a.duckdb")

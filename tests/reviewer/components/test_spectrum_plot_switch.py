@@ -12,8 +12,8 @@ from bokeh.document import Document
 from bokeh.document.events import ColumnDataChangedEvent, ModelChangedEvent
 
 from reviewer.components.spectrum_plot import SpectrumPlot
-from reviewer.demo import seed_demo_if_empty
 from reviewer.review_state import ReviewState
+from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
 
 

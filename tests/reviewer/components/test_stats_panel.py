@@ -11,11 +11,11 @@ import holoviews as hv
 import panel as pn
 import pytest
 
-from reviewer import triage
 from reviewer.cli import main
 from reviewer.components.stats_panel import StatsPanel, calibration_plot
-from reviewer.demo import seed_demo_if_empty
 from reviewer.review_state import ReviewState
+from reviewer.services import triage
+from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
 
 
@@ -120,7 +120,7 @@ def test_a_failed_computation_is_said_in_the_tab_escaped(demo_db, monkeypatch):
     def broken(*_, **__):
         raise ValueError("<b>table missing</b>")
 
-    monkeypatch.setattr("reviewer.stats.review_stats", broken)
+    monkeypatch.setattr("reviewer.services.stats.review_stats", broken)
     with Store(demo_db) as store:
         panel = StatsPanel(state=ReviewState(store, reviewer="ann"))
         panel.refresh()
@@ -131,7 +131,8 @@ def test_a_failed_computation_is_said_in_the_tab_escaped(demo_db, monkeypatch):
 def test_the_signals_are_read_once_per_refresh_not_per_target(labelled_db, monkeypatch):
     reads = []
     compute = triage.current_signals  # the stored signals, recomputed where stale (issue 22)
-    monkeypatch.setattr("reviewer.triage.current_signals", lambda store, *a, **k: reads.append(1) or compute(store, *a, **k))
+    monkeypatch.setattr("reviewer.services.triage.current_signals",
+                        lambda store, *a, **k: reads.append(1) or compute(store, *a, **k))
     with Store(labelled_db) as store:
         panel = StatsPanel(state=ReviewState(store, reviewer="ann"))
         panel.refresh()

@@ -11,9 +11,9 @@ from PIL import Image
 from agents.trajectory import Trajectory
 from reviewer.components import step_view
 from reviewer.components.step_view import StepView
-from reviewer.demo import seed_demo_if_empty
-from reviewer.renders import step_marks, step_render
 from reviewer.review_state import ReviewState
+from reviewer.services.demo import seed_demo_if_empty
+from reviewer.services.renders import step_marks, step_render
 from reviewer.store import Store
 
 

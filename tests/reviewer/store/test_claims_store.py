@@ -7,7 +7,7 @@ import duckdb
 import pytest
 
 from agents.claims import check_trajectory
-from reviewer.claims import CHECKER_VERSION, check_and_store, claim_rows, results_from_rows
+from reviewer.services.claims import CHECKER_VERSION, check_and_store, claim_rows, results_from_rows
 from reviewer.store import Store
 from reviewer.store.schema import MIGRATIONS, migrate
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from reviewer.cli import main
-from reviewer.demo import seed_demo_if_empty
+from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store, StoreUnavailable
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from reviewer.consensus import DZ_MAX
+from reviewer.services.consensus import DZ_MAX
 
 
 def finite_or_none(value) -> float | None:

@@ -177,7 +177,7 @@ class ClaimChecker:
         if not path or not Path(path).exists():
             raise FileNotFoundError(f"spectrum file unavailable: {path}")
         if sha:  # a file changed since ingest: its claims would be judged against other data
-            from reviewer.spectra_cache import check_unchanged
+            from reviewer.services.spectra_cache import check_unchanged
 
             check_unchanged(path, sha)
         key = (path, target)

@@ -20,7 +20,7 @@ from agents.tools.render import render_arrays, spectrum_arrays
 from agents.trajectory import ZOOM_TOOLS, call_window
 from agents.verify.analysis import class_lines
 from agents.vet.renders import render_step, tool_for
-from reviewer.spectra_cache import LockedLRU, after_the_switch, cached_render, peek_render, prefetch
+from reviewer.services.spectra_cache import LockedLRU, after_the_switch, cached_render, peek_render, prefetch
 
 log = logging.getLogger(__name__)
 MARKED = "marked"  # the marked copy's cache key: (trajectory id, step index, MARKED)

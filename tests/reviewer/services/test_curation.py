@@ -2,7 +2,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reviewer.curation import CURATION_STATES, apply_revisions, curation_state, curation_status, result_step_for
+from reviewer.services.curation import CURATION_STATES, apply_revisions, curation_state, curation_status, result_step_for
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 

@@ -3,7 +3,7 @@ SpecVI-Bench-style rows. Every export takes `session` (id or name): with it only
 session's labels count, frozen at its close.
 
 SFT and bench rows carry a `claims` field: the claim checker's result for each claim of the exported
-trajectory's text (reviewer.claims.export_claims: step, span, verdict, measured value, tolerance,
+trajectory's text (reviewer.services.claims.export_claims: step, span, verdict, measured value, tolerance,
 window, reason, checker version), so training data can leave out trajectories with contradicted
 claims. They are the stored results when the exported text is the stored one, else (revised text,
 or never checked) checked now on the spectrum; [] when neither is possible.
@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.trajectory import UNJUDGEABLE
-from reviewer.conflicts import evaluation_frame, verdict_for
-from reviewer.curation import curation_board
+from reviewer.services.conflicts import evaluation_frame, verdict_for
+from reviewer.services.curation import curation_board
 
 # prospect's CSV (desihub/prospect utilities.py / save_vi.js), in this exact order
 VI_COLUMNS = ("TARGETID", "EXPID", "NIGHT", "TILEID", "Spec_version", "Redrock_version", "Template_version",
@@ -288,7 +288,7 @@ def curated_trajectory(store, trajectory_id: str, session: str | None = None,
                        spectrum_loader: SpectrumLoader = default_spectrum_loader):
     """The stored trajectory with its latest revisions applied and every render present (stored,
     or re-rendered from the spectrum). Returns (trajectory, spectrum or None)."""
-    from reviewer.curation import apply_revisions
+    from reviewer.services.curation import apply_revisions
 
     traj = store.trajectories.load_trajectory(trajectory_id, with_images=True)
     if traj is None:
@@ -321,7 +321,7 @@ def exported_claims(store, traj, spectrum, session: str | None = None) -> list[d
     """The `claims` field of an exported row for `traj` as curated_trajectory gave it (revisions
     applied): the stored results when no revision changed its text, else a fresh check against
     `spectrum` (not stored: it is about the revised text); [] without either."""
-    from reviewer.claims import claim_rows, export_claims
+    from reviewer.services.claims import claim_rows, export_claims
 
     revised = any(r.get("text") is not None for r in store.reviews.revisions_in_scope(traj.id, session))
     if not revised:
@@ -339,7 +339,7 @@ def _ground_truth(store, trajectory_id: str, session: str | None) -> str | None:
     final = verdict_for(store, trajectory_id, session)["final"]
     if final is None or final["action"] == "reject":
         return None
-    from reviewer.consensus import normalise_label
+    from reviewer.services.consensus import normalise_label
 
     return normalise_label(final["label"]).get("answer")
 

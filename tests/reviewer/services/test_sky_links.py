@@ -8,8 +8,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from agents.spectra import read_spectrum
-from reviewer.ingest import spectrum_record
-from reviewer.sky import mjd_to_date, obs_mjd, survey_ids, survey_links
+from reviewer.services.ingest import spectrum_record
+from reviewer.services.sky import mjd_to_date, obs_mjd, survey_ids, survey_links
 
 LAMOST = "lamost_junhui_ccf/spec-55859-F5907_sp03-090.fits.gz"
 LAMOST_MRS = "lamost_laspec/med-58268-HIP95119KP01_sp12-076.fits.gz"

@@ -1,7 +1,7 @@
 """The embedded default: the bundled demo spectra and the offline agents' trajectories on them.
 
 The trajectories ship precomputed (assets/trajectories/demo.jsonl.gz) so a fresh database serves a
-usable page in seconds; `python -m reviewer.demo` re-makes them with the agents as they are now, and
+usable page in seconds; `python -m reviewer.services.demo` re-makes them with the agents as they are now, and
 a test checks the shipped file still equals what the agents produce.
 """
 from __future__ import annotations
@@ -14,12 +14,12 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from agents.trajectory import Trajectory
-from reviewer.claims import ClaimChecker, claim_rows, counts_text
-from reviewer.ingest import ingest_paths
+from reviewer.services.claims import ClaimChecker, claim_rows, counts_text
+from reviewer.services.ingest import ingest_paths
 
 log = logging.getLogger("specreview.demo")
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets"
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
 DEMO_DIR = ASSETS / "demo"
 DEMO_TRAJECTORIES = ASSETS / "trajectories" / "demo.jsonl.gz"
 DEMO_TASKS = ("a", "wd", "mg", "cv")  # vet tasks run on the demo spectra so the queue has real items
@@ -30,7 +30,7 @@ def make_demo_trajectories(store) -> list[Trajectory]:
     """Run the offline agents (vet `rules` on DEMO_TASKS, the FORMA pipeline) on every stored spectrum."""
     from agents.verify import verify_spectrum
     from agents.vet import vet_spectrum
-    from reviewer.spectra_cache import load_spectrum
+    from reviewer.services.spectra_cache import load_spectrum
 
     out = []
     for rec in store.spectra.list_spectra(limit=1000):
@@ -98,7 +98,7 @@ def _check_claims(store, shipped, elsewhere: bool = False) -> None:
     texts = [t.to_json() for t in shipped]
     results = None
     if elsewhere:
-        from reviewer.renders import render_process
+        from reviewer.services.renders import render_process
 
         try:
             results = render_process("ahead").call(checked_claims, texts)

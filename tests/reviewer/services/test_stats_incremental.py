@@ -19,13 +19,13 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from reviewer import labels as label_service
-from reviewer import stats, triage
-from reviewer.conflicts import _credibility, evaluation_frame, final_verdict, verdicts_frame
-from reviewer.consensus import DZ_MAX, agent_label, normalise_label, same_z
-from reviewer.demo import seed_demo_if_empty
-from reviewer.labels import LabelService, default_correction
-from reviewer.rows import group_rows
+from reviewer.services import labels as label_service
+from reviewer.services import stats, triage
+from reviewer.services.conflicts import _credibility, evaluation_frame, final_verdict, verdicts_frame
+from reviewer.services.consensus import DZ_MAX, agent_label, normalise_label, same_z
+from reviewer.services.demo import seed_demo_if_empty
+from reviewer.services.labels import LabelService, default_correction
+from reviewer.services.rows import group_rows
 from reviewer.store import Store
 from reviewer.store.review_queries import UnknownSession
 from reviewer.store.schema import MIGRATIONS, migrate

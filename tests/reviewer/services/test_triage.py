@@ -1,4 +1,4 @@
-"""Triage (reviewer/triage.py): the regularised logistic fit recovers known weights, the defaults hold
+"""Triage (reviewer/services/triage.py): the regularised logistic fit recovers known weights, the defaults hold
 until there are enough verdicts, the signals come out of a real store (the demo spectra with the rules
 and FORMA trajectories), the decision margin the rules policy records is the one its measurements give,
 the cached priorities drive the queue's "priority" order, and the abstention estimate is built from
@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from agents.vet.evidence import MARGIN_CAP, decision_margin
-from reviewer import triage
-from reviewer.demo import seed_demo_if_empty
+from reviewer.services import triage
+from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from reviewer.consensus import (
+from reviewer.services.consensus import (
     DZ_MAX,
     QUALITY_CONFLICT,
     agent_label,

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from agents.spectra import read_spectrum
-from reviewer.same_object import add_to_groups, ensure_groups, group_positions, match_radius, refresh_groups
-from reviewer.sky import survey_family
+from reviewer.services.same_object import add_to_groups, ensure_groups, group_positions, match_radius, refresh_groups
+from reviewer.services.sky import survey_family
 
 LAMOST_PAIRS = {
     frozenset(p) for p in (

@@ -1,12 +1,12 @@
-"""FORMA steps grouped by stage for the player's strip (reviewer/step_stages.py), on the demo's
+"""FORMA steps grouped by stage for the player's strip (reviewer/services/step_stages.py), on the demo's
 longest verify trajectory."""
 from __future__ import annotations
 
 import gzip
 
 from agents.trajectory import Trajectory
-from reviewer.demo import DEMO_DIR
-from reviewer.step_stages import STAGES, stage_groups
+from reviewer.services.demo import DEMO_DIR
+from reviewer.services.step_stages import STAGES, stage_groups
 
 
 def longest_verify() -> Trajectory:

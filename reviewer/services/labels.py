@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from reviewer import triage
-from reviewer.conflicts import sync_verdict_states
-from reviewer.consensus import DZ_MAX, describe_label, labels_agree, normalise_label
-from reviewer.curation import curation_status, event_refusal
+from reviewer.services import triage
+from reviewer.services.conflicts import sync_verdict_states
+from reviewer.services.consensus import DZ_MAX, describe_label, labels_agree, normalise_label
+from reviewer.services.curation import curation_status, event_refusal
 from reviewer.store.claims import CLAIM_FLAG_DECISIONS
 
 log = logging.getLogger(__name__)
@@ -29,7 +29,7 @@ NAME_MAX = 64
 _NAME_OK = re.compile(r"^[\w .@'+-]+$")
 
 
-# The review priority of a labelled item is derived data (reviewer.triage, ~20 ms): it is recomputed
+# The review priority of a labelled item is derived data (reviewer.services.triage, ~20 ms): it is recomputed
 # on one background thread after the label is stored and acknowledged, not on the reviewer's key press.
 _priorities = ThreadPoolExecutor(max_workers=1, thread_name_prefix="specreview-priority")
 
@@ -173,7 +173,7 @@ class LabelService:
     def write_verdict(self, reviewer: str, trajectory, action: str, label: dict | None = None,
                       comment: str | None = None, campaign: dict | None = None) -> Ack:
         """approve / override (with a corrected label from the task's answer set) / reject."""
-        from reviewer.consensus import agent_label
+        from reviewer.services.consensus import agent_label
 
         name = self.check_writable(reviewer, campaign, verdict=True, trajectory_id=trajectory.id)
         comment = check_text(comment, "comment")
@@ -304,7 +304,7 @@ class LabelService:
         if item["kind"] == "trajectory":
             if action == "override":
                 summary = self.store.trajectories.trajectory_summary(item["item_id"]) or {}
-                from reviewer.consensus import agent_label
+                from reviewer.services.consensus import agent_label
 
                 own = agent_label(summary.get("task"), summary.get("answer"), summary.get("answer_z"),
                                   summary.get("outcome"))
@@ -322,7 +322,7 @@ class LabelService:
 
     def write_revision(self, reviewer, trajectory, step, text, tool_args, spectrum, comment, campaign=None) -> Ack:
         """A revised step (text and/or tool arguments, re-rendered) and its `revise` curation event."""
-        from reviewer.curation import save_revision
+        from reviewer.services.curation import save_revision
 
         name = self.check_writable(reviewer, campaign)
         comment = check_text(comment, "comment")
@@ -340,7 +340,7 @@ class LabelService:
         return Ack("revision", f"revision of step {step.index + 1}", name, row, trajectory.id)
 
     def write_curation_event(self, reviewer, trajectory_id, event, value, comment, campaign=None) -> Ack:
-        """An audit or a vote, stored only when it counts now (reviewer.curation.event_refusal says why
+        """An audit or a vote, stored only when it counts now (reviewer.services.curation.event_refusal says why
         not: an unrevised draft, an audit of one's own revision, a vote before two approving audits)."""
         name = self.check_writable(reviewer, campaign)
         comment = check_text(comment, "comment")
@@ -369,7 +369,7 @@ class LabelService:
         return [r for r in current if r["reviewer"] != reviewer]
 
     def visible_conflicts(self, reviewer: str, items: list[dict[str, Any]], blind: bool) -> list[dict[str, Any]]:
-        """Conflicts (reviewer.conflicts.conflict_queue) as `reviewer` may see them: where blind review
+        """Conflicts (reviewer.services.conflicts.conflict_queue) as `reviewer` may see them: where blind review
         hides the item's labels, its labels, reasons and resolution are left out (`hidden`: True;
         `n_labels` still counts them)."""
         out = []

@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from agents.trajectory import Trajectory
-from reviewer.rows import group_rows
+from reviewer.services.rows import group_rows
 
 CURATION_STATES = ("draft", "revised", "changes_requested", "voting", "accepted", "rejected")
 AUDIT_VALUES = ("approve", "request_changes")

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from reviewer.stats import (
+from reviewer.services.stats import (
     accuracy_vs_coverage,
     cohen_kappa,
     f1_positive,

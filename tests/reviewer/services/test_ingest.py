@@ -6,7 +6,7 @@ import pytest
 
 import agents.spectra
 from agents.spectra import SpectrumReadError, list_targets
-from reviewer.ingest import file_sha256, ingest_paths, spectrum_id_for
+from reviewer.services.ingest import file_sha256, ingest_paths, spectrum_id_for
 
 MULTI = "desi_specutils/coadd-5-169-thru20210419.fits"
 

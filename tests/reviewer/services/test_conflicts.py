@@ -3,8 +3,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reviewer.conflicts import conflict_queue, evaluation_frame, verdict_for, verdicts_frame, vi_consensus
-from reviewer.curation import curation_board
+from reviewer.services.conflicts import conflict_queue, evaluation_frame, verdict_for, verdicts_frame, vi_consensus
+from reviewer.services.curation import curation_board
 from reviewer.store.review_queries import UnknownSession
 
 T0 = datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
@@ -84,7 +84,7 @@ def test_evaluation_rows_use_settled_labels_only(store, make_trajectory):
     assert sorted(frame.index) == sorted(ids[:2])
     assert frame.loc[ids[0], "truth"] == "YES" and frame.loc[ids[1], "truth"] == "NO"
     assert (frame["predicted"] == "YES").all() and (frame["credibility"] == "HIGH").all()
-    from reviewer.stats import task_scores
+    from reviewer.services.stats import task_scores
 
     scores = task_scores(frame.reset_index()).set_index("task")
     assert scores.loc["a", "accuracy"] == 0.5 and scores.loc["a", "n"] == 2
@@ -154,7 +154,7 @@ def test_judge_failures_are_kept_apart_from_ratings(store, two):
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from reviewer.conflicts import sync_verdict_states  # noqa: E402
+from reviewer.services.conflicts import sync_verdict_states  # noqa: E402
 
 VERDICTS = st.sampled_from([("approve", None), ("reject", None), ("override", {"answer": "NO"}),
                             ("override", {"answer": "YES"}), ("clear", None)])

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from reviewer.consensus import answer_correct
+from reviewer.services.consensus import answer_correct
 
 SCORES = (0, 1, 2, 3, 4, 5)
 CREDIBILITY_TIERS = ("HIGH", "MEDIUM", "LOW")
@@ -167,7 +167,7 @@ def accuracy_vs_coverage(rows: pd.DataFrame, tiers: tuple[str, ...] = CREDIBILIT
 
 def review_stats(store, session: str | None = None) -> dict[str, Any]:
     """Everything the Stats tab shows, for the whole store or one campaign."""
-    from reviewer.conflicts import evaluation_frame
+    from reviewer.services.conflicts import evaluation_frame
 
     ratings = store.reviews.ratings_frame(session=session, scores_only=True)
     verdicts = store.reviews.current_verdicts(session)

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pandas as pd
 import pytest
 
-from reviewer.claims import CHECKER_VERSION, EXPORT_FIELDS, check_and_store, export_claims
-from reviewer.curation import save_revision
-from reviewer.exports import (
+from reviewer.services.claims import CHECKER_VERSION, EXPORT_FIELDS, check_and_store, export_claims
+from reviewer.services.curation import save_revision
+from reviewer.services.exports import (
     VI_COLUMNS,
     export_bench,
     export_parquet,
@@ -17,7 +17,7 @@ from reviewer.exports import (
     export_vi_csv,
     vi_comment,
 )
-from reviewer.ingest import ingest_paths
+from reviewer.services.ingest import ingest_paths
 from reviewer.store.claims import CLAIM_ROW_FIELDS
 
 BIG_ID = "39633345008634465"  # > 2**53: a float would change it

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from specutils import Spectrum
 
-from reviewer.overlays import normalised_overlay
+from reviewer.services.overlays import normalised_overlay
 
 
 def spectrum(lo, hi, level, n=2000, bad=None):

@@ -17,9 +17,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from reviewer.same_object import add_to_groups, refresh_groups
-from reviewer.same_object import match_radius as radius_of
-from reviewer.sky import obs_mjd, survey_ids
+from reviewer.services.same_object import add_to_groups, refresh_groups
+from reviewer.services.same_object import match_radius as radius_of
+from reviewer.services.sky import obs_mjd, survey_ids
 from reviewer.store import StoreUnavailable
 from reviewer.store.repository import Store
 
@@ -56,9 +56,9 @@ def ids_of_file(sha: str, targets: Iterable[str | None]) -> list[str]:
 
 
 def file_sha256(path: Path) -> str:
-    """The file's sha256 (hex), kept per state of its stat (reviewer.spectra_cache.file_digest): the
+    """The file's sha256 (hex), kept per state of its stat (reviewer.services.spectra_cache.file_digest): the
     check that a stored spectrum's file is unchanged, before it is shown or vetted, then costs a stat."""
-    from reviewer.spectra_cache import file_digest
+    from reviewer.services.spectra_cache import file_digest
 
     return file_digest(path)
 
@@ -187,7 +187,7 @@ def ingest_file(store: Store, path: Path, summary: IngestSummary) -> None:
 def ingest_paths(store: Store, paths: Iterable[str | os.PathLike], progress: bool = True,
                  match_radius: float | None = None) -> IngestSummary:
     """Register every spectrum under `paths` (files or folders); idempotent. See the module doc. When
-    spectra were added, the same-object cross-match runs again (reviewer.same_object; `match_radius`
+    spectra were added, the same-object cross-match runs again (reviewer.services.same_object; `match_radius`
     in arcsec, default 1.5 or $SPECREVIEW_MATCH_ARCSEC)."""
     radius = radius_of(match_radius)  # a bad radius is refused before anything is read
     files, missing = find_spectrum_files(paths)

@@ -2,7 +2,7 @@
 database gets them (with the demo spectra) in one step."""
 from __future__ import annotations
 
-from reviewer.demo import DEMO_TRAJECTORIES, make_demo_trajectories, read_shipped, seed_demo_if_empty
+from reviewer.services.demo import DEMO_TRAJECTORIES, make_demo_trajectories, read_shipped, seed_demo_if_empty
 from reviewer.store import Store
 
 VOLATILE = {"id", "created_at", "timings", "elapsed_s", "latency_ms", "latency_s"}  # identity, clock, speed
@@ -21,8 +21,8 @@ def content(traj) -> dict:
 
 def test_shipped_demo_trajectories_equal_what_the_agents_make_now(tmp_path):
     store = Store(tmp_path / "remake.duckdb")
-    from reviewer.demo import DEMO_DIR
-    from reviewer.ingest import ingest_paths
+    from reviewer.services.demo import DEMO_DIR
+    from reviewer.services.ingest import ingest_paths
 
     ingest_paths(store, [DEMO_DIR], progress=False)
     fresh = sorted((content(t) for t in make_demo_trajectories(store)),
@@ -31,7 +31,7 @@ def test_shipped_demo_trajectories_equal_what_the_agents_make_now(tmp_path):
     store.close()
     assert len(shipped) == len(fresh) == 65
     for a, b in zip(shipped, fresh, strict=True):
-        assert a == b, f"{a['spectrum_id']} {a['task']}: re-make with `python -m reviewer.demo`"
+        assert a == b, f"{a['spectrum_id']} {a['task']}: re-make with `python -m reviewer.services.demo`"
 
 
 def test_a_fresh_database_is_seeded_once(tmp_path):

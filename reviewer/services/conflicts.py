@@ -1,6 +1,6 @@
 """Where reviewers disagree: the one place that decides it, and everything that reads it.
 
-`reviewer.consensus` holds the rules (DESI merge for VI labels, effective labels for verdicts).
+`reviewer.services.consensus` holds the rules (DESI merge for VI labels, effective labels for verdicts).
 This service applies them to the store: after every verdict or resolution it stores the
 trajectory's consensus (`verdict_state`), and the queue's disagreement column and filter, the
 Conflicts tab, `verdict_for` and the exports all read that one stored answer. An approval and an
@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from reviewer.consensus import (
+from reviewer.services.consensus import (
     agent_label,
     answer_correct,
     describe_label,
@@ -26,7 +26,7 @@ from reviewer.consensus import (
     normalise_label,
     verdict_consensus,
 )
-from reviewer.rows import group_rows
+from reviewer.services.rows import group_rows
 from reviewer.store.review_queries import UnknownSession
 
 

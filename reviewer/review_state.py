@@ -214,7 +214,8 @@ class ReviewState(param.Parameterized):
     def _read_next_spectrum(self):
         """The next queue item's spectrum, read into the cache in the background: `n` to a new spectrum
         then skips reading its file (most of the server's share of such a switch)."""
-        store, current, reviewer, args = self.store, self.item.trajectory_id, self.reviewer or None, self.queue_args()
+        item, reviewer, args = self.item, self.reviewer or None, self.queue_args()
+        store, current = self.store, item.trajectory_id
 
         def locate():
             found = store.queue.queue_neighbour(current, +1, reviewer, **args)
@@ -222,7 +223,7 @@ class ReviewState(param.Parameterized):
             record = store.spectra.get_spectrum(summary["spectrum_id"]) if summary else None
             return (record["source_path"], record.get("target")) if record else None
 
-        return read_ahead(locate)
+        return read_ahead(locate, still_current=lambda: self.item is item)
 
     # ---- steps ----------------------------------------------------------------------------------
     @property

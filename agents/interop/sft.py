@@ -4,7 +4,7 @@ A row: `conversations` [{from: system|human|gpt, value}], `images` [paths: overv
 zooms in call order; `<image>` tokens consume them in order], `sample_index`, `source_name`,
 `ground_truth`, `total_iterations`, `total_tool_calls`. Tool calls are Hermes `<tool_call>` blocks
 in `gpt` turns; tool returns are `human` turns of `<tool_response>` blocks. SpecReview's exports add
-`claims` (the claim checker's results on the row's text, reviewer/exports.py); like any other field
+`claims` (the claim checker's results on the row's text, reviewer/services/exports.py); like any other field
 it is kept on import and written back unchanged.
 
 Import keeps each turn's raw value in its step (`data["raw"]`) and the row's other fields in

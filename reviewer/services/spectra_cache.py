@@ -100,7 +100,7 @@ def file_stamp(path: str | os.PathLike) -> tuple[int, int, int, int, int]:
 
 
 def hash_file(path: str | os.PathLike) -> str:
-    """The file's sha256 (hex), as reviewer.ingest.file_sha256 computes it at ingest."""
+    """The file's sha256 (hex), as reviewer.services.ingest.file_sha256 computes it at ingest."""
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
@@ -164,13 +164,17 @@ def after_the_switch(still_current: Callable[[], bool] = lambda: True) -> bool:
     return still_current()
 
 
-def read_ahead(locate: Callable[[], tuple[str, str | None] | None]) -> Future:
+def read_ahead(locate: Callable[[], tuple[str, str | None] | None],
+               still_current: Callable[[], bool] = lambda: True) -> Future:
     """Find a spectrum file (`locate`: its path and target, or None) and read it into the cache, on a
-    thread of its own (not behind the renders): the next queue item's, so that `n` finds it read."""
+    thread of its own (not behind the renders): the next queue item's, so that `n` finds it read.
+    Dropped, with nothing located or read, once `still_current()` is false: the reviewer has moved
+    on, and the item now on screen has queued its own."""
     def work():
-        after_the_switch()
+        if not after_the_switch(still_current):
+            return None
         found = locate()
-        if found is not None:
+        if found is not None and still_current():
             load_spectrum(*found[:2])
             file_digest(found[0])  # its hash too: opening it then costs a stat, not a read of the file
         return found

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from reviewer.spectra_cache import LockedLRU
+from reviewer.services.spectra_cache import LockedLRU
 
 
 def test_a_key_asked_for_while_it_is_being_made_is_made_once():
@@ -41,3 +41,21 @@ def test_a_failed_make_is_not_cached():
         cache.get("k", broken)
     assert cache.peek("k") == (False, None)
     assert cache.get("k", lambda: 7) == 7
+
+
+def test_a_read_ahead_for_an_item_already_left_is_dropped_unread():
+    """A reviewer pressing n several times queues one read-ahead per item passed: those whose item is
+    no longer on screen find nothing and read nothing (they took seconds of the only reader thread)."""
+    from reviewer.services.spectra_cache import read_ahead
+
+    located = []
+    left = read_ahead(lambda: located.append("left") or ("a.fits", None), still_current=lambda: False)
+    assert left.result(timeout=30) is None and located == []
+
+
+def test_a_read_ahead_for_the_item_on_screen_locates_and_reads(tmp_path):
+    from reviewer.services.spectra_cache import read_ahead
+
+    located = []
+    here = read_ahead(lambda: located.append("here") or None, still_current=lambda: True)
+    assert here.result(timeout=30) is None and located == ["here"]

@@ -7,6 +7,7 @@ import param
 from panel.viewable import Viewer
 
 from reviewer.components.claims_view import ClaimFlags
+from reviewer.review_state import ReviewState
 
 STEP_FLAGS = {
     "wrong_tool_args": "Wrong tool arguments",
@@ -17,7 +18,7 @@ STEP_FLAGS = {
 
 
 class AnnotationForm(Viewer):
-    state = param.Parameter()
+    state = param.ClassSelector(class_=ReviewState)
 
     def __init__(self, **params):
         super().__init__(**params)

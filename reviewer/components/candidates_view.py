@@ -13,6 +13,7 @@ from agents.tools.lines import shown_for
 from reviewer.components.row_table import RowTable
 from reviewer.components.safe_text import escape
 from reviewer.components.spectrum_plot import SpectrumPlot
+from reviewer.review_state import ReviewState
 from reviewer.services.candidates import redshift_candidates, z_from_marked_line
 
 COLUMNS = [{"key": "z", "title": "z", "width": 70}, {"key": "class", "title": "Class", "width": 62},
@@ -20,7 +21,7 @@ COLUMNS = [{"key": "z", "title": "z", "width": 70}, {"key": "class", "title": "C
 
 
 class CandidatesView(Viewer):
-    state = param.Parameter()
+    state = param.ClassSelector(class_=ReviewState)
     plot = param.ClassSelector(class_=SpectrumPlot)
     candidates = param.List(default=[])
 

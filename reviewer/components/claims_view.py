@@ -18,6 +18,7 @@ from panel.viewable import Viewer
 from reviewer.components.button_strip import ButtonStrip, strip_height
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
+from reviewer.review_state import ReviewState
 from reviewer.services.labels import CLAIM_FLAG_DONE, flag_label
 
 VERDICT_MARK = {"supported": "✓", "contradicted": "✗", "unverifiable": "?"}
@@ -70,7 +71,7 @@ class ClaimList(Viewer):
     Always on the page at one height (empty on a step without claims): the step view must not grow
     and shrink from step to step."""
 
-    state = param.Parameter()
+    state = param.ClassSelector(class_=ReviewState)
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -110,7 +111,7 @@ class ClaimFlags(Viewer):
     are the stored results of the item on screen (read once per opened item), the answers this
     reviewer's latest (re-read after each one is saved)."""
 
-    state = param.Parameter()
+    state = param.ClassSelector(class_=ReviewState)
 
     def __init__(self, **params):
         super().__init__(**params)

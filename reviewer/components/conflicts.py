@@ -10,6 +10,7 @@ from reviewer.components.next_tick import refresh_after_labels
 from reviewer.components.row_table import RowTable
 from reviewer.components.safe_text import escape
 from reviewer.components.z_input import ZInput
+from reviewer.review_state import ReviewState
 from reviewer.services.conflicts import conflict_queue, disputed_choices
 from reviewer.services.consensus import describe_label
 from reviewer.services.labels import VERDICT_KINDS, VERIFY_TYPES, LabelRefused
@@ -41,7 +42,7 @@ def comment_given(value: str, typed: str) -> bool:
 
 
 class ConflictQueue(Viewer):
-    state = param.Parameter()
+    state = param.ClassSelector(class_=ReviewState)
     items = param.List(default=[])
     selected = param.Integer(default=None, allow_None=True)
     choices = param.List(default=[],

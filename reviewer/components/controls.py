@@ -19,6 +19,7 @@ import kb
 from agents.spectra import write_csv, write_fits
 from reviewer.components.safe_text import plain_alert
 from reviewer.components.spectrum_plot import ARM_COLOUR_NAMES, SpectrumPlot
+from reviewer.review_state import ReviewState
 
 SAVE_CANVAS_JS = """
 const view = Bokeh.index.find_one(figure) ?? figure.document?.views_manager?.find_one(figure);
@@ -45,7 +46,7 @@ class Controls(Viewer):
     """Drives a SpectrumPlot; the frame and z are the review state's."""
 
     plot = param.ClassSelector(class_=SpectrumPlot)
-    state = param.Parameter()
+    state = param.ClassSelector(class_=ReviewState)
     message = param.String(default="")
 
     def __init__(self, **params):

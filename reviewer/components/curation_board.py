@@ -11,6 +11,7 @@ from panel.viewable import Viewer
 from reviewer.components.next_tick import refresh_after_labels
 from reviewer.components.paged_table import TrajectoryTable
 from reviewer.components.safe_text import escape
+from reviewer.review_state import ReviewState
 from reviewer.services.curation import BOARD_FILTERS, curation_page, curation_status, status_text
 from reviewer.services.labels import CURATION_KINDS
 
@@ -71,7 +72,7 @@ class CurationTable(TrajectoryTable):
 
 
 class CurationBoard(Viewer):
-    state = param.Parameter()
+    state = param.ClassSelector(class_=ReviewState)
 
     def __init__(self, **params):
         super().__init__(**params)

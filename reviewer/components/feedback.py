@@ -8,12 +8,13 @@ from panel.viewable import Viewer
 
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape, plain_alert
+from reviewer.review_state import ReviewState
 from reviewer.services.consensus import describe_label
 from reviewer.services.labels import VERDICT_KINDS
 
 
 class AckView(Viewer):
-    state = param.Parameter()
+    state = param.ClassSelector(class_=ReviewState)
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -34,7 +35,7 @@ class AckView(Viewer):
 
 
 class OthersView(Viewer):
-    state = param.Parameter()
+    state = param.ClassSelector(class_=ReviewState)
 
     def __init__(self, **params):
         super().__init__(**params)

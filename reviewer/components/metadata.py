@@ -10,6 +10,7 @@ from panel.viewable import Viewer
 
 from reviewer.components.panes import TextHTML
 from reviewer.components.styles import STYLESHEETS
+from reviewer.review_state import ReviewState
 from reviewer.services.sky import mjd_to_date, survey_links
 
 FIELDS = [
@@ -61,7 +62,7 @@ def format_value(key: str, value) -> str:
 class MetadataPanel(Viewer):
     """Metadata table (click a value to select it whole), copy-as-JSON and the raw header."""
 
-    state = param.Parameter(doc="the ReviewState whose item is shown")
+    state = param.ClassSelector(class_=ReviewState, doc="the ReviewState whose item is shown")
 
     def __init__(self, **params):
         super().__init__(**params)

@@ -14,6 +14,7 @@ from panel.viewable import Viewer
 
 from reviewer.components.row_table import RowTable
 from reviewer.components.safe_text import escape
+from reviewer.review_state import ReviewState
 
 ROW_HEIGHT_PX = 42  # a row whose object name wraps onto two lines
 
@@ -115,7 +116,7 @@ class PagedTable(Viewer):
 class TrajectoryTable(PagedTable):
     """A paged table of trajectories: a click opens its item, the item on screen has its row selected."""
 
-    state = param.Parameter()
+    state = param.ClassSelector(class_=ReviewState)
     id_key = "trajectory_id"
 
     def open_row(self, row_id: str) -> None:

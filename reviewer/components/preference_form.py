@@ -7,6 +7,7 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
+from reviewer.review_state import ReviewState
 from reviewer.services.sky import mjd_to_date
 
 
@@ -21,7 +22,7 @@ NONE = "(no other trajectory of this task on this spectrum or object)"
 
 
 class PreferenceForm(Viewer):
-    state = param.Parameter()
+    state = param.ClassSelector(class_=ReviewState)
 
     def __init__(self, **params):
         super().__init__(**params)

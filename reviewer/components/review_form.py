@@ -16,6 +16,7 @@ from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.components.styles import STYLESHEETS
 from reviewer.components.z_input import ZInput
+from reviewer.review_state import ReviewState
 from reviewer.services.consensus import describe_label
 from reviewer.services.labels import VERIFY_TYPES
 
@@ -30,7 +31,7 @@ def undo_label(undoable, item) -> str:
 
 
 class ReviewForm(Viewer):
-    state = param.Parameter()
+    state = param.ClassSelector(class_=ReviewState)
 
     def __init__(self, **params):
         super().__init__(**params)

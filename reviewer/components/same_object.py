@@ -10,6 +10,7 @@ from panel.viewable import Viewer
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.components.styles import STYLESHEETS
+from reviewer.review_state import ReviewState
 from reviewer.services.same_object import same_object_rows
 from reviewer.services.sky import mjd_to_date
 
@@ -26,7 +27,7 @@ def _snr(value) -> str:
 
 
 class SameObjectPanel(Viewer):
-    state = param.Parameter(doc="the ReviewState whose item's object is listed")
+    state = param.ClassSelector(class_=ReviewState, doc="the ReviewState whose item's object is listed")
 
     def __init__(self, **params):
         super().__init__(**params)

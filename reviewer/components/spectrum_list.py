@@ -8,10 +8,11 @@ import panel as pn
 import param
 
 from reviewer.components.paged_table import PagedTable
+from reviewer.review_state import ReviewState
 
 
 class SpectrumListView(PagedTable):
-    state = param.Parameter()
+    state = param.ClassSelector(class_=ReviewState)
     search = param.String(default="", doc="free-text filter on id, survey, class and file name")
 
     id_key = "spectrum_id"

@@ -45,6 +45,7 @@ from agents.spectra import arm_ids
 from agents.tools.lines import LINE_KINDS, label_candidates, lines_in_window, stagger_labels
 from agents.tools.model_overlay import template_model
 from agents.tools.smoothing import SMOOTHING_MODES, sigma_in_pixels, smooth_flux
+from reviewer.review_state import ReviewState
 from reviewer.services.overlays import normalised_overlay
 
 LINE_COLOURS = {"emission": "#1f9d55", "absorption": "#c0392b", "sky": "#7f8c8d"}
@@ -140,7 +141,7 @@ class SpectrumPlot(Viewer):
     model_of = param.Dict(default=None, allow_None=True, doc="{class, z}: draw that class's best template at z")
     marked_x = param.Number(default=None, allow_None=True, doc="a shift-clicked wavelength, observed frame (Å)")
     width_px = param.Integer(default=PLOT_WIDTH_PX, doc="the drawn width of the data area, as the browser reports it")
-    state = param.Parameter(default=None, doc="the ReviewState this plot shows (None: driven directly)")
+    state = param.ClassSelector(class_=ReviewState, doc="the ReviewState this plot shows (None: driven directly)")
     status = param.String(default="No spectrum", doc="what is shown, as text")
     history = param.List(default=[], doc="previous x ranges, for 'previous zoom'")
 

@@ -19,6 +19,7 @@ from bokeh.palettes import Category10_10
 from panel.viewable import Viewer
 
 from reviewer.components.safe_text import escape
+from reviewer.review_state import ReviewState
 from reviewer.services import stats, triage
 
 hv.extension("bokeh", logo=False)
@@ -161,7 +162,7 @@ class StatsPanel(Viewer):
     trajectories the triage signals take seconds; the tab answers at once and says it is computing),
     elsewhere (tests, notebooks) before `refresh` returns. A new target reuses the last signals."""
 
-    state = param.Parameter()
+    state = param.ClassSelector(class_=ReviewState)
 
     def __init__(self, **params):
         super().__init__(**params)

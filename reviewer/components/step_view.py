@@ -14,6 +14,7 @@ from reviewer.components.claims_view import ClaimList, highlighted_text
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape, markdown_to_safe_html
 from reviewer.components.styles import STYLESHEETS
+from reviewer.review_state import ReviewState
 from reviewer.services.renders import cached_step, owner_of_render, step_marks, step_render
 from reviewer.services.spectra_cache import prefetch
 
@@ -86,7 +87,7 @@ class StepView(Viewer):
     """The current step's text and auditor verdict badges, with its zoom render beside them (so the
     render, the text and the main plot are on screen together). Bound to the review state."""
 
-    state = param.Parameter()
+    state = param.ClassSelector(class_=ReviewState)
     image_height = param.Integer(default=220)
     as_the_agent_saw = param.Boolean(default=False, doc="the render exactly as the agent saw it (its stored "
                                      "image where there is one), without the lines SpecReview marks on it")

@@ -13,6 +13,7 @@ from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.components.step_player import StepPlayer
 from reviewer.components.step_view import step_html
+from reviewer.review_state import ReviewState
 from reviewer.services.claims import counts_text
 from reviewer.services.step_stages import stage_groups
 
@@ -44,7 +45,7 @@ def trajectory_summary(traj, claims=()) -> str:
 class StepStrip(Viewer):
     """One small button per step (its number and kind); the current one is highlighted."""
 
-    state = param.Parameter()
+    state = param.ClassSelector(class_=ReviewState)
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -79,7 +80,7 @@ class StepStrip(Viewer):
 
 
 class TrajectoryPlayer(Viewer):
-    state = param.Parameter()
+    state = param.ClassSelector(class_=ReviewState)
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -120,7 +121,7 @@ class TrajectoryPlayer(Viewer):
 class Transcript(Viewer):
     """The whole trajectory as one scrolling page, built only when its tab is opened."""
 
-    state = param.Parameter()
+    state = param.ClassSelector(class_=ReviewState)
 
     def __init__(self, **params):
         super().__init__(**params)

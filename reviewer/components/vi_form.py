@@ -12,6 +12,7 @@ from panel.viewable import Viewer
 
 import kb
 from reviewer.components.z_input import ZInput
+from reviewer.review_state import ReviewState
 from reviewer.services.candidates import finite_or_none
 
 SPECTYPES = ("STAR", "GALAXY", "QSO")
@@ -36,7 +37,7 @@ class VIForm(Viewer):
     z = param.Number(default=None, allow_None=True)
     spectype = param.Selector(default=None, objects=[None, "STAR", "GALAXY", "QSO"], allow_None=True)
     comment = param.String(default="")
-    state = param.Parameter()
+    state = param.ClassSelector(class_=ReviewState)
 
     def __init__(self, **params):
         super().__init__(**params)

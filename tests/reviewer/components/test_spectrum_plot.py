@@ -91,11 +91,17 @@ def test_one_label_per_wavelength_major_lines_first():
 
 
 def test_agent_zoom_is_shaded_and_follows_the_frame(synthetic_spectrum):
+    """The agent's zoom (observed wavelengths) is shaded where those pixels are drawn: in the rest frame
+    at 1/(1+z) of them, and back when the frame is observed again."""
     plot = SpectrumPlot(spectrum=synthetic_spectrum, z=0.0)
     pn.panel(plot).get_root(Document())
     assert plot.shaded_span() is None
     plot.shaded_ranges = [(6500.0, 6600.0)]
     assert plot.shaded_span() == (6500.0, 6600.0)
+    plot.param.update(z=0.25, rest_frame=True)
+    assert plot.shaded_span() == pytest.approx((6500.0 / 1.25, 6600.0 / 1.25))
+    plot.rest_frame = False
+    assert plot.shaded_span() == pytest.approx((6500.0, 6600.0))
     plot.shaded_ranges = []
     assert plot.shaded_span() is None
 

@@ -14,6 +14,12 @@ X_RANGE_JS = "() => {" + MODELS + """
   return ranges.length ? [ranges[0].start, ranges[0].end] : null;
 }"""
 
+# a column of one of the plot's sources by member name ('flux', 'sky', 'labels', ...), as a plain array
+SOURCE_COLUMN_JS = "([member, column]) => {" + MODELS + """
+  const m = models.find(m => m.type === 'ColumnDataSource' && m.name === 'spectrum-' + member);
+  return m && m.data[column] ? Array.from(m.data[column]) : null;
+}"""
+
 # the agent-zoom shading: [left, right] or null when hidden
 SHADE_JS = "() => {" + MODELS + """
   const box = models.find(m => m.type === 'BoxAnnotation' && m.name === 'agent-zoom');

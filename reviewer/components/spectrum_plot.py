@@ -164,7 +164,8 @@ class SpectrumPlot(Viewer):
 
     # ---- the figure ---------------------------------------------------------------------------
     def _build_figure(self, height: int):
-        self.sources = {name: ColumnDataSource(data=self._empty(name)) for name in MEMBERS}
+        # named, so that a browser test finds each member's data in the page
+        self.sources = {name: ColumnDataSource(data=self._empty(name), name=f"spectrum-{name}") for name in MEMBERS}
         self.x_axis_range, self.y_axis_range = Range1d(0, 1), Range1d(0, 1)
         fig = figure(x_range=self.x_axis_range, y_range=self.y_axis_range, height=height, sizing_mode="stretch_width",
                      tools="xbox_zoom,xpan,xwheel_zoom,reset", active_drag="xbox_zoom", toolbar_location="above",

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from bokeh_probe import X_RANGE_JS
+from bokeh_probe import SOURCE_COLUMN_JS, X_RANGE_JS
 from browser import open_tab
 from playwright.sync_api import expect
 
@@ -38,9 +38,21 @@ def test_viewer_select_zoom_smooth_lines(served_app, page, artifacts):
     assert after != before and after == [6400, 6700]
     expect(page.locator(".sr-status")).to_contain_text("6400.0")
 
+    # Gaussian smoothing: the drawn flux changes and its pixel-to-pixel wiggle (total variation) drops
+    wiggle = ("(flux) => { let s = 0, n = 0; for (let i = 1; i < flux.length; i++) {"
+              " const d = flux[i] - flux[i - 1]; if (Number.isFinite(d)) { s += Math.abs(d); n++; } } return s / n; }")
+    flux_js = f"() => ({SOURCE_COLUMN_JS})(['flux', 'flux'])"
+    raw = page.evaluate(f"({wiggle})(({flux_js})())")
     page.click(".sr-smoothing button:has-text('gaussian')")
+    page.wait_for_function(f"({wiggle})(({flux_js})()) < 0.7 * {raw}", timeout=20_000)
+    # sky lines: none in 6400-6700 Å; with the window widened, the night-sky lines are marked
+    assert page.evaluate(f"({SOURCE_COLUMN_JS})(['sky', 'x'])") == []
     page.click(".sr-lines button:has-text('sky')")
-    page.wait_for_timeout(500)
+    page.fill(".sr-wave-min input", "5500")
+    page.click(".sr-apply button")
+    page.wait_for_function(f"(({SOURCE_COLUMN_JS})(['sky', 'x']) || []).length >= 3", timeout=20_000)
+    sky = page.evaluate(f"({SOURCE_COLUMN_JS})(['sky', 'x'])")
+    assert any(abs(x - 5577.3) < 1 for x in sky) and any(abs(x - 6300.3) < 1 for x in sky)
     page.screenshot(path=str(artifacts / "viewer.png"), full_page=False)
     assert page.console_errors == []
     assert "Traceback" not in served_app.log_text()

@@ -31,7 +31,9 @@ def test_csp_blocks_injected_inline_handlers_and_keeps_the_app_working(served_ap
     script_src = next(d for d in policy.split(";") if d.strip().startswith("script-src"))
     assert "'nonce-" in script_src and "'unsafe-inline'" not in script_src
     assert "object-src 'none'" in policy
-    page.wait_for_timeout(1000)
+    # every model of the page rendered (BokehJS's own idle signal) and the page's load event passed
+    page.wait_for_function("document.readyState === 'complete' && Bokeh.documents.every(d => d.is_idle)",
+                           timeout=60_000)
     assert page.evaluate("window.__csp") == []  # the app's own scripts all run
     assert page.console_errors == []
 
@@ -54,7 +56,7 @@ def test_csp_blocks_injected_inline_handlers_and_keeps_the_app_working(served_ap
     page.evaluate("""document.body.insertAdjacentHTML('beforeend',
                      '<a id="pwn-link" href="javascript:window.__pwn=2">x</a>')""")
     page.evaluate("document.getElementById('pwn-link').click()")
-    page.wait_for_timeout(500)
+    page.wait_for_function("window.__csp.some(v => v.sample.includes('window.__pwn=2'))", timeout=10_000)
     assert page.evaluate("window.__pwn") is None
     assert page.evaluate(f"({X_RANGE_JS})()") is not None  # the plot is still there
 

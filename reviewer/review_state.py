@@ -223,7 +223,7 @@ class ReviewState(param.Parameterized):
             record = store.spectra.get_spectrum(summary["spectrum_id"]) if summary else None
             return (record["source_path"], record.get("target")) if record else None
 
-        return read_ahead(locate, still_current=lambda: self.item is item)
+        return read_ahead(locate, still_current=lambda: self.item is item and store.is_open)
 
     # ---- steps ----------------------------------------------------------------------------------
     @property

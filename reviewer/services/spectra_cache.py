@@ -169,11 +169,17 @@ def read_ahead(locate: Callable[[], tuple[str, str | None] | None],
     """Find a spectrum file (`locate`: its path and target, or None) and read it into the cache, on a
     thread of its own (not behind the renders): the next queue item's, so that `n` finds it read.
     Dropped, with nothing located or read, once `still_current()` is false: the reviewer has moved
-    on, and the item now on screen has queued its own."""
+    on, and the item now on screen has queued its own, or the store it reads was closed (a closing
+    store interrupts the queries running on it: that failure is the drop, not an error)."""
     def work():
         if not after_the_switch(still_current):
             return None
-        found = locate()
+        try:
+            found = locate()
+        except Exception:
+            if not still_current():
+                return None
+            raise
         if found is not None and still_current():
             load_spectrum(*found[:2])
             file_digest(found[0])  # its hash too: opening it then costs a stat, not a read of the file

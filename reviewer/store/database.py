@@ -60,6 +60,10 @@ class Database:
         """Close the process's connection to this file: every Store on the same file closes with it."""
         release(self._shared)
 
+    @property
+    def is_open(self) -> bool:
+        return not self._shared.closed
+
     def __repr__(self) -> str:
         return f"Database({str(self.path) if self.path else ':memory:'!r})"
 

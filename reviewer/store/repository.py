@@ -75,6 +75,11 @@ class Store:
         """Close the process's connection to this file: every Store on the same file closes with it."""
         self.db.close()
 
+    @property
+    def is_open(self) -> bool:
+        """Whether statements can still run (false once this file's connection was closed)."""
+        return self.db.is_open
+
     @staticmethod
     def close_all() -> None:
         close_all()

@@ -59,3 +59,31 @@ def test_a_read_ahead_for_the_item_on_screen_locates_and_reads(tmp_path):
     located = []
     here = read_ahead(lambda: located.append("here") or None, still_current=lambda: True)
     assert here.result(timeout=30) is None and located == ["here"]
+
+
+def test_a_read_ahead_whose_store_closes_under_it_is_dropped_not_reported(tmp_path, caplog):
+    """Closing a store interrupts the queries running on it: a read-ahead caught that way has become
+    stale, and ends with nothing instead of a warning ("Connection already closed" in every test log)."""
+    from reviewer.services.spectra_cache import read_ahead
+    from reviewer.store import Store
+
+    store = Store(tmp_path / "closing.duckdb")
+
+    def locate():
+        store.close()
+        return store.spectra.get_spectrum("any")
+
+    with caplog.at_level("WARNING"):
+        assert read_ahead(locate, still_current=lambda: store.is_open).result(timeout=30) is None
+    assert not store.is_open and "read-ahead failed" not in caplog.text
+
+
+def test_a_read_ahead_that_fails_while_current_is_reported(caplog):
+    from reviewer.services.spectra_cache import read_ahead
+
+    def locate():
+        raise OSError("disk gone")
+
+    future = read_ahead(locate, still_current=lambda: True)
+    with pytest.raises(OSError):
+        future.result(timeout=30)

@@ -3,7 +3,7 @@ same database object; callers name the repository (nothing is forwarded from Sto
 from reviewer.store import Store
 from reviewer.store.database import Database
 
-LIFECYCLE = {"close", "close_all", "db", "path", "probe", "schema_version", "transaction"}
+LIFECYCLE = {"close", "close_all", "db", "is_open", "path", "probe", "schema_version", "transaction"}
 REPOSITORIES = {"claims", "images", "labels", "objects", "queue", "reviews", "sessions", "spectra", "trajectories", "triage",
                 "verdict_state"}
 

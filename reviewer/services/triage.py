@@ -306,20 +306,25 @@ def current_signals(store, task: str | None = None) -> pd.DataFrame:
     are computed in full rather than read with trajectories missing."""
     for _ in range(STORE_TRIES):
         stale = store.triage.stale_signal_spectra()
-        if not stale:
-            break
-        items = store.triage.triage_items(spectrum_ids=stale)
-        missing = [r["trajectory_id"] for r in items
-                   if r["agent_name"] == "vet" and _recorded_margin(r["margin"], r["answer"]) is None]
-        fresh = signals_frame(items, store.triage.recorded_measurements(missing) if missing else {})
-        hashes = {r["trajectory_id"]: r["inputs_hash"] for r in items}
-        records = fresh.reset_index().to_dict("records")
-        store.triage.put_signals(stale, [{**{c: _plain(r[c]) for c in SIGNAL_COLUMNS}, "trajectory_id": r["trajectory_id"],
-                                          "inputs_hash": hashes[r["trajectory_id"]]} for r in records])
+        if stale:
+            items = store.triage.triage_items(spectrum_ids=stale)
+            missing = [r["trajectory_id"] for r in items
+                       if r["agent_name"] == "vet" and _recorded_margin(r["margin"], r["answer"]) is None]
+            fresh = signals_frame(items, store.triage.recorded_measurements(missing) if missing else {})
+            hashes = {r["trajectory_id"]: r["inputs_hash"] for r in items}
+            records = fresh.reset_index().to_dict("records")
+            store.triage.put_signals(stale, [{**{c: _plain(r[c]) for c in SIGNAL_COLUMNS},
+                                              "trajectory_id": r["trajectory_id"],
+                                              "inputs_hash": hashes[r["trajectory_id"]]} for r in records])
+        # the rows and the staleness check read in one snapshot: a write (or another reader's refill)
+        # between two separate reads could leave rows missing from a read that then looked current
+        with store.transaction():
+            frame = store.triage.cached_signals(task)
+            if not store.triage.stale_signal_spectra():
+                break
     else:
-        if store.triage.stale_signal_spectra():
-            return compute_signals(store, task)
-    frame = store.triage.cached_signals(task).set_index("trajectory_id")
+        return compute_signals(store, task)
+    frame = frame.set_index("trajectory_id")
     frame["seen"] = 1.0 - 0.5 ** frame["n_reviewers"].to_numpy(float)
     frame["margin"] = frame["margin"].astype(object).where(frame["margin"].notna(), None)
     return frame[["task", "agent", "spectrum_id", "answer", "n_reviewers", "n_contradicted", "margin", "credibility",

@@ -410,6 +410,11 @@ class _HTTPServer(ThreadingHTTPServer):
         with self._slots:
             self._running -= 1
 
+    def load(self) -> tuple[int, int]:
+        """(connections waiting for their request, commands running) at this instant."""
+        with self._slots:
+            return len(self._waiting), self._running
+
     def service_actions(self) -> None:
         """Between polls of serve_forever (every 0.5 s): cut off the connections past their deadline."""
         super().service_actions()
@@ -470,6 +475,10 @@ class CommandEndpoint:
         self.httpd.shutdown()
         self.httpd.server_close()
         pin(self.db, False)
+
+    def load(self) -> tuple[int, int]:
+        """(connections waiting for their request, commands running): what the bounds count."""
+        return self.httpd.load()
 
     def __enter__(self):
         return self.start()

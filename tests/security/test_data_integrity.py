@@ -151,6 +151,23 @@ def test_vet_verify_and_claims_refuse_a_changed_file_by_name(tmp_path, capsys):
     assert trajectories_on(changed["spectrum_id"]) == on_changed
 
 
+def test_a_file_changed_within_the_racy_window_is_hashed_each_time(tmp_path, monkeypatch):
+    """A stat taken in the same clock tick as a write may not show it (git's "racily clean"): a file
+    changed less than RACY_S ago is never trusted by its stat."""
+    from reviewer.services import spectra_cache
+
+    path = tmp_path / CHANGED
+    shutil.copy2(DEMO / CHANGED, path)  # its ctime is now
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    hashed = []
+    real = spectra_cache.hash_file
+    monkeypatch.setattr(spectra_cache, "hash_file", lambda p: hashed.append(p) or real(p))
+    monkeypatch.setattr(spectra_cache, "RACY_S", 3600.0)  # "just now", however slow this machine is
+    for _ in range(3):
+        spectra_cache.check_unchanged(str(path), sha)
+    assert len(hashed) == 3
+
+
 def test_the_hash_is_computed_once_per_file_state(tmp_path, monkeypatch):
     """The hash is kept by (path, size, mtime, ctime, inode): opening an item again pays a stat; any
     change of the file's stat (an edit, even with its mtime put back) hashes it again."""
@@ -160,7 +177,9 @@ def test_the_hash_is_computed_once_per_file_state(tmp_path, monkeypatch):
     shutil.copy2(DEMO / CHANGED, path)
     old = time.time_ns() - 3600 * 10**9
     os.utime(path, ns=(old, old))  # written long ago
-    time.sleep(2.2)  # and its ctime 2 s old: a file changed this instant is hashed each time (racily clean)
+    # its ctime is now: a file changed within RACY_S is hashed each time (racily clean, the test above);
+    # this test is about the cache, so that window is closed rather than waited out
+    monkeypatch.setattr(spectra_cache, "RACY_S", 0.0)
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     hashed = []
     real = spectra_cache.hash_file

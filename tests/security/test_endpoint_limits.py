@@ -70,6 +70,16 @@ def closed_within(sock: socket.socket, limit: float) -> float:
     return time.monotonic() - start
 
 
+def wait_for(condition, what, limit: float = 15) -> None:
+    """Poll `condition` until it holds; fail after `limit` s naming `what` (a string, or a callable
+    giving one then: the state at the deadline)."""
+    deadline = time.monotonic() + limit
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"not within {limit} s: {what() if callable(what) else what}")
+        time.sleep(0.02)
+
+
 def run_command(port: int, token: str) -> tuple[int, list[dict]]:
     import http.client
 
@@ -116,7 +126,7 @@ def test_a_client_that_trickles_its_request_is_cut_off_at_the_deadline(endpoint)
 def test_waiting_connections_are_bounded_and_their_threads_come_back(endpoint):
     baseline = threading.active_count()
     idle = [connect(endpoint.port) for _ in range(4)]  # MAX_WAITING in this test
-    time.sleep(0.3)
+    wait_for(lambda: endpoint.load()[0] == 4, "the endpoint accepted the 4 idle connections")
     extra = [connect(endpoint.port) for _ in range(6)]
     try:
         for sock in extra:  # answered at once, not held
@@ -131,10 +141,7 @@ def test_waiting_connections_are_bounded_and_their_threads_come_back(endpoint):
         assert threading.active_count() <= baseline + 4 + 2
         for sock in idle:
             closed_within(sock, 15)
-        deadline = time.monotonic() + 10
-        while threading.active_count() > baseline and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert threading.active_count() <= baseline
+        wait_for(lambda: threading.active_count() <= baseline, "the endpoint's threads came back", 10)
         status, frames = run_command(endpoint.port, endpoint.token)  # the slots are free again
         assert status == 200 and frames[-1] == {"exit": 0}
     finally:
@@ -157,7 +164,7 @@ def test_a_running_command_does_not_take_a_waiting_slot(endpoint):
                for _ in range(6)]
     for client in clients:
         client.start()
-    time.sleep(1.0)
+    wait_for(lambda: endpoint.load() == (0, 6), "6 commands running, none waiting")
     endpoint.runner = lambda payload, emit: 0
     try:
         assert run_command(endpoint.port, endpoint.token)[0] == 200
@@ -178,9 +185,7 @@ def test_an_app_started_on_a_locked_database_serves_commands_once_it_opens_it(tm
     try:
         assert holder.stdout.readline().strip() == "held"
         app = ServedApp(db, tmp_path / "app.log")
-        deadline = time.monotonic() + 60
-        while "locked" not in app.log_text() and time.monotonic() < deadline:
-            time.sleep(0.2)
+        wait_for(lambda: "locked" in app.log_text(), "the app logged the locked database", 60)
         log = app.log_text()
         assert "specreview commands" in log and "once" in log, log  # why the endpoint is not there yet
         assert str(tmp_path) not in log and sys.executable not in log
@@ -188,10 +193,7 @@ def test_an_app_started_on_a_locked_database_serves_commands_once_it_opens_it(tm
         holder.stdin.close()
         holder.wait(timeout=30)
         assert requests.get(app.url, timeout=180).status_code == 200  # the page opens the database
-        deadline = time.monotonic() + 30
-        while not endpoint_path(db).exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert endpoint_path(db).exists(), app.log_text()
+        wait_for(lambda: endpoint_path(db).exists(), lambda: f"the endpoint file; log: {app.log_text()}", 30)
         done = subprocess.run([sys.executable, "-m", "reviewer.cli", "session", "list", "--db", str(db)],
                               capture_output=True, text=True, timeout=180, cwd=tmp_path, env=ENV)
         assert done.returncode == 0, done.stderr

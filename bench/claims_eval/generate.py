@@ -1,6 +1,10 @@
 """Generate the claim-checker evaluation set (issue 20, item 3) from measured facts of real spectra.
 
     .venv/bin/python bench/claims_eval/generate.py [--out bench/claims_eval/claims_eval.jsonl]
+        [--phrasings bench/claims_eval/phrasings.yaml]
+
+`--phrasings` takes another template file of the same structure (`names:` and `templates:`), e.g.
+phrasings_blind.yaml, written without reading the extractor, for claims_eval_blind.jsonl.
 
 For every readable spectrum of the shared corpus (shared/data/spectra/MANIFEST.csv) the lines that
 its class can show are measured here, with code of this file only (not the checker's): a straight
@@ -347,12 +351,14 @@ def spectrum_rows(row: dict, spec, phr: dict) -> list[dict]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--phrasings", type=Path, default=HERE / "phrasings.yaml",
+                    help="template file (names: and templates:)")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     base = spectra_dir()
     if base is None:
         sys.exit("shared/data/spectra not found (set SPECREVIEW_SHARED_DATA)")
-    phr = yaml.safe_load((HERE / "phrasings.yaml").read_text(encoding="utf-8"))
+    phr = yaml.safe_load(args.phrasings.read_text(encoding="utf-8"))
     rows = []
     for row in manifest_rows():
         path, _, target = row["file"].partition("#")

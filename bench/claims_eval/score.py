@@ -1,6 +1,9 @@
 """Score the claim checker on the generated evaluation set (bench/claims_eval/claims_eval.jsonl).
 
-    .venv/bin/python bench/claims_eval/score.py [--subset all|dev|holdout] [--misses N] [--markdown]
+    .venv/bin/python bench/claims_eval/score.py [--set PATH] [--subset all|dev|holdout] [--misses N] [--markdown]
+
+`--set` takes another generated set, e.g. claims_eval_blind.jsonl (from phrasings_blind.yaml, written
+without reading the extractor; all of it held out: score it without --misses).
 
 Each sentence is checked with agents.claims.check_text against its spectrum, in a context that
 holds the pipeline z for galaxies and QSOs and no z for stars (with the pipeline class STAR). A

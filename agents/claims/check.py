@@ -217,6 +217,10 @@ def _judge_line(claim: Claim, st: dict) -> tuple[str, str]:
         other = {"emission": "absorption", "absorption": "emission"}.get(kind)
         if claim.strength == "strong" and invisible:
             return "contradicted", f"no visible line, let alone a strong one: {ew}"
+        if seen and other and st[f"strong_{other}"] and not st[f"strong_{kind}"]:
+            # the line's net sense is the other one, strongly: a dip beside an emission peak (or a
+            # bump in a trough) is not the feature the claim names
+            return "contradicted", f"strong {other}, not {kind}: {ew}"
         if seen:
             return "supported", ew
         if st["flat"]:

@@ -26,15 +26,20 @@ from agents.claims.types import COMPARISON, FEATURE, MEASURE, QUANTITY, Claim
 
 NUM = r"[-+−]?\d+(?:\.\d+)?"
 APPROX = r"~|≈|≃|∼|about|approximately|approx\.?|roughly|around|nearly|close to|of order|some|an estimated"
-LT = r"<|≤|less than|below|under|at most|no more than|smaller than"
-GT = r">|≥|more than|above|over|at least|exceeds?|exceeding|greater than|larger than"
+# bounds as reports phrase them; a negated bound is the other bound ("does not exceed" is at most,
+# "no less than" at least), listed before the plain words that it contains
+LT = (r"<|≤|less than|below|under|at most|no more than|smaller than|lower than|up to|"
+      r"(?:does|do|did)\s+not\s+exceed|not\s+exceeding|(?:is\s+|are\s+)?not\s+(?:more|greater|larger)\s+than|"
+      r"no\s+(?:greater|larger)\s+than|(?:stays?|remains?|keeps?)\s+(?:below|under|beneath)")
+GT = (r">|≥|more than|above|over|at least|exceeds?|exceeding|greater than|larger than|in\s+excess\s+of|"
+      r"(?:no|not)\s+(?:less|smaller|lower)\s+than|upwards\s+of|higher\s+than")
 UNIT = r"Å|Angstroms?|angstroms?|Ang\b|A\b|nm|mÅ|km\s*/\s*s|km\s*s\^?-1|km\s*s⁻¹|per\s*cent|%"
 VALUE = re.compile(
     rf"\s*(?:(?:is|are|of|=|:|at|equals?|measures?|measured|reaches|reaching|with|only|just|a|an|value|its|the|"
-    rf"lies|lie|falls?|sits?|comes|amounts\s+to|in\s+the\s+range(?:\s+of)?|range|within|"
-    rf"I\s+(?:get|find|measure|obtain))\b\s*|[=:]\s*)*"
-    rf"(?P<between>between\s+|from\s+)?(?P<mod>{APPROX}|near|{LT}|{GT})?\s*(?P<num>{NUM})"
-    rf"(?:\s*(?:Å|A\b|Angstroms?)?\s*(?:-|–|to|(?(between)and))\s*(?P<num2>{NUM}))?"
+    rf"lies|lie|falls?|sits?|comes|out|amounts\s+to|in\s+the\s+range(?:\s+of)?|range|within|somewhere|"
+    rf"found|constrained\s+to|(?:in\s+)?(?:the\s+)?interval|I\s+(?:get|find|measure|obtain))\b\s*|[=:]\s*)*"
+    rf"(?P<between>between\s+|from\s+)?(?P<bracket>\[\s*)?(?P<mod>{LT}|{GT}|{APPROX}|near)?\s*(?P<num>{NUM})"
+    rf"(?:\s*(?:Å|A\b|Angstroms?)?\s*(?:-|–|to|(?(between)and|(?!))|(?(bracket),|(?!)))\s*(?P<num2>{NUM})\s*\]?)?"
     rf"(?:\s*(?:±|\+/-)\s*{NUM})?\s*(?P<unit>{UNIT})?", re.IGNORECASE)
 # the same number written before the quantity: "a 20 Å equivalent width", "exceeds 8 Å in equivalent width"
 VALUE_BEFORE = re.compile(
@@ -48,6 +53,8 @@ OF_LINE = re.compile(r"\s+(?:of|for|in|on)\s+(?:the\s+)?(?:(?:broad|narrow|stron
 AND_LINE = re.compile(r"\s*(?:and|&|,)\s+(?:the\s+|of\s+)?", re.IGNORECASE)
 LINE_TAIL = re.compile(r"(?:\s+(?:line|feature|emission|absorption|doublet|triplet|profile|component))*"
                        r"(?:\s*['’]s)?", re.IGNORECASE)
+FOR_LINE = re.compile(r"\s+(?:for|in|of|at)\s+(?:the\s+)?", re.IGNORECASE)
+RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
 PAIR_VALUES = re.compile(rf"\s*(?:and|,|&)\s*(?:(?P<mod>{APPROX})\s*)?(?P<num>{NUM})\s*(?P<unit>{UNIT})?",
                          re.IGNORECASE)
 KEYWORDS = [
@@ -59,12 +66,15 @@ KEYWORDS = [
     ("velocity", re.compile(r"(?:radial|line-of-sight)?\s*velocit(?:y|ies)|(?:blue|red)shifted by|offset of",
                             re.IGNORECASE)),
 ]
+ITS = re.compile(r"\b(?:its|their)\b", re.IGNORECASE)
 WHOLE_SNR = re.compile(r"\b(?:median|overall|global)\s+$", re.IGNORECASE)
 SNR_PLACE = re.compile(r"\s*(?:per\s+pixel\s*)?"
                        r"(?:(?:near|around|at|in|about)\s*~?\d{4}(?:\.\d+)?\s*(?:Å|A\b|Angstroms?))")
 REDSHIFT = re.compile(rf"(?:\bz\s*(?:=|≈|~|≃|∼)\s*|"
                       rf"\bredshift\s+(?:of\s+|is\s+|=\s*|at\s+|z\s*=\s*)*(?:(?P<mod>{APPROX})\s*)?)"
                       rf"(?P<num>\d+\.\d+(?:e[-+]?\d+)?|0)(?!\s*(?:km|Å|A\b|nm))", re.IGNORECASE)
+ORDER_WORD = re.compile(r"(?P<more>\b(?:larger|greater|bigger|higher|stronger)\b|>|≥|\bexceeds?\b)|"
+                        r"(?P<less>\b(?:smaller|lower|weaker|less)\b|<|≤)", re.IGNORECASE)
 COMPARE = re.compile(r"\b(deeper|shallower|stronger|weaker|broader|narrower|wider|more prominent|less prominent)"
                      r"\s+than\b", re.IGNORECASE)
 POSITION = re.compile(rf"\b(?:at|near|around|centred at|centered at|centred on|centered on|located at|peaking at|"
@@ -204,6 +214,15 @@ def _nearest(mentions: list[Mention], pos: int, lo: int, hi: int) -> Mention | N
     return after[0] if after else None
 
 
+def _antecedent(text: str, mentions: list[Mention], lo: int) -> Mention | None:
+    """The line an "its" at the start of a clause refers to: the last one named before the clause,
+    in the same sentence (clauses are also cut at ';')."""
+    before = [m for m in mentions if m.end <= lo]
+    if not before or re.search(r"[.!?](?!\d)|\n", text[before[-1].end:lo]):
+        return None
+    return before[-1]
+
+
 def _wave_value(num: str, unit: str) -> float:
     return float((_number(num) * parse_unit(unit)).to_value(u.AA))
 
@@ -240,6 +259,7 @@ def extract_claims(text: str) -> list[Claim]:
         if not (found or CRITERION.search(clause) or PLAN.search(clause)):
             _redshifts(b, lo, hi)
             _quantities(b, mentions, lo, hi)
+            _ew_order(b, mentions, lo, hi)
             _comparisons(b, mentions, lo, hi)
             _features(b, mentions, lo, hi)
         skip = _rejected_spans(text, lo, hi)
@@ -345,7 +365,8 @@ def _quantities(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
                     v = before
             if v is None:
                 continue
-            unit = v.group("unit")
+            pairs = _pairs(b, mentions, named, k, v, lo, hi) if qty in ("ew", "fwhm", "depth") else None
+            unit = v.group("unit") or (pairs[1][1].group("unit") if pairs else None)  # "20 and 5 Å"
             if (qty in ("ew", "fwhm") and unit is None) or (qty == "velocity" and unit is None):
                 continue
             if qty == "snr" and unit is not None:
@@ -353,19 +374,20 @@ def _quantities(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
             if qty == "ratio" and unit is not None and not unit.strip().startswith("%"):
                 continue
             sent = b.text[lo:hi]
-            if len(named) == 2 and qty != "ratio":  # "the EWs of A and B are 20 and 5 Å": one value each
-                second = PAIR_VALUES.match(b.text, v.end(), hi)
-                if second is not None:
-                    first_hedged = _value(v)[2]
-                    for m, val, u_ in ((named[0], v, unit), (named[1], second, second.group("unit") or unit)):
-                        value, relation, hedged, dec, spread = _value(val)
-                        hedged = hedged or first_hedged  # "about 3 Å and 5 Å": both are eyeballed
-                        b.add(b.span(QUANTITY, min(m.start, k.start()), val.end(), quantity=qty, lines=list(m.names), value=value,
-                                     relation=relation, unit=u_.strip() if u_ else None, hedged=hedged,
-                                     decimals=dec, spread=spread, line_kind=_kind(sent), frame=_frame(sent)))
-                    continue
+            if pairs:  # one value each: "the EWs of A and B are 20 and 5 Å", "... respectively"
+                first_hedged = _value(v)[2]
+                for m, val in pairs:
+                    u_ = val.group("unit") or unit
+                    value, relation, hedged, dec, spread = _value(val)
+                    hedged = hedged or first_hedged  # "about 3 Å and 5 Å": both are eyeballed
+                    b.add(b.span(QUANTITY, min(m.start, k.start(), val.start()), max(val.end(), m.end), quantity=qty,
+                                 lines=list(m.names), value=value, relation=relation, unit=u_.strip() if u_ else None,
+                                 hedged=hedged, decimals=dec, spread=spread, line_kind=_kind(sent), frame=_frame(sent)))
+                continue
             value, relation, hedged, dec, spread = _value(v)
             line = named[0] if named else _nearest(mentions, k.start(), lo, hi)
+            if line is None and ITS.search(b.text, lo, k.start()):
+                line = _antecedent(b.text, mentions, lo)
             lines = list(line.names) if line else []
             if qty == "ratio":
                 pair = [m for m in mentions if lo <= m.start and m.end <= hi and m.what != "band"][:2]
@@ -386,6 +408,33 @@ def _quantities(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
                          line_kind=_kind(sent), frame=_frame(sent)))
 
 
+def _pairs(b: _Builder, mentions: list[Mention], named: list[Mention], k: re.Match, v: re.Match, lo: int,
+           hi: int) -> list[tuple[Mention, re.Match]] | None:
+    """Two lines with a value each, in the three orders reports use: "the EWs of A and B are a and
+    b Å"; "EW ~ a Å for A and ~ b Å for B"; "A and B have EWs of a and b Å, respectively"."""
+    second = PAIR_VALUES.match(b.text, v.end(), hi)
+    if len(named) == 2:
+        return [(named[0], v), (named[1], second)] if second else None
+    if named:
+        return None
+    first = _line_right_after(b, mentions, v.end(), hi)
+    if first is not None:
+        second = PAIR_VALUES.match(b.text, LINE_TAIL.match(b.text, first.end, hi).end(), hi)
+        other = _line_right_after(b, mentions, second.end(), hi) if second else None
+        return [(first, v), (other, second)] if other else None
+    before = [m for m in mentions if lo <= m.start and m.end <= k.start()]
+    if second and len(before) >= 2 and RESPECTIVELY.search(b.text, second.end(), hi) and \
+            AND_LINE.fullmatch(b.text, LINE_TAIL.match(b.text, before[-2].end, hi).end(), before[-1].start):
+        return [(before[-2], v), (before[-1], second)]
+    return None
+
+
+def _line_right_after(b: _Builder, mentions: list[Mention], pos: int, hi: int) -> Mention | None:
+    """The line a value is given for: "... 13 Å for H-delta"."""
+    nxt = next((m for m in mentions if pos < m.start <= pos + 24 and m.end <= hi), None)
+    return nxt if nxt is not None and FOR_LINE.fullmatch(b.text, pos, nxt.start) else None
+
+
 def _comparisons(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
     for m in COMPARE.finditer(b.text, lo, hi):
         first = _nearest([x for x in mentions if x.end <= m.start()], m.start(), lo, hi)
@@ -398,6 +447,26 @@ def _comparisons(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None
         relation = "<" if word in ("shallower", "weaker", "narrower", "less prominent") else ">"
         b.add(b.span(COMPARISON, first.start, second.end, lines=[first.names[0], second.names[0]], quantity=qty,
                      relation=relation, line_kind=_kind(b.text[lo:hi])))
+
+
+def _ew_order(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
+    """The order of two lines' equivalent widths with no number: "EW(A) > EW(B)", "A has the larger
+    equivalent width and B the smaller", "the EW of A exceeds that of B". The first line named is the
+    subject of the first comparative; a comparative before both lines ("the larger EW is A's") is
+    not read (it could go either way)."""
+    if not KEYWORDS[0][1].search(b.text, lo, hi):
+        return
+    lines = [m for m in mentions if lo <= m.start and m.end <= hi and m.what != "band" and b.free(m.start, m.end)]
+    if len(lines) != 2 or lines[0].names[0] == lines[1].names[0]:
+        return
+    first, second = lines
+    word = ORDER_WORD.search(b.text, lo, hi)
+    if word is None or word.start() < first.end or word.start() > second.start or \
+            re.match(r"\s*(?:than\s+)?[-+−]?\d", b.text[word.end():hi]):  # "larger than 5 Å" is a bound
+        return
+    relation = ">" if word.group("more") else "<"
+    b.add(b.span(COMPARISON, first.start, second.end, lines=[first.names[0], second.names[0]], quantity="strength",
+                 relation=relation, line_kind=_kind(b.text[lo:hi])))
 
 
 def _kind(text: str) -> str | None:
@@ -416,9 +485,29 @@ def _subclauses(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
     return [(a, c) for a, c in out if c > a]
 
 
+def _cue(text: str) -> bool:
+    return bool(NEG.search(text) or _kind(text) or PRESENT.search(text))
+
+
+def _joined_subclauses(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> list[tuple[int, int]]:
+    """Subclauses, a line-only one joined to the cue-only one after it: "At the position of Hγ, no
+    absorption can be seen" is one statement about H-gamma."""
+    out: list[tuple[int, int]] = []
+    for a, c in _subclauses(b.text, lo, hi):
+        if out:
+            pa, pc = out[-1]
+            named_before = any(pa <= m.start and m.end <= pc for m in mentions)
+            named_here = any(a <= m.start and m.end <= c for m in mentions)
+            if named_before and not named_here and not _cue(b.text[pa:pc]) and _cue(b.text[a:c]):
+                out[-1] = (pa, c)
+                continue
+        out.append((a, c))
+    return out
+
+
 def _features(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
     sentence = b.text[lo:hi]
-    for a, c in _subclauses(b.text, lo, hi):
+    for a, c in _joined_subclauses(b, mentions, lo, hi):
         sub = b.text[a:c]
         here = [m for m in mentions if a <= m.start and m.end <= c and b.free(m.start, m.end)]
         sub = NOT_NEG.sub(lambda m: " " * len(m.group()), sub)  # same offsets, idioms blanked

@@ -33,6 +33,61 @@ def test_equivalent_width_phrasings_are_quantities(text, line, value, relation):
     assert (c.kind, c.quantity, c.lines, c.value, c.relation) == ("quantity", "ew", [line], value, relation)
 
 
+@pytest.mark.parametrize("text, line, value, relation", [
+    # a negated bound is the other bound, whatever word carries the negation
+    ("H-gamma's equivalent width does not exceed 3 Å.", "H-gamma", 3.0, "<"),
+    ("The EW of Na D remains below 1.5 Å in every exposure.", "Na D", 1.5, "<"),
+    ("Ca II K has an equivalent width of not more than 6 Å.", "Ca II K", 6.0, "<"),
+    ("Hδ shows an EW of no less than 4 Å.", "H-delta", 4.0, ">"),
+    ("The Mg b equivalent width is in excess of 5 Å.", "Mg b", 5.0, ">"),
+    ("For Hβ the equivalent width comes out near 7 Å.", "H-beta", 7.0, "="),
+])
+def test_bounds_and_verbs_as_reports_write_them(text, line, value, relation):
+    c = _one(text)
+    assert (c.kind, c.quantity, c.lines, c.value, c.relation) == ("quantity", "ew", [line], value, relation)
+
+
+def test_an_interval_in_brackets_and_a_line_named_earlier_in_the_sentence():
+    c = _one("The H-alpha equivalent width sits in the interval [2.0, 3.0] Å.")
+    assert (c.lines, c.value, c.spread) == (["H-alpha"], pytest.approx(2.5), pytest.approx(0.5))
+    claims = extract_claims("Ca II K is deep; its equivalent width is 9 Å.")
+    assert [(c.kind, c.lines) for c in claims] == [("feature", ["Ca II K"]), ("quantity", ["Ca II K"])]
+    # "its" does not reach into another sentence
+    assert [c.lines for c in extract_claims("Ca II K is deep. Its equivalent width is 9 Å.") if c.kind == "quantity"] == [[]]
+
+
+@pytest.mark.parametrize("text", [
+    "The EWs are 3.3 Å for Hα and 5.3 Å for Ca II K.",
+    "Hα and Ca II K show equivalent widths of 3.3 and 5.3 Å respectively.",
+    "The equivalent widths of Hα and Ca II K are 3.3 and 5.3 Å.",
+])
+def test_a_pair_in_any_order_gives_each_line_its_own_value(text):
+    claims = [c for c in extract_claims(text) if c.kind == "quantity"]
+    assert [(c.lines, c.value) for c in claims] == [(["H-alpha"], 3.3), (["Ca II K"], 5.3)], text
+
+
+@pytest.mark.parametrize("text, first, relation", [
+    ("EW(Hβ) < EW(Ca II K).", "H-beta", "<"),
+    ("Ca II K has a greater equivalent width than Hβ.", "Ca II K", ">"),
+    ("Hβ has the smaller equivalent width of the two and Ca II K the larger.", "H-beta", "<"),
+])
+def test_the_order_of_two_equivalent_widths(text, first, relation):
+    (c,) = [c for c in extract_claims(text) if c.kind == "comparison"]
+    assert (c.lines[0], c.relation, c.quantity) == (first, relation, "strength")
+
+
+def test_an_order_word_before_both_lines_or_before_a_number_is_not_an_order():
+    assert not [c for c in extract_claims("The larger equivalent width is that of Hβ, then Ca II K.")
+                if c.kind == "comparison"]
+    assert [c.kind for c in extract_claims("The EW of Hβ is larger than 5 Å, and Ca II K is deep.")] == \
+        ["quantity", "feature"]
+
+
+def test_a_line_named_before_a_comma_is_what_the_cue_after_it_is_about():
+    (c,) = extract_claims("Around H-gamma, no absorption is visible.")
+    assert (c.lines, c.polarity, c.line_kind) == (["H-gamma"], -1, "absorption")
+
+
 def test_ranges_keep_their_spread():
     for text in ("The equivalent width of Hδ lies between 0.9 and 1.5 Å.", "EW([OIII] 5007) = 0.9-1.5 Å.",
                  "Hδ has an EW in the range 0.9–1.5 Å."):
@@ -105,3 +160,14 @@ def test_a_broad_line_width_is_measured_in_a_broad_window(measurers):
     assert _verdicts(m, "Broad H-alpha emission is present, FWHM ≈ 3200 km/s.", **z) == ["supported"]
     assert _verdicts(m, "The broad H-alpha line has a FWHM of about 800 km/s.", **z) == ["contradicted"]
     assert _verdicts(m, "The broad H-alpha line has a FWHM of about 15000 km/s.", **z) == ["contradicted"]
+
+
+def test_absorption_claimed_where_the_line_is_in_strong_emission_is_contradicted(shared_spectra):
+    """DESI galaxy at z = 0.877 with H-beta in emission (EW -22 +- 4 A): a dip beside the peak is not
+    the absorption line a sentence names."""
+    from agents.spectra import read_spectrum
+
+    m = Measurer.from_spectrum(read_spectrum(shared_spectra / "desi_quasarnp/test_coadd.fits", "1"))
+    ctx = {"z": 0.8771, "object_class": "GALAXY"}
+    assert _verdicts(m, "There is a clear absorption feature at H-beta.", **ctx) == ["contradicted"]
+    assert _verdicts(m, "H-beta is seen in emission.", **ctx) == ["supported"]

@@ -388,20 +388,44 @@ def _check_quantity(claim: Claim, ctx: Context) -> ClaimResult:
         return _result(claim, "contradicted", ctx, v.value, None, v.window,
                        f"{name} is in {'emission' if kind == 'absorption' else 'absorption'}, not {kind}")
     if q == "ew" and v.value is not None and v.sigma:
-        inner = _inner_ew(name, ctx, kind)
-        if inner is not None:  # a broad-winged line: the EW depends on how far out the agent integrated
-            res = _compare_number(claim, ctx, v, value, METHOD_REL, f"{name} {q} ({kind}, full window)")
-            res_in = _compare_number(claim, ctx, inner, value, METHOD_REL, f"{name} {q} ({kind}, central core)")
-            between = claim.relation == "=" and min(v.value, inner.value) <= value <= max(v.value, inner.value)
+        # two definitions in use give two EWs: a broad-winged line integrated over its core or its
+        # wings too; a narrow line on a broad one against the broad line or the continuum beneath it
+        other, label = _inner_ew(name, ctx, kind), "in the central core"
+        if other is None:
+            other, label = _ew_over_far_continuum(claim, name, ctx, kind), "over the continuum beneath the broad line"
+        if other is not None:
+            res = _compare_number(claim, ctx, v, value, METHOD_REL, f"{name} {q} ({kind}, its window)")
+            res_in = _compare_number(claim, ctx, other, value, METHOD_REL, f"{name} {q} ({kind}, {label})")
+            between = claim.relation == "=" and min(v.value, other.value) <= value <= max(v.value, other.value)
             if res.verdict == "supported" or res_in.verdict == "supported" or between:
                 best = res if res.verdict == "supported" or res_in.verdict != "supported" else res_in
                 return replace(best, verdict="supported",
-                               reason=f"{res.reason}; {res_in.reason.split(': ', 1)[-1]} in the central core")
-            return replace(res, reason=f"{res.reason}; {res_in.reason.split(': ', 1)[-1]} in the central core")
+                               reason=f"{res.reason}; {res_in.reason.split(': ', 1)[-1]} {label}")
+            return replace(res, reason=f"{res.reason}; {res_in.reason.split(': ', 1)[-1]} {label}")
     return _compare_number(claim, ctx, v, value, METHOD_REL, f"{name} {q} ({kind})")
 
 
 INNER_HALF = 15.0  # Angstrom, rest: a 30 A central band, as narrow-band line indices use (Lick H-beta: 29 A)
+
+
+def _ew_over_far_continuum(claim: Claim, name: str, ctx: Context, kind: str | None) -> Value | None:
+    """A narrow emission line's EW against the continuum beneath a broad line it may sit on (side
+    bands beyond +-BROAD_HALF, rest; the blue one alone at the red end of a spectrum); None when the
+    blue one leaves the spectrum. With no broad line under it the two EWs agree and nothing changes."""
+    if kind != "emission" or ctx.z is None:
+        return None
+    centre, params = _place(replace(claim, wavelength=None, lines=[name]), name, ctx)
+    if params["core"][1] - params["core"][0] > (2 * INNER_HALF + 5) * (1 + ctx.z):  # narrow lines only
+        return None
+    far = line_params(centre, BROAD_HALF * (1 + ctx.z), side=40.0 * (1 + ctx.z))
+    lo, hi = ctx.measurer.coverage
+    if far["blue"][0] < lo:
+        return None
+    params = {**params, "far_blue": far["blue"], "far_red": far["red"] if far["red"][1] <= hi else None}
+    ew = ctx.measurer.run("ew_over_far_continuum", **params)
+    if ew.value is None or not ew.sigma:
+        return None
+    return Value(-ew.value, ew.sigma, ew.window)
 
 
 def _inner_ew(name: str, ctx: Context, kind: str | None) -> Value | None:

@@ -31,7 +31,7 @@ class Value:
 
 
 def _windows(params: dict) -> list[tuple[float, float]]:
-    return [tuple(params[k]) for k in ("core", "blue", "red", "band", "side", "side2", "window")
+    return [tuple(params[k]) for k in ("core", "blue", "red", "band", "side", "side2", "window", "far_blue", "far_red")
             if params.get(k) is not None]
 
 
@@ -87,6 +87,28 @@ def line_flux(a: Arrays, *, core, blue, red, **_) -> float | None:
     return float(np.trapezoid(a.flux[idx] - cont(a.wave[idx]), a.wave[idx]))
 
 
+def ew_over_far_continuum(a: Arrays, *, core, blue, red, far_blue, far_red=None, **_) -> float | None:
+    """Equivalent width (absorption positive) of a narrow line sitting on a broad one: its flux against
+    the local pseudo-continuum (side bands on the broad line's wings) divided by the continuum beneath
+    the broad line (side bands beyond its wings; the blue one alone, as a flat level, where the red
+    one leaves the spectrum), as AGN narrow-line EWs are quoted."""
+    from agents.tools.measure import _continuum, _side_level
+
+    local = _continuum(a, blue, red)
+    if far_red is not None:
+        far = _continuum(a, far_blue, far_red)
+    else:
+        level = _side_level(a, far_blue)
+        far = None if level is None else (lambda w: np.full(np.shape(w), level[1]))
+    idx = a.window(*core)
+    if local is None or far is None or idx.size < 3:
+        return None
+    beneath = far(a.wave[idx])
+    if np.any(beneath <= 0):
+        return None
+    return float(np.trapezoid((local(a.wave[idx]) - a.flux[idx]) / beneath, a.wave[idx]))
+
+
 def centroid(a: Arrays, *, core, blue, red, sign: float = 1.0, **_) -> float | None:
     """Wavelength of the extreme of the 3-pixel running median of the normalised profile
     (sign +1: the emission peak, -1: the absorption minimum)."""
@@ -104,7 +126,8 @@ def _profile(a: Arrays, core, blue, red):
     return None if prof is None else (prof[0], prof[2])
 
 
-EXTRA = {"emission_fwhm": emission_fwhm, "broad_fwhm": broad_fwhm, "line_flux": line_flux, "centroid": centroid}
+EXTRA = {"emission_fwhm": emission_fwhm, "broad_fwhm": broad_fwhm, "line_flux": line_flux, "centroid": centroid,
+         "ew_over_far_continuum": ew_over_far_continuum}
 
 
 def _call(a: Arrays, kind: str, params: dict) -> float | None:

@@ -116,9 +116,12 @@ def _rest_lines() -> list[float]:
     return sorted({float(ln["wave"]) for ln in kb.lines() if ln["kind"] != "sky"} | set(EXTRA_LINES))
 
 
-def explained(feature: Feature, z: float) -> bool:
-    """Whether a known line or band at redshift z falls on the feature."""
-    tol = PLACE_A * (1 + z) + PLACE_REL * feature.wave + (BROAD_REL * feature.wave if feature.width > 40.0 else 0.0)
+def explained(feature: Feature, z: float, qso: bool = False) -> bool:
+    """Whether a known line or band at redshift z falls on the feature. A QSO's z (from its broad
+    lines, or a template dominated by them) may sit up to BROAD_REL from its narrow lines' z, so for a
+    QSO every feature gets that allowance."""
+    broad = feature.width > 40.0 or qso
+    tol = PLACE_A * (1 + z) + PLACE_REL * feature.wave + (BROAD_REL * feature.wave if broad else 0.0)
     if any(abs(feature.wave - r * (1 + z)) <= tol for r in _rest_lines()):
         return True
     return feature.width > BAND_WIDTH and any(lo * (1 + z) - tol <= feature.wave <= hi * (1 + z) + tol
@@ -131,7 +134,8 @@ def check_redshift(claim, ctx, result):
     z = claim.value
     lo, hi = ctx.measurer.coverage
     top = strongest_features(ctx.measurer)
-    unexplained = [f for f in top if not explained(f, z)]
+    qso = (ctx.object_class or "").upper() == "QSO"
+    unexplained = [f for f in top if not explained(f, z, qso)]
     if len(top) >= 2 and len(unexplained) >= 2 and 2 * len(unexplained) > len(top):
         names = ", ".join(f"{f.wave:.0f} A ({'emission' if f.sign > 0 else 'absorption'})" for f in unexplained)
         return result(claim, "contradicted", ctx, None, None, (lo, hi),

@@ -171,3 +171,27 @@ def test_absorption_claimed_where_the_line_is_in_strong_emission_is_contradicted
     ctx = {"z": 0.8771, "object_class": "GALAXY"}
     assert _verdicts(m, "There is a clear absorption feature at H-beta.", **ctx) == ["contradicted"]
     assert _verdicts(m, "H-beta is seen in emission.", **ctx) == ["supported"]
+
+
+def test_a_narrow_line_on_a_broad_one_is_judged_against_both_continua(shared_spectra):
+    """DESI QSO at z = 0.477: [N II] 6583 sits on broad H-alpha. Its EW is 7.7 A against the broad
+    line's wings and 23 A against the continuum beneath the broad line; a value in that bracket is
+    supported, one outside both is not."""
+    from agents.spectra import read_spectrum
+
+    m = Measurer.from_spectrum(read_spectrum(shared_spectra / "desi_quasarnp/test_coadd.fits", "8"))
+    ctx = {"z": 0.47749, "object_class": "QSO"}
+    assert _verdicts(m, "EW([N II] 6583) ≈ 12.5 Å.", **ctx) == ["supported"]
+    assert _verdicts(m, "EW([N II] 6583) ≈ 3 Å.", **ctx) == ["contradicted"]
+
+
+def test_a_qso_redshift_may_sit_a_broad_line_shift_from_its_narrow_lines(shared_spectra):
+    """SDSS QSO spec-0853-52374-0240: pipeline z 0.1968 (broad lines), narrow [O III] and [O II] at
+    z = 0.2023 (1400 km/s away). For a QSO that z is not contradicted by the narrow lines; for an
+    object of unknown class it still is."""
+    from agents.spectra import read_spectrum
+
+    m = Measurer.from_spectrum(read_spectrum(shared_spectra / "sdss_gelato/spec-0853-52374-0240.fits"))
+    assert _verdicts(m, "The redshift is z = 0.197.", object_class="QSO") == ["supported"]
+    assert _verdicts(m, "The redshift is z = 0.197.") == ["contradicted"]
+    assert _verdicts(m, "The redshift is z = 0.2023.", object_class="QSO") == ["supported"]

@@ -4,13 +4,13 @@ from __future__ import annotations
 import argparse
 import os
 import queue
-import re
 import sys
 import threading
 import time
 from pathlib import Path
 
-from reviewer.store import LOCK_SIGN, Store, StoreDamaged, StoreUnavailable, resolve_db_path
+from reviewer.store import Store, StoreDamaged, StoreUnavailable, resolve_db_path
+from reviewer.store.duckdb_words import is_lock, lock_pid
 
 
 def db_path(args: argparse.Namespace) -> Path:
@@ -23,13 +23,12 @@ def is_locked(exc: BaseException) -> bool:
     for a damaged file and every other reason."""
     if not isinstance(exc, StoreUnavailable) or isinstance(exc, StoreDamaged):
         return False
-    return LOCK_SIGN.search(str(exc)) is not None
+    return is_lock(str(exc))
 
 
 def lock_holder(exc: BaseException) -> int | None:
     """The pid DuckDB's lock error names as holding the file, when it does."""
-    found = re.search(r"\(PID (\d+)\)", f"{exc} {exc.__cause__ or ''}")
-    return int(found.group(1)) if found else None
+    return lock_pid(f"{exc} {exc.__cause__ or ''}")
 
 
 def open_store(args: argparse.Namespace) -> Store | None:

@@ -9,12 +9,12 @@ imports from reviewer/ outside this package.
 """
 import duckdb
 
-from reviewer.store.connection import LOCK_SIGN, StoreDamaged, StoreReadOnly, StoreSchemaError, StoreUnavailable
+from reviewer.store.connection import StoreDamaged, StoreReadOnly, StoreSchemaError, StoreUnavailable
 from reviewer.store.paths import default_db_path, resolve_db_path
 from reviewer.store.repository import Store
 
 # what a write that the database did not store raises (closed, read-only, full disk, I/O)
 WRITE_FAILURES = (duckdb.Error, StoreUnavailable, OSError)
 
-__all__ = ["LOCK_SIGN", "WRITE_FAILURES", "Store", "StoreDamaged", "StoreReadOnly", "StoreSchemaError", "StoreUnavailable",
+__all__ = ["WRITE_FAILURES", "Store", "StoreDamaged", "StoreReadOnly", "StoreSchemaError", "StoreUnavailable",
            "default_db_path", "resolve_db_path"]

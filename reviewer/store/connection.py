@@ -8,7 +8,6 @@ in a module-level registry keyed by the resolved path, and every thread works th
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 import weakref
@@ -18,12 +17,8 @@ from pathlib import Path
 
 import duckdb
 
+from reviewer.store.duckdb_words import READ_ONLY_SIGN, is_damage, is_lock, lock_pid
 from reviewer.store.schema import SchemaError, migrate
-
-# DuckDB's words when another process holds the file (matched without the path: a folder may be called "locks")
-LOCK_SIGN = re.compile(r"could not set lock|conflicting lock", re.I)
-# The system's words when the file, or the folder its .wal goes in, cannot be written
-READ_ONLY_SIGN = re.compile(r"permission denied|read-only file system", re.I)
 
 
 class StoreUnavailable(RuntimeError):
@@ -49,9 +44,7 @@ def _name(path) -> str:
 def damage_of(path, exc: Exception) -> StoreDamaged | None:
     """A StoreDamaged saying what is wrong with the file, when `exc` is DuckDB reporting a damaged file."""
     text = str(exc)
-    if isinstance(exc, duckdb.IOException) or any(
-            sign in text for sign in ("Corrupt database", "checksum", "Could not read enough bytes",
-                                      "not a valid DuckDB database")):
+    if is_damage(exc):
         name = _name(path)
         first = text.splitlines()[0].replace(str(path), name)
         return StoreDamaged(f"the database file {name} is damaged or unreadable ({first}); "
@@ -74,8 +67,8 @@ def unwritable_of(path, exc: Exception) -> StoreReadOnly | None:
 
 def locked_message(name: str, exc: Exception) -> str:
     """Who holds the file, by pid only: DuckDB's own words also give the holder's program path and user."""
-    pid = re.search(r"\(PID (\d+)\)", str(exc))
-    holder = f"another process (PID {pid.group(1)})" if pid else "another process"
+    pid = lock_pid(str(exc))
+    holder = f"another process (PID {pid})" if pid else "another process"
     return f"cannot open {name}: Could not set lock on it: {holder} has it open"
 
 
@@ -89,7 +82,7 @@ class SharedConnection:
             self.connection = duckdb.connect(target)
         except duckdb.Error as exc:
             name = _name(target)
-            if isinstance(exc, duckdb.IOException) and LOCK_SIGN.search(str(exc).replace(target, name)):
+            if isinstance(exc, duckdb.IOException) and is_lock(str(exc).replace(target, name)):
                 raise StoreUnavailable(locked_message(name, exc)) from exc  # another process holds it: not damage
             refused = StoreUnavailable(f"cannot open {name}: {str(exc).replace(target, name)}")
             raise unwritable_of(target, exc) or damage_of(target, exc) or refused from exc

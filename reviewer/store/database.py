@@ -14,6 +14,7 @@ import duckdb
 
 from reviewer.store.codec import from_json, utc
 from reviewer.store.connection import SharedConnection, damage_of, release, shared_connection, unwritable_of
+from reviewer.store.duckdb_words import is_duplicate_key
 from reviewer.store.paths import resolve_db_path
 
 # Optimistic concurrency: two threads inserting the same key at once (the same reviewer, a retried
@@ -27,8 +28,7 @@ _ROWS_PER_STATEMENT = 500
 def _is_race(sql: str, exc: Exception) -> bool:
     if isinstance(exc, duckdb.TransactionException):
         return True
-    return (isinstance(exc, duckdb.ConstraintException) and "Duplicate key" in str(exc)
-            and "ON CONFLICT DO NOTHING" in sql)
+    return is_duplicate_key(exc) and "ON CONFLICT DO NOTHING" in sql
 
 
 def insert_sql(table: str, columns: tuple[str, ...]) -> str:

@@ -15,6 +15,7 @@ import duckdb
 
 from reviewer.store.codec import new_id, now, to_json
 from reviewer.store.database import Database
+from reviewer.store.duckdb_words import is_duplicate_key
 
 REVIEW_ACTIONS = ("approve", "override", "reject", "clear")  # clear = withdraw my verdict
 PREFERENCE_OUTCOMES = ("win", "tie", "loss")  # for trajectory_a against trajectory_b
@@ -78,7 +79,7 @@ class LabelRepository:
         try:
             self.db.execute(sql, list(row.values()))
         except duckdb.ConstraintException as exc:
-            if "Duplicate key" not in str(exc):
+            if not is_duplicate_key(exc):
                 raise
         return row["id"]
 

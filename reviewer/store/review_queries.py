@@ -18,6 +18,7 @@ import pandas as pd
 from reviewer.store.codec import new_id, now, to_json
 from reviewer.store.connection import damage_of
 from reviewer.store.database import Database
+from reviewer.store.duckdb_words import write_errno
 from reviewer.store.labels import LabelRepository
 from reviewer.store.sessions import SessionRepository
 
@@ -33,15 +34,11 @@ class UnknownSession(ValueError):
     pass
 
 
-_WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT, errno.ENOTDIR,
-                 errno.EISDIR)
-
-
 def _write_error(exc: Exception, path) -> OSError:
     """DuckDB's failure to write `path` as the OSError Python's own file writes raise (errno and its
     words when DuckDB's message names one, else EIO with DuckDB's first line)."""
     text = str(exc)
-    code = next((c for c in _WRITE_ERRNOS if os.strerror(c) in text), None)
+    code = write_errno(text)
     if code is None:
         return OSError(errno.EIO, text.splitlines()[0], str(path))
     return OSError(code, os.strerror(code), str(path))

@@ -21,6 +21,7 @@ from agents.trajectory import Trajectory
 from reviewer.services.claims import results_from_rows
 from reviewer.services.consensus import agent_label
 from reviewer.services.labels import Ack, LabelRefused, LabelService, NameRefused, check_name, default_correction
+from reviewer.services.listing import QueueListing, SpectraListing
 from reviewer.services.messages import without_paths
 from reviewer.services.renders import prefetch_renders, render_in_view
 from reviewer.services.spectra_cache import load_spectrum, read_ahead
@@ -117,6 +118,7 @@ class ReviewState(param.Parameterized):
         super().__init__(**params)
         self.store = store
         self.labels = LabelService(store)
+        self.queue, self.spectra = QueueListing(store), SpectraListing(store)
         self._acks: list[Ack] = []  # this session's verdicts, newest last (for undo)
         # under a login the reviewer is the login, fixed when the session starts: nothing the page
         # sends can label under another name
@@ -262,15 +264,15 @@ class ReviewState(param.Parameterized):
     def step_item(self, delta: int) -> None:
         """n / b: the next or previous item of the filtered queue (server-side, every item reachable)."""
         current = self.item.trajectory_id if self.item is not None else None
-        found = self.store.queue.queue_neighbour(current, delta, self.reviewer or None, **self.queue_args())
+        found = self.queue.neighbour(current, delta, self.reviewer, **self.queue_args())
         if found is not None and found[0] != current:
             self.open_item(trajectory_id=found[0], position=found[1])
 
     def open_first(self) -> bool:
-        rows = self.store.queue.queue_items(self.reviewer or None, limit=1, **self.queue_args())
+        rows = self.queue.page(self.reviewer, 0, 1, **self.queue_args())
         if rows:
             return self.open_item(trajectory_id=rows[0]["trajectory_id"])
-        spectra = self.store.spectra.list_spectra(limit=1)
+        spectra = self.spectra.page("", 0, 1)
         return bool(spectra) and self.open_item(spectrum_id=spectra[0]["spectrum_id"])
 
     # ---- labels written elsewhere ----------------------------------------------------------------

@@ -76,6 +76,22 @@ def test_the_services_import_only_the_store_and_each_other_from_reviewer():
     assert bad == []
 
 
+def test_components_and_layouts_read_through_services_never_a_repository():
+    """`x.store.<repository>.<method>` in a component or a layout is a read that skipped the services:
+    the store may be handed to a service function (or opened, probed, closed), never queried there."""
+    def name(node) -> str | None:
+        return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+
+    bad = []
+    for package in ("reviewer/components", "layouts"):
+        for path in sources(package):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) \
+                        and name(node.value.value) == "store":  # state.store.queue.x, or a local `store`
+                    bad.append(f"{path.relative_to(ROOT)}:{node.lineno} store.{node.value.attr}.{node.attr}")
+    assert bad == []
+
+
 def test_importing_the_services_loads_no_panel_bokeh_holoviews_or_param():
     """Every module of reviewer/services imported in a fresh interpreter: the UI libraries stay
     unloaded (a transitive import, through agents/ or a library, would load them too)."""

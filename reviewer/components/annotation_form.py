@@ -41,8 +41,7 @@ class AnnotationForm(Viewer):
         state = self.state
         tid = state.item.trajectory_id if state.item is not None else None
         if (tid, state.reviewer) != self._notes_for:  # one query per item, not per step
-            self._notes = {a.get("step_idx"): a for a in state.store.labels.annotations_for(tid, state.reviewer)} \
-                if tid and state.reviewer else {}
+            self._notes = state.labels.my_notes(state.reviewer, tid)
             self._notes_for = (tid, state.reviewer)
         note = self._notes.get(state.step_index) or {}
         self._target.object = f"<small>Step {state.step_index + 1}</small>" if tid else ""

@@ -19,6 +19,7 @@ from reviewer.components.button_strip import ButtonStrip, strip_height
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.review_state import ReviewState
+from reviewer.services.claims import contradicted_claims
 from reviewer.services.labels import CLAIM_FLAG_DONE, flag_label
 
 VERDICT_MARK = {"supported": "✓", "contradicted": "✗", "unverifiable": "?"}
@@ -137,11 +138,10 @@ class ClaimFlags(Viewer):
         state = self.state
         tid = state.item.trajectory_id if state.item is not None else None
         if state.item is not self._claims_item:  # a re-opened item reads its claims again
-            self._claims = [r for r in state.store.claims.claims_for(tid) if r["verdict"] == "contradicted"] if tid else []
+            self._claims = contradicted_claims(state.store, tid) if tid else []
             self._claims_item = state.item
         if (tid, state.reviewer) != self._answers_for:
-            self._answers = {self._key(r): r for r in state.store.claims.claim_flags_for(tid, state.reviewer)} \
-                if tid and state.reviewer else {}
+            self._answers = {self._key(r): r for r in state.labels.my_claim_flags(state.reviewer, tid)}
             self._answers_for = (tid, state.reviewer)
         flags = []
         for row in self._claims:

@@ -12,7 +12,7 @@ from reviewer.components.next_tick import refresh_after_labels
 from reviewer.components.paged_table import TrajectoryTable
 from reviewer.components.safe_text import escape
 from reviewer.review_state import ReviewState
-from reviewer.services.curation import BOARD_FILTERS, curation_page, curation_status, status_text
+from reviewer.services.curation import BOARD_FILTERS, curation_page, status_text, trajectory_curation_status
 from reviewer.services.labels import CURATION_KINDS
 
 BOARD_COLUMNS = {"object": "Object", "task": "Task", "answer": "Answer", "state": "State", "reviser": "Reviser",
@@ -124,8 +124,7 @@ class CurationBoard(Viewer):
         """Where the trajectory on screen stands in its curation (re-read after each label)."""
         if item is None or item.trajectory is None:
             return ""
-        history = self.state.store.reviews.curation_history(self.state.session_id, [item.trajectory_id])
-        status = curation_status(history["events"], history["revisions"])
+        status = trajectory_curation_status(self.state.store, item.trajectory_id, self.state.session_id)
         return f"<small>This trajectory: {escape(status_text(status))}</small>"
 
     def _load_step(self, *_):

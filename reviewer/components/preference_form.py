@@ -8,7 +8,7 @@ import param
 from panel.viewable import Viewer
 
 from reviewer.review_state import ReviewState
-from reviewer.services.sky import mjd_to_date
+from reviewer.services.same_object import trajectories_of_object
 
 
 def describe(row: dict) -> str:
@@ -53,14 +53,7 @@ class PreferenceForm(Viewer):
 
     def _candidates(self, spectrum_id: str) -> list[dict]:
         """Trajectories on this spectrum, then on the object's other spectra (other epochs, surveys)."""
-        store = self.state.store
-        rows = store.trajectories.trajectories_on_spectrum(spectrum_id)
-        for member in store.objects.members(spectrum_id):
-            if member["spectrum_id"] != spectrum_id:
-                date = mjd_to_date(member.get("obs_mjd")) or member.get("object_id") or member["spectrum_id"]
-                rows += [{**r, "elsewhere": f"{member.get('survey') or '?'} {date}"}
-                         for r in store.trajectories.trajectories_on_spectrum(member["spectrum_id"])]
-        return rows
+        return trajectories_of_object(self.state.store, spectrum_id)
 
     def __panel__(self):
         # wrapping: three buttons in one row ran past the right column's edge at 1440x900

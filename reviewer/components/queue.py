@@ -42,7 +42,7 @@ class QueueView(TrajectoryTable):
 
     def __init__(self, **params):
         super().__init__(**params)
-        choices = self.state.store.queue.queue_choices()
+        choices = self.state.queue.choices()
         self.param.task.objects = [ANY, *choices["tasks"]]
         self.param.backend.objects = [ANY, *choices["backends"]]
         self._filters = pn.Param(self, parameters=list(FILTERS),
@@ -79,11 +79,10 @@ class QueueView(TrajectoryTable):
 
     # ---- PagedTable -----------------------------------------------------------------------------
     def count(self) -> int:
-        return self.state.store.queue.queue_count(self.state.reviewer or None, **self.state.queue_args())
+        return self.state.queue.count(self.state.reviewer, **self.state.queue_args())
 
     def fetch(self, offset: int, limit: int) -> list[dict]:
-        return self.state.store.queue.queue_items(self.state.reviewer or None, offset=offset, limit=limit,
-                                                  **self.state.queue_args())
+        return self.state.queue.page(self.state.reviewer, offset, limit, **self.state.queue_args())
 
     def _step(self, delta: int) -> None:
         with pn.io.hold():  # one patch message per item change (see keyboard.py)
@@ -108,18 +107,18 @@ class QueueView(TrajectoryTable):
         if tid is not None and tid not in [r["trajectory_id"] for r in self.rows]:
             position = self.state.position  # known after n / b; else asked of the store
             if position is None:
-                position = self.state.store.queue.queue_position(tid, self.state.reviewer or None, **self.state.queue_args())
+                position = self.state.queue.position(tid, self.state.reviewer, **self.state.queue_args())
             self.show_position(position)
         self.select_current()
 
     def _show_progress(self) -> None:
-        state, store = self.state, self.state.store
+        state = self.state
         people = list(state.campaign["reviewers"]) if state.campaign else []
         if state.reviewer and state.reviewer not in people:
             people.insert(0, state.reviewer)
         lines = []
         for person in people:
-            prog = store.queue.queue_progress(person, session_id=state.session_id)
+            prog = state.queue.progress(person, state.session_id)
             lines.append(f"{escape(person)}: {prog['done']} / {prog['total']} reviewed")
         head = ""
         if state.campaign:

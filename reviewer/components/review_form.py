@@ -114,8 +114,8 @@ class ReviewForm(Viewer):
     def _sync_saved(self, *_):
         state = self.state
         tid = state.item.trajectory_id if state.item is not None else None
-        mine = state.store.labels.latest_review(tid, state.reviewer) if tid and state.reviewer else None
-        rating = state.store.labels.latest_rating(tid, state.reviewer, self.rubric_version) if tid and state.reviewer else None
+        mine = state.labels.my_review(state.reviewer, tid)
+        rating = state.labels.my_rating(state.reviewer, tid, self.rubric_version)
         score = int(rating["score"]) if rating else None
         if self._score.value != score:
             self._score.value = score
@@ -148,8 +148,7 @@ class ReviewForm(Viewer):
         if event.new is None:
             return
         tid = self.state.item.trajectory_id if self.state.item else None
-        saved = self.state.store.labels.latest_rating(tid, self.state.reviewer, self.rubric_version) \
-            if tid and self.state.reviewer else None
+        saved = self.state.labels.my_rating(self.state.reviewer, tid, self.rubric_version)
         if saved is None or int(saved["score"]) != event.new:
             self.state.save_score(int(event.new))
 

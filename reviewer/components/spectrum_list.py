@@ -32,10 +32,10 @@ class SpectrumListView(PagedTable):
         self.refresh()
 
     def count(self) -> int:
-        return self.state.store.spectra.count_spectra(search=self.search or None)
+        return self.state.spectra.count(self.search)
 
     def fetch(self, offset: int, limit: int) -> list[dict]:
-        return self.state.store.spectra.list_spectra(search=self.search or None, limit=limit, offset=offset)
+        return self.state.spectra.page(self.search, offset, limit)
 
     def open_row(self, row_id: str) -> None:
         self.state.open_item(spectrum_id=row_id)

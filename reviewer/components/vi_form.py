@@ -76,8 +76,7 @@ class VIForm(Viewer):
 
     def load(self, *_):
         state = self.state
-        row = state.store.labels.latest_vi_label(state.item.spectrum_id, state.reviewer) \
-            if state.item is not None and state.reviewer else None
+        row = state.labels.my_vi(state.reviewer, state.item.spectrum_id if state.item is not None else None)
         self._saved = bool(row)
         row = row or {}
         z, spectype = (row.get("z"), row.get("spectype")) if self._saved else prefill(state)

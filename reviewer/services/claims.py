@@ -82,6 +82,11 @@ def export_claims(rows: list[dict[str, Any]], version: str | None = None) -> lis
     return out
 
 
+def contradicted_claims(store, trajectory_id: str) -> list[dict[str, Any]]:
+    """The stored claim results of a trajectory that the checker found contradicted."""
+    return [r for r in store.claims.claims_for(trajectory_id) if r["verdict"] == "contradicted"]
+
+
 def counts_text(counts: dict[str, int] | None) -> str:
     """"7 supported, 1 contradicted, 2 unverifiable" from a verdict count dict (store.claims.claim_counts)."""
     counts = counts or {}

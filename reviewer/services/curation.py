@@ -215,6 +215,12 @@ def curation_page(store, session: str | None = None, task: str | None = None, st
     return rows, total
 
 
+def trajectory_curation_status(store, trajectory_id: str, session: str | None = None) -> CurationStatus:
+    """Where one trajectory stands in its curation (in a campaign's scope when `session` is given)."""
+    history = store.reviews.curation_history(session, [trajectory_id])
+    return curation_status(history["events"], history["revisions"])
+
+
 def curation_state(events: Iterable[dict[str, Any]], revisions: Iterable[dict[str, Any]] = (), **rules: Any) -> str:
     """Just the state name (one of CURATION_STATES)."""
     return curation_status(events, revisions, **rules).state

@@ -144,6 +144,27 @@ class LabelService:
     def __init__(self, store):
         self.store = store
 
+    # ---- what a reviewer saved (the forms show it back) --------------------------------------
+    def my_review(self, reviewer: str, trajectory_id: str | None) -> dict | None:
+        return self.store.labels.latest_review(trajectory_id, reviewer) if trajectory_id and reviewer else None
+
+    def my_rating(self, reviewer: str, trajectory_id: str | None, rubric_version: str) -> dict | None:
+        if not (trajectory_id and reviewer):
+            return None
+        return self.store.labels.latest_rating(trajectory_id, reviewer, rubric_version)
+
+    def my_notes(self, reviewer: str, trajectory_id: str | None) -> dict[int | None, dict]:
+        """The reviewer's latest note on each step of a trajectory, by step index."""
+        if not (trajectory_id and reviewer):
+            return {}
+        return {a.get("step_idx"): a for a in self.store.labels.annotations_for(trajectory_id, reviewer)}
+
+    def my_vi(self, reviewer: str, spectrum_id: str | None) -> dict | None:
+        return self.store.labels.latest_vi_label(spectrum_id, reviewer) if spectrum_id and reviewer else None
+
+    def my_claim_flags(self, reviewer: str, trajectory_id: str | None) -> list[dict]:
+        return self.store.claims.claim_flags_for(trajectory_id, reviewer) if trajectory_id and reviewer else []
+
     # ---- who may write ------------------------------------------------------------------------
     def check_writable(self, reviewer: str, campaign: dict | None, verdict: bool = False,
                        trajectory_id: str | None = None) -> str:

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from reviewer.services.sky import mjd_to_date
+
 log = logging.getLogger(__name__)
 DEFAULT_RADIUS_ARCSEC = 1.5
 MAX_RADIUS_ARCSEC = 60.0  # beyond this a "match" joins neighbours, not epochs of one object
@@ -129,3 +131,15 @@ def same_object_rows(store, spectrum_id: str) -> list[dict]:
     rows = store.objects.members(spectrum_id)
     answers = store.objects.answers([r["spectrum_id"] for r in rows])
     return [{**r, "answers": answers.get(r["spectrum_id"], [])} for r in rows]
+
+
+def trajectories_of_object(store, spectrum_id: str) -> list[dict]:
+    """Trajectories on this spectrum, then on the object's other spectra (other epochs, surveys),
+    each of those marked with where it comes from ("elsewhere": survey and date)."""
+    rows = store.trajectories.trajectories_on_spectrum(spectrum_id)
+    for member in store.objects.members(spectrum_id):
+        if member["spectrum_id"] != spectrum_id:
+            date = mjd_to_date(member.get("obs_mjd")) or member.get("object_id") or member["spectrum_id"]
+            rows += [{**r, "elsewhere": f"{member.get('survey') or '?'} {date}"}
+                     for r in store.trajectories.trajectories_on_spectrum(member["spectrum_id"])]
+    return rows

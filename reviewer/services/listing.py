@@ -1,0 +1,45 @@
+"""What the list panes read: the filtered review queue of one reviewer, and the spectra list.
+
+The queue is always someone's: `mine` marks and the "not reviewed by me" filter need the reviewer,
+and an empty name reads it as nobody's (None to the store). Filters are the store's arguments
+(ReviewState.queue_args()).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+class QueueListing:
+    def __init__(self, store):
+        self.store = store
+
+    def choices(self) -> dict[str, list]:
+        """The tasks and backends the queue can be filtered by."""
+        return self.store.queue.queue_choices()
+
+    def count(self, reviewer: str, **filters: Any) -> int:
+        return self.store.queue.queue_count(reviewer or None, **filters)
+
+    def page(self, reviewer: str, offset: int, limit: int, **filters: Any) -> list[dict]:
+        return self.store.queue.queue_items(reviewer or None, offset=offset, limit=limit, **filters)
+
+    def position(self, trajectory_id: str, reviewer: str, **filters: Any) -> int | None:
+        return self.store.queue.queue_position(trajectory_id, reviewer or None, **filters)
+
+    def neighbour(self, trajectory_id: str | None, delta: int, reviewer: str, **filters: Any):
+        """(trajectory id, position) `delta` items away in the filtered queue, or None."""
+        return self.store.queue.queue_neighbour(trajectory_id, delta, reviewer or None, **filters)
+
+    def progress(self, reviewer: str, session_id: str | None) -> dict[str, int]:
+        return self.store.queue.queue_progress(reviewer, session_id=session_id)
+
+
+class SpectraListing:
+    def __init__(self, store):
+        self.store = store
+
+    def count(self, search: str = "") -> int:
+        return self.store.spectra.count_spectra(search=search or None)
+
+    def page(self, search: str, offset: int, limit: int) -> list[dict]:
+        return self.store.spectra.list_spectra(search=search or None, limit=limit, offset=offset)

@@ -74,5 +74,7 @@ def start_endpoint_once_opened() -> None:
 
 def on_server_unloaded(server_context) -> None:
     from reviewer.server_endpoint import stop_endpoint
+    from reviewer.services import background
 
     stop_endpoint()
+    background.stop()  # queued renders, read-aheads and priorities dropped; render processes end

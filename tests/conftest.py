@@ -1,7 +1,6 @@
 import os
 import shutil
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -70,14 +69,17 @@ def wait_for_background_renders():
     """Waits until the app's background threads have done what was queued: step renders (opening an
     item renders its steps, FIFO), spectrum read-aheads and review-priority refreshes after a verdict.
     A no-op queued behind each ends after them, so a store is not closed under work that reads it."""
-    from reviewer.services.labels import _priorities
-    from reviewer.services.spectra_cache import _reader, prefetch
+    from reviewer.services import background
 
-    def wait():
-        done = threading.Event()
-        prefetch(done.set)
-        assert done.wait(300)
-        for pool in (_reader, _priorities):
-            pool.submit(lambda: None).result(timeout=300)
+    return background.drain
 
-    return wait
+
+@pytest.fixture(scope="session", autouse=True)
+def background_work_stops():
+    """The suite ends as the server does: the background lanes and render processes are stopped, and
+    no lane thread is left running."""
+    yield
+    from reviewer.services import background
+
+    background.stop()
+    assert background.live_threads() == []

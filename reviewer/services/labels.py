@@ -11,12 +11,11 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from reviewer.services import triage
+from reviewer.services import background, triage
 from reviewer.services.conflicts import sync_verdict_states
 from reviewer.services.consensus import DZ_MAX, describe_label, labels_agree, normalise_label
 from reviewer.services.curation import curation_status, event_refusal
@@ -31,7 +30,6 @@ _NAME_OK = re.compile(r"^[\w .@'+-]+$")
 
 # The review priority of a labelled item is derived data (reviewer.services.triage, ~20 ms): it is recomputed
 # on one background thread after the label is stored and acknowledged, not on the reviewer's key press.
-_priorities = ThreadPoolExecutor(max_workers=1, thread_name_prefix="specreview-priority")
 
 
 def _refresh_priority_later(store, trajectory_id: str) -> None:
@@ -41,7 +39,7 @@ def _refresh_priority_later(store, trajectory_id: str) -> None:
         except Exception as err:  # a priority that cannot be refreshed must not lose the label
             log.warning("review priority of %s not refreshed: %s", trajectory_id, err)
 
-    _priorities.submit(work)
+    background.submit("priority", work)
 
 
 class LabelRefused(ValueError):

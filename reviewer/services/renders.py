@@ -20,6 +20,7 @@ from agents.tools.render import render_arrays, spectrum_arrays
 from agents.trajectory import ZOOM_TOOLS, call_window
 from agents.verify.analysis import class_lines
 from agents.vet.renders import render_step, tool_for
+from reviewer.services import background
 from reviewer.services.spectra_cache import LockedLRU, after_the_switch, cached_render, peek_render, prefetch
 
 log = logging.getLogger(__name__)
@@ -96,7 +97,17 @@ def render_process(priority: str) -> RenderPool:
     with _processes_lock:
         if priority not in _processes:
             _processes[priority] = RenderPool(1, niceness=_NICENESS[priority])
+            background.when_stopping(stop_render_processes)
         return _processes[priority]
+
+
+def stop_render_processes() -> None:
+    """End the render processes (they start again on the next render)."""
+    with _processes_lock:
+        pools = list(_processes.values())
+        _processes.clear()
+    for pool in pools:
+        pool.executor.shutdown(wait=True, cancel_futures=True)
 
 
 def _in_process(priority: str, draw):

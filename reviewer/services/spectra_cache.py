@@ -23,10 +23,11 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any
 
 from agents.spectra import SpectrumReadError, read_spectrum
+from reviewer.services import background
 
 log = logging.getLogger(__name__)
 
@@ -76,8 +77,6 @@ class LockedLRU:
 _spectra = LockedLRU(64)
 _renders = LockedLRU(2048)
 _digests = LockedLRU(4096)  # (path, stat stamp) -> sha256 hex: ~250 bytes an entry
-_prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="specreview-render")
-_reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="specreview-read-ahead")
 RACY_S = 2.0
 
 
@@ -185,7 +184,7 @@ def read_ahead(locate: Callable[[], tuple[str, str | None] | None],
             file_digest(found[0])  # its hash too: opening it then costs a stat, not a read of the file
         return found
 
-    future = _reader.submit(work)
+    future = background.submit("read-ahead", work)
     future.add_done_callback(lambda f: f.exception() and log.warning("read-ahead failed: %s", f.exception()))
     return future
 
@@ -206,4 +205,4 @@ def prefetch(fn: Callable[[], None]) -> None:
         except Exception as err:  # a prefetch that fails must not take the thread down
             log.warning("render prefetch failed: %s", err)
 
-    _prefetcher.submit(guarded)
+    background.submit("render", guarded)

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
+from reviewer.services import background, stats, triage
 from reviewer.services import labels as label_service
-from reviewer.services import stats, triage
 from reviewer.services.conflicts import _credibility, evaluation_frame, final_verdict, verdicts_frame
 from reviewer.services.consensus import DZ_MAX, agent_label, normalise_label, same_z
 from reviewer.services.demo import seed_demo_if_empty
@@ -41,11 +41,6 @@ def demo_db(tmp_path_factory):
     assert seed_demo_if_empty(store) > 0
     store.close()
     return path
-
-
-def drain() -> None:
-    """Wait for the label service's background priority refreshes (one worker) to finish."""
-    label_service._priorities.submit(lambda: None).result()
 
 
 def reference_inputs(store) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -160,7 +155,7 @@ def assert_settled_labels_equal_a_full_recompute(store, session: str | None = No
 
 
 def assert_equals_full_recompute(store) -> None:
-    drain()
+    background.drain()
     assert_settled_labels_equal_a_full_recompute(store)
     assert_same_review_stats(stats.review_stats(store), reference_review_stats(store))
     assert_triage_equals_full_recompute(store)
@@ -228,7 +223,7 @@ def apply(store, service: LabelService, ids: list[str], acks: dict, op: tuple) -
             outcome["prediction"] = outcome["answer"] = ("YES", "NO", "YES")[k]
         store.trajectories.save_trajectory(traj.model_copy(update={"outcome": outcome}))
     elif kind == "read":
-        drain()
+        background.drain()
         triage.current_signals(store)
         stats.review_stats(store)
 
@@ -250,7 +245,7 @@ def test_after_any_writes_the_stored_aggregates_equal_a_full_recompute(demo_db, 
             apply(store, service, ids, acks, op)
         assert_equals_full_recompute(store)
     finally:
-        drain()
+        background.drain()
         store.close()
 
 
@@ -312,7 +307,7 @@ def test_a_version_8_database_upgrades_and_fills_the_settled_labels_on_first_syn
                    ("verdict", "ann", 2, "approve"), ("verdict", "bob", 2, "override"), ("verdict", "cy", 3, "reject"),
                    ("resolve", 2, "override"), ("verdict", "ann", 4, "approve"), ("verdict", "ann", 5, "override")]:
             apply(store, service, ids, acks, op)
-        drain()
+        background.drain()
     finally:
         store.close()
     con = duckdb.connect(str(path))
@@ -366,7 +361,7 @@ def test_a_closed_campaigns_settled_labels_are_its_frozen_ones(demo_db, tmp_path
         with pytest.raises(UnknownSession):
             evaluation_frame(store, session="nope")
     finally:
-        drain()
+        background.drain()
         store.close()
 
 
@@ -389,7 +384,7 @@ def test_concurrent_reads_and_writes_leave_nothing_missing_or_stale(demo_db, tmp
             assert all(len(r.result()) == n for r in reads)
         assert_equals_full_recompute(store)
     finally:
-        drain()
+        background.drain()
         store.close()
 
 
@@ -416,5 +411,5 @@ def test_concurrent_stats_reads_and_verdicts_leave_the_settled_labels_current(de
                 r.result()
         assert_equals_full_recompute(store)
     finally:
-        drain()
+        background.drain()
         store.close()

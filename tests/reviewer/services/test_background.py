@@ -1,0 +1,44 @@
+"""Background work has an owner: stop() drops what is queued, lets what runs finish, ends the lane
+threads and the render processes; a lane used afterwards starts again."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from reviewer.services import background, renders
+
+
+def test_stop_drops_queued_work_finishes_running_work_and_leaves_no_thread():
+    started, release, ran = threading.Event(), threading.Event(), []
+
+    def running():
+        started.set()
+        release.wait(30)
+        ran.append("running")
+
+    background.submit("priority", running)
+    queued = background.submit("priority", lambda: ran.append("queued"))
+    assert started.wait(30)
+    stopper = threading.Thread(target=background.stop)
+    stopper.start()
+    release.set()
+    stopper.join(30)
+    assert ran == ["running"] and queued.cancelled()
+    assert background.live_threads() == []
+    assert background.submit("priority", lambda: 42).result(timeout=30) == 42  # the lane starts again
+    background.stop()
+
+
+def test_render_processes_end_with_the_background_work():
+    pool = renders.render_process("ahead")
+    assert pool.call(int, "7") == 7
+    background.stop()
+    assert "ahead" not in renders._processes
+    with pytest.raises(RuntimeError, match="shutdown"):  # the process pool no longer takes work
+        pool.executor.submit(int, "7")
+
+
+def test_an_unknown_lane_is_refused():
+    with pytest.raises(ValueError, match="no background lane"):
+        background.submit("elsewhere", print)

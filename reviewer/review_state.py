@@ -216,11 +216,11 @@ class ReviewState(param.Parameterized):
     def _read_next_spectrum(self):
         """The next queue item's spectrum, read into the cache in the background: `n` to a new spectrum
         then skips reading its file (most of the server's share of such a switch)."""
-        item, reviewer, args = self.item, self.reviewer or None, self.queue_args()
-        store, current = self.store, item.trajectory_id
+        item, reviewer, args = self.item, self.reviewer, self.queue_args()
+        store, queue, current = self.store, self.queue, item.trajectory_id
 
         def locate():
-            found = store.queue.queue_neighbour(current, +1, reviewer, **args)
+            found = queue.neighbour(current, +1, reviewer, **args)
             summary = store.trajectories.trajectory_summary(found[0]) if found else None
             record = store.spectra.get_spectrum(summary["spectrum_id"]) if summary else None
             return (record["source_path"], record.get("target")) if record else None

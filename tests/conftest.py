@@ -30,6 +30,37 @@ def manifest(shared_spectra) -> list[dict]:
 
 
 @pytest.fixture(scope="session")
+def demo_template(tmp_path_factory) -> Path:
+    """A database seeded as the app's first run (demo spectra, their shipped trajectories, checked
+    claims), built once per test session and never opened again: each test takes its own copy."""
+    from reviewer.services.demo import seed_demo_if_empty
+    from reviewer.store import Store
+
+    path = tmp_path_factory.mktemp("demo-template") / "demo.duckdb"
+    store = Store(path)
+    assert seed_demo_if_empty(store) > 0
+    store.close()
+    return path
+
+
+def own_copy(template: Path, folder: Path) -> Path:
+    """A copy of a closed database file for one test (writes there reach no other test)."""
+    path = folder / template.name
+    shutil.copyfile(template, path)
+    return path
+
+
+@pytest.fixture
+def demo_store(demo_template, tmp_path):
+    """This test's own copy of the demo database, open."""
+    from reviewer.store import Store
+
+    store = Store(own_copy(demo_template, tmp_path))
+    yield store
+    store.close()
+
+
+@pytest.fixture(scope="session")
 def demo_dir() -> Path:
     return DEMO_DIR
 

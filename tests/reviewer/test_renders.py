@@ -3,17 +3,12 @@ import pytest
 
 from reviewer.review_state import ReviewState
 from reviewer.services import renders
-from reviewer.services.demo import seed_demo_if_empty
 from reviewer.services.spectra_cache import LockedLRU
-from reviewer.store import Store
 
 
-@pytest.fixture(scope="module")
-def seeded_db(tmp_path_factory):
-    store = Store(tmp_path_factory.mktemp("renders") / "review.duckdb")
-    seed_demo_if_empty(store)
-    yield store
-    store.close()
+@pytest.fixture
+def seeded_db(demo_store):
+    return demo_store
 
 
 @pytest.mark.parametrize("task", ["a", "verify"])

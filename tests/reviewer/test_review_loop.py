@@ -11,17 +11,13 @@ from agents.trajectory import AgentInfo
 from reviewer.review_state import ReviewState
 from reviewer.services.conflicts import conflict_queue, disputed_choices
 from reviewer.services.curation import curation_status, event_refusal
-from reviewer.services.demo import seed_demo_if_empty
 from reviewer.services.labels import LabelRefused, default_correction
-from reviewer.store import Store
 
 
-@pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    store = Store(tmp_path_factory.mktemp("loop") / "loop.duckdb")
-    seed_demo_if_empty(store)
-    yield store
-    store.close()
+@pytest.fixture
+def db(demo_store):
+    """Each test its own copy of the seeded demo database."""
+    return demo_store
 
 
 def queue(db, task=None):

@@ -9,18 +9,14 @@ import pytest
 from agents.trajectory import AgentInfo, Trajectory
 from reviewer.review_state import ReviewState
 from reviewer.services.conflicts import conflict_queue, verdict_for
-from reviewer.services.demo import seed_demo_if_empty
-from reviewer.store import Store
 
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
 
 
-@pytest.fixture(scope="module")
-def seeded_db(tmp_path_factory):
-    store = Store(tmp_path_factory.mktemp("review") / "review.duckdb")
-    assert seed_demo_if_empty(store) == 13
-    yield store
-    store.close()
+@pytest.fixture
+def seeded_db(demo_store):
+    """Each test its own copy of the seeded demo database."""
+    return demo_store
 
 
 def state_for(store, name, **params):

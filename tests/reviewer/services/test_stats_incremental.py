@@ -23,7 +23,6 @@ from reviewer.services import background, stats, triage
 from reviewer.services import labels as label_service
 from reviewer.services.conflicts import _credibility, evaluation_frame, final_verdict, verdicts_frame
 from reviewer.services.consensus import DZ_MAX, agent_label, normalise_label, same_z
-from reviewer.services.demo import seed_demo_if_empty
 from reviewer.services.labels import LabelService, default_correction
 from reviewer.services.rows import group_rows
 from reviewer.store import Store
@@ -35,12 +34,8 @@ N_ITEMS = 12  # the trajectories the writes pick from (the first of the demo's 6
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("incremental") / "demo.duckdb"
-    store = Store(path)
-    assert seed_demo_if_empty(store) > 0
-    store.close()
-    return path
+def demo_db(demo_template):
+    return demo_template
 
 
 def reference_inputs(store) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -5,16 +5,12 @@ the cached priorities drive the queue's "priority" order, and the abstention est
 the verdicts with bootstrap intervals."""
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import pandas as pd
 import pytest
 
 from agents.vet.evidence import MARGIN_CAP, decision_margin
 from reviewer.services import triage
-from reviewer.services.demo import seed_demo_if_empty
-from reviewer.store import Store
 
 
 # -- the fit -------------------------------------------------------------------------------------
@@ -67,23 +63,7 @@ def test_default_weights_until_enough_verdicts_of_both_kinds():
 
 
 # -- signals on a real store ---------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    """The demo spectra with their shipped rules / FORMA trajectories and checked claims."""
-    path = tmp_path_factory.mktemp("triage") / "demo.duckdb"
-    store = Store(path)
-    assert seed_demo_if_empty(store) > 0
-    store.close()
-    return path
-
-
-@pytest.fixture
-def demo_store(demo_db, tmp_path):
-    path = tmp_path / "demo.duckdb"
-    shutil.copyfile(demo_db, path)
-    store = Store(path)
-    yield store
-    store.close()
+# (demo_store: each test's own copy of the demo database, tests/conftest.py)
 
 
 def test_the_rules_policy_records_its_margin_and_it_matches_the_measurements(demo_store):

@@ -47,6 +47,10 @@ BANDS = [(2200.0, 2650.0, 1), (4430.0, 4700.0, 1), (4950.0, 5100.0, -1), (5160.0
          (5445.0, 5600.0, -1), (5845.0, 5990.0, -1), (6150.0, 6300.0, -1), (6380.0, 6450.0, -1),
          (6650.0, 6800.0, -1), (7050.0, 7250.0, -1), (7590.0, 7800.0, -1), (8430.0, 8500.0, -1)]
 BAND_WIDTH = 50.0  # Angstrom observed: narrower features are lines, not bands or blends
+# bands narrow enough to explain a feature of any width: the CH G band over the Lick G4300 passband
+# (Worthey et al. 1994), among the deepest features of F-K stars
+NARROW_BANDS = [(4281.4, 4316.4, -1)]
+STAR_Z_MAX = 0.003  # |v| < 900 km/s: every star of the Galaxy and its halo (hypervelocity stars included)
 ENVELOPE_PCT = 80  # emission is measured above the running 80th percentile: in a forest of absorption
 # lines (cool stars, the crowded blue end) the gaps between lines reach the envelope, not above it
 
@@ -124,13 +128,11 @@ def explained(feature: Feature, z: float, qso: bool = False) -> bool:
     tol = PLACE_A * (1 + z) + PLACE_REL * feature.wave + (BROAD_REL * feature.wave if broad else 0.0)
     if any(abs(feature.wave - r * (1 + z)) <= tol for r in _rest_lines()):
         return True
-    return feature.width > BAND_WIDTH and any(lo * (1 + z) - tol <= feature.wave <= hi * (1 + z) + tol
-                                              for lo, hi, sign in BANDS if sign == feature.sign)
+    bands = NARROW_BANDS + (BANDS if feature.width > BAND_WIDTH else [])
+    return any(lo * (1 + z) - tol <= feature.wave <= hi * (1 + z) + tol for lo, hi, sign in bands if sign == feature.sign)
 
 
 def check_redshift(claim, ctx, result):
-    from agents.claims.check import HALF_WIDTH, _Unverifiable, line_state
-
     z = claim.value
     lo, hi = ctx.measurer.coverage
     top = strongest_features(ctx.measurer)
@@ -141,6 +143,29 @@ def check_redshift(claim, ctx, result):
         return result(claim, "contradicted", ctx, None, None, (lo, hi),
                       f"{len(unexplained)} of the {len(top)} strongest features are not explained at z={z:g}: "
                       f"{names}")
+    if (ctx.object_class or "").upper() == "STAR" and abs(z) > STAR_Z_MAX:
+        at_rest = _major_lines_found(ctx, 0.0)[1]
+        if len(at_rest) >= 3:  # a star's lines sit at rest: a z beyond any star's velocity is not its z
+            return result(claim, "contradicted", ctx, 0.0, STAR_Z_MAX, (lo, hi),
+                          f"a star: its lines sit at rest ({', '.join(n for n, _ in at_rest)}), not at z={z:g}")
+    covered, found, window = _major_lines_found(ctx, z)
+    names = ", ".join(n for n, _ in found)
+    strongest_ok = not top or top[0] not in unexplained
+    if len(found) >= 2 and strongest_ok:
+        zs = float(np.mean([zz for _, zz in found]))
+        return result(claim, "supported", ctx, zs, 0.002 * (1 + z), window, f"lines found at z={z:g}: {names}")
+    if covered >= 3 and not found:
+        return result(claim, "contradicted", ctx, None, None, (lo, hi),
+                      f"none of the {covered} major lines covered at z={z:g} is there")
+    return result(claim, "unverifiable", ctx, reason=f"{covered} major lines covered, found: {names or 'none'}"
+                  + ("" if strongest_ok else f"; the strongest feature, at {top[0].wave:.0f} A, is not explained"))
+
+
+def _major_lines_found(ctx, z: float) -> tuple[int, list[tuple[str, float]], tuple[float, float] | None]:
+    """(major kb lines covered at z, those strongly there with the z each gives, the first's window)."""
+    from agents.claims.check import HALF_WIDTH, _Unverifiable, line_state
+
+    lo, hi = ctx.measurer.coverage
     local = replace(ctx, z=z)
     covered, found, window = 0, [], None
     seen_rest = set()
@@ -162,13 +187,4 @@ def check_redshift(claim, ctx, result):
             c = local.measurer.run("centroid", sign=1 if st["strong_emission"] else -1, **params).value
             found.append((ln["name"], c / ln["wave"] - 1))
             window = window or (params["blue"][0], params["red"][1])
-    names = ", ".join(n for n, _ in found)
-    strongest_ok = not top or top[0] not in unexplained
-    if len(found) >= 2 and strongest_ok:
-        zs = float(np.mean([zz for _, zz in found]))
-        return result(claim, "supported", ctx, zs, 0.002 * (1 + z), window, f"lines found at z={z:g}: {names}")
-    if covered >= 3 and not found:
-        return result(claim, "contradicted", ctx, None, None, (lo, hi),
-                      f"none of the {covered} major lines covered at z={z:g} is there")
-    return result(claim, "unverifiable", ctx, reason=f"{covered} major lines covered, found: {names or 'none'}"
-                  + ("" if strongest_ok else f"; the strongest feature, at {top[0].wave:.0f} A, is not explained"))
+    return covered, found, window

@@ -188,3 +188,23 @@ def test_a_qso_redshift_may_sit_a_broad_line_shift_from_its_narrow_lines(shared_
     assert _verdicts(m, "The redshift is z = 0.197.", object_class="QSO") == ["supported"]
     assert _verdicts(m, "The redshift is z = 0.197.") == ["contradicted"]
     assert _verdicts(m, "The redshift is z = 0.2023.", object_class="QSO") == ["supported"]
+
+
+def test_a_star_redshift_beyond_any_stars_velocity_is_contradicted_when_its_lines_sit_at_rest(shared_spectra):
+    """LAMOST G-type star: H-alpha, H-beta, Mg b, Na D, the Ca triplet at rest. z = 0.0852 puts Ca II K
+    and H on features by coincidence (it was 'supported'); for a star it is contradicted, and a z within
+    a star's velocity (0.0015: 450 km/s) is not."""
+    from agents.spectra import read_spectrum
+
+    m = Measurer.from_spectrum(read_spectrum(shared_spectra / "lamost_learninglamost/spec-55862-B6212_sp06-093.fits"))
+    assert _verdicts(m, "The redshift is z = 0.0852.", object_class="STAR") == ["contradicted"]
+    assert _verdicts(m, "The redshift is z = 0.0015.", object_class="STAR") == ["supported"]
+
+
+def test_the_g_band_explains_a_cool_stars_trough_at_4300(shared_spectra):
+    """A LAMOST K star whose strongest troughs (4290, 4327 A) are the CH G band: z = 0 is supported, not
+    contradicted for two unexplained features."""
+    from agents.spectra import read_spectrum
+
+    m = Measurer.from_spectrum(read_spectrum(shared_spectra / "lamost_learninglamost/spec-55862-B6212_sp06-214.fits"))
+    assert _verdicts(m, "The redshift is z = 0.000.", object_class="STAR") == ["supported"]

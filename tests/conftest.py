@@ -7,6 +7,7 @@ import pytest
 
 sys.path.append(str(Path(__file__).resolve().parent))  # after the repo: tests/agents must not shadow agents
 from browser import new_page
+from databases import own_copy
 from scripted_openai_server import ScriptedOpenAIServer
 from served_app import CHROMIUM_ARGS
 from shared_data import manifest_rows, spectra_dir
@@ -40,13 +41,6 @@ def demo_template(tmp_path_factory) -> Path:
     store = Store(path)
     assert seed_demo_if_empty(store) > 0
     store.close()
-    return path
-
-
-def own_copy(template: Path, folder: Path) -> Path:
-    """A copy of a closed database file for one test (writes there reach no other test)."""
-    path = folder / template.name
-    shutil.copyfile(template, path)
     return path
 
 

@@ -4,30 +4,19 @@ the abstention table per task and agent, and --json."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
+from databases import own_copy
 
 from agents.trajectory import UNJUDGEABLE
 from reviewer.cli import main
 from reviewer.services import triage
-from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
 
 
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("triage_cli") / "demo.duckdb"
-    with Store(path) as store:
-        assert seed_demo_if_empty(store) > 0
-    return path
-
-
 @pytest.fixture
-def db(demo_db, tmp_path):
-    path = tmp_path / "copy.duckdb"
-    shutil.copyfile(demo_db, path)
-    return path
+def db(demo_template, tmp_path):
+    return own_copy(demo_template, tmp_path)
 
 
 def run_json(capsys, *args) -> dict:

@@ -10,21 +10,19 @@ import shutil
 import holoviews as hv
 import panel as pn
 import pytest
+from databases import own_copy
 
 from reviewer.cli import main
 from reviewer.components.stats_panel import StatsPanel, calibration_plot
 from reviewer.review_state import ReviewState
 from reviewer.services import triage
-from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
 
 
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("stats_panel") / "demo.duckdb"
-    with Store(path) as store:
-        assert seed_demo_if_empty(store) > 0
-    return path
+@pytest.fixture
+def demo_db(demo_template, tmp_path):
+    """This test's own copy of the seeded demo database (a path: the tests open it themselves)."""
+    return own_copy(demo_template, tmp_path)
 
 
 def label_most(path, n: int = 45, n_errors: int = 6) -> None:

@@ -225,8 +225,8 @@ def _judge_line(claim: Claim, st: dict) -> tuple[str, str]:
             return "supported", ew
         if st["flat"]:
             return "contradicted", f"the flux is flat here: {ew}"
-        if other and st[f"strong_{other}"]:
-            return "contradicted", f"strong {other}, not {kind}: {ew}"
+        if other and (st[f"strong_{other}"] or st[other]):  # the line is there, in the other sense
+            return "contradicted", f"{'strong ' if st[f'strong_{other}'] else ''}{other}, not {kind}: {ew}"
         return "unverifiable", f"too noisy to tell: {ew}"
     kinds = [kind] if kind else ["absorption", "emission"]
     strong = [k for k in kinds if st[f"strong_{k}"]]

@@ -30,35 +30,40 @@ APPROX = r"~|≈|≃|∼|about|approximately|approx\.?|roughly|around|nearly|clo
 # "no less than" at least), listed before the plain words that it contains
 LT = (r"<|≤|less than|below|under|at most|no more than|smaller than|lower than|up to|"
       r"(?:does|do|did)\s+not\s+exceed|not\s+exceeding|(?:is\s+|are\s+)?not\s+(?:more|greater|larger)\s+than|"
-      r"no\s+(?:greater|larger)\s+than|(?:stays?|remains?|keeps?)\s+(?:below|under|beneath)")
+      r"no\s+(?:greater|larger|stronger|higher)\s+than|(?:stays?|remains?|keeps?)\s+(?:below|under|beneath)")
 GT = (r">|≥|more than|above|over|at least|exceeds?|exceeding|greater than|larger than|in\s+excess\s+of|"
-      r"(?:no|not)\s+(?:less|smaller|lower)\s+than|upwards\s+of|higher\s+than")
+      r"(?:no|not)\s+(?:less|smaller|lower|weaker)\s+than|upwards\s+of|higher\s+than")
 UNIT = r"Å|Angstroms?|angstroms?|Ang\b|A\b|nm|mÅ|km\s*/\s*s|km\s*s\^?-1|km\s*s⁻¹|per\s*cent|%"
 VALUE = re.compile(
     rf"\s*(?:(?:is|are|of|=|:|at|equals?|measures?|measured|reaches|reaching|with|only|just|a|an|value|its|the|"
     rf"lies|lie|falls?|sits?|comes|out|amounts\s+to|in\s+the\s+range(?:\s+of)?|range|within|somewhere|"
-    rf"found|constrained\s+to|(?:in\s+)?(?:the\s+)?interval|I\s+(?:get|find|measure|obtain))\b\s*|[=:]\s*)*"
+    rf"found|in|constrained\s+to|(?:in\s+)?(?:the\s+)?interval|I\s+(?:get|find|measure|obtain))\b\s*|[=:]\s*)*"
     rf"(?P<between>between\s+|from\s+)?(?P<bracket>\[\s*)?(?P<mod>{LT}|{GT}|{APPROX}|near)?\s*(?P<num>{NUM})"
     rf"(?:\s*(?:Å|A\b|Angstroms?)?\s*(?:-|–|to|(?(between)and|(?!))|(?(bracket),|(?!)))\s*(?P<num2>{NUM})\s*\]?)?"
     rf"(?:\s*(?:±|\+/-)\s*{NUM})?\s*(?P<unit>{UNIT})?", re.IGNORECASE)
 # the same number written before the quantity: "a 20 Å equivalent width", "exceeds 8 Å in equivalent width"
 VALUE_BEFORE = re.compile(
     rf"(?P<mod>{APPROX}|{LT}|{GT})?\s*(?P<num>{NUM})(?:\s*(?:-|–|to)\s*(?P<num2>{NUM}))?\s*(?P<unit>{UNIT})"
-    rf"\s*(?:(?:is|was|as|in|of|for|the|an?|its|total)\s+)*$", re.IGNORECASE)
+    rf"\s*(?:(?:is|was|as|in|of|for|the|an?|its|total|emission|absorption)\s+)*$", re.IGNORECASE)
 # "EW(H-alpha)", "W_λ(Hβ)": the line written in parentheses right after the quantity
 PAREN = re.compile(r"\s*\(\s*([^()]{1,40}?)\s*\)")
 # "... of H-alpha", "... for the [O III] 5007 line": a line named between the quantity and its value
 OF_LINE = re.compile(r"\s+(?:of|for|in|on)\s+(?:the\s+)?(?:(?:broad|narrow|strong|weak|prominent)\s+)?",
                      re.IGNORECASE)
 AND_LINE = re.compile(r"\s*(?:and|&|,)\s+(?:the\s+|of\s+)?", re.IGNORECASE)
-LINE_TAIL = re.compile(r"(?:\s+(?:line|feature|emission|absorption|doublet|triplet|profile|component))*"
+LINE_TAIL = re.compile(r"(?:\s+(?:in\s+)?(?:line|feature|emission|absorption|doublet|triplet|profile|component))*"
                        r"(?:\s*['’]s)?", re.IGNORECASE)
 FOR_LINE = re.compile(r"\s+(?:for|in|of|at)\s+(?:the\s+)?", re.IGNORECASE)
+LISTED_VALUE = re.compile(rf"\s*(?:[=:]\s*)?(?P<mod>{APPROX})?\s*(?P<num>{NUM})\s*(?P<unit>{UNIT})", re.IGNORECASE)
+AND_NEXT = re.compile(r"\s*,?\s*and\s+(?:the\s+)?", re.IGNORECASE)
+AT_VALUE = re.compile(rf"\s+(?:at|with|has|of)\s+(?:(?P<mod>{APPROX})\s*)?(?P<num>{NUM})\s*(?P<unit>{UNIT})", re.IGNORECASE)
 RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
 PAIR_VALUES = re.compile(rf"\s*(?:and|,|&)\s*(?:(?P<mod>{APPROX})\s*)?(?P<num>{NUM})\s*(?P<unit>{UNIT})?",
                          re.IGNORECASE)
 KEYWORDS = [
-    ("ew", re.compile(r"equivalent[\s-]widths?|\bEWs?\b|W_?λ", re.IGNORECASE)),
+    # "W" alone is the EW symbol only with a relation or a value after it ("W < 1 Å", "W = 3 Å")
+    ("ew", re.compile(r"equivalent[\s-]widths?|\bEWs?\b|W_?λ|(?-i:\bW\b)(?=\s*(?:[<>=≤≥~≈]|no\b|in\s+excess|of\b|\d))",
+                      re.IGNORECASE)),
     ("fwhm", re.compile(r"\bFWHM\b|full[\s-]width at half[\s-](?:maximum|depth|max)|\bwidths?\b", re.IGNORECASE)),
     ("depth", re.compile(r"\bdepths?\b", re.IGNORECASE)),
     ("snr", re.compile(r"\bS/N\b|\bSNR\b|signal[\s-]to[\s-]noise(?:\s+ratio)?", re.IGNORECASE)),
@@ -73,7 +78,8 @@ SNR_PLACE = re.compile(r"\s*(?:per\s+pixel\s*)?"
 REDSHIFT = re.compile(rf"(?:\bz\s*(?:=|≈|~|≃|∼)\s*|"
                       rf"\bredshift\s+(?:of\s+|is\s+|=\s*|at\s+|z\s*=\s*)*(?:(?P<mod>{APPROX})\s*)?)"
                       rf"(?P<num>\d+\.\d+(?:e[-+]?\d+)?|0)(?!\s*(?:km|Å|A\b|nm))", re.IGNORECASE)
-ORDER_WORD = re.compile(r"(?P<more>\b(?:larger|greater|bigger|higher|stronger)\b|>|≥|\bexceeds?\b)|"
+STRENGTH_ORDER = re.compile(r"\bof\s+the\s+two\b|\bdominat\w*\s+over\b", re.IGNORECASE)
+ORDER_WORD = re.compile(r"(?P<more>\b(?:larger|greater|bigger|higher|stronger)\b|>|≥|\bexceeds?\b|\bdominat\w*\s+over\b)|"
                         r"(?P<less>\b(?:smaller|lower|weaker|less)\b|<|≤)", re.IGNORECASE)
 COMPARE = re.compile(r"\b(deeper|shallower|stronger|weaker|broader|narrower|wider|more prominent|less prominent)"
                      r"\s+than\b", re.IGNORECASE)
@@ -357,6 +363,16 @@ def _quantities(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
                 whole = WHOLE_SNR.search(b.text, lo, k.start())  # "median S/N 3.8": the whole spectrum's
             elif qty in ("ew", "fwhm", "depth"):
                 named, start = _named_after(b, mentions, start, hi)
+            listed = _listed(b, mentions, start, hi) if qty in ("ew", "fwhm") and not named else []
+            if listed:  # "Equivalent widths: Hβ 2.5 Å, Hα 2.9 Å"
+                sent = b.text[lo:hi]
+                b.used.append((k.start(), k.end()))  # "widths" is not read again as a width
+                for m, val in listed:
+                    value, relation, hedged, dec, spread = _value(val)
+                    b.add(b.span(QUANTITY, m.start, val.end(), quantity=qty, lines=list(m.names), value=value,
+                                 relation=relation, unit=val.group("unit").strip(), hedged=hedged, decimals=dec,
+                                 spread=spread, line_kind=_kind(sent), frame=_frame(sent)))
+                continue
             v = VALUE.match(b.text, start, min(hi, start + 60))
             if qty in ("ew", "fwhm") and (v is None or v.group("unit") is None):
                 # "a 20 Å equivalent width", "exceeds 8 Å in equivalent width": the number comes first
@@ -412,6 +428,12 @@ def _pairs(b: _Builder, mentions: list[Mention], named: list[Mention], k: re.Mat
            hi: int) -> list[tuple[Mention, re.Match]] | None:
     """Two lines with a value each, in the three orders reports use: "the EWs of A and B are a and
     b Å"; "EW ~ a Å for A and ~ b Å for B"; "A and B have EWs of a and b Å, respectively"."""
+    if v.end() <= k.start():  # the value came first: "X comes in at a Å of EW and Y at b Å"
+        joined = AND_NEXT.match(b.text, k.end(), hi)
+        other = next((x for x in mentions if joined and x.start == joined.end() and x.end <= hi), None)
+        val = AT_VALUE.match(b.text, LINE_TAIL.match(b.text, other.end, hi).end(), hi) if other else None
+        first = _nearest([x for x in mentions if x.end <= v.start()], v.start(), lo, hi)
+        return [(first, v), (other, val)] if val and first else None
     second = PAIR_VALUES.match(b.text, v.end(), hi)
     if len(named) == 2:
         return [(named[0], v), (named[1], second)] if second else None
@@ -427,6 +449,24 @@ def _pairs(b: _Builder, mentions: list[Mention], named: list[Mention], k: re.Mat
             AND_LINE.fullmatch(b.text, LINE_TAIL.match(b.text, before[-2].end, hi).end(), before[-1].start):
         return [(before[-2], v), (before[-1], second)]
     return None
+
+
+def _listed(b: _Builder, mentions: list[Mention], pos: int, hi: int) -> list[tuple[Mention, re.Match]]:
+    """A list after a quantity and a colon, each line with its value: "EWs: Hβ 2.5 Å, Hα 2.9 Å"."""
+    colon = re.compile(r"\s*:\s*(?:the\s+)?").match(b.text, pos, hi)
+    if colon is None:
+        return []
+    out, at = [], colon.end()
+    while True:
+        m = next((x for x in mentions if x.start == at and x.end <= hi), None)
+        v = LISTED_VALUE.match(b.text, LINE_TAIL.match(b.text, m.end, hi).end(), hi) if m else None
+        if v is None:
+            return out if len(out) >= 2 else []
+        out.append((m, v))
+        sep = re.compile(r"\s*(?:,|;|and)\s*(?:and\s+)?(?:the\s+)?").match(b.text, v.end(), hi)
+        if sep is None:
+            return out if len(out) >= 2 else []
+        at = sep.end()
 
 
 def _line_right_after(b: _Builder, mentions: list[Mention], pos: int, hi: int) -> Mention | None:
@@ -450,22 +490,26 @@ def _comparisons(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None
 
 
 def _ew_order(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
-    """The order of two lines' equivalent widths with no number: "EW(A) > EW(B)", "A has the larger
-    equivalent width and B the smaller", "the EW of A exceeds that of B". The first line named is the
-    subject of the first comparative; a comparative before both lines ("the larger EW is A's") is
-    not read (it could go either way)."""
-    if not KEYWORDS[0][1].search(b.text, lo, hi):
+    """The order of two lines' strengths with no number: "EW(A) > EW(B)", "A has the larger equivalent
+    width and B the smaller", "A is the stronger of the two", "A dominates over B". The line named
+    just before the first comparative is its subject; a comparative before any line ("the larger EW
+    is A's") is not read (it could go either way)."""
+    if not (KEYWORDS[0][1].search(b.text, lo, hi) or STRENGTH_ORDER.search(b.text, lo, hi)):
         return
     lines = [m for m in mentions if lo <= m.start and m.end <= hi and m.what != "band" and b.free(m.start, m.end)]
-    if len(lines) != 2 or lines[0].names[0] == lines[1].names[0]:
-        return
-    first, second = lines
+    names = list(dict.fromkeys(m.names[0] for m in lines))
     word = ORDER_WORD.search(b.text, lo, hi)
-    if word is None or word.start() < first.end or word.start() > second.start or \
-            re.match(r"\s*(?:than\s+)?[-+−]?\d", b.text[word.end():hi]):  # "larger than 5 Å" is a bound
+    if len(names) != 2 or word is None or re.match(r"\s*(?:than\s+)?[-+−]?\d", b.text[word.end():hi]):
+        return  # "larger than 5 Å" is a bound
+    before = [m for m in lines if m.end <= word.start()]
+    if not before or COMPARE.search(b.text, lo, hi):  # "A is more prominent than B": read as that
         return
+    if word.start() > lines[-1].start and not STRENGTH_ORDER.search(b.text, lo, hi):
+        return  # "..., with a larger EW" after both lines names neither
+    subject = before[-1].names[0]
+    other = names[1] if subject == names[0] else names[0]
     relation = ">" if word.group("more") else "<"
-    b.add(b.span(COMPARISON, first.start, second.end, lines=[first.names[0], second.names[0]], quantity="strength",
+    b.add(b.span(COMPARISON, lines[0].start, lines[-1].end, lines=[subject, other], quantity="strength",
                  relation=relation, line_kind=_kind(b.text[lo:hi])))
 
 

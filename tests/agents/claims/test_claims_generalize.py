@@ -34,6 +34,9 @@ def _one(text):
     ("Hδ shows an EW of no less than 4 Å.", "H-delta", 4.0, ">"),
     ("The Mg b equivalent width is in excess of 5 Å.", "Mg b", 5.0, ">"),
     ("For Hβ the equivalent width comes out near 7 Å.", "H-beta", 7.0, "="),
+    # "W" alone is the symbol when a relation follows; "no weaker than" is at least
+    ("Hδ: W < 2 Å (absorption).", "H-delta", 2.0, "<"),
+    ("The Na D absorption is no weaker than 3 Å in equivalent width.", "Na D", 3.0, ">"),
 ])
 def test_equivalent_width_phrasings_are_quantities(text, line, value, relation):
     c = _one(text)
@@ -50,6 +53,9 @@ def test_an_interval_in_brackets_and_a_line_named_earlier_in_the_sentence():
 
 
 @pytest.mark.parametrize("text", [
+    "Equivalent widths: Hα 3.3 Å, the Ca II K line 5.3 Å.",
+    "Hα sits at 3.3 Å of equivalent width and Ca II K at 5.3 Å.",
+    "Hα has W = 3.3 Å, whereas Ca II K has W = 5.3 Å.",
     "The EWs are 3.3 Å for Hα and 5.3 Å for Ca II K.",
     "Hα and Ca II K show equivalent widths of 3.3 and 5.3 Å respectively.",
     "The equivalent widths of Hα and Ca II K are 3.3 and 5.3 Å.",
@@ -63,6 +69,9 @@ def test_a_pair_in_any_order_gives_each_line_its_own_value(text):
     ("EW(Hβ) < EW(Ca II K).", "H-beta", "<"),
     ("Ca II K has a greater equivalent width than Hβ.", "Ca II K", ">"),
     ("Hβ has the smaller equivalent width of the two and Ca II K the larger.", "H-beta", "<"),
+    ("Looking at Hβ and Ca II K, Ca II K is the stronger of the two.", "Ca II K", ">"),
+    ("Ca II K dominates over Hβ in absorption.", "Ca II K", ">"),
+    ("Hβ is more prominent than Ca II K, with a larger equivalent width.", "H-beta", ">"),
 ])
 def test_the_order_of_two_equivalent_widths(text, first, relation):
     (c,) = [c for c in extract_claims(text) if c.kind == "comparison"]

@@ -1,5 +1,6 @@
-"""Agents' trajectories (tables `trajectories`, `steps`), the images their steps show (`images`, stored
-once by content) and the task definitions they were made under (`tasks`)."""
+"""Agents' trajectories (tables `trajectories`, `steps`) and the images their steps show (`images`, stored
+once by content). The schema's `tasks` table (v1) is kept for old files but nothing writes it: kb/
+is where task definitions live, and each trajectory records its task id."""
 from __future__ import annotations
 
 from typing import Any
@@ -166,18 +167,6 @@ class TrajectoryRepository:
     def trajectory_summary(self, trajectory_id: str) -> dict[str, Any] | None:
         """A trajectory's summary row (no steps): task, agent, answer, answer_z, credibility, outcome, ..."""
         return self.db.row(f"SELECT {', '.join(_TRAJECTORY_COLUMNS)} FROM trajectories WHERE id = ?", [trajectory_id])
-
-    # -- tasks -------------------------------------------------------------------------------
-    def put_task(self, task_id: str, title: str | None = None, spec: dict | None = None) -> str:
-        """Record a task definition as it was when trajectories were made (kb/ stays the source)."""
-        self.db.execute(
-            "INSERT INTO tasks (task_id, title, spec, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            [task_id, title, to_json(spec), now()],
-        )
-        return task_id
-
-    def get_task(self, task_id: str) -> dict[str, Any] | None:
-        return self.db.row("SELECT * FROM tasks WHERE task_id = ?", [task_id])
 
 
 def _trajectory_row(traj: Trajectory) -> dict[str, Any]:

@@ -7,24 +7,25 @@ import pytest
 
 from reviewer.components.conflicts import BLIND_WHY, ConflictQueue
 from reviewer.review_state import ReviewState
-from reviewer.services.demo import seed_demo_if_empty
+from reviewer.services.conflicts import sync_verdict_states
 from reviewer.services.labels import LabelRefused
-from reviewer.store import Store
 
 
-@pytest.fixture(scope="module")
-def disputed(tmp_path_factory):
-    """ann approves and bo rejects a vet item; ann and bo give a spectrum different VI classes."""
-    store = Store(tmp_path_factory.mktemp("blind") / "blind.duckdb")
-    seed_demo_if_empty(store)
+@pytest.fixture
+def disputed(demo_store):
+    """ann approves and bo rejects a vet item; ann and bo give a spectrum different VI classes (each test
+    its own copy of the demo database)."""
+    store = demo_store
     row = next(r for r in store.queue.queue_items(limit=100) if r["task"] != "verify")
     store.labels.add_review(row["trajectory_id"], "ann", "approve")
     store.labels.add_review(row["trajectory_id"], "bo", "reject", comment="no Balmer jump")
     spectrum = store.spectra.list_spectra(limit=3)[2]["spectrum_id"]
     store.labels.add_vi_label(spectrum, "ann", quality=4, spectype="STAR", z=0.0, comment="clear M dwarf")
     store.labels.add_vi_label(spectrum, "bo", quality=4, spectype="GALAXY", z=0.3, comment="emission lines")
-    yield store, row["trajectory_id"], spectrum
-    store.close()
+    # written straight to the store, as an import would: the app syncs such labels when a page loads
+    # (this test had relied on another test's read doing it while the module shared one database)
+    sync_verdict_states(store)
+    return store, row["trajectory_id"], spectrum
 
 
 def conflicts_seen_by(store, reviewer, blind=True):

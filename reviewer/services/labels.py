@@ -28,11 +28,10 @@ NAME_MAX = 64
 _NAME_OK = re.compile(r"^[\w .@'+-]+$")
 
 
-# The review priority of a labelled item is derived data (reviewer.services.triage, ~20 ms): it is recomputed
-# on one background thread after the label is stored and acknowledged, not on the reviewer's key press.
-
-
 def _refresh_priority_later(store, trajectory_id: str) -> None:
+    """The review priority of a labelled item is derived data (reviewer.services.triage, ~20 ms): it is
+    recomputed in the background "priority" lane after the label is stored and acknowledged, not on the
+    reviewer's key press."""
     def work():
         try:
             triage.refresh(store, [trajectory_id], refit=False)
@@ -147,9 +146,8 @@ class LabelService:
         return self.store.labels.latest_review(trajectory_id, reviewer) if trajectory_id and reviewer else None
 
     def my_rating(self, reviewer: str, trajectory_id: str | None, rubric_version: str) -> dict | None:
-        if not (trajectory_id and reviewer):
-            return None
-        return self.store.labels.latest_rating(trajectory_id, reviewer, rubric_version)
+        return self.store.labels.latest_rating(trajectory_id, reviewer, rubric_version) \
+            if trajectory_id and reviewer else None
 
     def my_notes(self, reviewer: str, trajectory_id: str | None) -> dict[int | None, dict]:
         """The reviewer's latest note on each step of a trajectory, by step index."""

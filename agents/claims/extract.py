@@ -28,23 +28,54 @@ NUM = r"[-+−]?\d+(?:\.\d+)?"
 APPROX = r"~|≈|≃|∼|about|approximately|approx\.?|roughly|around|nearly|close to|of order|some|an estimated"
 # bounds as reports phrase them; a negated bound is the other bound ("does not exceed" is at most,
 # "no less than" at least), listed before the plain words that it contains
-LT = (r"<|≤|less than|below|under|at most|no more than|smaller than|lower than|up to|"
-      r"(?:does|do|did)\s+not\s+exceed|not\s+exceeding|(?:is\s+|are\s+)?not\s+(?:more|greater|larger)\s+than|"
-      r"no\s+(?:greater|larger|stronger|higher)\s+than|(?:stays?|remains?|keeps?)\s+(?:below|under|beneath)")
-GT = (r">|≥|more than|above|over|at least|exceeds?|exceeding|greater than|larger than|in\s+excess\s+of|"
-      r"(?:no|not)\s+(?:less|smaller|lower|weaker)\s+than|upwards\s+of|higher\s+than")
+# A negated bound is the other bound, whatever carries the negation (not, never, cannot, n't); a
+# comparative of strength against a number is a bound on the number ("weaker than 3 Å" is at most 3 Å,
+# "stronger / deeper than 3 Å" at least); "upper / lower limit of", "capped at", "tops out at", "falls
+# short of" name the bound they set. ASCII and "about" relations: <= =< ⩽ ≲ and >= => ⩾ ≳.
+_NOT = (r"(?:(?:does|do|did|could|would|is|are|was|were)\s*n[o'’]?t|can(?:no|'|’)t|can\s+not|won['’]t|will\s+not|"
+        r"never|not)\s+(?:be\s+)?")
+LT = (r"<=|=<|⩽|≲|<|≤|less than|below|under|at most|at\s+or\s+below|no more than|smaller than|lower than|up to|"
+      rf"{_NOT}(?:exceed(?:s|ing)?|(?:more|greater|larger|higher|stronger|bigger|deeper)\s+than|above|over|reach(?:es)?)|"
+      r"not\s+exceeding|no\s+(?:greater|larger|stronger|higher|bigger|deeper)\s+than|"
+      r"(?:stays?|remains?|keeps?)\s+(?:below|under|beneath)|(?:weaker|shallower|fainter)\s+than|"
+      r"falls?\s+short\s+of|tops?\s+out\s+at|capped\s+at|(?:an?\s+)?upper\s+(?:limit|bound)\s+(?:of|at)|"
+      r"(?:a\s+)?maximum\s+of|well\s+(?:below|under)")
+GT = (r">=|=>|⩾|≳|>|≥|more than|above|over|at least|at\s+or\s+above|exceeds?|exceeding|greater than|larger than|"
+      rf"in\s+excess\s+of|{_NOT}(?:(?:less|smaller|lower|weaker|fainter|shallower)\s+than|below|under)|"
+      r"no\s+(?:less|smaller|lower|weaker)\s+than|upwards\s+of|higher\s+than|(?:stronger|deeper|bigger)\s+than|"
+      r"surpass(?:es|ing)?|goes\s+beyond|(?:an?\s+)?lower\s+(?:limit|bound)\s+(?:of|at)|(?:a\s+)?minimum\s+of|"
+      r"at\s+(?:a\s+)?minimum|well\s+(?:above|over)")
+# a bound written after the number: "3 Å or less", "3 Å at most", "3 Å or more", "3+ Å"
+POST_LT = r"or\s+(?:less|below|lower|smaller|under)|at\s+(?:the\s+)?most|at\s+(?:the\s+)?maximum"
+POST_GT = r"or\s+(?:more|greater|above|higher|larger|over)|at\s+(?:the\s+)?least|at\s+(?:a\s+|the\s+)?minimum"
 UNIT = r"Å|Angstroms?|angstroms?|Ang\b|A\b|nm|mÅ|km\s*/\s*s|km\s*s\^?-1|km\s*s⁻¹|per\s*cent|%"
 VALUE = re.compile(
     rf"\s*(?:(?:is|are|of|=|:|at|equals?|measures?|measured|reaches|reaching|with|only|just|a|an|value|its|the|"
     rf"lies|lie|falls?|sits?|comes|out|amounts\s+to|in\s+the\s+range(?:\s+of)?|range|within|somewhere|"
-    rf"found|in|constrained\s+to|(?:in\s+)?(?:the\s+)?interval|I\s+(?:get|find|measure|obtain))\b\s*|[=:]\s*)*"
-    rf"(?P<between>between\s+|from\s+)?(?P<bracket>\[\s*)?(?P<mod>{LT}|{GT}|{APPROX}|near)?\s*(?P<num>{NUM})"
-    rf"(?:\s*(?:Å|A\b|Angstroms?)?\s*(?:-|–|to|(?(between)and|(?!))|(?(bracket),|(?!)))\s*(?P<num2>{NUM})\s*\]?)?"
-    rf"(?:\s*(?:±|\+/-)\s*{NUM})?\s*(?P<unit>{UNIT})?", re.IGNORECASE)
+    rf"found|in|constrained\s+to|(?:in\s+)?(?:the\s+)?interval|I\s+(?:get|find|measure|obtain)|"
+    # words of estimating and of extent: "is estimated to be", "likely lies", "ranging from", "spans",
+    # "is bounded by", "anywhere from", "is best put at", "is limited to"
+    rf"estimated|determined|derived|inferred|likely|probably|to\s+be|as|ranging|ranges?|spans?|spanning|"
+    rf"bracketed(?:\s+by)?|anywhere|best|put|placed|limited\s+to|has|have)\b\s*|[=:,(∈]\s*)*"
+    rf"(?P<between>between\s+|from\s+|bounded\s+by\s+)?(?P<bracket>\[\s*)?(?P<mod>{LT}|{GT}|{APPROX}|near)?"
+    rf"(?:\s*(?:{APPROX}))?\s*(?P<num>{NUM})"
+    rf"(?P<plus>\+(?![-/\d]))?"
+    rf"(?:\s*(?:Å|A\b|Angstroms?)?\s*(?:-|–|…|to|up\s+to|(?(between)and|(?!))|(?(bracket),|(?!))|"
+    # "no less than 3 and no more than 5 Å": two bounds that close a range
+    rf"(?P<closed>,?\s*(?:and|but)\s+(?:{LT})))"
+    rf"\s*(?P<num2>{NUM})\s*\]?)?"
+    rf"(?:\s*(?:±|\+/-|\+-)\s*{NUM})?\s*(?P<unit>{UNIT})?"
+    rf"(?:\s*(?P<post_lt>{POST_LT})\b|\s*(?P<post_gt>{POST_GT})\b)?"
+    rf"(?!\s*(?:<|≤|⩽|>|≥|⩾))", re.IGNORECASE)  # "2 Å ≤ W": the lower end of a double bound, not a value
 # the same number written before the quantity: "a 20 Å equivalent width", "exceeds 8 Å in equivalent width"
 VALUE_BEFORE = re.compile(
     rf"(?P<mod>{APPROX}|{LT}|{GT})?\s*(?P<num>{NUM})(?:\s*(?:-|–|to)\s*(?P<num2>{NUM}))?\s*(?P<unit>{UNIT})"
-    rf"\s*(?:(?:is|was|as|in|of|for|the|an?|its|total|emission|absorption)\s+)*$", re.IGNORECASE)
+    rf"\s*(?:(?:is|was|as|in|of|for|on|the|an?|its|total|emission|absorption)\s+)*$", re.IGNORECASE)
+# the lower end of a double bound, before the quantity: "2 Å < EW(Hβ) < 4 Å"
+LOWER_BEFORE = re.compile(rf"(?P<num>{NUM})\s*(?:{UNIT})?\s*(?:<=|<|≤|⩽)\s*$", re.IGNORECASE)
+# a bound word right before "an EW of 3 Å": "Hβ exceeds an EW of 3 Å", "below an EW of 1 Å"
+BOUND_BEFORE = re.compile(rf"\b(?P<rel>{LT}|{GT})\s+(?:an?\s+|the\s+|its\s+)?(?:(?:absorption|emission)\s+)?$",
+                          re.IGNORECASE)
 # "EW(H-alpha)", "W_λ(Hβ)": the line written in parentheses right after the quantity
 PAREN = re.compile(r"\s*\(\s*([^()]{1,40}?)\s*\)")
 # "... of H-alpha", "... for the [O III] 5007 line": a line named between the quantity and its value
@@ -202,7 +233,14 @@ def _value(m: re.Match) -> tuple[float, str, bool, int, float]:
         value, spread = 0.5 * (value + second), 0.5 * abs(second - value)
     mod = (m.group("mod") or "").lower()
     relation = "="
-    if mod and re.fullmatch(LT, mod, re.IGNORECASE):
+    post = {k: m.group(k) for k in ("post_lt", "post_gt", "plus", "closed") if k in m.re.groupindex}
+    if post.get("closed") and spread:  # a lower and an upper bound: the range between them
+        pass
+    elif post.get("post_lt") and not spread:  # "3 Å or less", "3 Å at most"
+        relation = "<"
+    elif (post.get("post_gt") or post.get("plus")) and not spread:  # "3 Å or more", "3+ Å"
+        relation = ">"
+    elif mod and re.fullmatch(LT, mod, re.IGNORECASE):
         relation = "<"
     elif mod and re.fullmatch(GT, mod, re.IGNORECASE):
         relation = ">"
@@ -401,6 +439,15 @@ def _quantities(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
                                  hedged=hedged, decimals=dec, spread=spread, line_kind=_kind(sent), frame=_frame(sent)))
                 continue
             value, relation, hedged, dec, spread = _value(v)
+            if qty == "ew" and v.start() >= k.end() and not spread:
+                lower = LOWER_BEFORE.search(b.text, max(lo, k.start() - 30), k.start())
+                bound = BOUND_BEFORE.search(b.text, max(lo, k.start() - 40), k.start())
+                if relation == "<" and lower and _number(lower.group("num")) < value:  # "2 < EW(X) < 4 Å"
+                    low = _number(lower.group("num"))
+                    value, spread = 0.5 * (low + value), 0.5 * (value - low)
+                    relation = "="
+                elif relation == "=" and not hedged and bound:  # "X exceeds an EW of 3 Å"
+                    relation = "<" if re.fullmatch(LT, bound.group("rel"), re.IGNORECASE) else ">"
             line = named[0] if named else _nearest(mentions, k.start(), lo, hi)
             if line is None and ITS.search(b.text, lo, k.start()):
                 line = _antecedent(b.text, mentions, lo)

@@ -1,0 +1,70 @@
+"""Classes of phrasing a pattern extractor meets in hands it has not seen (issue 20, item 3, fourth
+pass): each test is one class, in wording written for the test, not copied from any evaluation set."""
+import pytest
+
+from agents.claims import extract_claims
+
+
+def _quantities(text):
+    return [c for c in extract_claims(text) if c.kind == "quantity"]
+
+
+def _one_quantity(text):
+    claims = extract_claims(text)
+    assert len(claims) == 1 and claims[0].kind == "quantity", [c.to_dict() for c in claims]
+    return claims[0]
+
+
+@pytest.mark.parametrize("text, relation", [
+    # a bound written after the number
+    ("The Na D absorption has an equivalent width of 1.5 Å or less.", "<"),
+    ("Mg b: EW of 2 Å at most, so the star is metal poor.", "<"),
+    ("The Hδ absorption equivalent width is 6 Å or greater.", ">"),
+    ("Hδ absorption, EW 6 Å at the least.", ">"),
+    ("Na D shows an equivalent width of 4+ Å.", ">"),
+    # ASCII and "about" relations
+    ("Na D absorption EW >= 4 Å.", ">"),
+    ("EW(Mg b) =< 2 Å.", "<"),
+    ("The Hδ EW ≳ 6 Å.", ">"),
+    ("The Hδ EW ≲ 1 Å.", "<"),
+    # a negation of a bound, whatever carries it
+    ("The Mg b equivalent width can't be more than 2 Å.", "<"),
+    ("The Na D equivalent width never exceeds 1.5 Å.", "<"),
+    ("The Hδ EW does not reach 1 Å.", "<"),
+    ("The equivalent width of Na D is not below 4 Å.", ">"),
+    # a comparative of strength against a number
+    ("Mg b absorption is weaker than 2 Å in equivalent width.", "<"),
+    ("The Na D absorption is deeper than 4 Å in EW.", ">"),
+    ("The equivalent width of Hδ is bigger than 6 Å.", ">"),
+    # verbs and nouns that name a bound
+    ("The Mg b EW tops out at 2 Å.", "<"),
+    ("The Mg b EW falls short of 2 Å.", "<"),
+    ("The Na D EW has an upper limit of 1.5 Å.", "<"),
+    ("The Hδ EW is at minimum 6 Å.", ">"),
+    ("The Hδ EW surpasses 6 Å.", ">"),
+    ("The Hδ EW sits at or above 6 Å.", ">"),
+    ("The Mg b EW is well below 2 Å.", "<"),
+    ("Na D absorption exceeds an equivalent width of 4 Å.", ">"),
+])
+def test_bounds_in_any_wording_are_bounds(text, relation):
+    c = _one_quantity(text)
+    assert (c.quantity, c.relation) == ("ew", relation), text
+
+
+@pytest.mark.parametrize("text", [
+    "The Mg b EW ranges from 3 to 5 Å.",
+    "The Mg b equivalent width spans 3-5 Å.",
+    "The Mg b equivalent width is bounded by 3 and 5 Å.",
+    "The Mg b equivalent width is estimated to be 3–5 Å.",
+    "The Mg b EW is probably in the range of 3 to 5 Å.",
+    "The Mg b EW is anywhere from 3 to 5 Å.",
+    "Mg b absorption has an EW from 3 up to 5 Å.",
+    "3 Å < EW(Mg b) < 5 Å.",
+    "EW(Mg b) ∈ [3, 5] Å.",
+    "The Mg b EW is no less than 3 and no more than 5 Å.",
+    "The EW of Mg b, 3–5 Å, is what a K giant shows.",
+    "Mg b EW (3–5 Å) is what a K giant shows.",
+])
+def test_ranges_in_any_wording_keep_their_ends(text):
+    c = _one_quantity(text)
+    assert (c.lines, c.relation, c.value, c.spread) == (["Mg b"], "=", pytest.approx(4.0), pytest.approx(1.0)), text

@@ -302,6 +302,7 @@ def extract_claims(text: str) -> list[Claim]:
         # as labels of what was measured; plans and criteria state nothing about the spectrum
         if not (found or CRITERION.search(clause) or PLAN.search(clause)):
             _redshifts(b, lo, hi)
+            _parallel_pair(b, mentions, lo, hi)
             _quantities(b, mentions, lo, hi)
             _ew_order(b, mentions, lo, hi)
             _comparisons(b, mentions, lo, hi)
@@ -496,6 +497,55 @@ def _pairs(b: _Builder, mentions: list[Mention], named: list[Mention], k: re.Mat
             AND_LINE.fullmatch(b.text, LINE_TAIL.match(b.text, before[-2].end, hi).end(), before[-1].start):
         return [(before[-2], v), (before[-1], second)]
     return None
+
+
+# one value of a pair, with its bound or range: "3.2 Å", "> 5 Å", "~2-3 Å"
+PAIR_VALUE = re.compile(rf"(?:(?P<mod>{LT}|{GT}|{APPROX})\s*)?(?P<num>{NUM})(?:\s*(?:-|–|to)\s*(?P<num2>{NUM}))?"
+                        rf"(?:\s*(?:±|\+/-|\+-)\s*{NUM})?(?:\s*(?P<unit>Å|Angstroms?|angstroms?|A\b|mÅ|nm))?",
+                        re.IGNORECASE)
+# a number that is a difference or a factor, not a line's value: "2 Å more than", "by 2 Å", "twice"
+PAIR_NOT_VALUE_AFTER = re.compile(r"\s*(?:more|less|larger|smaller|higher|lower|greater|weaker|stronger|deeper|"
+                                  r"times|x\b|×|above|below|in\s+excess|beyond|per)\b", re.IGNORECASE)
+PAIR_NOT_VALUE_BEFORE = re.compile(r"\b(?:by|differ\w*|difference|offset|ratio|than)\s*(?:of\s+)?(?:only\s+)?$",
+                                   re.IGNORECASE)
+OTHER_QUANTITY = re.compile(r"\bFWHM\b|\bwidths?\b(?<!equivalent[\s-]width)(?<!equivalent[\s-]widths)|\bdepths?\b|"
+                            r"\bS/N\b|\bSNR\b|\bratios?\b|velocit|km\s*/?\s*s|\bredshift|\bz\s*[=≈~]",
+                            re.IGNORECASE)
+
+
+def _parallel_pair(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
+    """Two lines and two equivalent widths in one clause, in any arrangement a report uses ("EW(A) =
+    a Å and EW(B) = b Å", "For A and B the EWs are a and b Å", "A: a Å, B: b Å (equivalent widths)",
+    "A's EW is a Å, whereas B's is b Å", "a Å (A) and b Å (B)"): the values are read in the order the
+    lines are named, the first to the first, as English lists parallel items. Only when the clause
+    speaks of equivalent widths and of no other quantity, names exactly two lines once each, and holds
+    exactly two numbers (other than the lines' own wavelengths) that are not differences or factors."""
+    text = b.text
+    if not KEYWORDS[0][1].search(text, lo, hi) or OTHER_QUANTITY.search(text, lo, hi):
+        return
+    here = [m for m in mentions if lo <= m.start and m.end <= hi]
+    if len(here) != 2 or any(m.what != "line" for m in here) or here[0].names[0] == here[1].names[0] or \
+            not all(b.free(m.start, m.end) for m in here):
+        return
+    values = [v for v in PAIR_VALUE.finditer(text, lo, hi)
+              if not any(m.start <= v.start("num") < m.end for m in here)]
+    if len(values) != 2 or not values[1].group("unit") or any(_number(v.group("num")) >= 1000 for v in values):
+        return
+    if not values[0].group("unit") and not re.fullmatch(r"\s*(?:,|and|&)\s*", text[values[0].end():values[1].start()]):
+        return  # a shared unit only as in "3 and 5 Å"
+    for v in values:
+        if PAIR_NOT_VALUE_AFTER.match(text, v.end(), hi) or PAIR_NOT_VALUE_BEFORE.search(text, lo, v.start()):
+            return
+    sent = text[lo:hi]
+    hedged_any = any(_value(v)[2] for v in values)
+    for m, v in zip(here, values, strict=True):
+        value, relation, hedged, dec, spread = _value(v)
+        unit = v.group("unit") or values[1].group("unit")
+        a, c = min(m.start, v.start()), max(m.end, v.end())
+        b.claims.append(b.span(QUANTITY, a, c, quantity="ew", lines=list(m.names), value=value, relation=relation,
+                               unit=unit.strip(), hedged=hedged or hedged_any, decimals=dec, spread=spread,
+                               line_kind=_kind(sent), frame=_frame(sent)))
+    b.used.append((lo, hi))  # the clause is read: no other claim from it
 
 
 def _listed(b: _Builder, mentions: list[Mention], pos: int, hi: int) -> list[tuple[Mention, re.Match]]:

@@ -68,3 +68,27 @@ def test_bounds_in_any_wording_are_bounds(text, relation):
 def test_ranges_in_any_wording_keep_their_ends(text):
     c = _one_quantity(text)
     assert (c.lines, c.relation, c.value, c.spread) == (["Mg b"], "=", pytest.approx(4.0), pytest.approx(1.0)), text
+
+
+@pytest.mark.parametrize("text", [
+    "For Na D and Mg b the equivalent widths are 4.1 Å and 2.2 Å.",
+    "Na D and Mg b equivalent widths are 4.1 and 2.2 Å.",
+    "Na D: 4.1 Å, Mg b: 2.2 Å (equivalent widths).",
+    "Na D's EW is 4.1 Å whereas that of Mg b is 2.2 Å.",
+    "The equivalent widths are 4.1 Å (Na D) and 2.2 Å (Mg b).",
+    "Na D has an EW of 4.1 Å and Mg b one of 2.2 Å.",
+    "Na D measures 4.1 Å in EW, compared with 2.2 Å for Mg b.",
+    "The EW of Na D (4.1 Å) is larger than that of Mg b (2.2 Å).",
+    "Na D and Mg b come in at 4.1 and 2.2 Å of equivalent width.",
+])
+def test_two_lines_and_two_values_pair_up_in_the_order_named(text):
+    claims = _quantities(text)
+    assert [(c.lines, c.value) for c in claims] == [(["Na D"], 4.1), (["Mg b"], 2.2)], text
+
+
+@pytest.mark.parametrize("text", [
+    "The EW of Na D is 4.1 Å, about 2 Å more than Mg b.",
+    "Na D exceeds Mg b in equivalent width by 1.9 Å, at 4.1 Å.",
+])
+def test_a_difference_is_not_the_second_lines_value(text):
+    assert not any(c.lines == ["Mg b"] for c in _quantities(text)), text

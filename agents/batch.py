@@ -31,26 +31,28 @@ from concurrent.futures import (
     ThreadPoolExecutor,
     wait,
 )
-from typing import Any
+from typing import Any, TextIO
 
 _END = object()
 
 
-def _progress(total: int | None, enabled: bool, desc: str, unit: str):
-    if not enabled:
+def _progress(total: int | None, to: bool | TextIO | None, desc: str, unit: str):
+    if not to:
         return None
     from tqdm import tqdm
 
     # tqdm shows the rate (items/s) and the ETA from it; the postfix adds calls and tokens
-    return tqdm(total=total, desc=desc, unit=unit, dynamic_ncols=True)
+    return tqdm(total=total, desc=desc, unit=unit, dynamic_ncols=True, file=to if hasattr(to, "write") else None)
 
 
 def run_batch(fn: Callable[[Any], Any], items: Iterable[Any], *, workers: int = 1, threads: int = 1,
-              dask_address: str | None = None, progress: bool = True, desc: str = "batch",
+              dask_address: str | None = None, progress: bool | TextIO | None = True, desc: str = "batch",
               unit: str = "item", total: int | None = None,
               postfix: Callable[[Any, Any], str | None] | None = None) -> Iterator[tuple[Any, Any]]:
-    """Yield (item, result or exception) as items finish. `postfix(item, result)`, called once the
-    caller has handled the item, may return a short text for the progress bar (calls, tokens)."""
+    """Yield (item, result or exception) as items finish. `progress`: a bar on stderr (True), on the
+    stream given, or none. `postfix(item, result)`, called once the caller has handled the item, may
+    return a short text for the progress bar (calls, tokens). A caller that stops iterating (an
+    exception, a cancelled command) stops the pool: jobs not started are dropped."""
     if total is None and hasattr(items, "__len__"):
         total = len(items)  # type: ignore[arg-type]
     bar = _progress(total, progress, desc, unit)

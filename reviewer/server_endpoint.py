@@ -13,18 +13,18 @@ commands and nothing else. A client has REQUEST_TIMEOUT_S (10 s) for its whole r
 headers, body), however it trickles it; at most MAX_WAITING connections wait for theirs (more: 503 at
 once) and at most MAX_RUNNING commands run (more: 503), so connections without a token hold no thread
 for long and never many. Once admitted, a command's answer is written without a timeout (the client
-may be piped into a pager); a client that goes away interrupts it.
+may be piped into a pager); a client that goes away stops it at its next item (reviewer.cli.console:
+the command's own output streams and cancel flag; no thread's sys.stdout is touched).
 
 Wire format: `POST /run` with header `X-SpecReview-Token` and a JSON body {"argv": [...], "db": the
 database path the client resolved, "paths": {dest: absolute path(s)} resolved on the client,
 "tty": {"stdout": bool, "stderr": bool}}. The answer is a stream of JSON lines: {"out": text},
 {"err": text}, and finally {"exit": code}; empty lines are heartbeats (once a second, so a client
-that went away is noticed and its command interrupted).
+that went away is noticed and its command stopped).
 """
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import hmac
 import io
 import json
@@ -43,6 +43,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from reviewer.cli.console import Console
+
 log = logging.getLogger("specreview.endpoint")
 
 TOKEN_HEADER = "X-SpecReview-Token"
@@ -55,7 +57,7 @@ MAX_WAITING = 16  # connections whose request is not yet read and checked
 MAX_RUNNING = 32  # commands running at once
 
 Emit = Callable[[str, str], None]  # (stream "out"|"err", text)
-Runner = Callable[[dict, Emit], int]
+Runner = Callable[[dict, Console], int]
 
 
 # -- the endpoint file ------------------------------------------------------------------------------
@@ -135,116 +137,64 @@ def read_endpoint_file(db: Path, lock_holder: int | None = None) -> dict | None:
     return {"pid": pid, "port": port, "token": token, "db": info.get("db"), "path": path}
 
 
-# -- stdout / stderr per thread -----------------------------------------------------------------------
-_route = threading.local()
-_install_lock = threading.Lock()
+# -- a forwarded command's output and cancel flag ----------------------------------------------------------
+class _ClientStream(io.TextIOBase):
+    """One output stream of a forwarded command (reviewer.cli.console.Console): what the command
+    writes goes to its client, as frames; nothing else in the process writes here, and the app's own
+    sys.stdout / sys.stderr are never replaced."""
 
-
-class _RoutedStream(io.TextIOBase):
-    """Stands in for sys.stdout / sys.stderr: a thread running a forwarded command writes to its
-    client; every other thread writes where it always did."""
-
-    def __init__(self, fallback, name: str):
-        self._fallback, self._name = fallback, name
-
-    def _target(self) -> Emit | None:
-        return getattr(_route, "emit", None)
+    def __init__(self, emit: Emit, name: str, tty: bool):
+        self._emit, self._name, self._tty = emit, name, tty
 
     def write(self, text: str) -> int:
-        emit = self._target()
-        if emit is None:
-            return self._fallback.write(text)
         if text:
-            emit(self._name, text)
+            self._emit(self._name, text)
         return len(text)
 
-    def flush(self) -> None:
-        if self._target() is None:
-            self._fallback.flush()
-
-    def isatty(self) -> bool:
-        if self._target() is None:
-            return self._fallback.isatty()
-        return bool(getattr(_route, "tty", {}).get(self._name))
-
-    def fileno(self) -> int:
-        if self._target() is not None:
-            raise io.UnsupportedOperation("a forwarded command's output has no file descriptor")
-        return self._fallback.fileno()
+    def isatty(self) -> bool:  # the client's terminal, as it said: a progress bar only where one is watched
+        return self._tty
 
     def writable(self) -> bool:
         return True
 
     @property
-    def encoding(self):
-        return getattr(self._fallback, "encoding", "utf-8")
-
-    @property
-    def errors(self):
-        return getattr(self._fallback, "errors", "strict")
-
-    def __getattr__(self, name):
-        return getattr(self._fallback, name)
+    def encoding(self) -> str:
+        return "utf-8"
 
 
-def _install_routing() -> None:
-    with _install_lock:
-        if not isinstance(sys.stdout, _RoutedStream):
-            sys.stdout = _RoutedStream(sys.stdout, "out")
-        if not isinstance(sys.stderr, _RoutedStream):
-            sys.stderr = _RoutedStream(sys.stderr, "err")
-
-
-@contextlib.contextmanager
-def routed_output(emit: Emit, tty: dict | None = None):
-    """Within the block, this thread's prints go to `emit`."""
-    _install_routing()
-    _route.emit, _route.tty = emit, {"out": bool((tty or {}).get("stdout")), "err": bool((tty or {}).get("stderr"))}
-    try:
-        yield
-    finally:
-        _route.emit = None
-        _route.tty = {}
+def client_console(emit: Emit, tty: dict | None = None) -> Console:
+    """The console of a command run for a client: its two streams, and a cancel flag the endpoint sets
+    when the client goes away."""
+    tty = tty or {}
+    return Console(_ClientStream(emit, "out", bool(tty.get("stdout"))), _ClientStream(emit, "err", bool(tty.get("stderr"))))
 
 
 # -- running a command -----------------------------------------------------------------------------
-def run_cli(db: Path, payload: dict, emit: Emit) -> int:
-    """Run the `specreview` command `payload` describes on this process's open database `db`, its
-    output going to `emit`. The database is the served one whatever --db said; path arguments come
-    already made absolute by the client (this process's working folder is not the user's)."""
+def run_cli(db: Path, payload: dict, console: Console) -> int:
+    """Run the `specreview` command `payload` describes on this process's open database `db`, writing
+    to `console`. The database is the served one whatever --db said; path arguments come already made
+    absolute by the client (this process's working folder is not the user's)."""
     from reviewer.cli import build_parser, run_args
 
-    with routed_output(emit, payload.get("tty")):
-        try:
-            args = build_parser().parse_args([str(a) for a in payload["argv"]])
-            if args.command == "serve":
-                print("specreview: `serve` does not run through the app", file=sys.stderr)
-                return 2
-            for dest, value in (payload.get("paths") or {}).items():
-                if hasattr(args, dest) and dest not in ("db", "command", "_run"):
-                    setattr(args, dest, value)
-            args.db = str(db)
-            return run_args(args)
-        except SystemExit as exc:  # argparse, or a command that exits
-            code = exc.code
-            return code if isinstance(code, int) else (0 if code is None else 1)
-        except KeyboardInterrupt:
-            print("specreview: interrupted", file=sys.stderr)
-            return 130
-        except BaseException:
-            traceback.print_exc(file=sys.stderr)
+    try:
+        args = build_parser().parse_args([str(a) for a in payload["argv"]])
+        if args.command == "serve":
+            console.warn("specreview: `serve` does not run through the app")
+            return 2
+        for dest, value in (payload.get("paths") or {}).items():
+            if hasattr(args, dest) and dest not in ("db", "command", "_run", "console"):
+                setattr(args, dest, value)
+        args.db = str(db)
+        return run_args(args, console)
+    except SystemExit as exc:  # argparse (the client parsed the same words first), or a command that exits
+        code = exc.code
+        if isinstance(code, str):  # exit("why"): the message is the client's, not the server's stderr
+            console.warn(code)
             return 1
-        finally:
-            with contextlib.suppress(Exception):
-                sys.stdout.flush()
-                sys.stderr.flush()
-
-
-def _interrupt(thread: threading.Thread) -> None:
-    """Raise KeyboardInterrupt in `thread` (a forwarded command whose client went away): the commands
-    write in transactions and resume where they stopped, as after Ctrl-C."""
-    if thread.ident is not None and thread.is_alive():
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt))
+        return code if isinstance(code, int) else 0
+    except BaseException:
+        traceback.print_exc(file=console.err)
+        return 1
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -314,9 +264,11 @@ class _Handler(BaseHTTPRequestHandler):
         done = object()
         result = {"exit": 1}
 
+        console = client_console(lambda stream, text: frames.put((stream, text)), payload.get("tty"))
+
         def work() -> None:
             try:
-                result["exit"] = owner.runner(payload, lambda stream, text: frames.put((stream, text)))
+                result["exit"] = owner.runner(payload, console)
             finally:
                 frames.put(done)
 
@@ -352,9 +304,9 @@ class _Handler(BaseHTTPRequestHandler):
                 if lines:
                     self.wfile.write(("\n".join(lines) + "\n").encode())
                     self.wfile.flush()
-        except OSError:  # the client went away (Ctrl-C): stop its command
-            log.warning("the client of `specreview %s` went away: interrupting it", payload["argv"][0])
-            _interrupt(worker)
+        except OSError:  # the client went away (Ctrl-C): its command stops at its next item
+            log.warning("the client of `specreview %s` went away: stopping it", payload["argv"][0])
+            console.cancelled.set()
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -452,7 +404,7 @@ class CommandEndpoint:
     def __init__(self, db: str | os.PathLike, runner: Runner | None = None, host: str = "127.0.0.1", port: int = 0):
         self.db = Path(db).resolve()
         self.token = secrets.token_urlsafe(32)
-        self.runner: Runner = runner or (lambda payload, emit: run_cli(self.db, payload, emit))
+        self.runner: Runner = runner or (lambda payload, console: run_cli(self.db, payload, console))
         self.httpd = _HTTPServer((host, port), _Handler)
         self.httpd.owner = self
         self.port = self.httpd.server_address[1]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 
 
 def available() -> bool:
@@ -38,7 +39,10 @@ def redrock_hypotheses(pixels, *, n: int = 6, template_dir=None):
     targets = DistTargetsCopy([Target(0, [spec])])
     tdir = str(template_dir or os.environ["RR_TEMPLATE_DIR"])
     key = (tdir, wave.size, float(wave[0]), float(wave[-1]))
-    with contextlib.redirect_stdout(sys.stderr):  # Redrock narrates on stdout; keep --json clean
+    # Redrock narrates on stdout: keep --json clean. redirect_stdout swaps sys.stdout for the whole
+    # process, so one call at a time (two overlapping swaps could restore each other's target and
+    # leave stdout pointing at stderr); the lock also guards the template cache.
+    with _ONE_AT_A_TIME, contextlib.redirect_stdout(sys.stderr):
         if key not in _TEMPLATE_CACHE:  # rebinning the templates costs seconds: once per wavelength grid
             _TEMPLATE_CACHE.clear()
             _TEMPLATE_CACHE[key] = load_dist_templates(targets.wavegrids(), templates=tdir)
@@ -57,3 +61,4 @@ def redrock_hypotheses(pixels, *, n: int = 6, template_dir=None):
 
 
 _TEMPLATE_CACHE: dict = {}
+_ONE_AT_A_TIME = threading.Lock()

@@ -6,6 +6,8 @@ import argparse
 import importlib
 import sys
 
+from reviewer.cli.console import Cancelled, Console
+
 # subcommand name -> module in this package. A module listed here must define
 # `add_parser(subparsers)` and `run(args) -> int`.
 SUBCOMMANDS = {
@@ -52,15 +54,20 @@ def main(argv: list[str] | None = None) -> int:
     return run_args(args)
 
 
-def run_args(args: argparse.Namespace) -> int:
-    """Run parsed arguments in this process (also how the app runs a forwarded command)."""
+def run_args(args: argparse.Namespace, console: Console | None = None) -> int:
+    """Run parsed arguments in this process, writing to `console` (the process's own streams by
+    default; the app runs a forwarded command with its client's: reviewer/server_endpoint.py)."""
     from reviewer.store import StoreUnavailable
 
+    args.console = console or Console.of_this_process()
     try:
         return int(args._run(args) or 0)
     except StoreUnavailable as exc:  # a damaged or locked database: say so, no traceback
-        print(f"specreview: {exc}", file=sys.stderr)
+        args.console.warn(f"specreview: {exc}")
         return 1
+    except Cancelled:
+        args.console.warn("specreview: interrupted: its client went away")
+        return 130
 
 
 if __name__ == "__main__":

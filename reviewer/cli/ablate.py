@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
+
+from reviewer.cli.console import console_of
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -41,6 +42,7 @@ def _spectrum(args):
 
 
 def run(args: argparse.Namespace) -> int:
+    console = console_of(args)
     from agents.spectra import blank_pipeline_labels
     from agents.tools.features import good_pixels
     from agents.verify.ablation import ablate, strongest_broad_line_range
@@ -53,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if args.remove_strongest_broad:
         rng = strongest_broad_line_range(verify_pixels(pixels, meta, **opts))
         if rng is None:
-            print("specreview ablate: no broad line found to remove", file=sys.stderr)
+            console.warn("specreview ablate: no broad line found to remove")
             return 1
         res = ablate(pixels, meta, remove=rng, **opts)
     elif args.remove_range:
@@ -62,11 +64,11 @@ def run(args: argparse.Namespace) -> int:
         res = ablate(pixels, meta, narrow_kms=args.narrow_lines, **opts)
     change = dict(res["change"], modification=res["modification"])
     if args.json:
-        print(json.dumps(change))
+        console.say(json.dumps(change))
     else:
         b, a = change["before"], change["after"]
-        print(f"modification: {change['modification']}")
-        print(f"before: {b['type']} z={b['redshift']} {b['verdict']} {b['credibility']}")
-        print(f"after:  {a['type']} z={a['redshift']} {a['verdict']} {a['credibility']}")
-        print(f"verdict changed: {change['verdict_changed']}; credibility change: {change['credibility_change']:+d}")
+        console.say(f"modification: {change['modification']}")
+        console.say(f"before: {b['type']} z={b['redshift']} {b['verdict']} {b['credibility']}")
+        console.say(f"after:  {a['type']} z={a['redshift']} {a['verdict']} {a['credibility']}")
+        console.say(f"verdict changed: {change['verdict_changed']}; credibility change: {change['credibility_change']:+d}")
     return 0

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 
-from reviewer.cli.common import open_store, show_progress
+from reviewer.cli.common import open_store, progress_stream
+from reviewer.cli.console import console_of
 from reviewer.services.ingest import file_sha256, find_spectrum_files, ids_of_file
 
 
@@ -75,6 +75,7 @@ def resolve_trajectories(store, items: list[str]) -> tuple[list[str], list[str]]
 
 
 def run(args: argparse.Namespace) -> int:
+    console = console_of(args)
     from reviewer.services.claims import ClaimChecker, LLMExtractor, summarize, summary_text
 
     extractor = None
@@ -84,24 +85,26 @@ def run(args: argparse.Namespace) -> int:
         try:
             cfg = load_config(args.config, model=args.model, base_url=args.base_url, timeout=args.timeout)
         except (OSError, ValueError) as err:
-            print(f"specreview claims: LLM config: {err}", file=sys.stderr)
+            console.warn(f"specreview claims: LLM config: {err}")
             return 2
         extractor = LLMExtractor(cfg)
     store = open_store(args)
     if store is None:
         return 1
     tasks = {t.strip() for t in (args.task or "").split(",") if t.strip()}
-    out = sys.stderr if args.json else sys.stdout
+    out = console.err if args.json else console.out
     checked, failed = [], 0
     try:
         tids, problems = resolve_trajectories(store, args.items)
         checker = ClaimChecker(store, extractor=extractor)
         iterator = tids
-        if show_progress(args):
+        bar_stream = progress_stream(args)
+        if bar_stream is not None:
             from tqdm import tqdm
 
-            iterator = tqdm(tids, desc="claims", unit="traj")
+            iterator = tqdm(tids, desc="claims", unit="traj", file=bar_stream)
         for tid in iterator:
+            console.check()
             traj = store.trajectories.load_trajectory(tid)
             if traj is None or (tasks and traj.task not in tasks):
                 continue
@@ -133,16 +136,16 @@ def run(args: argparse.Namespace) -> int:
     flagged = sum(bool(row["contradicted"]) for row in checked)
     extractor_model = extractor.model if extractor is not None else None
     if args.json:
-        print(json.dumps({"checker_version": checker.version, "extractor": checker.extractor_name,
+        console.say(json.dumps({"checker_version": checker.version, "extractor": checker.extractor_name,
                           "extractor_model": extractor_model, "trajectories": checked,
                           "totals": {v: totals[v] for v in ("supported", "contradicted", "unverifiable")},
                           "with_contradicted": flagged, "problems": problems}))
     else:
         for row in checked:
-            print(f"{row['trajectory_id']}  {row['task']:<6} {row['backend']}/{row['model'] or '-'}  {row['summary']}  "
+            console.say(f"{row['trajectory_id']}  {row['task']:<6} {row['backend']}/{row['model'] or '-'}  {row['summary']}  "
                   f"extractor: {row['extractor']}")
             for c in row["contradicted_claims"]:
-                print(f"    contradicted, step {c['step_idx']}: {c['text']!r}: {c['reason']}")
+                console.say(f"    contradicted, step {c['step_idx']}: {c['text']!r}: {c['reason']}")
     print(f"database: {store.path}", file=out)
     print(f"extractor: {checker.extractor_name}" + (f" ({extractor_model})" if extractor_model else ""), file=out)
     print(f"checked: {len(checked)} trajectories (checker {checker.version}); claims: "

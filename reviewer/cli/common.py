@@ -4,11 +4,12 @@ from __future__ import annotations
 import argparse
 import os
 import queue
-import sys
 import threading
 import time
 from pathlib import Path
+from typing import TextIO
 
+from reviewer.cli.console import Console, console_of
 from reviewer.store import Store, StoreDamaged, StoreUnavailable, resolve_db_path
 from reviewer.store.duckdb_words import is_lock, lock_pid
 
@@ -36,15 +37,16 @@ def open_store(args: argparse.Namespace) -> Store | None:
     process holds it: DuckDB lets one process at a time write a file). A running app is not such a
     process: `main` sends the command to it (reviewer/cli/remote.py) before it gets here."""
     path = db_path(args)
+    console = console_of(args)
     try:
         store = Store(path)
         store.probe()
         return store
     except StoreUnavailable as exc:
-        print(f"specreview: {exc}", file=sys.stderr)
+        console.warn(f"specreview: {exc}")
         if is_locked(exc):
-            print(f"specreview: another process has {path.name} open (an app serving it would have run this "
-                  "command itself): wait for it to finish, or stop it", file=sys.stderr)
+            console.warn(f"specreview: another process has {path.name} open (an app serving it would have run "
+                         "this command itself): wait for it to finish, or stop it")
         return None
 
 
@@ -63,14 +65,14 @@ def changed_since_ingest(record: dict) -> str:
     return ""
 
 
-def known_task(command: str, task_id: str) -> bool:
-    """True for a kb task id; otherwise print why (naming the known tasks) and return False."""
+def known_task(console: Console, command: str, task_id: str) -> bool:
+    """True for a kb task id; otherwise say why (naming the known tasks) and return False."""
     import kb
 
     try:
         kb.task(task_id)
     except KeyError as exc:
-        print(f"specreview {command}: {exc.args[0]}", file=sys.stderr)
+        console.warn(f"specreview {command}: {exc.args[0]}")
         return False
     return True
 
@@ -118,8 +120,8 @@ def batch_plan(args: argparse.Namespace, llm_config=None, llm: dict | None = Non
     threads = max(llm_config.concurrency, 1)
     if not args.dask:
         if args.workers > 1:
-            print("specreview: --workers is for the rules backend; with a model, --concurrency sets the "
-                  "requests in flight (add --dask local:N to spread them over N processes)", file=sys.stderr)
+            console_of(args).warn("specreview: --workers is for the rules backend; with a model, --concurrency "
+                                  "sets the requests in flight (add --dask local:N to spread them over N processes)")
         return {"threads": threads}, llm
     if parse_dask(args.dask)[0] == "local":
         llm = {**(llm or {}), "concurrency": max(1, -(-threads // local_workers(args.dask)))}
@@ -139,8 +141,10 @@ def render_processes(args: argparse.Namespace, plan: dict) -> int:
     return min(4, os.cpu_count() or 1)
 
 
-def show_progress(args: argparse.Namespace) -> bool:
-    return not getattr(args, "no_progress", False) and sys.stderr.isatty()
+def progress_stream(args: argparse.Namespace) -> TextIO | None:
+    """Where a progress bar goes (the command's stderr), or None: --no-progress, or nobody watching."""
+    console = console_of(args)
+    return console.err if console.shows_progress(getattr(args, "no_progress", False)) else None
 
 
 class TrajectoryWriter:

@@ -11,11 +11,11 @@ import argparse
 import csv
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 from reviewer.cli.common import open_store
+from reviewer.cli.console import console_of
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -121,6 +121,7 @@ def _fmt(v) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    console = console_of(args)
     if args.verify:
         from reviewer.cli.verify_eval import run_verify_eval
 
@@ -135,13 +136,14 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        print(json.dumps(result, indent=None))
+        console.say(json.dumps(result, indent=None))
         return 0
     if not result["tasks"]:
-        print("no labelled trajectories to score", file=sys.stderr)
+        console.warn("no labelled trajectories to score")
         return 1
-    print(f"{'task':6} {'n':>5} {'pos':>5} {'pred+':>5} {'acc':>6} {'F1':>6}")
+    console.say(f"{'task':6} {'n':>5} {'pos':>5} {'pred+':>5} {'acc':>6} {'F1':>6}")
     for t, s in result["tasks"].items():
-        print(f"{t:6} {s['n']:5d} {s['positives']:5d} {s['predicted_positives']:5d} {_fmt(s['accuracy']):>6} {_fmt(s['f1']):>6}")
-    print(f"macro  accuracy {_fmt(result['macro_accuracy'])}  F1 {_fmt(result['macro_f1'])}")
+        console.say(f"{t:6} {s['n']:5d} {s['positives']:5d} {s['predicted_positives']:5d} "
+                    f"{_fmt(s['accuracy']):>6} {_fmt(s['f1']):>6}")
+    console.say(f"macro  accuracy {_fmt(result['macro_accuracy'])}  F1 {_fmt(result['macro_f1'])}")
     return 0

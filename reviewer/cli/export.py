@@ -10,9 +10,9 @@ line naming it and why, and exit code 1."""
 from __future__ import annotations
 
 import argparse
-import sys
 
 from reviewer.cli.common import open_store
+from reviewer.cli.console import console_of
 
 EXIT_OK, EXIT_FAILED = 0, 1
 KINDS = ("sft", "bench", "vi", "parquet", "trajectories")
@@ -45,6 +45,7 @@ def _cannot_write(out: str, exc: OSError) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    console = console_of(args)
     from reviewer.services import exports
     from reviewer.store.review_queries import UnknownSession
 
@@ -55,33 +56,33 @@ def run(args: argparse.Namespace) -> int:
         overwrite = args.force
         if args.kind == "vi":
             n = exports.export_vi_csv(store, args.out, args.session, overwrite=overwrite)
-            print(f"wrote {n} VI rows to {args.out}")
+            console.say(f"wrote {n} VI rows to {args.out}")
         elif args.kind == "parquet":
             counts = exports.export_parquet(store, args.out, args.session, overwrite=overwrite)
-            print(f"wrote {len(counts)} tables to {args.out}: " + ", ".join(f"{t} {n}" for t, n in counts.items()))
+            console.say(f"wrote {len(counts)} tables to {args.out}: " + ", ".join(f"{t} {n}" for t, n in counts.items()))
         elif args.kind == "trajectories":
             if args.session:
-                print("specreview export: --session does not apply to trajectories (exported as the agents "
-                      "wrote them)", file=sys.stderr)
+                console.warn("specreview export: --session does not apply to trajectories (exported as the agents "
+                      "wrote them)")
                 return EXIT_FAILED
             result = exports.export_trajectories(store, args.out, args.task, args.inline_images, overwrite=overwrite)
-            print(f"wrote {result.written} trajectories to {args.out}")
+            console.say(f"wrote {result.written} trajectories to {args.out}")
             for tid, why in result.skipped:
-                print(f"  skipped {tid}: {why}", file=sys.stderr)
+                console.warn(f"  skipped {tid}: {why}")
         else:
             if args.kind == "sft":
                 result = exports.export_sft(store, args.out, args.session, args.task, overwrite=overwrite)
             else:
                 result = exports.export_bench(store, args.out, args.session, args.task, fmt=args.format,
                                               overwrite=overwrite)
-            print(f"wrote {result.written} {args.kind} rows to {args.out}")
+            console.say(f"wrote {result.written} {args.kind} rows to {args.out}")
             for tid, why in result.skipped:
-                print(f"  skipped {tid}: {why}", file=sys.stderr)
+                console.warn(f"  skipped {tid}: {why}")
     except (UnknownSession, exports.ExportError) as exc:
-        print(f"specreview export: {exc}", file=sys.stderr)
+        console.warn(f"specreview export: {exc}")
         return EXIT_FAILED
     except OSError as exc:  # no permission, disk full, ...: the export left nothing behind
-        print(_cannot_write(args.out, exc), file=sys.stderr)
+        console.warn(_cannot_write(args.out, exc))
         return EXIT_FAILED
     finally:
         store.close()

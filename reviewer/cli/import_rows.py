@@ -32,8 +32,7 @@ import csv
 import hashlib
 import json
 import re
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +40,7 @@ from typing import Any
 # MAX_JSON_DEPTH is imported from here by tests and callers: the rule itself lives in agents/interop/jsonrows.py
 from agents.interop.jsonrows import MAX_JSON_DEPTH, TOO_DEEP, JSONFileError, jsonl_rows, too_deep  # noqa: F401
 from reviewer.cli.common import db_path, known_task, open_store
+from reviewer.cli.console import console_of
 from reviewer.store import StoreUnavailable
 
 KINDS = ("sft", "bench", "trajectories", "chat", "forma")
@@ -78,12 +78,15 @@ class ImportFileError(ValueError):
     """The whole file cannot be read as rows (not JSON, not Parquet, not UTF-8)."""
 
 
-def iter_rows(path: Path) -> Iterator[tuple[str, Any, str | None]]:
+def iter_rows(path: Path, check: Callable[[], None] | None = None) -> Iterator[tuple[str, Any, str | None]]:
     """(where, row, problem) for each row of a .parquet, .json (a list, or one object) or .jsonl
     file. `where` names the file and the line (JSONL: physical line, from 1) or row (from 1);
     `problem` is set, and `row` None, for a JSONL line that is not valid JSON and for a row nested
-    deeper than MAX_JSON_DEPTH. A file that cannot be read at all raises ImportFileError (or OSError)."""
+    deeper than MAX_JSON_DEPTH. A file that cannot be read at all raises ImportFileError (or OSError).
+    `check()`, called before each row, may raise to stop the import (reviewer.cli.console)."""
     for where, row, problem in _parsed_rows(path):
+        if check is not None:
+            check()
         if problem is None and isinstance(row, dict | list | tuple) and too_deep(row):
             yield where, None, TOO_DEEP
         else:
@@ -184,12 +187,13 @@ def _linked_spectrum(store, source_name: str | None) -> str | None:
     return pick[0]["spectrum_id"] if len(pick) == 1 else None
 
 
-def import_sft(store, file: Path, images_dir: Path | None = None, task: str | None = None) -> ImportSummary:
+def import_sft(store, file: Path, images_dir: Path | None = None, task: str | None = None,
+               check: Callable[[], None] | None = None) -> ImportSummary:
     from agents.interop import check_sft_row, sft_row_to_trajectory
 
     summary = ImportSummary()
     base = images_dir or file.parent
-    for where, row, problem in iter_rows(file):
+    for where, row, problem in iter_rows(file, check):
         if problem:
             summary.refused.append(f"{where}: {problem}")
             continue
@@ -310,7 +314,8 @@ def _write_labels(path: Path, labels: dict) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def import_bench(store, file: Path, out_dir: Path, task: str | None = None) -> ImportSummary:
+def import_bench(store, file: Path, out_dir: Path, task: str | None = None,
+                 check: Callable[[], None] | None = None) -> ImportSummary:
     import reviewer.services.ingest
 
     summary = ImportSummary(labels_file=out_dir / LABELS_FILE)
@@ -319,7 +324,7 @@ def import_bench(store, file: Path, out_dir: Path, task: str | None = None) -> I
     labels = _read_labels(summary.labels_file)
     labels_before = dict(labels)  # rewritten only when a row changed it
     try:
-        for where, row, problem in iter_rows(file):
+        for where, row, problem in iter_rows(file, check):
             if problem:
                 summary.refused.append(f"{where}: {problem}")
                 continue
@@ -365,12 +370,13 @@ def import_bench(store, file: Path, out_dir: Path, task: str | None = None) -> I
 
 
 def run(args: argparse.Namespace) -> int:
+    console = console_of(args)
     file = Path(args.file).expanduser()
     if not (file.is_file() and args.kind != "forma") and not (file.is_dir() and args.kind in FOLDER_KINDS):
         what = "folder" if args.kind == "forma" else "file or folder" if args.kind in FOLDER_KINDS else "file"
-        print(f"specreview import: no such {what} {file}", file=sys.stderr)
+        console.warn(f"specreview import: no such {what} {file}")
         return 1
-    if args.task and not known_task("import", args.task):
+    if args.task and not known_task(console, "import", args.task):
         return 2
     store = open_store(args)
     if store is None:
@@ -379,34 +385,34 @@ def run(args: argparse.Namespace) -> int:
         if args.kind in ("trajectories", "chat", "forma"):
             from reviewer.cli import import_runs
 
-            summary = (import_runs.import_trajectories(store, file) if args.kind == "trajectories"
-                       else import_runs.import_chat(store, file, args.task) if args.kind == "chat"
-                       else import_runs.import_forma(store, file))
+            summary = (import_runs.import_trajectories(store, file, console.check) if args.kind == "trajectories"
+                       else import_runs.import_chat(store, file, args.task, console.check) if args.kind == "chat"
+                       else import_runs.import_forma(store, file, console.check))
             what = "trajectories"
         elif args.kind == "sft":
             images = Path(args.images).expanduser() if args.images else None
-            summary = import_sft(store, file, images, args.task)
+            summary = import_sft(store, file, images, args.task, console.check)
             what = "trajectories"
         else:
             stem = re.sub(r"\.(parquet|jsonl?)$", "", file.name, flags=re.I)
             out = Path(args.out).expanduser() if args.out else db_path(args).parent / "imported" / stem
-            summary = import_bench(store, file, out, args.task)
+            summary = import_bench(store, file, out, args.task, console.check)
             what = "spectra"
     except ImportFileError as exc:  # the file as a whole is not rows
-        print(f"specreview import: {file}: {exc}", file=sys.stderr)
+        console.warn(f"specreview import: {file}: {exc}")
         return 1
     except OSError as exc:  # unreadable input, or an --out that cannot be written
-        print(f"specreview import: {exc.filename or file}: {exc.strerror or exc}", file=sys.stderr)
+        console.warn(f"specreview import: {exc.filename or file}: {exc.strerror or exc}")
         return 1
     finally:
         store.close()
-    print(f"database: {store.path}")
-    print(f"imported {what}: {summary.added}; already present: {summary.skipped_existing}; "
+    console.say(f"database: {store.path}")
+    console.say(f"imported {what}: {summary.added}; already present: {summary.skipped_existing}; "
           f"refused: {len(summary.refused)}")
     if summary.labels_file is not None:
-        print(f"labels: {summary.labels_file} (score with: specreview eval --labels {summary.labels_file})")
+        console.say(f"labels: {summary.labels_file} (score with: specreview eval --labels {summary.labels_file})")
     for p in summary.refused:
-        print(f"  refused: {p}", file=sys.stderr)
+        console.warn(f"  refused: {p}")
     for p in summary.problems:
-        print(f"  problem: {p}", file=sys.stderr)
+        console.warn(f"  problem: {p}")
     return 1 if summary.refused else 0

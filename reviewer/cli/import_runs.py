@@ -18,6 +18,7 @@ imported unlinked, with a problem line, for trajectories.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from reviewer.cli.import_rows import ImportFileError, ImportSummary, _linked_spectrum, _why, iter_rows, row_key
@@ -59,20 +60,20 @@ def find_spectrum(store, ref: str | None, target: str | None = None) -> str | No
     return _linked_spectrum(store, ref) if target is None else None
 
 
-def import_trajectories(store, path: Path) -> ImportSummary:
+def import_trajectories(store, path: Path, check: Callable[[], None] | None = None) -> ImportSummary:
     summary = ImportSummary()
     for file in _jsonl_files(path):
         try:
-            _import_trajectory_file(store, file, summary)
+            _import_trajectory_file(store, file, summary, check)
         except ImportFileError as exc:  # this file is not rows at all; the folder's other files still import
             summary.refused.append(f"{file.name}: {exc}")
     return summary
 
 
-def _import_trajectory_file(store, file: Path, summary: ImportSummary) -> None:
+def _import_trajectory_file(store, file: Path, summary: ImportSummary, check: Callable[[], None] | None) -> None:
     from agents.interop.trajectory_file import row_to_trajectory
 
-    for where, row, problem in iter_rows(file):
+    for where, row, problem in iter_rows(file, check):
         if problem:
             summary.refused.append(f"{where}: {problem}")
             continue
@@ -94,11 +95,11 @@ def _import_trajectory_file(store, file: Path, summary: ImportSummary) -> None:
         summary.added += 1
 
 
-def import_chat(store, file: Path, task: str | None = None) -> ImportSummary:
+def import_chat(store, file: Path, task: str | None = None, check: Callable[[], None] | None = None) -> ImportSummary:
     from agents.interop.chat import chat_row_to_trajectory, check_chat_row
 
     summary = ImportSummary()
-    for where, row, problem in iter_rows(file):
+    for where, row, problem in iter_rows(file, check):
         if problem:
             summary.refused.append(f"{where}: {problem}")
             continue
@@ -125,7 +126,7 @@ def import_chat(store, file: Path, task: str | None = None) -> ImportSummary:
     return summary
 
 
-def import_forma(store, folder: Path) -> ImportSummary:
+def import_forma(store, folder: Path, check: Callable[[], None] | None = None) -> ImportSummary:
     from agents.interop.forma import forma_runs
     from agents.interop.forma_steps import run_to_trajectory
     from agents.interop.rowcheck import RowError
@@ -139,6 +140,8 @@ def import_forma(store, folder: Path) -> ImportSummary:
         raise ImportFileError("no FORMA output here (no folder with final_report.md, {name}_in_brief.json or a "
                               "step folder such as visual_interpreter/); nothing imported")
     for run in runs:
+        if check is not None:
+            check()
         where = f"{run.label}/"
         try:
             traj, missing = run_to_trajectory(run)

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from reviewer.cli.common import open_store
+from reviewer.cli.common import open_store, progress_stream
+from reviewer.cli.console import console_of
 from reviewer.services.ingest import ingest_paths
 
 EXIT_OK, EXIT_ALL_FAILED, EXIT_USAGE = 0, 1, 2
@@ -25,31 +25,32 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    console = console_of(args)
     store = open_store(args)
     if store is None:
         return EXIT_ALL_FAILED
     try:
         try:
-            summary = ingest_paths(store, args.paths, progress=not args.no_progress and sys.stderr.isatty(),
-                                   match_radius=args.match_radius)
+            summary = ingest_paths(store, args.paths, progress=progress_stream(args) or False,
+                                   match_radius=args.match_radius, check=console.check)
         except ValueError as err:  # the radius
-            print(f"specreview ingest: {err}", file=sys.stderr)
+            console.warn(f"specreview ingest: {err}")
             return EXIT_USAGE
         total = store.spectra.count_spectra()
         objects, match = store.objects.count_groups(), store.objects.last_match()
     finally:
         store.close()
-    print(f"database: {store.path}")
-    print(f"added: {summary.added}")
-    print(f"already present: {summary.skipped_existing}")
-    print(f"failed: {len(summary.failed)}")
+    console.say(f"database: {store.path}")
+    console.say(f"added: {summary.added}")
+    console.say(f"already present: {summary.skipped_existing}")
+    console.say(f"failed: {len(summary.failed)}")
     for where, problem in summary.failed:
-        print(f"  {where}: {problem}")
-    print(f"spectra in database: {total}")
+        console.say(f"  {where}: {problem}")
+    console.say(f"spectra in database: {total}")
     if match is not None:
-        print(f"objects with several spectra: {objects} (cross-match within {match['radius_arcsec']:g} arcsec)")
+        console.say(f"objects with several spectra: {objects} (cross-match within {match['radius_arcsec']:g} arcsec)")
     if summary.readable == 0:
         if not summary.failed:
-            print("no spectrum files found", file=sys.stderr)
+            console.warn("no spectrum files found")
         return EXIT_ALL_FAILED
     return EXIT_OK

@@ -7,10 +7,10 @@ only, as each call finishes, so an interrupted run resumes with what is left."""
 from __future__ import annotations
 
 import argparse
-import sys
 from functools import partial
 
-from reviewer.cli.common import open_store, show_progress
+from reviewer.cli.common import open_store, progress_stream
+from reviewer.cli.console import console_of
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -46,6 +46,7 @@ def _judge_one(item, *, cfg, entry, with_images):
 
 
 def run(args: argparse.Namespace) -> int:
+    console = console_of(args)
     from agents.batch import run_batch
     from agents.judge import rubric
     from agents.llm import load_config
@@ -71,8 +72,9 @@ def run(args: argparse.Namespace) -> int:
         job = partial(_judge_one, cfg=cfg, entry=entry, with_images=args.images)
         summary = RunSummary()
         for (tid, _), result in run_batch(job, items, threads=max(cfg.concurrency, 1), total=len(todo),
-                                          progress=show_progress(args), desc="judge", unit="traj",
+                                          progress=progress_stream(args), desc="judge", unit="traj",
                                           postfix=lambda *_: summary.postfix()):
+            console.check()
             if isinstance(result, BaseException):  # a bug, not a model failure: record it all the same
                 result_error, reply, usage = f"{type(result).__name__}: {result}", None, None
             else:
@@ -80,14 +82,14 @@ def run(args: argparse.Namespace) -> int:
             summary.add([usage] if usage else [], ok=not isinstance(result, BaseException) and result.score is not None)
             if isinstance(result, BaseException) or result.score is None:
                 store.reviews.add_judge_failure(tid, rater, version, result_error or "no score", reply or None)
-                print(f"{tid}: FAILED ({result_error})", file=sys.stderr)
+                console.warn(f"{tid}: FAILED ({result_error})")
                 continue
             store.labels.add_rating(tid, rater, result.score, version, rater_kind="llm",
                                     comment=result.reply[-2000:] if result.reply else None)
-            print(f"{tid}: {result.score:g}")
+            console.say(f"{tid}: {result.score:g}")
     finally:
         store.close()
-    print(f"judge {rater}: scored {summary.done}, failed {summary.failed}, skipped {len(done)} already scored")
+    console.say(f"judge {rater}: scored {summary.done}, failed {summary.failed}, skipped {len(done)} already scored")
     for line in summary.lines("trajectories"):
-        print(line)
+        console.say(line)
     return EXIT_FAILED if summary.failed and not summary.done else EXIT_OK

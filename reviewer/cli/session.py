@@ -11,9 +11,9 @@ Reviewers open a campaign with `?session=NAME` in the app's address.
 from __future__ import annotations
 
 import argparse
-import sys
 
 from reviewer.cli.common import open_store
+from reviewer.cli.console import console_of
 from reviewer.store.sessions import SESSION_MODES
 
 
@@ -33,8 +33,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    console = console_of(args)
     if args.action != "list" and not args.name:
-        print(f"specreview session {args.action}: a campaign NAME is needed", file=sys.stderr)
+        console.warn(f"specreview session {args.action}: a campaign NAME is needed")
         return 2
     store = open_store(args)
     if store is None:
@@ -45,29 +46,29 @@ def run(args: argparse.Namespace) -> int:
         rows = store.trajectories.list_trajectories(**filters)
         ids = [r["id"] for r in sorted(rows, key=lambda r: (r["created_at"], r["id"]))][: args.limit]
         if not ids:
-            print("specreview session create: no trajectory matches these filters", file=sys.stderr)
+            console.warn("specreview session create: no trajectory matches these filters")
             return 1
         reviewers = [r.strip() for r in args.reviewers.split(",") if r.strip()]
         store.sessions.create_session(args.name, args.mode, ids, reviewers, blind=args.blind, filters=filters)
-        print(f"session {args.name!r}: {len(ids)} trajectories, mode {args.mode}, "
+        console.say(f"session {args.name!r}: {len(ids)} trajectories, mode {args.mode}, "
               f"{'blind' if args.blind else 'open'}, reviewers: {', '.join(reviewers) or '(anyone)'}")
         return 0
     if args.action == "list":
         for s in store.sessions.list_sessions():
             state = f"closed {s['closed_at']:%Y-%m-%d %H:%M}" if s["closed_at"] else "open"
-            print(f"{s['name']}\t{s['mode']}\t{'blind' if s['blind'] else 'open'}\t{state}\t"
+            console.say(f"{s['name']}\t{s['mode']}\t{'blind' if s['blind'] else 'open'}\t{state}\t"
                   f"{len(store.sessions.session_items(s['id']))} items")
         return 0
     found = store.sessions.find_session(args.name)
     if found is None:
-        print(f"specreview session: no campaign named {args.name!r}", file=sys.stderr)
+        console.warn(f"specreview session: no campaign named {args.name!r}")
         return 1
     if args.action == "close":
         closed = store.sessions.close_session(found["id"])
-        print(f"session {args.name!r} {'closed: its labels are frozen' if closed else 'was already closed'}")
+        console.say(f"session {args.name!r} {'closed: its labels are frozen' if closed else 'was already closed'}")
         return 0
     session = store.sessions.get_session(found["id"])
     for person in session["reviewers"] or sorted({r["reviewer"] for r in store.reviews.current_reviews(session=found["id"])}):
         prog = store.queue.queue_progress(person, session_id=found["id"])
-        print(f"{person}\t{prog['done']}/{prog['total']}")
+        console.say(f"{person}\t{prog['done']}/{prog['total']}")
     return 0

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from reviewer.cli.common import open_store
+from reviewer.cli.console import console_of
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -36,10 +36,11 @@ def _ci(row) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    console = console_of(args)
     from reviewer.services.triage import triage_report
 
     if not 0 < args.target <= 1:
-        print("specreview triage: --target is an accuracy in (0, 1]", file=sys.stderr)
+        console.warn("specreview triage: --target is an accuracy in (0, 1]")
         return 2
     store = open_store(args)
     if store is None:
@@ -51,29 +52,29 @@ def run(args: argparse.Namespace) -> int:
         store.close()
     report["database"] = str(store.path)
     if args.json:
-        print(json.dumps(report, default=str))
+        console.say(json.dumps(report, default=str))
         return 0
     model = report["model"]
     weights = ", ".join(f"{k} {v:+.2f}" for k, v in model["weights"].items())
-    print(f"database: {store.path}")
-    print(f"weights ({model['kind']}, {model['n_labels']} verdicts, {model['n_errors']} overrides/rejections): {weights}")
+    console.say(f"database: {store.path}")
+    console.say(f"weights ({model['kind']}, {model['n_labels']} verdicts, {model['n_errors']} overrides/rejections): {weights}")
     if report["model_info"].get("why"):
-        print(f"  {report['model_info']['why']}")
+        console.say(f"  {report['model_info']['why']}")
     if report["cached_priorities"] is not None:
-        print(f"cached priorities recomputed: {report['cached_priorities']}")
-    print(f"\naccept without review at target accuracy {args.target:g}:")
-    print(f"{'task':8} {'agent':28} {'labelled':>8} {'acc':>6} {'thresh':>7} {'est. acc':>8} {'95% CI':>16} "
+        console.say(f"cached priorities recomputed: {report['cached_priorities']}")
+    console.say(f"\naccept without review at target accuracy {args.target:g}:")
+    console.say(f"{'task':8} {'agent':28} {'labelled':>8} {'acc':>6} {'thresh':>7} {'est. acc':>8} {'95% CI':>16} "
           f"{'accept':>14}")
     for g in report["groups"]:
         accept = "-" if g["fraction_accept"] is None else f"{g['n_accept']}/{g['n_unreviewed']} ({g['fraction_accept']:.0%})"
-        print(f"{g['task']:8} {g['agent'][:28]:28} {g['n_labelled']:8d} {_f(g['labelled_accuracy']):>6} "
+        console.say(f"{g['task']:8} {g['agent'][:28]:28} {g['n_labelled']:8d} {_f(g['labelled_accuracy']):>6} "
               f"{_f(g['threshold']):>7} {_f(g['estimated_accuracy']):>8} {_ci(g):>16} {accept:>14}")
     if report["bins"]:
-        print("\naccuracy by priority:")
-        print(f"{'task':8} {'agent':28} {'priority':>15} {'n':>5} {'acc':>6} {'95% CI':>16}")
+        console.say("\naccuracy by priority:")
+        console.say(f"{'task':8} {'agent':28} {'priority':>15} {'n':>5} {'acc':>6} {'95% CI':>16}")
         for b in report["bins"]:
             rng = f"{b['priority_lo']:.3f}-{b['priority_hi']:.3f}"
-            print(f"{b['task']:8} {b['agent'][:28]:28} {rng:>15} {b['n']:5d} {_f(b['accuracy']):>6} {_ci(b):>16}")
+            console.say(f"{b['task']:8} {b['agent'][:28]:28} {rng:>15} {b['n']:5d} {_f(b['accuracy']):>6} {_ci(b):>16}")
     elif not report["groups"]:
-        print("no trajectories", file=sys.stderr)
+        console.warn("no trajectories")
     return 0

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections import Counter
 
 from reviewer.cli.common import (
@@ -28,8 +27,9 @@ from reviewer.cli.common import (
     claims_report,
     llm_overrides,
     open_store,
-    show_progress,
+    progress_stream,
 )
+from reviewer.cli.console import console_of
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -60,6 +60,7 @@ def brief_line(traj, source_path: str | None = None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    console = console_of(args)
     from agents.batch import run_batch
     from agents.jobs import verify_job
     from agents.llm import load_config
@@ -73,14 +74,14 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(args)
     if store is None:
         return 1
-    progress = show_progress(args)
+    progress = progress_stream(args)
     agent = agent_info(cfg)
     summary = RunSummary()
     counts: Counter = Counter()
     problems: list[str] = []
     skipped = 0
     try:
-        ids, problems = resolve_items(store, args.items, progress)
+        ids, problems = resolve_items(store, args.items, console, progress)
         jobs = []
         for sid in ids:
             rec = store.spectra.get_spectrum(sid)
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
                 skipped += 1
                 if args.json:
                     traj = store.trajectories.load_trajectory(done)
-                    print(brief_line(traj, rec["source_path"]))
+                    console.say(brief_line(traj, rec["source_path"]))
                 continue
             changed = changed_since_ingest(rec)
             if changed:  # not the file that was ingested: its trajectory would describe other data
@@ -103,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         with TrajectoryWriter(store, claims=claim_checker(args, store)) as writer:
             for job, result in run_batch(verify_job, jobs, **plan, progress=progress,
                                          desc="verify", unit="spectrum", postfix=lambda *_: summary.postfix()):
+                console.check()
                 if isinstance(result, BaseException):
                     problems.append(f"{job['source_path']}#{job['target'] or ''}: {type(result).__name__}: {result}")
                     counts["failed"] += 1
@@ -114,13 +116,13 @@ def run(args: argparse.Namespace) -> int:
                 if result.outcome.get("llm_disagrees"):
                     counts["llm disagrees"] += 1
                 if args.json:
-                    print(brief_line(result, job["source_path"]), flush=True)
+                    console.say(brief_line(result, job["source_path"]), flush=True)
         for traj, exc in writer.errors:
             problems.append(f"{traj.source_path}#{traj.target or ''}: not stored: {exc}")
             counts["failed"] += 1
     finally:
         store.close()
-    out = sys.stderr if args.json else sys.stdout
+    out = console.err if args.json else console.out
     print(f"database: {store.path}", file=out)
     print(f"agent: {agent.backend} ({agent.model})", file=out)
     print(f"verified: {sum(v for k, v in counts.items() if k not in ('failed', 'llm disagrees'))} "

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
+
+from reviewer.cli.console import console_of
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -58,6 +59,7 @@ def plot(summary: dict, path: str) -> None:
 
 
 def run_verify_eval(args: argparse.Namespace) -> int:
+    console = console_of(args)
     from agents.verify.evaluation import format_summary, summarise
     from reviewer.cli.common import open_store
 
@@ -69,14 +71,14 @@ def run_verify_eval(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if not rows:
-        print("specreview eval --verify: no verify trajectory of a labelled spectrum in the store", file=sys.stderr)
+        console.warn("specreview eval --verify: no verify trajectory of a labelled spectrum in the store")
         return 1
     s = summarise(rows)
     if getattr(args, "json", False):
-        print(json.dumps(s))
+        console.say(json.dumps(s))
     else:
-        print(format_summary(s))
+        console.say(format_summary(s))
     if getattr(args, "plot", None):
         plot(s, args.plot)
-        print(f"plot: {args.plot}", file=sys.stderr)
+        console.warn(f"plot: {args.plot}")
     return 0

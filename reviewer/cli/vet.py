@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 from pathlib import Path
+from typing import TextIO
 
 from reviewer.cli.common import (
     TrajectoryWriter,
@@ -29,9 +30,10 @@ from reviewer.cli.common import (
     known_task,
     llm_overrides,
     open_store,
+    progress_stream,
     render_processes,
-    show_progress,
 )
+from reviewer.cli.console import Console, console_of
 from reviewer.services.ingest import (
     ingest_paths,
 )
@@ -52,7 +54,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def resolve_items(store, items: list[str], progress: bool) -> tuple[list[str], list[str]]:
+def resolve_items(store, items: list[str], console: Console, progress: TextIO | None) -> tuple[list[str], list[str]]:
     """Spectrum ids for ids and paths (ingesting unknown files); plus the problems met."""
     ids, problems = [], []
     stored = store.spectra.get_spectra(items)  # the items that are stored ids, in one query
@@ -63,7 +65,7 @@ def resolve_items(store, items: list[str], progress: bool) -> tuple[list[str], l
         if not Path(item).exists():
             problems.append(f"{item}: neither a stored spectrum id nor an existing path")
             continue
-        summary = ingest_paths(store, [item], progress=progress)
+        summary = ingest_paths(store, [item], progress=progress or False, check=console.check)
         problems += [f"{where}: {why}" for where, why in summary.failed]
         ids += [sid for file_ids in summary.file_ids.values() for sid in file_ids]
     return list(dict.fromkeys(ids)), problems
@@ -86,6 +88,7 @@ def _answer(traj) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    console = console_of(args)
     from agents import render_pool
     from agents.batch import run_batch
     from agents.jobs import vet_and_check_job, vet_job
@@ -94,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     from agents.vet.rules_model import RULES_VERSION
 
     tasks = [t.strip() for t in args.task.split(",") if t.strip()]
-    if not all(known_task("vet", t) for t in tasks):
+    if not all(known_task(console, "vet", t) for t in tasks):
         return 2
     llm = cfg = None
     if args.backend == "openai":
@@ -104,12 +107,12 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(args)
     if store is None:
         return 1
-    progress = show_progress(args)
+    progress = progress_stream(args)
     model = RULES_VERSION if cfg is None else cfg.model
     try:
         # the render processes start now, and get ready while the items are resolved
         with render_pool.running(render_processes(args, plan)):
-            ids, problems = resolve_items(store, args.items, progress)
+            ids, problems = resolve_items(store, args.items, console, progress)
             jobs, skipped, refused = [], 0, []
             records = store.spectra.get_spectra(ids)  # one query each, not one a spectrum
             done = {task: set() if args.force else
@@ -142,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
             with writer:
                 for job, result in run_batch(job_fn, jobs, **plan, progress=progress,
                                              desc="vet", unit="traj", postfix=lambda *_: summary.postfix()):
+                    console.check()
                     if isinstance(result, BaseException):
                         problems.append(f"{job['source_path']}#{job['target'] or ''} [{job['task']}]: "
                                         f"{type(result).__name__}: {result}")
@@ -159,14 +163,14 @@ def run(args: argparse.Namespace) -> int:
                 counts["failed"] += 1
     finally:
         store.close()
-    print(f"database: {store.path}")
+    console.say(f"database: {store.path}")
     breakdown = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()) if v)
-    print(f"vetted: {sum(v for k, v in counts.items() if k != 'failed')} ({breakdown})")
-    print(f"skipped (already vetted): {skipped}")
+    console.say(f"vetted: {sum(v for k, v in counts.items() if k != 'failed')} ({breakdown})")
+    console.say(f"skipped (already vetted): {skipped}")
     for line in summary.lines("trajectories"):
-        print(line)
+        console.say(line)
     for line in claims_report(writer):
-        print(line)
+        console.say(line)
     for p in problems:
-        print(f"  problem: {p}")
+        console.say(f"  problem: {p}")
     return 0 if ids and counts.get("failed", 0) < max(len(jobs) + len(refused), 1) else 1

@@ -10,10 +10,10 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from tqdm import tqdm
 
@@ -184,18 +184,26 @@ def ingest_file(store: Store, path: Path, summary: IngestSummary) -> None:
     summary.file_ids[str(path)] = ids_of_file(sha, targets)
 
 
-def ingest_paths(store: Store, paths: Iterable[str | os.PathLike], progress: bool = True,
-                 match_radius: float | None = None) -> IngestSummary:
+def ingest_paths(store: Store, paths: Iterable[str | os.PathLike], progress: bool | TextIO = True,
+                 match_radius: float | None = None, check: Callable[[], None] | None = None) -> IngestSummary:
     """Register every spectrum under `paths` (files or folders); idempotent. See the module doc. When
     spectra were added, the same-object cross-match runs again (reviewer.services.same_object; `match_radius`
-    in arcsec, default 1.5 or $SPECREVIEW_MATCH_ARCSEC)."""
+    in arcsec, default 1.5 or $SPECREVIEW_MATCH_ARCSEC). `progress`: a bar on stderr, or on the stream
+    given; `check()`, called before each file, may raise to stop the walk (a forwarded command whose
+    client went away): the files registered so far are kept and cross-matched, and a later run goes on
+    from there."""
     radius = radius_of(match_radius)  # a bad radius is refused before anything is read
     files, missing = find_spectrum_files(paths)
     summary = IngestSummary(failed=list(missing))
-    for path in tqdm(files, desc="ingest", unit="file", disable=not progress, leave=False):
-        ingest_file(store, path, summary)
-    if match_radius is not None:  # asked for: every group again, at this radius
-        refresh_groups(store, radius)
-    elif summary.added:
-        add_to_groups(store, summary.added_ids, radius)
+    bar_file = progress if hasattr(progress, "write") else None
+    try:
+        for path in tqdm(files, desc="ingest", unit="file", disable=not progress, leave=False, file=bar_file):
+            if check is not None:
+                check()
+            ingest_file(store, path, summary)
+    finally:  # a stopped walk's files are cross-matched now: a later run skips them as already known
+        if match_radius is not None:  # asked for: every group again, at this radius
+            refresh_groups(store, radius)
+        elif summary.added:
+            add_to_groups(store, summary.added_ids, radius)
     return summary

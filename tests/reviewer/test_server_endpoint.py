@@ -18,6 +18,7 @@ import pytest
 
 from reviewer.cli import build_parser
 from reviewer.cli.common import is_locked, lock_holder
+from reviewer.cli.console import Cancelled
 from reviewer.cli.remote import forward, path_arguments, served_endpoint
 from reviewer.server_endpoint import (
     TOKEN_HEADER,
@@ -96,7 +97,7 @@ def specreview(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 # -- the endpoint file ----------------------------------------------------------------------------------
 def test_endpoint_file_is_the_users_only_and_goes_at_stop(db):
-    endpoint = CommandEndpoint(db, runner=lambda payload, emit: 0).start()
+    endpoint = CommandEndpoint(db, runner=lambda payload, console: 0).start()
     try:
         path = endpoint_path(db)
         assert path == db.with_name("served.duckdb.server.json")
@@ -170,7 +171,7 @@ def test_lock_detection_names_the_holder_and_is_not_damage(tmp_path, holder, db)
 # -- the HTTP endpoint ----------------------------------------------------------------------------------
 def test_wrong_or_missing_token_is_refused_and_nothing_runs(db):
     ran = []
-    with CommandEndpoint(db, runner=lambda payload, emit: ran.append(payload) or 0) as endpoint:
+    with CommandEndpoint(db, runner=lambda payload, console: ran.append(payload) or 0) as endpoint:
         body = {"argv": ["session", "list"], "db": str(db)}
         assert post(endpoint.port, body, None)[0] == 403
         assert post(endpoint.port, body, "")[0] == 403
@@ -192,17 +193,14 @@ def test_wrong_or_missing_token_is_refused_and_nothing_runs(db):
 
 
 def test_the_endpoint_listens_on_localhost_only(db):
-    with CommandEndpoint(db, runner=lambda payload, emit: 0) as endpoint:
+    with CommandEndpoint(db, runner=lambda payload, console: 0) as endpoint:
         assert endpoint.httpd.server_address[0] == "127.0.0.1"
 
 
 def test_output_and_exit_code_come_back(db, capsys):
-    def runner(payload, emit):
-        from reviewer.server_endpoint import routed_output
-
-        with routed_output(emit, payload["tty"]):
-            print("to stdout", payload["argv"])
-            print("to stderr; a tty:", sys.stderr.isatty(), file=sys.stderr)
+    def runner(payload, console):
+        console.say("to stdout", payload["argv"])
+        console.warn("to stderr; a tty:", console.err.isatty())
         return 3
 
     with CommandEndpoint(db, runner=runner) as endpoint:
@@ -227,15 +225,27 @@ def test_a_forwarded_command_closing_its_store_leaves_the_apps_connection_open(d
         assert endpoint.port
 
 
-def test_a_client_that_goes_away_interrupts_its_command(db):
+def test_a_forwarded_command_leaves_the_apps_own_streams_alone(db, capsys):
+    """The command writes to its client through its own console; sys.stdout / sys.stderr of the
+    serving process (every other thread's output) are never replaced."""
+    before = sys.stdout, sys.stderr
+    with CommandEndpoint(db) as endpoint:
+        assert forward(read_endpoint_file(db), {"argv": ["session", "progress", "nope"], "db": str(db)}, db.name) == 1
+        assert sys.stdout is before[0] and sys.stderr is before[1]
+        assert endpoint.port
+    assert "no campaign named 'nope'" in capsys.readouterr().err  # through the client, forward() printed it
+
+
+def test_a_client_that_goes_away_cancels_its_command(db):
     started, interrupted = threading.Event(), threading.Event()
 
-    def runner(payload, emit):
+    def runner(payload, console):
         started.set()
         try:
             while True:
+                console.check()
                 time.sleep(0.01)
-        except KeyboardInterrupt:
+        except Cancelled:
             interrupted.set()
             return 130
 

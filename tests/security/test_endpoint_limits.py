@@ -39,8 +39,8 @@ def endpoint(tmp_path, monkeypatch):
     db = tmp_path / "served.duckdb"
     Store(db)
 
-    def runner(payload, emit):
-        emit("out", "ran\n")
+    def runner(payload, console):
+        console.say("ran")
         return 0
 
     endpoint = CommandEndpoint(db, runner=runner).start()
@@ -153,8 +153,8 @@ def test_a_running_command_does_not_take_a_waiting_slot(endpoint):
     """A long command holds its connection, but not one of the MAX_WAITING slots of unanswered requests."""
     release = threading.Event()
 
-    def slow(payload, emit):
-        emit("out", "started\n")
+    def slow(payload, console):
+        console.say("started")
         release.wait(30)
         return 0
 
@@ -165,7 +165,7 @@ def test_a_running_command_does_not_take_a_waiting_slot(endpoint):
     for client in clients:
         client.start()
     wait_for(lambda: endpoint.load() == (0, 6), "6 commands running, none waiting")
-    endpoint.runner = lambda payload, emit: 0
+    endpoint.runner = lambda payload, console: 0
     try:
         assert run_command(endpoint.port, endpoint.token)[0] == 200
     finally:

@@ -109,11 +109,26 @@ SNR_PLACE = re.compile(r"\s*(?:per\s+pixel\s*)?"
 REDSHIFT = re.compile(rf"(?:\bz\s*(?:=|≈|~|≃|∼)\s*|"
                       rf"\bredshift\s+(?:of\s+|is\s+|=\s*|at\s+|z\s*=\s*)*(?:(?P<mod>{APPROX})\s*)?)"
                       rf"(?P<num>\d+\.\d+(?:e[-+]?\d+)?|0)(?!\s*(?:km|Å|A\b|nm))", re.IGNORECASE)
-STRENGTH_ORDER = re.compile(r"\bof\s+the\s+two\b|\bdominat\w*\s+over\b", re.IGNORECASE)
+# one of two lines singled out: "the stronger of the two", "A is the stronger absorber, B the weaker"
+STRENGTH_ORDER = re.compile(r"\bof\s+the\s+(?:two|pair)\b|\bdominat\w*\s+over\b|"
+                            r"\bthe\s+(?:strong|weak|larg|bigg|deep|small)er\b(?!\s+(?:than|of\s+(?:them|all)))",
+                            re.IGNORECASE)
 ORDER_WORD = re.compile(r"(?P<more>\b(?:larger|greater|bigger|higher|stronger)\b|>|≥|\bexceeds?\b|\bdominat\w*\s+over\b)|"
                         r"(?P<less>\b(?:smaller|lower|weaker|less)\b|<|≤)", re.IGNORECASE)
-COMPARE = re.compile(r"\b(deeper|shallower|stronger|weaker|broader|narrower|wider|more prominent|less prominent)"
-                     r"\s+than\b", re.IGNORECASE)
+# "A <comparative> than B" with the sense or the word line between ("stronger absorption than", "deeper
+# in absorption than", "more intense than", "stronger compared to"); "more absorption / EW than"; verbs
+# of one line outdoing another ("A dominates B", "B is outweighed by A"); a factor ("twice as strong as")
+COMPARE = re.compile(
+    r"\b(?P<adj>deeper|shallower|stronger|weaker|broader|narrower|wider|"
+    r"(?:more|less)\s+(?:prominent|intense|pronounced|conspicuous))"
+    r"(?:\s+(?:in\s+)?(?:absorption|emission))?(?:\s+(?:lines?|features?))?"
+    r"\s+(?:than|compared\s+(?:to|with)|relative\s+to)\b"
+    r"|\b(?P<more>more|less)\s+(?:absorption|emission|equivalent\s+width|EW)\s+than\b"
+    r"|\b(?P<verb>dominates|overpowers|overwhelms|outweighs)\b(?!\s+over)"
+    r"|\b(?:is|are)\s+(?P<passive>dominated|outweighed|overpowered|overwhelmed)\s+by\b"
+    r"|\b(?P<factor>twice|thrice|(?:two|three|four|five|several|many|\d+(?:\.\d+)?)\s*(?:times|x|×)|"
+    r"(?P<frac>half|a\s+third|a\s+quarter|a\s+fraction))\s+as\s+(?:strong|deep|intense|prominent|large)\s+as\b",
+    re.IGNORECASE)
 POSITION = re.compile(rf"\b(?:at|near|around|centred at|centered at|centred on|centered on|located at|peaking at|"
                       rf"λ\s*=?)\s*(?:(?:{APPROX})\s*)?(?P<num>\d{{3,5}}(?:\.\d+)?)\s*"
                       rf"(?P<unit>Å|Angstroms?|A\b|nm)", re.IGNORECASE)
@@ -578,10 +593,12 @@ def _comparisons(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None
         second = next((x for x in mentions if x.start >= m.end() and x.end <= hi), None)
         if first is None or second is None or not b.free(first.start, second.end):
             continue
-        word = m.group(1).lower()
+        word = re.sub(r"\s+", " ", (m.group("adj") or "").lower())
         qty = {"deeper": "depth", "shallower": "depth", "broader": "fwhm", "narrower": "fwhm",
                "wider": "fwhm"}.get(word, "strength")
-        relation = "<" if word in ("shallower", "weaker", "narrower", "less prominent") else ">"
+        less = (word in ("shallower", "weaker", "narrower") or word.startswith("less")
+                or (m.group("more") or "").lower() == "less" or m.group("passive") or m.group("frac"))
+        relation = "<" if less else ">"
         b.add(b.span(COMPARISON, first.start, second.end, lines=[first.names[0], second.names[0]], quantity=qty,
                      relation=relation, line_kind=_kind(b.text[lo:hi])))
 
@@ -604,6 +621,8 @@ def _ew_order(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
     if word.start() > lines[-1].start and not STRENGTH_ORDER.search(b.text, lo, hi):
         return  # "..., with a larger EW" after both lines names neither
     subject = before[-1].names[0]
+    if re.search(r"\b(?:not|rather\s+than|instead\s+of|unlike)\s*$", b.text[lo:before[-1].start]):
+        subject = names[1] if subject == names[0] else names[0]  # "A, not B, is the stronger"
     other = names[1] if subject == names[0] else names[0]
     relation = ">" if word.group("more") else "<"
     b.add(b.span(COMPARISON, lines[0].start, lines[-1].end, lines=[subject, other], quantity="strength",

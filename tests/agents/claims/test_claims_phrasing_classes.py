@@ -92,3 +92,31 @@ def test_two_lines_and_two_values_pair_up_in_the_order_named(text):
 ])
 def test_a_difference_is_not_the_second_lines_value(text):
     assert not any(c.lines == ["Mg b"] for c in _quantities(text)), text
+
+
+@pytest.mark.parametrize("text, first, relation", [
+    # the sense or the word "line" between the comparative and "than"
+    ("Na D shows stronger absorption than Mg b.", "Na D", ">"),
+    ("Mg b is weaker in absorption than Na D.", "Mg b", "<"),
+    ("Na D is a stronger line than Mg b.", "Na D", ">"),
+    ("Na D absorption is stronger compared to Mg b.", "Na D", ">"),
+    # more comparatives of strength
+    ("Na D is more intense than Mg b in absorption.", "Na D", ">"),
+    ("Mg b is less pronounced than Na D.", "Mg b", "<"),
+    ("Na D has more absorption than Mg b.", "Na D", ">"),
+    ("Mg b carries less equivalent width than Na D.", "Mg b", "<"),
+    # verbs of one line outdoing another, active and passive
+    ("Na D absorption dominates Mg b.", "Na D", ">"),
+    ("Na D clearly overpowers Mg b.", "Na D", ">"),
+    ("Mg b is outweighed by Na D in absorption.", "Mg b", "<"),
+    # a factor
+    ("Na D is three times as strong as Mg b.", "Na D", ">"),
+    ("Mg b is about half as strong as Na D.", "Mg b", "<"),
+    # one of two singled out with "the"
+    ("Na D is the stronger absorber, Mg b the weaker.", "Na D", ">"),
+    ("Between Mg b and Na D, Na D is the stronger one.", "Na D", ">"),
+    ("Na D, not Mg b, is the stronger absorption feature.", "Na D", ">"),
+])
+def test_the_order_of_two_lines_in_any_wording(text, first, relation):
+    (c,) = [c for c in extract_claims(text) if c.kind == "comparison"]
+    assert (c.lines[0], c.relation, c.quantity) == (first, relation, "strength"), text

@@ -106,9 +106,18 @@ ITS = re.compile(r"\b(?:its|their)\b", re.IGNORECASE)
 WHOLE_SNR = re.compile(r"\b(?:median|overall|global)\s+$", re.IGNORECASE)
 SNR_PLACE = re.compile(r"\s*(?:per\s+pixel\s*)?"
                        r"(?:(?:near|around|at|in|about)\s*~?\d{4}(?:\.\d+)?\s*(?:Å|A\b|Angstroms?))")
-REDSHIFT = re.compile(rf"(?:\bz\s*(?:=|≈|~|≃|∼)\s*|"
-                      rf"\bredshift\s+(?:of\s+|is\s+|=\s*|at\s+|z\s*=\s*)*(?:(?P<mod>{APPROX})\s*)?)"
-                      rf"(?P<num>\d+\.\d+(?:e[-+]?\d+)?|0)(?!\s*(?:km|Å|A\b|nm))", re.IGNORECASE)
+# a redshift: "z" (with a subscript: z_spec, z_sys, z(lines)) or the word "redshift", then the words
+# reports put before its value ("is", "of", ":", "equals", "was measured to be", "comes out as",
+# "estimate of", "is consistent with", "is best put at"), then a decimal number with no unit after it
+Z_SYMBOL = r"\bz(?:_?\{?(?:spec|sys|sp|obs|fit|best|em|abs|lines?|gal)\}?|\s*\((?:spec|sys|lines?|fit|best)\))?"
+Z_WORDS = (r"(?:(?:is|of|was|at|equals?|equal\s+to|value|estimate[ds]?|measured|determined|derived|inferred|found|"
+           r"to\s+be|as|comes|out|appears|seems|consistent\s+with|best|put|placed|near|I\s+(?:derive|find|get|measure|"
+           r"obtain|adopt)|z)\b\s*|[=:]\s*|\(z\)\s*)*")
+REDSHIFT = re.compile(rf"(?:{Z_SYMBOL}\s*(?:=|≈|~|≃|∼|:)\s*|{Z_SYMBOL}\s+(?:value\s+)?(?:is|of|equals?|was)\s+{Z_WORDS}|"
+                      rf"\bredshift(?:\s+(?:value|estimate)|ed\s+to)?\s*{Z_WORDS})(?:(?P<mod>{APPROX})\s*)?"
+                      rf"(?P<num>\d+\.\d+(?:e[-+]?\d+)?|0)(?!\s*(?:km|Å|A\b|nm|%|per|mag))", re.IGNORECASE)
+# the value before the word: "places the galaxy at 0.123 in redshift"
+REDSHIFT_BEFORE = re.compile(r"(?<![\d.])(?P<num>\d+\.\d+)\s+in\s+redshift\b", re.IGNORECASE)
 # one of two lines singled out: "the stronger of the two", "A is the stronger absorber, B the weaker"
 STRENGTH_ORDER = re.compile(r"\bof\s+the\s+(?:two|pair)\b|\bdominat\w*\s+over\b|"
                             r"\bthe\s+(?:strong|weak|larg|bigg|deep|small)er\b(?!\s+(?:than|of\s+(?:them|all)))",
@@ -377,12 +386,12 @@ def _measures(b: _Builder, lo: int, hi: int) -> int:
 
 
 def _redshifts(b: _Builder, lo: int, hi: int) -> None:
-    for m in REDSHIFT.finditer(b.text, lo, hi):
+    for m in [*REDSHIFT.finditer(b.text, lo, hi), *REDSHIFT_BEFORE.finditer(b.text, lo, hi)]:
         if Z_NEGATED.search(b.text, lo, m.start()):  # "not at z = 0.37", "rather than z=1.6": an alternative denied
             continue
         if b.free(m.start(), m.end()):
             b.add(b.span(QUANTITY, m.start(), m.end(), quantity="z", value=_number(m.group("num")),
-                         hedged=bool(m.group("mod")), decimals=_decimals(m.group("num"))))
+                         hedged=bool(m.groupdict().get("mod")), decimals=_decimals(m.group("num"))))
 
 
 def _named_after(b: _Builder, mentions: list[Mention], pos: int, hi: int):

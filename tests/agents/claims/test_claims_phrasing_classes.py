@@ -120,3 +120,36 @@ def test_a_difference_is_not_the_second_lines_value(text):
 def test_the_order_of_two_lines_in_any_wording(text, first, relation):
     (c,) = [c for c in extract_claims(text) if c.kind == "comparison"]
     assert (c.lines[0], c.relation, c.quantity) == (first, relation, "strength"), text
+
+
+@pytest.mark.parametrize("text", [
+    # "z" with a subscript, or with a verb rather than a sign
+    "The adopted z_sys = 0.0871.",
+    "z(lines) = 0.0871.",
+    "We obtain a z of 0.0871 from three lines.",
+    "Its z is roughly 0.0871.",
+    "The z value is 0.0871.",
+    # "redshift" with the words reports put before a value
+    "Redshift: 0.0871.",
+    "Redshift (z): 0.0871.",
+    "The redshift was determined to be 0.0871.",
+    "The redshift comes out as 0.0871.",
+    "A redshift estimate of 0.0871 fits the lines.",
+    "The redshift equals 0.0871.",
+    "The redshift appears to be 0.0871.",
+    "The redshift is consistent with 0.0871.",
+    "The galaxy is redshifted to 0.0871.",
+    "The lines place the galaxy at 0.0871 in redshift.",
+])
+def test_a_redshift_in_any_wording(text):
+    (c,) = [c for c in extract_claims(text) if c.quantity == "z"]
+    assert c.value == pytest.approx(0.0871), text
+
+
+@pytest.mark.parametrize("text", [
+    "The redshift is not 0.0871 but higher.",
+    "The z-band magnitude is 0.5 mag fainter.",
+    "The redshift uncertainty is 2 km/s.",
+])
+def test_a_denied_redshift_or_another_number_is_not_a_redshift(text):
+    assert not [c for c in extract_claims(text) if c.quantity == "z"], text

@@ -48,7 +48,7 @@ GT = (r">=|=>|⩾|≳|>|≥|more than|above|over|at least|at\s+or\s+above|exceed
 # a bound written after the number: "3 Å or less", "3 Å at most", "3 Å or more", "3+ Å"
 POST_LT = r"or\s+(?:less|below|lower|smaller|under)|at\s+(?:the\s+)?most|at\s+(?:the\s+)?maximum"
 POST_GT = r"or\s+(?:more|greater|above|higher|larger|over)|at\s+(?:the\s+)?least|at\s+(?:a\s+|the\s+)?minimum"
-UNIT = r"Å|Angstroms?|angstroms?|Ang\b|A\b|nm|mÅ|km\s*/\s*s|km\s*s\^?-1|km\s*s⁻¹|per\s*cent|%"
+UNIT = r"Ångstr[öo]ms?|Å|Angstroms?|angstroms?|Ang\b|A\b|nm|mÅ|km\s*/\s*s|km\s*s\^?-1|km\s*s⁻¹|per\s*cent|%"
 VALUE = re.compile(
     rf"\s*(?:(?:is|are|of|=|:|at|equals?|measures?|measured|reaches|reaching|with|only|just|a|an|value|its|the|"
     rf"lies|lie|falls?|sits?|comes|out|amounts\s+to|in\s+the\s+range(?:\s+of)?|range|within|somewhere|"
@@ -56,7 +56,8 @@ VALUE = re.compile(
     # words of estimating and of extent: "is estimated to be", "likely lies", "ranging from", "spans",
     # "is bounded by", "anywhere from", "is best put at", "is limited to"
     rf"estimated|determined|derived|inferred|likely|probably|to\s+be|as|ranging|ranges?|spans?|spanning|"
-    rf"bracketed(?:\s+by)?|anywhere|best|put|placed|limited\s+to|has|have)\b\s*|[=:,(∈]\s*)*"
+    rf"bracketed(?:\s+by)?|anywhere|best|put|placed|limited\s+to|has|have)\b\s*|[=:,(∈]\s*|"
+    rf"\((?:in\s+the\s+)?(?:rest|observed|obs)[\s-]*(?:frame)?\)\s*)*"
     rf"(?P<between>between\s+|from\s+|bounded\s+by\s+)?(?P<bracket>\[\s*)?(?P<mod>{LT}|{GT}|{APPROX}|near)?"
     rf"(?:\s*(?:{APPROX}))?\s*(?P<num>{NUM})"
     rf"(?P<plus>\+(?![-/\d]))?"
@@ -92,8 +93,9 @@ RESPECTIVELY = re.compile(r"\brespectively\b", re.IGNORECASE)
 PAIR_VALUES = re.compile(rf"\s*(?:and|,|&)\s*(?:(?P<mod>{APPROX})\s*)?(?P<num>{NUM})\s*(?P<unit>{UNIT})?",
                          re.IGNORECASE)
 KEYWORDS = [
-    # "W" alone is the EW symbol only with a relation or a value after it ("W < 1 Å", "W = 3 Å")
-    ("ew", re.compile(r"equivalent[\s-]widths?|\bEWs?\b|W_?λ|(?-i:\bW\b)(?=\s*(?:[<>=≤≥~≈]|no\b|in\s+excess|of\b|\d))",
+    # "W" alone is the EW symbol only with a relation or a value after it ("W < 1 Å", "W = 3 Å"), or a
+    # line in parentheses ("W(Hβ)")
+    ("ew", re.compile(r"equivalent[\s-]widths?|\bEWs?\b|W_?λ|(?-i:\bW\b)(?=\s*(?:[<>=≤≥~≈]|no\b|in\s+excess|of\b|\d)|\()",
                       re.IGNORECASE)),
     ("fwhm", re.compile(r"\bFWHM\b|full[\s-]width at half[\s-](?:maximum|depth|max)|\bwidths?\b", re.IGNORECASE)),
     ("depth", re.compile(r"\bdepths?\b", re.IGNORECASE)),
@@ -227,7 +229,7 @@ def parse_unit(unit: str | None):
     if not unit:
         return None
     key = re.sub(r"\s+", "", unit).lower()
-    if key in ("å", "a", "ang", "angstrom", "angstroms"):
+    if key in ("å", "a", "ang", "angstrom", "angstroms", "ångström", "ångströms", "ångstrom", "ångstroms"):
         return u.AA
     if key == "må":
         return u.mAA

@@ -153,3 +153,14 @@ def test_a_redshift_in_any_wording(text):
 ])
 def test_a_denied_redshift_or_another_number_is_not_a_redshift(text):
     assert not [c for c in extract_claims(text) if c.quantity == "z"], text
+
+
+@pytest.mark.parametrize("text, value", [
+    ("W(Hδ) = 5.5 Å.", 5.5),  # the symbol W with the line in parentheses
+    ("The Hδ absorption measures 5.5 Ångström in equivalent width.", 5.5),  # the unit spelt out
+    ("Hδ absorption EW (rest frame) ≈ 5.5 Å.", 5.5),  # a frame remark between quantity and value
+    ("Hδ emission, EW = −5.5 Å.", -5.5),  # the negative-is-emission sign is kept for the checker
+])
+def test_notations_units_and_remarks_around_a_value(text, value):
+    c = _one_quantity(text)
+    assert (c.quantity, c.lines, c.value) == ("ew", ["H-delta"], value), text

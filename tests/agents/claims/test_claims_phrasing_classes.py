@@ -175,3 +175,12 @@ def test_notations_units_and_remarks_around_a_value(text, value):
 def test_a_line_named_in_a_relative_clause_after_the_quantity(text):
     c = _one_quantity(text)
     assert (c.quantity, c.lines, c.value) == ("ew", ["Na D"], 4.1), text
+
+
+def test_a_clause_after_a_semicolon_may_leave_the_quantity_out():
+    for text in ("Na D has an equivalent width of 4.1 Å; Mg b has 2.2 Å.", "EW(Na D) ≈ 4.1 Å; Mg b: 2.2 Å."):
+        assert [(c.lines, c.value) for c in _quantities(text)] == [(["Na D"], 4.1), (["Mg b"], 2.2)], text
+    # not across a full stop, and not a wavelength or another quantity
+    for text in ("Na D has an EW of 4.1 Å. Mg b has 2.2 Å.", "Na D has an EW of 4.1 Å; Mg b is at 5175 Å.",
+                 "Na D has an EW of 4.1 Å; Mg b FWHM 2.2 Å."):
+        assert not [c for c in _quantities(text) if c.quantity == "ew" and c.lines == ["Mg b"]], text

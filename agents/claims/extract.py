@@ -128,8 +128,12 @@ REDSHIFT_BEFORE = re.compile(r"(?<![\d.])(?P<num>\d+\.\d+)\s+in\s+redshift\b", r
 STRENGTH_ORDER = re.compile(r"\bof\s+the\s+(?:two|pair)\b|\bdominat\w*\s+over\b|"
                             r"\bthe\s+(?:strong|weak|larg|bigg|deep|small)er\b(?!\s+(?:than|of\s+(?:them|all)))",
                             re.IGNORECASE)
-ORDER_WORD = re.compile(r"(?P<more>\b(?:larger|greater|bigger|higher|stronger)\b|>|≥|\bexceeds?\b|\bdominat\w*\s+over\b)|"
-                        r"(?P<less>\b(?:smaller|lower|weaker|less)\b|<|≤)", re.IGNORECASE)
+# a comparative of strength with no "than" after it: "A is strong while B is weaker", "A is stronger; ..."
+SAID_OF = re.compile(r"\b(?:stronger|weaker|deeper|shallower|more\s+prominent|less\s+prominent)\b(?!\s+(?:than|of\b))|"
+                     r"\b(?:strength|intensity)\b", re.IGNORECASE)  # or "A > B (absorption strength)"
+ORDER_WORD = re.compile(r"(?P<more>\b(?:larger|greater|bigger|higher|stronger|deeper)\b|>|≥|\bexceeds?\b|"
+                        r"\bdominat\w*\s+over\b)|(?P<less>\b(?:smaller|lower|weaker|shallower|less)\b|<|≤)",
+                        re.IGNORECASE)
 # "A <comparative> than B" with the sense or the word line between ("stronger absorption than", "deeper
 # in absorption than", "more intense than", "stronger compared to"); "more absorption / EW than"; verbs
 # of one line outdoing another ("A dominates B", "B is outweighed by A"); a factor ("twice as strong as")
@@ -138,8 +142,10 @@ COMPARE = re.compile(
     r"(?:more|less)\s+(?:prominent|intense|pronounced|conspicuous))"
     r"(?:\s+(?:in\s+)?(?:absorption|emission))?(?:\s+(?:lines?|features?))?"
     r"\s+(?:than|compared\s+(?:to|with)|relative\s+to)\b"
-    r"|\b(?P<more>more|less)\s+(?:absorption|emission|equivalent\s+width|EW)\s+than\b"
-    r"|\b(?P<verb>dominates|overpowers|overwhelms|outweighs)\b(?!\s+over)"
+    r"|\b(?P<more>more|less)\s+(?:absorption|emission|equivalent\s+width|EW|strongly|intensely)\s+than\b"
+    r"|\b(?P<noun>greater|larger|higher|bigger|lower|smaller)\s+(?:(?:absorption|emission|line)\s+)?"
+    r"(?:strength|intensity)\s+than\b"
+    r"|\b(?P<verb>dominates|overpowers|overwhelms|outweighs|outstrips|outdoes|surpasses|exceeds)\b(?!\s+over)"
     r"|\b(?:is|are)\s+(?P<passive>dominated|outweighed|overpowered|overwhelmed)\s+by\b"
     r"|\b(?P<factor>twice|thrice|(?:two|three|four|five|several|many|\d+(?:\.\d+)?)\s*(?:times|x|×)|"
     r"(?P<frac>half|a\s+third|a\s+quarter|a\s+fraction))\s+as\s+(?:strong|deep|intense|prominent|large)\s+as\b",
@@ -638,11 +644,15 @@ def _comparisons(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None
         second = next((x for x in mentions if x.start >= m.end() and x.end <= hi), None)
         if first is None or second is None or not b.free(first.start, second.end):
             continue
+        if m.group("verb") and not re.fullmatch(r"\s*(?:(?:that|those)\s+of\s+)?(?:the\s+)?",
+                                                b.text[m.end():second.start]):
+            continue  # "A exceeds 3 Å, and B ...": a verb of outdoing must take the other line as object
         word = re.sub(r"\s+", " ", (m.group("adj") or "").lower())
         qty = {"deeper": "depth", "shallower": "depth", "broader": "fwhm", "narrower": "fwhm",
                "wider": "fwhm"}.get(word, "strength")
         less = (word in ("shallower", "weaker", "narrower") or word.startswith("less")
-                or (m.group("more") or "").lower() == "less" or m.group("passive") or m.group("frac"))
+                or (m.group("more") or "").lower() == "less" or m.group("passive") or m.group("frac")
+                or (m.group("noun") or "").lower() in ("lower", "smaller"))
         relation = "<" if less else ">"
         b.add(b.span(COMPARISON, first.start, second.end, lines=[first.names[0], second.names[0]], quantity=qty,
                      relation=relation, line_kind=_kind(b.text[lo:hi])))
@@ -653,7 +663,8 @@ def _ew_order(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
     width and B the smaller", "A is the stronger of the two", "A dominates over B". The line named
     just before the first comparative is its subject; a comparative before any line ("the larger EW
     is A's") is not read (it could go either way)."""
-    if not (KEYWORDS[0][1].search(b.text, lo, hi) or STRENGTH_ORDER.search(b.text, lo, hi)):
+    said = SAID_OF.search(b.text, lo, hi)
+    if not (KEYWORDS[0][1].search(b.text, lo, hi) or STRENGTH_ORDER.search(b.text, lo, hi) or said):
         return
     lines = [m for m in mentions if lo <= m.start and m.end <= hi and m.what != "band" and b.free(m.start, m.end)]
     names = list(dict.fromkeys(m.names[0] for m in lines))
@@ -663,8 +674,9 @@ def _ew_order(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
     before = [m for m in lines if m.end <= word.start()]
     if not before or COMPARE.search(b.text, lo, hi):  # "A is more prominent than B": read as that
         return
-    if word.start() > lines[-1].start and not STRENGTH_ORDER.search(b.text, lo, hi):
-        return  # "..., with a larger EW" after both lines names neither
+    if word.start() > lines[-1].start and not STRENGTH_ORDER.search(b.text, lo, hi) and \
+            not _said_of(b.text, lines[-1], word):
+        return  # "..., with a larger EW" after both lines names neither; "..., B is weaker" names B
     subject = before[-1].names[0]
     if re.search(r"\b(?:not|rather\s+than|instead\s+of|unlike)\s*$", b.text[lo:before[-1].start]):
         subject = names[1] if subject == names[0] else names[0]  # "A, not B, is the stronger"
@@ -672,6 +684,14 @@ def _ew_order(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
     relation = ">" if word.group("more") else "<"
     b.add(b.span(COMPARISON, lines[0].start, lines[-1].end, lines=[subject, other], quantity="strength",
                  relation=relation, line_kind=_kind(b.text[lo:hi])))
+
+
+def _said_of(text: str, line: Mention, word: re.Match) -> bool:
+    """The comparative is said of the line right before it: "B is weaker", "B weaker", "B, by contrast, is
+    far weaker", "B absorption appears weaker"."""
+    return bool(re.fullmatch(r"(?:\s+(?:absorption|emission|line|feature))?\s*,?\s*(?:by\s+contrast\s*,?\s*)?"
+                             r"(?:(?:is|are|appears?|looks?|seems?)\s+)?(?:(?:much|far|slightly|considerably|clearly|"
+                             r"noticeably|somewhat|a\s+bit|visibly)\s+)?", text[line.end:word.start()], re.IGNORECASE))
 
 
 def _kind(text: str) -> str | None:

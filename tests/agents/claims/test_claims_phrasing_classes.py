@@ -184,3 +184,23 @@ def test_a_clause_after_a_semicolon_may_leave_the_quantity_out():
     for text in ("Na D has an EW of 4.1 Å. Mg b has 2.2 Å.", "Na D has an EW of 4.1 Å; Mg b is at 5175 Å.",
                  "Na D has an EW of 4.1 Å; Mg b FWHM 2.2 Å."):
         assert not [c for c in _quantities(text) if c.quantity == "ew" and c.lines == ["Mg b"]], text
+
+
+@pytest.mark.parametrize("text, first, relation", [
+    # a comparative said of a line with no "than": the other line named in the clause is the reference
+    ("Na D is strong, whereas Mg b is weaker.", "Mg b", "<"),
+    ("Mg b absorption is shallower, Na D deeper.", "Mg b", "<"),
+    ("Set against Mg b, Na D is stronger in absorption.", "Na D", ">"),
+    ("Na D > Mg b (absorption strength).", "Na D", ">"),
+    # verbs of outdoing taking the other line as object, nouns of strength, adverbs
+    ("The Na D absorption outstrips that of Mg b.", "Na D", ">"),
+    ("Na D shows greater absorption strength than Mg b.", "Na D", ">"),
+    ("Mg b absorbs less strongly than Na D.", "Mg b", "<"),
+])
+def test_the_order_of_two_lines_said_without_than_or_by_a_verb(text, first, relation):
+    (c,) = [c for c in extract_claims(text) if c.kind == "comparison"]
+    assert (c.lines[0], c.relation) == (first, relation), text
+
+
+def test_a_verb_of_outdoing_with_a_number_after_it_is_no_order():
+    assert not [c for c in extract_claims("Na D exceeds 4 Å in EW, and Mg b is weak.") if c.kind == "comparison"]

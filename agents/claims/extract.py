@@ -56,10 +56,13 @@ VALUE = re.compile(
     # words of estimating and of extent: "is estimated to be", "likely lies", "ranging from", "spans",
     # "is bounded by", "anywhere from", "is best put at", "is limited to"
     rf"estimated|determined|derived|inferred|likely|probably|to\s+be|as|ranging|ranges?|spans?|spanning|"
-    rf"bracketed(?:\s+by)?|anywhere|best|put|placed|limited\s+to|has|have)\b\s*|[=:,(∈]\s*|"
+    rf"bracketed(?:\s+by)?|anywhere|best|put|placed|limited\s+to|has|have|"
+    # verbs of coming to a value: "clocks in at", "totals", "works out to", "turns out to be", "reads"
+    rf"clocks?\s+in|registers?|totals?|works?\s+out(?:\s+to)?|turns?\s+out|reads?|stands?|settles?|pegged|"
+    rf"pinned|yields?|gives?|returns?)\b\s*|[=:,(∈]\s*|"
     rf"\((?:in\s+the\s+)?(?:rest|observed|obs)[\s-]*(?:frame)?\)\s*)*"
-    rf"(?P<between>between\s+|from\s+|bounded\s+by\s+)?(?P<bracket>\[\s*)?(?P<mod>{LT}|{GT}|{APPROX}|near)?"
-    rf"(?:\s*(?:{APPROX}))?\s*(?P<num>{NUM})"
+    rf"(?:(?P<pre>{APPROX})\s+(?=between\b|from\b))?(?P<between>between\s+|from\s+|bounded\s+by\s+)?(?P<bracket>\[\s*)?"
+    rf"(?P<mod>{LT}|{GT}|{APPROX}|near)?(?:\s*(?:{APPROX}))?(?:\s*(?:the|an?)\b)?\s*(?P<num>{NUM})"
     rf"(?P<plus>\+(?![-/\d]))?"
     rf"(?:\s*(?:Å|A\b|Angstroms?)?\s*(?:-|–|…|to|up\s+to|(?(between)and|(?!))|(?(bracket),|(?!))|"
     # "no less than 3 and no more than 5 Å": two bounds that close a range
@@ -281,6 +284,8 @@ def _value(m: re.Match) -> tuple[float, str, bool, int, float]:
     elif mod and re.fullmatch(GT, mod, re.IGNORECASE):
         relation = ">"
     elif mod:
+        hedged = True
+    if "pre" in m.re.groupindex and m.group("pre"):  # "approximately between 3 and 4 Å"
         hedged = True
     return value, relation, hedged, _decimals(m.group("num")), spread
 

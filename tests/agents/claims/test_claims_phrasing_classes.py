@@ -204,3 +204,22 @@ def test_the_order_of_two_lines_said_without_than_or_by_a_verb(text, first, rela
 
 def test_a_verb_of_outdoing_with_a_number_after_it_is_no_order():
     assert not [c for c in extract_claims("Na D exceeds 4 Å in EW, and Mg b is weak.") if c.kind == "comparison"]
+
+
+@pytest.mark.parametrize("text, relation", [
+    ("The Mg b equivalent width clocks in at 2.5 Å.", "="),
+    ("The Mg b EW works out to 2.5 Å.", "="),
+    ("The Mg b EW turns out to be 2.5 Å.", "="),
+    ("The Mg b EW totals 2.5 Å.", "="),
+    ("The Mg b EW is below the 2.5 Å level.", "<"),
+    ("The Mg b EW stays above a 2.5 Å threshold.", ">"),
+])
+def test_verbs_of_coming_to_a_value_and_a_value_named_as_a_level(text, relation):
+    c = _one_quantity(text)
+    assert (c.lines, c.value, c.relation) == (["Mg b"], 2.5, relation), text
+
+
+def test_a_hedge_before_a_range_hedges_it_and_a_hedge_before_a_value_still_does():
+    c = _one_quantity("The Mg b EW is approximately between 2 and 3 Å.")
+    assert (c.value, c.spread, c.hedged) == (2.5, 0.5, True)
+    assert _one_quantity("Mg b EW ~ 2.5 Å.").hedged

@@ -43,6 +43,7 @@ LT = (r"<=|=<|⩽|≲|<|≤|less than|below|under|at most|at\s+or\s+below|no mor
 GT = (r">=|=>|⩾|≳|>|≥|more than|above|over|at least|at\s+or\s+above|exceeds?|exceeding|greater than|larger than|"
       rf"in\s+excess\s+of|{_NOT}(?:(?:less|smaller|lower|weaker|fainter|shallower)\s+than|below|under)|"
       r"no\s+(?:less|smaller|lower|weaker)\s+than|upwards\s+of|higher\s+than|(?:stronger|deeper|bigger)\s+than|"
+      r"(?:stays?|remains?|keeps?)\s+(?:above|over)|"
       r"surpass(?:es|ing)?|goes\s+beyond|(?:an?\s+)?lower\s+(?:limit|bound)\s+(?:of|at)|(?:a\s+)?minimum\s+of|"
       r"at\s+(?:a\s+)?minimum|well\s+(?:above|over)")
 # a bound written after the number: "3 Å or less", "3 Å at most", "3 Å or more", "3+ Å"

@@ -34,13 +34,13 @@ def keyboard_for(state: ReviewState, plot=None) -> Keyboard:
         for key, factor in (("+", 0.5), ("=", 0.5), ("-", 2.0)):
             keys.on(key, lambda f=factor: plot.zoom_by(f))
     actions = {"n": lambda: state.step_item(+1), "b": lambda: state.step_item(-1), "j": state.next_step,
-               "k": state.previous_step, "a": lambda: state.save_verdict("approve"),
-               "o": lambda: state.save_verdict("override"), "r": lambda: state.save_verdict("reject"),
+               "k": state.previous_step, "a": lambda: state.save("verdict", action="approve"),
+               "o": lambda: state.save("verdict", action="override"), "r": lambda: state.save("verdict", action="reject"),
                "u": state.undo, "?": state.toggle_help}
     for key, action in actions.items():
         keys.on(key, action)
     for score in range(6):
-        keys.on(str(score), lambda s=score: state.save_score(s))
+        keys.on(str(score), lambda s=score: state.save("score", score=s))
     return keys
 
 

@@ -7,15 +7,19 @@ always written for `item`, so what is shown and what is labelled cannot drift ap
 """
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import param
 
+import kb
 from agents.spectra import SpectrumReadError
 from agents.trajectory import Trajectory
 from reviewer.services.claims import results_from_rows
@@ -79,6 +83,61 @@ class ReviewItem:
             return float(self.agent_label["z"])
         z = self.record.get("pipeline_z")
         return float(z) if z is not None else 0.0
+
+
+# ---- the label kinds: what `ReviewState.save` writes, as data ------------------------------------
+@dataclass(frozen=True)
+class LabelKind:
+    """One kind of label the page writes: what must be open for it, how its label service call is made
+    from the state and the fields, what its acknowledgement names and what changes with it."""
+
+    # "trajectory": a reviewable item (else refused with the item's reason); "step": that and a step on
+    # it; "item": anything open; "nothing": the label names its own subject (a conflict row)
+    needs: str
+    write: Callable[..., Ack]  # (state, the item's trajectory or None, **fields) -> the stored label's Ack
+    requires: tuple[str, ...] = ()  # fields that must be non-empty: without one there is no choice to store yet
+    subject: Callable[..., str] | None = None  # (**fields) -> what the Ack names; None: the item on screen
+    after: Callable[..., dict[str, Any]] | None = None  # (state, ack) -> state changes made with the Ack
+
+
+def _verdict_saved(state: ReviewState, ack: Ack) -> dict[str, Any]:
+    """A verdict is what `u` withdraws, and the form starts afresh after it."""
+    state._acks.append(ack)
+    return {**state._cleared_form(), "undoable": ack}
+
+
+def _score(state: ReviewState, traj: Trajectory, score: int) -> Ack:
+    # a score is stored with the rubric version it was given under
+    version = str(kb.load("rubrics")["reasoning"]["version"])
+    return state.labels.write_score(state.reviewer, traj.id, int(score), version, state.campaign)
+
+
+def _conflict_subject(item: dict, **_fields) -> str:
+    """A conflict is resolved from the Conflicts list, not the item on screen: the Ack names its row."""
+    return " · ".join(str(v) for v in (item.get("object_id") or item.get("item_id"), item.get("task")) if v)
+
+
+LABEL_KINDS: dict[str, LabelKind] = {
+    "verdict": LabelKind("trajectory", lambda s, traj, action: s.labels.write_verdict(
+        s.reviewer, traj, action, label=s.draft if action == "override" else None, comment=s.comment or None,
+        campaign=s.campaign), after=_verdict_saved),
+    "score": LabelKind("trajectory", _score),
+    "note": LabelKind("trajectory", lambda s, traj, comment, flags, whole_trajectory=False: s.labels.write_note(
+        s.reviewer, traj.id, None if whole_trajectory else s.step_index, comment, flags, s.campaign)),
+    # confirm or dismiss the checker's flag on one of the item's contradicted claims
+    "claim_flag": LabelKind("trajectory", lambda s, traj, claim, decision: s.labels.write_claim_flag(
+        s.reviewer, traj.id, claim["step_idx"], claim["claim_idx"], claim["checker_version"], decision, s.campaign)),
+    # a VI is on the spectrum: a spectrum without a trajectory takes one too
+    "vi": LabelKind("item", lambda s, _traj, **vi: s.labels.write_vi(s.reviewer, s.item.spectrum_id, s.campaign, **vi)),
+    "preference": LabelKind("trajectory", lambda s, traj, other_id, outcome: s.labels.write_preference(
+        s.reviewer, traj.id, other_id, outcome, s.item.spectrum_id, s.campaign), requires=("other_id",)),
+    "resolution": LabelKind("nothing", lambda s, _traj, item, action, label, comment: s.labels.write_resolution(
+        s.reviewer, item, action, label, comment, s.campaign), subject=_conflict_subject),
+    "revision": LabelKind("step", lambda s, traj, text, tool_args, comment: s.labels.write_revision(
+        s.reviewer, traj, s.step, text, tool_args, s.item.spectrum, comment, s.campaign)),
+    "curation_event": LabelKind("trajectory", lambda s, traj, event, value, comment: s.labels.write_curation_event(
+        s.reviewer, traj.id, event, value, comment, s.campaign)),
+}
 
 
 class ReviewState(param.Parameterized):
@@ -343,22 +402,30 @@ class ReviewState(param.Parameterized):
         one verdict is stored with the next)."""
         return {"draft": self.item.default_draft() if self.item is not None else {}, "comment": ""}
 
-    def save_verdict(self, action: str) -> Ack | None:
-        traj = self._reviewable()
-        if traj is None:
+    def save(self, kind: str, /, **fields) -> Ack | None:
+        """Write one label of `kind` (a key of LABEL_KINDS; `fields` are its writer's keywords) for the item
+        on screen, through `_attempt`. Refused with the item's reason when it needs a trajectory and none
+        is open; nothing written, and nothing said, when a form has nothing chosen yet (no step, no item,
+        a required field empty)."""
+        spec = LABEL_KINDS.get(kind)
+        if spec is None:
+            raise ValueError(f"Unknown label kind {kind!r}: the kinds are {', '.join(LABEL_KINDS)}.")
+        traj = self.item.trajectory if self.item is not None else None
+        # a field the kind does not take is a caller's mistake: a TypeError now, whatever is open
+        inspect.signature(spec.write).bind(self, traj, **fields)
+        if spec.needs in ("trajectory", "step") and self._reviewable() is None:
             return None
-
-        def saved(ack: Ack) -> dict[str, Any]:
-            self._acks.append(ack)
-            return {**self._cleared_form(), "undoable": ack}
-
-        return self._attempt(lambda: self.labels.write_verdict(
-            self.reviewer, traj, action, label=self.draft if action == "override" else None,
-            comment=self.comment or None, campaign=self.campaign), after=saved)
+        if ((spec.needs == "step" and self.step is None) or (spec.needs == "item" and self.item is None)
+                or not all(fields.get(name) for name in spec.requires)):
+            return None
+        return self._attempt(lambda: spec.write(self, traj, **fields),
+                             subject=spec.subject(**fields) if spec.subject is not None else None,
+                             after=partial(spec.after, self) if spec.after is not None else None)
 
     def undo(self) -> Ack | None:
         """Undo my last verdict in this session on the item on screen (never one on another item): a new
-        row restoring the one before. The acknowledgement names the item and the verdict withdrawn."""
+        row restoring the one before. The acknowledgement names the item and the verdict withdrawn.
+        Not a kind of `save`: it writes no new label, it takes back one this session saved (`_acks`)."""
         if self.item is None or self.item.trajectory is None:
             self.error = "Nothing to undo: open an item first."
             return None
@@ -373,65 +440,6 @@ class ReviewState(param.Parameterized):
             return {**self._cleared_form(), "undoable": self._undoable_on(self.item)}
 
         return self._attempt(lambda: self.labels.undo_verdict(self.reviewer, last, self.campaign), after=undone)
-
-    def save_score(self, score: int) -> Ack | None:
-        traj = self._reviewable()
-        if traj is None:
-            return None
-        import kb
-
-        version = str(kb.load("rubrics")["reasoning"]["version"])
-        return self._attempt(lambda: self.labels.write_score(self.reviewer, traj.id, int(score), version,
-                                                             self.campaign))
-
-    def save_note(self, comment: str, flags: list[str], whole_trajectory: bool = False) -> Ack | None:
-        traj = self._reviewable()
-        if traj is None:
-            return None
-        index = None if whole_trajectory else self.step_index
-        return self._attempt(lambda: self.labels.write_note(self.reviewer, traj.id, index, comment, flags,
-                                                            self.campaign))
-
-    def save_claim_flag(self, claim: dict, decision: str) -> Ack | None:
-        """Confirm or dismiss the checker's flag on one of this item's contradicted claims."""
-        traj = self._reviewable()
-        if traj is None:
-            return None
-        return self._attempt(lambda: self.labels.write_claim_flag(
-            self.reviewer, traj.id, claim["step_idx"], claim["claim_idx"], claim["checker_version"], decision,
-            self.campaign))
-
-    def save_vi(self, **fields) -> Ack | None:
-        if self.item is None:
-            return None
-        return self._attempt(lambda: self.labels.write_vi(self.reviewer, self.item.spectrum_id, self.campaign,
-                                                          **fields))
-
-    def save_preference(self, other_id: str, outcome: str) -> Ack | None:
-        traj = self._reviewable()
-        if traj is None or not other_id:
-            return None
-        return self._attempt(lambda: self.labels.write_preference(self.reviewer, traj.id, other_id, outcome,
-                                                                  self.item.spectrum_id, self.campaign))
-
-    def resolve_conflict(self, item: dict, action: str | None, label: dict | None, comment: str | None) -> Ack | None:
-        subject = " · ".join(str(v) for v in (item.get("object_id") or item.get("item_id"), item.get("task")) if v)
-        return self._attempt(lambda: self.labels.write_resolution(self.reviewer, item, action, label, comment,
-                                                                  self.campaign), subject=subject)
-
-    def save_revision(self, text: str, tool_args: dict | None, comment: str | None) -> Ack | None:
-        traj = self._reviewable()
-        if traj is None or self.step is None:
-            return None
-        return self._attempt(lambda: self.labels.write_revision(self.reviewer, traj, self.step, text, tool_args,
-                                                                self.item.spectrum, comment, self.campaign))
-
-    def save_curation_event(self, event: str, value: str, comment: str | None) -> Ack | None:
-        traj = self._reviewable()
-        if traj is None:
-            return None
-        return self._attempt(lambda: self.labels.write_curation_event(self.reviewer, traj.id, event, value, comment,
-                                                                      self.campaign))
 
     def choose_candidate(self, candidate: dict | None) -> None:
         """Take a redshift candidate (or a marked line's z) as the reviewer's: the frame follows its z,

@@ -193,7 +193,7 @@ class ClaimFlags(Viewer):
     def _decide(self, index: int, decision: str):
         if not 0 <= index < len(self.flags):
             return None
-        return self.state.save_claim_flag(self.flags[index]["claim"], decision)
+        return self.state.save("claim_flag", claim=self.flags[index]["claim"], decision=decision)
 
     def confirm(self, index: int):
         """The agent's claim is wrong: stored as this reviewer's answer to the flag."""

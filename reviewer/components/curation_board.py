@@ -143,9 +143,9 @@ class CurationBoard(Viewer):
                 except ValueError as err:
                     self._message.object = f"<span>Tool arguments are not valid JSON: {err.msg}</span>"
                     return
-            ack = self.state.save_revision(self._text.value, args, comment)
+            ack = self.state.save("revision", text=self._text.value, tool_args=args, comment=comment)
         else:
-            ack = self.state.save_curation_event(event, value, comment)
+            ack = self.state.save("curation_event", event=event, value=value, comment=comment)
         # the outcome beside the buttons too: a refusal says why the action would not count
         self._message.object = f"<span class='sr-curation-refused'>{escape(self.state.error)}</span>" \
             if ack is None and self.state.error else ""

@@ -55,9 +55,9 @@ class ReviewForm(Viewer):
             margin=(2, 2), sizing_mode="stretch_width", stylesheets=[".bk-btn { white-space: normal; }"],
             description="Withdraw my last verdict on the item on screen (u): a new row restores the verdict "
                         "before it; nothing is deleted.")
-        self._approve.on_click(lambda _: self.state.save_verdict("approve"))
-        self._override.on_click(lambda _: self.state.save_verdict("override"))
-        self._reject.on_click(lambda _: self.state.save_verdict("reject"))
+        self._approve.on_click(lambda _: self.state.save("verdict", action="approve"))
+        self._override.on_click(lambda _: self.state.save("verdict", action="override"))
+        self._reject.on_click(lambda _: self.state.save("verdict", action="reject"))
         self._undo.on_click(lambda _: self.state.undo())
         self._answer = pn.widgets.RadioButtonGroup(options=["YES", "NO"], value=None, color="light",
                                                    css_classes=["sr-override-answer"], label="Corrected answer")
@@ -150,7 +150,7 @@ class ReviewForm(Viewer):
         tid = self.state.item.trajectory_id if self.state.item else None
         saved = self.state.labels.my_rating(self.state.reviewer, tid, self.rubric_version)
         if saved is None or int(saved["score"]) != event.new:
-            self.state.save_score(int(event.new))
+            self.state.save("score", score=int(event.new))
 
     def __panel__(self):
         return pn.Column(

@@ -91,8 +91,8 @@ class VIForm(Viewer):
             self.param.update(z=z, spectype=spectype)
 
     def submit(self):
-        ack = self.state.save_vi(quality=self.quality, issues="".join(self.issues), z=self.z, spectype=self.spectype,
-                                 comment=self.comment or None)
+        ack = self.state.save("vi", quality=self.quality, issues="".join(self.issues), z=self.z, spectype=self.spectype,
+                              comment=self.comment or None)
         self._saved = self._saved or ack is not None
 
     def __panel__(self):

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+import kb
 from agents.trajectory import AgentInfo, Trajectory
-from reviewer.review_state import ReviewState
+from reviewer.review_state import LABEL_KINDS, ReviewState
 from reviewer.services.conflicts import conflict_queue, verdict_for
 
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
@@ -43,8 +44,8 @@ def test_steps_scores_and_verdicts_go_to_the_item_on_screen(seeded_db):
         s.next_step()
     s.previous_step()
     assert s.step_index == 2
-    s.save_score(4)
-    s.save_verdict("approve")
+    s.save("score", score=4)
+    s.save("verdict", action="approve")
     assert seeded_db.labels.latest_review(tid, "alice")["action"] == "approve"
     assert seeded_db.labels.latest_rating(tid, "alice")["score"] == 4
     assert "verdict 'approve'" in s.ack.text() and s.ack.trajectory_id == tid
@@ -57,10 +58,10 @@ def test_an_override_equal_to_the_agent_answer_is_refused(seeded_db):
     tid = s.item.trajectory_id
     assert s.draft == other_answer(s)  # a yes/no override starts at the other answer
     s.draft = dict(s.item.agent_label)
-    assert s.save_verdict("override") is None
+    assert s.save("verdict", action="override") is None
     assert "must differ from the agent's answer" in s.error and seeded_db.labels.latest_review(tid, "bea") is None
     s.draft = other_answer(s)
-    ack = s.save_verdict("override")
+    ack = s.save("verdict", action="override")
     assert ack is not None and seeded_db.labels.latest_review(tid, "bea")["label"] == other_answer(s)
 
 
@@ -73,15 +74,15 @@ def test_a_verify_draft_never_carries_over_from_the_previous_item(seeded_db):
     s.draft = {"type": "QSO", "z": 1.2}
     s.open_item(trajectory_id=star["trajectory_id"])
     assert s.draft["type"] == "STAR"  # the new item's own answer, not the QSO typed on the galaxy
-    assert s.save_verdict("override") is None and "must differ" in s.error
+    assert s.save("verdict", action="override") is None and "must differ" in s.error
 
 
 def test_undo_restores_the_verdict_before_as_a_new_row(seeded_db):
     s = state_for(seeded_db, "dan")
     tid = s.item.trajectory_id
-    s.save_verdict("approve")
+    s.save("verdict", action="approve")
     s.draft = other_answer(s)
-    s.save_verdict("override")
+    s.save("verdict", action="override")
     s.undo()
     assert seeded_db.labels.latest_review(tid, "dan")["action"] == "approve"
     s.undo()
@@ -101,18 +102,18 @@ def test_opening_a_spectrum_opens_its_trajectory_or_disables_the_form(seeded_db,
     seeded_db.spectra.add_spectrum({**seeded_db.spectra.get_spectrum(spectrum_id), "spectrum_id": "bare"})
     s.open_item(spectrum_id="bare")
     assert s.item.trajectory is None and "No agent trajectory" in s.item.why_not_reviewable
-    assert s.save_verdict("approve") is None and "No agent trajectory" in s.error
+    assert s.save("verdict", action="approve") is None and "No agent trajectory" in s.error
 
 
 def test_approve_and_override_to_the_same_answer_agree_everywhere(seeded_db):
     a, b = state_for(seeded_db, "fay"), state_for(seeded_db, "gus")
     verify = seeded_db.queue.queue_items(task="verify", limit=1)[0]["trajectory_id"]
     a.open_item(trajectory_id=verify), b.open_item(trajectory_id=verify)
-    a.save_verdict("approve")
+    a.save("verdict", action="approve")
     b.draft = {"type": b.item.agent_label["type"], "z": (b.item.agent_label.get("z") or 0) + 0.0001}
-    assert b.save_verdict("override") is None  # within dz/(1+z) < 0.0033: the same answer
+    assert b.save("verdict", action="override") is None  # within dz/(1+z) < 0.0033: the same answer
     b.draft = {"type": "QSO", "z": 2.0}
-    b.save_verdict("override")
+    b.save("verdict", action="override")
     row = seeded_db.queue.queue_items("fay", task="verify", limit=1)[0]
     in_conflicts = verify in [i["item_id"] for i in conflict_queue(seeded_db)]
     assert row["disagreement"] is True and in_conflicts
@@ -123,14 +124,14 @@ def test_two_reviewers_disagree_and_a_merger_resolves(seeded_db):
     alice.step_item(+3), bob.step_item(+3)
     tid = alice.item.trajectory_id
     assert bob.item.trajectory_id == tid
-    alice.save_verdict("approve")
+    alice.save("verdict", action="approve")
     assert bob.labels.others_visible("ida", tid, blind=True) is None  # blind until bob saves
-    bob.save_verdict("reject")
+    bob.save("verdict", action="reject")
     assert [r["reviewer"] for r in bob.labels.others_visible("ida", tid, blind=True)] == ["hal"]
     item = next(i for i in conflict_queue(seeded_db) if i["item_id"] == tid)
     assert item["object_id"] and item["survey"]  # rows name the object, not a hex id
     carol = state_for(seeded_db, "jo")
-    carol.resolve_conflict(item, "reject", None, "No Balmer lines at all: reject.")
+    carol.save("resolution", item=item, action="reject", label=None, comment="No Balmer lines at all: reject.")
     assert tid not in [i["item_id"] for i in conflict_queue(seeded_db)]
     assert verdict_for(seeded_db, tid)["final"]["action"] == "reject"
     assert not seeded_db.queue.queue_items("jo", limit=1000, disagreement=True) or \
@@ -140,11 +141,87 @@ def test_two_reviewers_disagree_and_a_merger_resolves(seeded_db):
 def test_a_reviewer_name_is_required_and_checked(seeded_db):
     s = state_for(seeded_db, "")
     before = seeded_db.labels.count_labels("reviews")
-    s.save_verdict("approve")
+    s.save("verdict", action="approve")
     assert seeded_db.labels.count_labels("reviews") == before and "name is needed" in s.error
     s.reviewer = "<img src=x onerror=alert(1)>"
-    s.save_verdict("approve")
+    s.save("verdict", action="approve")
     assert seeded_db.labels.count_labels("reviews") == before and "may hold letters" in s.error
+
+
+# ---- one write path: every label kind through `save` --------------------------------------------
+def test_every_label_kind_round_trips_through_save_to_the_store(seeded_db):
+    """Each kind of LABEL_KINDS saved through `ReviewState.save` and read back from the store: a kind
+    added to the table without a case here fails the first assert."""
+    db = seeded_db
+    tid, claim = next((r["trajectory_id"], c) for r in db.queue.queue_items(limit=1000)
+                      for c in db.claims.claims_for(r["trajectory_id"]) if c["verdict"] == "contradicted")
+    s = ReviewState(db, reviewer="rho", blind=False)
+    assert s.open_item(trajectory_id=tid)
+    s.go_to_step(claim["step_idx"])
+    step, spectrum_id = s.step, s.item.spectrum_id
+    twin = s.item.trajectory.model_copy(deep=True, update={"id": "twin-" + tid[:8],
+                                                           "agent": AgentInfo(name="vet", backend="openai", model="m2")})
+    db.trajectories.save_trajectory(twin)  # a preference compares two trajectories of one task
+    db.labels.add_review(tid, "ann", "approve")
+    db.labels.add_review(tid, "bo", "reject")
+    conflict = next(i for i in conflict_queue(db) if i["item_id"] == tid)
+    auditor = ReviewState(db, reviewer="sig")  # audits are independent: not the reviser
+    assert auditor.open_item(trajectory_id=tid)
+    version = str(kb.load("rubrics")["reasoning"]["version"])
+    revised = (step.text or "") + " (checked)"
+    cases = {  # kind: (the state that saves, the fields, the label read back is the one saved)
+        "verdict": (s, {"action": "approve"}, lambda: s.labels.my_review("rho", tid)["action"] == "approve"),
+        "score": (s, {"score": 4}, lambda: s.labels.my_rating("rho", tid, version)["score"] == 4),
+        "note": (s, {"comment": "deep lines", "flags": ["hallucinated_feature"]},
+                 lambda: s.labels.my_notes("rho", tid)[step.index]["comment"] == "deep lines"),
+        "claim_flag": (s, {"claim": claim, "decision": "confirm"},
+                       lambda: [f["decision"] for f in s.labels.my_claim_flags("rho", tid)] == ["confirm"]),
+        "vi": (s, {"quality": 3, "issues": "", "z": 0.1, "spectype": "GALAXY", "comment": "fine"},
+               lambda: s.labels.my_vi("rho", spectrum_id)["quality"] == 3),
+        "preference": (s, {"other_id": twin.id, "outcome": "win"},
+                       lambda: [(p["reviewer"], p["outcome"]) for p in db.labels.preferences_for(twin.id)] in
+                       ([("rho", "win")], [("rho", "loss")])),
+        "resolution": (s, {"item": conflict, "action": "reject", "label": None, "comment": "no lines: reject"},
+                       lambda: db.verdict_state.latest_resolution(tid)["merger"] == "rho"),
+        "revision": (s, {"text": revised, "tool_args": None, "comment": None},
+                     lambda: db.labels.revisions_for(tid)[-1]["text"] == revised),
+        "curation_event": (auditor, {"event": "audit", "value": "approve", "comment": None},
+                           lambda: [(e["reviewer"], e["event"]) for e in db.labels.curation_events_for(tid)
+                                    if e["event"] == "audit"] == [("sig", "audit")]),
+    }
+    assert list(cases) == list(LABEL_KINDS)
+    for kind, (state, fields, stored) in cases.items():
+        ack = state.save(kind, **fields)
+        assert ack is not None and ack.subject, (kind, state.error)
+        assert stored(), kind
+    assert s.undoable is not None and s.undoable.kind == "verdict"  # only a verdict is what `u` withdraws
+
+
+# one set of fields each kind takes (for the refusals: never stored)
+FIELDS = {"verdict": {"action": "approve"}, "score": {"score": 3}, "note": {"comment": "x", "flags": []},
+          "claim_flag": {"claim": {}, "decision": "confirm"}, "preference": {"other_id": "x", "outcome": "win"},
+          "revision": {"text": "x", "tool_args": None, "comment": None},
+          "curation_event": {"event": "audit", "value": "approve", "comment": None}}
+
+
+def test_save_refuses_an_unknown_kind_and_a_trajectory_kind_where_none_is_open(seeded_db):
+    s = state_for(seeded_db, "tau")
+    with pytest.raises(ValueError, match=r"'rating'.*verdict, score"):
+        s.save("rating", score=3)
+    with pytest.raises(TypeError):  # a field the kind does not take
+        s.save("score", stars=3)
+    seeded_db.spectra.add_spectrum({**seeded_db.spectra.get_spectrum(s.item.spectrum_id), "spectrum_id": "bare"})
+    assert s.open_item(spectrum_id="bare") and s.item.trajectory is None
+    before = {t: seeded_db.labels.count_labels(t) for t in ("reviews", "ratings", "annotations")}
+    needing = [kind for kind, spec in LABEL_KINDS.items() if spec.needs in ("trajectory", "step")]
+    assert set(needing) == set(FIELDS)
+    for kind in needing:
+        s.error = ""
+        assert s.save(kind, **FIELDS[kind]) is None and s.error == s.item.why_not_reviewable, kind
+    assert {t: seeded_db.labels.count_labels(t) for t in before} == before
+    assert s.save("vi", quality=3) is not None  # a VI is on the spectrum: a bare one takes it
+    nothing_open = ReviewState(seeded_db, reviewer="tau")
+    assert nothing_open.save("verdict", action="approve") is None and nothing_open.error == "Open an item first."
 
 
 def test_curation_revision_audits_and_votes(seeded_db):
@@ -154,12 +231,12 @@ def test_curation_revision_audits_and_votes(seeded_db):
     tid = s.item.trajectory_id
     call = next(st for st in s.steps if st.kind == "tool_call")
     s.go_to_step(call.index)
-    s.save_revision(call.text, {"wavelength_range": [4080, 4130], "label": "H-delta"}, "tighter")
+    s.save("revision", text=call.text, tool_args={"wavelength_range": [4080, 4130], "label": "H-delta"}, comment="tighter")
     assert seeded_db.labels.revisions_for(tid)[-1]["tool_args"]["wavelength_range"] == [4080, 4130]
     for who in ("lea", "max"):
-        state_for(seeded_db, who).save_curation_event("audit", "approve", None)
+        state_for(seeded_db, who).save("curation_event", event="audit", value="approve", comment=None)
     for who in ("lea", "max", "ned"):
-        state_for(seeded_db, who).save_curation_event("vote", "accept", None)
+        state_for(seeded_db, who).save("curation_event", event="vote", value="accept", comment=None)
     assert next(r for r in curation_board(seeded_db) if r["trajectory_id"] == tid)["state"] == "accepted"
 
 
@@ -169,15 +246,15 @@ def test_campaign_scopes_the_queue_blinds_and_freezes(seeded_db):
     s = ReviewState(seeded_db, reviewer="heidi")
     assert s.open_campaign("wd-pilot") and s.open_first()
     assert [r["trajectory_id"] for r in seeded_db.queue.queue_items("heidi", **s.queue_args())] == ids
-    s.save_verdict("approve")  # rating-only campaign: no verdicts
+    s.save("verdict", action="approve")  # rating-only campaign: no verdicts
     assert seeded_db.labels.latest_review(ids[0], "heidi") is None and "rating only" in s.error
-    s.save_score(3)
+    s.save("score", score=3)
     assert seeded_db.labels.latest_rating(ids[0], "heidi")["session_id"] == sid
     outsider = ReviewState(seeded_db, reviewer="zed")
     outsider.open_campaign("wd-pilot"), outsider.open_first()
-    assert outsider.save_score(1) is None and "not assigned" in outsider.error
+    assert outsider.save("score", score=1) is None and "not assigned" in outsider.error
     seeded_db.sessions.close_session(sid)
-    s.save_score(4)
+    s.save("score", score=4)
     assert "closed" in s.error and seeded_db.labels.latest_rating(ids[0], "heidi")["score"] == 3
 
 
@@ -232,7 +309,7 @@ def test_under_a_login_labels_are_saved_as_the_login_only(seeded_db):
     s = state_for(seeded_db, "alma", login=True)
     tid = s.item.trajectory_id
     s.reviewer = "bert"  # whatever a page might manage to send
-    assert s.save_verdict("approve") is None and "saved as alma" in s.error
+    assert s.save("verdict", action="approve") is None and "saved as alma" in s.error
     assert seeded_db.labels.latest_review(tid, "bert") is None and seeded_db.labels.latest_review(tid, "alma") is None
 
 

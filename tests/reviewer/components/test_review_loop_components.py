@@ -61,7 +61,7 @@ def test_the_verdict_buttons_say_what_they_save_and_undo_names_the_item(db):
     assert form._override.label == "Override → YES (o)"
     assert "Reject" in form._reject.label and "no label" in form._reject.label
     assert form._undo.disabled and "Nothing to undo" in form._undo.label
-    s.save_verdict("approve")
+    s.save("verdict", action="approve")
     assert not form._undo.disabled
     assert "approve" in form._undo.label and s.item.subject in form._undo.label
     s.step_item(+1)  # another item: `u` would withdraw nothing here, and the button says so
@@ -110,9 +110,9 @@ def test_other_reviewers_follow_labels_saved_elsewhere(db):
     tid = queue(db, "mg")[2]["trajectory_id"]
     ola, pia = opened(db, "ola", tid), opened(db, "pia", tid)
     view = OthersView(state=ola)
-    ola.save_verdict("approve")
+    ola.save("verdict", action="approve")
     assert "No other reviewer" in view._pane.object
-    pia.save_verdict("reject")  # another session (another browser)
+    pia.save("verdict", action="reject")  # another session (another browser)
     assert ola.poll_store()  # what the page's periodic callback does
     assert "pia" in view._pane.object
 

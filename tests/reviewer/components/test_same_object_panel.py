@@ -75,7 +75,7 @@ def test_compare_with_offers_the_other_epochs_trajectory(pair):
     assert other in form._other.options.values()
     assert any("other spectrum: LAMOST" in label for label in form._other.options)
     form._other.value = other
-    ack = state.save_preference(other, "win")
+    ack = state.save("preference", other_id=other, outcome="win")
     assert ack is not None and state.error == ""
 
 

@@ -57,15 +57,16 @@ VALUE = re.compile(
     # words of estimating and of extent: "is estimated to be", "likely lies", "ranging from", "spans",
     # "is bounded by", "anywhere from", "is best put at", "is limited to"
     rf"estimated|determined|derived|inferred|likely|probably|to\s+be|as|ranging|ranges?|spans?|spanning|"
-    rf"bracketed(?:\s+by)?|anywhere|best|put|placed|limited\s+to|has|have|"
+    rf"bracketed|anywhere|best|put|placed|limited\s+to|confined\s+to|has|have|must|could|may|might|can|be|"
+    rf"plausibly|possibly|presumably|"
     # verbs of coming to a value: "clocks in at", "totals", "works out to", "turns out to be", "reads"
     rf"clocks?\s+in|registers?|totals?|works?\s+out(?:\s+to)?|turns?\s+out|reads?|stands?|settles?|pegged|"
     rf"pinned|yields?|gives?|returns?)\b\s*|[=:,(∈]\s*|"
     rf"\((?:in\s+the\s+)?(?:rest|observed|obs)[\s-]*(?:frame)?\)\s*)*"
-    rf"(?:(?P<pre>{APPROX})\s+(?=between\b|from\b))?(?P<between>between\s+|from\s+|bounded\s+by\s+)?(?P<bracket>\[\s*)?"
+    rf"(?:(?P<pre>{APPROX})\s+(?=between\b|from\b))?(?P<between>between\s+|from\s+|(?:bounded|bracketed)\s+by\s+)?(?P<bracket>\[\s*)?"
     rf"(?P<mod>{LT}|{GT}|{APPROX}|near)?(?:\s*(?:{APPROX}))?(?:\s*(?:the|an?)\b)?\s*(?P<num>{NUM})"
     rf"(?P<plus>\+(?![-/\d]))?"
-    rf"(?:\s*(?:Å|A\b|Angstroms?)?\s*(?:-|–|…|to|up\s+to|(?(between)and|(?!))|(?(bracket),|(?!))|"
+    rf"(?:\s*(?:Å|A\b|Angstroms?)?\s*(?:-|–|…|to|through|up\s+to|(?(between)and|(?!))|(?(bracket),|(?!))|"
     # "no less than 3 and no more than 5 Å": two bounds that close a range
     rf"(?P<closed>,?\s*(?:and|but)\s+(?:{LT})))"
     rf"\s*(?P<num2>{NUM})\s*\]?)?"
@@ -74,7 +75,8 @@ VALUE = re.compile(
     rf"(?!\s*(?:<|≤|⩽|>|≥|⩾))", re.IGNORECASE)  # "2 Å ≤ W": the lower end of a double bound, not a value
 # the same number written before the quantity: "a 20 Å equivalent width", "exceeds 8 Å in equivalent width"
 VALUE_BEFORE = re.compile(
-    rf"(?P<mod>{APPROX}|{LT}|{GT})?\s*(?P<num>{NUM})(?:\s*(?:-|–|to)\s*(?P<num2>{NUM}))?\s*(?P<unit>{UNIT})"
+    rf"(?P<mod>{APPROX}|{LT}|{GT})?\s*(?P<btw>between\s+)?(?P<num>{NUM})(?:\s*(?:Å|A\b)?\s*"
+    rf"(?:-|–|to|through|(?(btw)and|(?!)))\s*(?P<num2>{NUM}))?\s*(?P<unit>{UNIT})"
     rf"\s*(?:(?:is|was|as|in|of|for|on|the|an?|its|total|emission|absorption)\s+)*$", re.IGNORECASE)
 # the lower end of a double bound, before the quantity: "2 Å < EW(Hβ) < 4 Å"
 LOWER_BEFORE = re.compile(rf"(?P<num>{NUM})\s*(?:{UNIT})?\s*(?:<=|<|≤|⩽)\s*$", re.IGNORECASE)

@@ -223,3 +223,17 @@ def test_a_hedge_before_a_range_hedges_it_and_a_hedge_before_a_value_still_does(
     c = _one_quantity("The Mg b EW is approximately between 2 and 3 Å.")
     assert (c.value, c.spread, c.hedged) == (2.5, 0.5, True)
     assert _one_quantity("Mg b EW ~ 2.5 Å.").hedged
+
+
+@pytest.mark.parametrize("text", [
+    "The Mg b EW is bracketed by 3 Å and 5 Å.",  # both ends, not the first as a value
+    "The Mg b EW is 3 through 5 Å.",
+    "The Mg b EW must be between 3 and 5 Å.",
+    "The Mg b EW could be anywhere between 3 and 5 Å.",
+    "The Mg b EW is plausibly 3-5 Å.",
+    "The Mg b EW is confined to 3–5 Å.",
+    "Between 3 and 5 Å of equivalent width is in Mg b.",  # a range before the quantity
+])
+def test_ranges_with_modal_verbs_and_other_connectors(text):
+    c = [c for c in _quantities(text)]
+    assert [(x.lines, x.value, x.spread) for x in c] == [(["Mg b"], pytest.approx(4.0), pytest.approx(1.0))], text

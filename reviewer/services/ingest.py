@@ -2,11 +2,17 @@
 
 Files and folders (recursive) are read with `agents.spectra` and one `spectra` row is written per
 spectrum (one per target in multi-target DESI files). A spectrum's id is a short hash of the file's
-content and the target, so re-ingesting, or ingesting a copy at another path, adds nothing. Each
-file is written in its own transaction: a file that fails part-way writes none of its rows.
+content and the target, so re-ingesting, or ingesting a copy at another path, adds nothing. A file is
+written whole or not at all: one that fails part-way writes none of its rows (files are committed a
+group at a time, and a group that fails is written again one file at a time).
+
+At survey scale: each file's stat is stored beside its content hash (table file_stamps), and a walk
+over folders ingested before passes a file whose stat is unchanged without reading it, so a walk that
+stopped (Ctrl-C, a client gone) goes on at the cost of a stat per file done.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
@@ -20,6 +26,7 @@ from tqdm import tqdm
 from reviewer.services.same_object import add_to_groups, refresh_groups
 from reviewer.services.same_object import match_radius as radius_of
 from reviewer.services.sky import obs_mjd, survey_ids
+from reviewer.services.spectra_cache import file_digest, file_stamp, is_racy
 from reviewer.store import StoreUnavailable
 from reviewer.store.repository import Store
 
@@ -58,8 +65,6 @@ def ids_of_file(sha: str, targets: Iterable[str | None]) -> list[str]:
 def file_sha256(path: Path) -> str:
     """The file's sha256 (hex), kept per state of its stat (reviewer.services.spectra_cache.file_digest): the
     check that a stored spectrum's file is unchanged, before it is shown or vetted, then costs a stat."""
-    from reviewer.services.spectra_cache import file_digest
-
     return file_digest(path)
 
 
@@ -139,19 +144,95 @@ def _describe(exc: Exception) -> str:
     return f"unexpected {type(exc).__name__}: {exc}"
 
 
-def ingest_file(store: Store, path: Path, summary: IngestSummary) -> None:
-    """Read every spectrum of one file, then write the new ones in a single transaction."""
+WRITE_GROUP = 64  # files whose spectra are written in one transaction (a commit costs ~10 ms)
+STAT_CHUNK = 2000  # files stat-ed and looked up in the store at once
+
+
+@dataclass
+class _ReadFile:
+    path: Path
+    sha: str
+    targets: list[str | None]
+    records: list[dict[str, Any]]
+    stamp: tuple | None
+
+
+class _SpectrumWriter:
+    """Writes read files' spectra a group at a time (WRITE_GROUP files per transaction), each file whole
+    or not at all, with the stamps of the files hashed; counts a file in the summary once committed."""
+
+    def __init__(self, store: Store, summary: IngestSummary):
+        self.store, self.summary = store, summary
+        self.files: list[_ReadFile] = []
+        self.stamps: list[tuple[str, tuple, str]] = []  # known content: only the stamp to store
+
+    def pending_targets(self, sha: str) -> set[str | None]:
+        """The targets of a content read in this group, not yet written (a copy of it at another path)."""
+        return next((set(f.targets) for f in self.files if f.sha == sha), set())
+
+    def add(self, read: _ReadFile) -> None:
+        self.files.append(read)
+        if len(self.files) >= WRITE_GROUP:
+            self.flush()
+
+    def stamp(self, path: Path, stamp: tuple | None, sha: str) -> None:
+        if stamp is not None and not is_racy(stamp):  # a stat a write could still hide behind is not kept
+            self.stamps.append((str(path.resolve()), stamp, sha))
+
+    def _write(self, files: list[_ReadFile], stamps: list[tuple[str, tuple, str]]) -> None:
+        with self.store.transaction():
+            for read in files:
+                for record in read.records:
+                    self.store.spectra.add_spectrum(record)
+            self.store.spectra.put_file_stamps(stamps + [(str(f.path.resolve()), f.stamp, f.sha) for f in files
+                                                         if f.stamp is not None and not is_racy(f.stamp)])
+
+    def _count(self, read: _ReadFile) -> None:
+        self.summary.added += len(read.records)
+        self.summary.added_ids += [r["spectrum_id"] for r in read.records]
+        self.summary.file_ids[str(read.path)] = ids_of_file(read.sha, read.targets)
+
+    def flush(self) -> None:
+        files, self.files = self.files, []
+        stamps, self.stamps = self.stamps, []
+        if not files and not stamps:
+            return
+        try:
+            self._write(files, stamps)
+        except StoreUnavailable:
+            raise  # read-only, damaged: no file after this one could be stored either; the caller says it once
+        except Exception:  # one at a time: one bad file does not take its group with it
+            for read in files:
+                try:
+                    self._write([read], [])
+                except StoreUnavailable:
+                    raise
+                except Exception as exc:
+                    self.summary.failed.append((str(read.path), f"not stored: {type(exc).__name__}: {exc}"))
+                    continue
+                self._count(read)
+            with contextlib.suppress(Exception):  # stamps only save a later walk some reading
+                self._write([], stamps)
+            return
+        for read in files:
+            self._count(read)
+
+
+def _ingest_file(store: Store, path: Path, summary: IngestSummary, stamp: tuple | None,
+                 writer: _SpectrumWriter) -> None:
+    """Hash one file and, when its content is new, read every spectrum of it for the writer. Known
+    content is not opened again (a run over files ingested before only hashes them, and with their
+    stamps stored not even that: `_unknown_files`)."""
     from agents.spectra import list_targets, read_spectrum
 
     summary.files_seen += 1
     try:
-        sha = file_sha256(path)
-        known = store.spectra.targets_for_file(sha)
+        sha = file_sha256(path) if stamp is None else file_digest(path, stamp)
+        known = writer.pending_targets(sha) or store.spectra.targets_for_file(sha)
         if known:
-            # a file is registered whole or not at all: known content is not opened again (a batch
-            # run over files ingested before only hashes them)
             summary.skipped_existing += len(known)
             summary.file_ids[str(path)] = ids_of_file(sha, known)
+            writer.stamp(path, stamp, sha)
             return
         targets = [None if t is None else str(t) for t in (list_targets(path) or [None])]
     except Exception as exc:
@@ -159,9 +240,6 @@ def ingest_file(store: Store, path: Path, summary: IngestSummary) -> None:
         return
     records = []
     for target in targets:
-        if target in known:
-            summary.skipped_existing += 1
-            continue
         try:
             spec = read_spectrum(path, target=target)
             records.append(spectrum_record(spec, path, sha, target))
@@ -170,18 +248,32 @@ def ingest_file(store: Store, path: Path, summary: IngestSummary) -> None:
             where = str(path) if target is None or len(targets) == 1 else f"{path}#{target}"
             summary.failed.append((where, _describe(exc)))
             return
-    try:
-        with store.transaction():
-            for record in records:
-                store.spectra.add_spectrum(record)
-    except StoreUnavailable:
-        raise  # read-only, damaged: no file after this one could be stored either; the caller says it once
-    except Exception as exc:
-        summary.failed.append((str(path), f"not stored: {type(exc).__name__}: {exc}"))
-        return
-    summary.added += len(records)
-    summary.added_ids += [r["spectrum_id"] for r in records]
-    summary.file_ids[str(path)] = ids_of_file(sha, targets)
+    writer.add(_ReadFile(path, sha, targets, records, stamp))
+
+
+def _unknown_files(store: Store, chunk: list[Path], summary: IngestSummary) -> list[tuple[Path, tuple | None]]:
+    """The files of `chunk` to hash, each with its stat; those whose stat is the one stored when their
+    content was last hashed, and whose content is registered, are counted as known without a read."""
+    stamped = []
+    for path in chunk:
+        try:
+            stamped.append((path, str(path.resolve()), file_stamp(path)))
+        except OSError:
+            stamped.append((path, None, None))  # _ingest_file says why
+    stored = store.spectra.file_stamps([resolved for _, resolved, _ in stamped if resolved])
+    same = {resolved: stored[resolved][1] for _, resolved, stamp in stamped
+            if resolved in stored and stored[resolved][0] == stamp}
+    targets = store.spectra.targets_for_files(list(same.values())) if same else {}
+    todo = []
+    for path, resolved, stamp in stamped:
+        known = targets.get(same.get(resolved, ""))
+        if known:
+            summary.files_seen += 1
+            summary.skipped_existing += len(known)
+            summary.file_ids[str(path)] = ids_of_file(same[resolved], known)
+        else:
+            todo.append((path, stamp))
+    return todo
 
 
 def ingest_paths(store: Store, paths: Iterable[str | os.PathLike], progress: bool | TextIO = True,
@@ -189,19 +281,32 @@ def ingest_paths(store: Store, paths: Iterable[str | os.PathLike], progress: boo
     """Register every spectrum under `paths` (files or folders); idempotent. See the module doc. When
     spectra were added, the same-object cross-match runs again (reviewer.services.same_object; `match_radius`
     in arcsec, default 1.5 or $SPECREVIEW_MATCH_ARCSEC). `progress`: a bar on stderr, or on the stream
-    given; `check()`, called before each file, may raise to stop the walk (a forwarded command whose
-    client went away): the files registered so far are kept and cross-matched, and a later run goes on
-    from there."""
+    given; `check()`, called before each file read, may raise to stop the walk (a forwarded command
+    whose client went away): the files read so far are written and cross-matched, and a later run goes
+    on from there, passing them on a stat."""
     radius = radius_of(match_radius)  # a bad radius is refused before anything is read
     files, missing = find_spectrum_files(paths)
     summary = IngestSummary(failed=list(missing))
-    bar_file = progress if hasattr(progress, "write") else None
+    writer = _SpectrumWriter(store, summary)
+    bar = tqdm(total=len(files), desc="ingest", unit="file", disable=not progress, leave=False,
+               file=progress if hasattr(progress, "write") else None)
     try:
-        for path in tqdm(files, desc="ingest", unit="file", disable=not progress, leave=False, file=bar_file):
-            if check is not None:
-                check()
-            ingest_file(store, path, summary)
-    finally:  # a stopped walk's files are cross-matched now: a later run skips them as already known
+        for start in range(0, len(files), STAT_CHUNK):
+            chunk = files[start:start + STAT_CHUNK]
+            todo = _unknown_files(store, chunk, summary)
+            bar.update(len(chunk) - len(todo))
+            for path, stamp in todo:
+                if check is not None:
+                    check()
+                _ingest_file(store, path, summary, stamp, writer)
+                bar.update(1)
+        writer.flush()
+    except BaseException:  # stopped: what was read is still written (a failing store: nothing more to do)
+        with contextlib.suppress(Exception):
+            writer.flush()
+        raise
+    finally:  # a stopped walk's files are cross-matched now: a later run passes them as known
+        bar.close()
         if match_radius is not None:  # asked for: every group again, at this radius
             refresh_groups(store, radius)
         elif summary.added:

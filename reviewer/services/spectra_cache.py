@@ -98,6 +98,12 @@ def file_stamp(path: str | os.PathLike) -> tuple[int, int, int, int, int]:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
+def is_racy(stamp: tuple) -> bool:
+    """A stat too recent to stand for the content: a write within the file system's timestamp
+    granularity of it would leave the stat unchanged (git's "racy clean" problem)."""
+    return time.time_ns() - max(stamp[3], stamp[4]) < RACY_S * 1e9
+
+
 def hash_file(path: str | os.PathLike) -> str:
     """The file's sha256 (hex), as reviewer.services.ingest.file_sha256 computes it at ingest."""
     digest = hashlib.sha256()
@@ -111,7 +117,7 @@ def file_digest(path: str | os.PathLike, stamp: tuple | None = None) -> str:
     """The file's sha256, hashed once per state of its stat (a file written just now: each time)."""
     path = str(path)
     stamp = stamp or file_stamp(path)
-    if time.time_ns() - max(stamp[3], stamp[4]) < RACY_S * 1e9:
+    if is_racy(stamp):
         return hash_file(path)
     return _digests.get((path, stamp), lambda: hash_file(path))
 

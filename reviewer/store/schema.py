@@ -437,8 +437,25 @@ CREATE TABLE settled_labels (
 );
 """)
 
+# What each ingested file's stat said when its content was hashed (reviewer.services.ingest), so that a later
+# walk over the same folders passes a file it already knows on a stat, without reading it: at survey scale
+# re-hashing every known file would read the whole survey again. A cache, never evidence: a file whose stat
+# differs in any field is hashed again, and each spectrum's stored content hash (spectra.file_sha256) stays
+# what the integrity checks compare with.
+V10_FILE_STAMPS = Migration("each ingested file's stat beside its content hash", """
+CREATE TABLE file_stamps (
+    path VARCHAR PRIMARY KEY,         -- as spectra.source_path: the resolved path
+    dev UBIGINT NOT NULL,
+    ino UBIGINT NOT NULL,
+    size BIGINT NOT NULL,
+    mtime_ns BIGINT NOT NULL,
+    ctime_ns BIGINT NOT NULL,
+    file_sha256 VARCHAR NOT NULL
+);
+""")
+
 MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE, V4_CLAIM_RESULTS, V5_TRIAGE, V6_CLAIM_FLAGS,
-                               V7_SAME_OBJECT, V8_TRIAGE_SIGNALS, V9_SETTLED_LABELS]
+                               V7_SAME_OBJECT, V8_TRIAGE_SIGNALS, V9_SETTLED_LABELS, V10_FILE_STAMPS]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -103,3 +103,30 @@ class SpectrumRepository:
     def targets_for_file(self, file_sha256: str) -> set[str | None]:
         rows = self.db.execute("SELECT target FROM spectra WHERE file_sha256 = ?", [file_sha256]).fetchall()
         return {r[0] for r in rows}
+
+    def targets_for_files(self, file_sha256s: list[str]) -> dict[str, set[str | None]]:
+        """`targets_for_file` of many contents in one query (contents with no spectrum left out)."""
+        out: dict[str, set[str | None]] = {}
+        for sha, target in self.db.execute(
+                "SELECT file_sha256, target FROM spectra WHERE file_sha256 IN (SELECT unnest(?::VARCHAR[]))",
+                [list(dict.fromkeys(file_sha256s))]).fetchall():
+            out.setdefault(sha, set()).add(target)
+        return out
+
+    # -- file stamps (table file_stamps): a known file passed on a stat ---------------------------
+    def file_stamps(self, paths: list[str]) -> dict[str, tuple[tuple[int, int, int, int, int], str]]:
+        """{path: ((dev, ino, size, mtime_ns, ctime_ns), content sha256)} as stored for these paths."""
+        rows = self.db.execute(
+            "SELECT path, dev, ino, size, mtime_ns, ctime_ns, file_sha256 FROM file_stamps "
+            "WHERE path IN (SELECT unnest(?::VARCHAR[]))", [list(paths)]).fetchall()
+        return {r[0]: (tuple(r[1:6]), r[6]) for r in rows}
+
+    def put_file_stamps(self, stamps: list[tuple[str, tuple[int, int, int, int, int], str]]) -> None:
+        """Store (path, stat stamp, content sha256) rows, replacing a path's earlier row; one statement."""
+        if not stamps:
+            return
+        columns = list(zip(*[(path, *stamp, sha) for path, stamp, sha in stamps], strict=True))
+        self.db.execute(
+            "INSERT OR REPLACE INTO file_stamps SELECT unnest(?::VARCHAR[]), unnest(?::UBIGINT[]), "
+            "unnest(?::UBIGINT[]), unnest(?::BIGINT[]), unnest(?::BIGINT[]), unnest(?::BIGINT[]), "
+            "unnest(?::VARCHAR[])", [list(c) for c in columns])

@@ -80,24 +80,42 @@ def test_broken_and_missing_files_write_nothing(store, sample_folder, tmp_path):
 
 def test_failure_while_storing_rolls_back_the_whole_file(store, sample_folder, monkeypatch):
     path = sample_folder / MULTI
-    calls = {"n": 0}
+    calls = []
     original = store.spectra.add_spectrum
+    third = spectrum_id_for(file_sha256(path), sorted(list_targets(path))[2])
 
-    def third_fails(record):
-        calls["n"] += 1
-        if calls["n"] == 3:
+    def third_fails(record):  # every time its third spectrum is written: the group's, then the file's own try
+        calls.append(record["spectrum_id"])
+        if record["spectrum_id"] == third:
             raise RuntimeError("disk full (simulated)")
         return original(record)
 
     monkeypatch.setattr(store.spectra, "add_spectrum", third_fails)
     summary = ingest_paths(store, [path], progress=False)
-    assert calls["n"] == 3
+    assert calls.count(third) == 2  # in its group's transaction, then in the file's own
     assert summary.added == 0 and len(summary.failed) == 1
     assert summary.failed[0][0] == str(path) and "disk full" in summary.failed[0][1]
     assert store.spectra.count_spectra() == 0
 
     monkeypatch.setattr(store.spectra, "add_spectrum", original)
     assert ingest_paths(store, [path], progress=False).added == 5
+
+
+def test_a_file_that_cannot_be_stored_takes_none_of_its_group_with_it(store, sample_folder, monkeypatch):
+    path = sample_folder / MULTI
+    original = store.spectra.add_spectrum
+    bad = spectrum_id_for(file_sha256(path), sorted(list_targets(path))[0])
+
+    def one_fails(record):
+        if record["spectrum_id"] == bad:
+            raise RuntimeError("constraint (simulated)")
+        return original(record)
+
+    monkeypatch.setattr(store.spectra, "add_spectrum", one_fails)
+    summary = ingest_paths(store, [sample_folder], progress=False)  # 5 files, one group
+    assert [where for where, _ in summary.failed] == [str(path)]
+    assert summary.added == 4 and store.spectra.count_spectra() == 4
+    assert str(path) not in summary.file_ids
 
 
 def test_one_unreadable_target_fails_its_file(store, sample_folder, monkeypatch):
@@ -149,3 +167,64 @@ def test_whole_shared_corpus(store, shared_spectra, manifest):
             assert r["n_pix"] > 0 and r["snr"] is not None, rel
     second = ingest_paths(store, [shared_spectra], progress=False)
     assert (second.added, second.skipped_existing, second.failed) == (0, len(expected), [])
+
+
+# -- survey scale: a known file is passed on its stat (table file_stamps) ----------------------------
+def test_a_known_file_is_passed_on_its_stat_without_reading_it(store, sample_folder, monkeypatch):
+    import reviewer.services.ingest as ingest
+    import reviewer.services.spectra_cache as spectra_cache
+
+    monkeypatch.setattr(spectra_cache, "RACY_S", 0.0)  # the copies were just written: trust their stat now
+    first = ingest_paths(store, [sample_folder], progress=False)
+    assert store.db.scalar("SELECT count(*) FROM file_stamps") == 5
+
+    def read(*_, **__):
+        raise AssertionError("a file whose stat is unchanged was read")
+
+    monkeypatch.setattr(ingest, "file_digest", read)
+    monkeypatch.setattr(agents.spectra, "list_targets", read)
+    monkeypatch.setattr(agents.spectra, "read_spectrum", read)
+    again = ingest_paths(store, [sample_folder], progress=False)
+    assert (again.added, again.skipped_existing, again.files_seen, again.failed) == (0, 9, 5, [])
+    assert again.file_ids == first.file_ids
+
+
+def test_a_file_whose_stat_changed_is_hashed_again(store, sample_folder, monkeypatch):
+    import os
+
+    import reviewer.services.ingest as ingest
+    import reviewer.services.spectra_cache as spectra_cache
+
+    monkeypatch.setattr(spectra_cache, "RACY_S", 0.0)
+    ingest_paths(store, [sample_folder], progress=False)
+    touched = sample_folder / MULTI
+    st = touched.stat()
+    os.utime(touched, ns=(st.st_atime_ns, st.st_mtime_ns - 10**9))  # same content, another stat
+    hashed = []
+    real = ingest.file_digest
+    monkeypatch.setattr(ingest, "file_digest", lambda path, stamp=None: hashed.append(path) or real(path, stamp))
+    again = ingest_paths(store, [sample_folder], progress=False)
+    assert hashed == [touched] and (again.added, again.skipped_existing) == (0, 9)
+    assert ingest_paths(store, [sample_folder], progress=False).skipped_existing == 9
+    assert hashed == [touched]  # its new stat was stored with the content it hashed to
+
+
+def test_a_stat_too_recent_to_trust_is_not_stored(store, sample_folder):
+    ingest_paths(store, [sample_folder], progress=False)  # the copies were written within RACY_S
+    assert store.db.scalar("SELECT count(*) FROM file_stamps") == 0
+
+
+def test_files_are_written_a_group_at_a_time_each_whole(store, shared_spectra, manifest, tmp_path, monkeypatch):
+    import reviewer.services.ingest as ingest
+
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for r in [r for r in manifest if "LAMOST-LRS" in r["survey"]][:7]:
+        shutil.copy(shared_spectra / r["file"], folder / r["file"].split("/")[-1])
+    monkeypatch.setattr(ingest, "WRITE_GROUP", 3)
+    commits = []
+    transaction = store.transaction
+    monkeypatch.setattr(store, "transaction", lambda: commits.append(1) or transaction())
+    summary = ingest_paths(store, [folder], progress=False)
+    assert (summary.added, summary.failed) == (7, []) and store.spectra.count_spectra() == 7
+    assert len(commits) == 3  # 3 + 3 + 1 files

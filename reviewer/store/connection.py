@@ -116,12 +116,12 @@ class SharedConnection:
         """This thread's cursor (created on first use; released with the thread)."""
         cur = getattr(self._local, "cursor", None)
         if cur is None:
-            if self.closed:
-                raise StoreUnavailable(f"store {_name(self.path) if self.path else ':memory:'} is closed")
-            cur = self.connection.cursor()
-            # Timestamps come back in UTC whatever the machine's zone is.
-            cur.execute("SET TimeZone = 'UTC'")
+            # made and registered under the lock `close` takes: a cursor made while the store closes
+            # is either refused here or closed (interrupted) there, never left open on a closed file
             with self._cursors_lock:
+                if self.closed:
+                    raise StoreUnavailable(f"store {_name(self.path) if self.path else ':memory:'} is closed")
+                cur = self.connection.cursor()
                 live = []
                 for thread_ref, other in self._cursors:
                     thread = thread_ref()
@@ -131,6 +131,8 @@ class SharedConnection:
                         other.close()
                 live.append((weakref.ref(threading.current_thread()), cur))
                 self._cursors = live
+            # Timestamps come back in UTC whatever the machine's zone is.
+            cur.execute("SET TimeZone = 'UTC'")
             self._local.cursor = cur
             self._local.depth = 0
         return cur
@@ -167,19 +169,20 @@ class SharedConnection:
         return bool(getattr(self._local, "depth", 0))
 
     def close(self) -> None:
-        if not self.closed:
+        with self._cursors_lock:
+            if self.closed:
+                return
             self.closed = True
-            with self._cursors_lock:
-                for _, cur in self._cursors:
-                    _close_cursor(cur)
-                self._cursors = []
-            self.connection.close()
+            for _, cur in self._cursors:
+                _close_cursor(cur)
+            self._cursors = []
+        _close_cursor(self.connection)
 
 
 def _close_cursor(cur: duckdb.DuckDBPyConnection, tries: int = 100) -> None:
-    """Close a thread's cursor even while that thread runs a query on it (a read-ahead or a priority
-    refresh that outlived its page): DuckDB refuses to close a busy cursor, so the query is interrupted
-    (it fails there, as work on a closing store should) and the close retried."""
+    """Close a thread's cursor (or the connection itself) even while a query runs on it (a read-ahead or
+    a priority refresh that outlived its page): DuckDB refuses to close a busy one, so the query is
+    interrupted (it fails there, as work on a closing store should) and the close retried."""
     for _ in range(tries):
         try:
             cur.close()

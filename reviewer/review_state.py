@@ -22,6 +22,7 @@ import param
 import kb
 from agents.spectra import SpectrumReadError
 from agents.trajectory import Trajectory
+from reviewer.queue_filters import QueueFilters
 from reviewer.services.claims import results_from_rows
 from reviewer.services.consensus import agent_label
 from reviewer.services.labels import Ack, LabelRefused, LabelService, NameRefused, check_name, default_correction
@@ -38,9 +39,6 @@ if LOG_WRITES and not write_log.handlers:
     write_log.setLevel(logging.INFO)
     write_log.addHandler(logging.StreamHandler())
     write_log.propagate = False  # once, not again through the server's root handler
-
-QUEUE_FILTERS = ("task", "agent_name", "backend", "state", "credibility", "disagreement", "reviewed_by",
-                 "contradicted", "order", "same_object")
 
 
 @dataclass(frozen=True)
@@ -151,7 +149,8 @@ class ReviewState(param.Parameterized):
     z = param.Number(default=0.0, bounds=(-0.01, 12), doc="redshift of the rest frame and the line markers")
     draft = param.Dict(default={}, doc="the corrected label an override would save")
     comment = param.String(default="", doc="comment saved with the next verdict")
-    queue_filters = param.Dict(default={}, doc="the queue's filters (store arguments)")
+    filters = param.ClassSelector(class_=QueueFilters, doc="the queue's filters (one object: the "
+                                  "queue's widgets, `n` / `b` and the read-ahead all read it)")
     ack = param.ClassSelector(class_=Ack, default=None, allow_None=True, doc="the last stored label")
     error = param.String(default="", doc="the last problem, shown in the page (the app keeps serving)")
     labels_version = param.Integer(default=0, doc="bumped after every stored label: views re-read")
@@ -174,6 +173,7 @@ class ReviewState(param.Parameterized):
                                              "reviewer's choice, kept from item to item as prospect keeps it")
 
     def __init__(self, store, **params):
+        params.setdefault("filters", QueueFilters())
         super().__init__(**params)
         self.store = store
         self.labels = LabelService(store)
@@ -205,8 +205,7 @@ class ReviewState(param.Parameterized):
         return self.campaign["id"] if self.campaign else None
 
     def queue_args(self) -> dict[str, Any]:
-        return {**{k: v for k, v in self.queue_filters.items() if k in QUEUE_FILTERS}, "session_id": self.session_id,
-                "blind": self.blind}
+        return {**self.filters.store_args(), "session_id": self.session_id, "blind": self.blind}
 
     def open_campaign(self, name_or_id: str) -> bool:
         found = self.store.sessions.find_session(name_or_id)

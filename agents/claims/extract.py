@@ -93,6 +93,11 @@ OF_LINE = re.compile(r"\s+(?:(?:(?:that|which)\s+)?(?:(?:I|we)\s+)?(?:measure[ds
                      r"(?:of|for|in|on|with)\s+(?:the\s+)?(?:(?:broad|narrow|strong|weak|prominent)\s+)?",
                      re.IGNORECASE)
 AND_LINE = re.compile(r"\s*(?:and|&|,)\s+(?:the\s+|of\s+)?", re.IGNORECASE)
+# an aside about the line between the line and its value, set off by commas, parentheses or dashes and
+# holding no number: "the EW of X, which is in emission, is 3 Å", "the EW of X (a doublet) is 3 Å",
+# "the EW of X - seen in absorption - is 3 Å"
+ASIDE = re.compile(r"\s*(?:,(?P<comma>[^,\d()]{2,48}),|\((?P<paren>[^()\d]{2,40})\)|\s[-–—](?P<dash>[^\d–—]{2,48}?)\s?[-–—])",
+                   re.IGNORECASE)
 LINE_TAIL = re.compile(r"(?:\s+(?:in\s+)?(?:line|feature|emission|absorption|doublet|triplet|profile|component))*"
                        r"(?:\s*['’]s)?", re.IGNORECASE)
 FOR_LINE = re.compile(r"\s+(?:for|in|of|at)\s+(?:the\s+)?", re.IGNORECASE)
@@ -436,6 +441,9 @@ def _named_after(b: _Builder, mentions: list[Mention], pos: int, hi: int):
     if more is not None and AND_LINE.fullmatch(b.text, end, more.start):
         named.append(more)
         end = LINE_TAIL.match(b.text, more.end, hi).end()
+    aside = ASIDE.match(b.text, end, hi)
+    if aside and not any(aside.start() <= m.start < aside.end() for m in mentions):
+        end = aside.end()  # the aside says nothing of the value; a line named in it would be a list
     return named, end
 
 

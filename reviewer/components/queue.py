@@ -4,17 +4,14 @@ from __future__ import annotations
 from typing import ClassVar
 
 import panel as pn
-import param
 
 from agents.trajectory import UNJUDGEABLE
 from reviewer.components.next_tick import refresh_after_labels
 from reviewer.components.paged_table import TrajectoryTable
 from reviewer.components.safe_text import escape
+from reviewer.queue_filters import FILTERS
 from reviewer.services.labels import VERDICT_KINDS
 
-ANY = "any"
-FILTERS = ("task", "agent_name", "backend", "queue_state", "credibility", "disagreement", "reviewed_by",
-           "contradicted", "several_spectra", "sort")
 SURVEY_SHORT = {"LAMOST": "LAMOST", "SDSS": "SDSS", "DESI": "DESI"}
 # what "Ans." says for an item that has no answer, by how its run ended (agents.trajectory statuses)
 STATUS_SHORT = {UNJUDGEABLE: "n/j", "error": "err"}
@@ -22,18 +19,6 @@ STATUS_SHORT = {UNJUDGEABLE: "n/j", "error": "err"}
 
 class QueueView(TrajectoryTable):
     """Trajectories to review, paged from the database; bound to the review state."""
-
-    task = param.Selector(default=ANY, objects=[ANY])
-    backend = param.Selector(default=ANY, objects=[ANY])
-    agent_name = param.Selector(default=ANY, objects=[ANY, "vet", "verify"])
-    queue_state = param.Selector(default="all", objects=["all", "todo", "done"], label="State")
-    credibility = param.Selector(default=ANY, objects=[ANY, "HIGH", "MEDIUM", "LOW"])
-    disagreement = param.Selector(default=ANY, objects=[ANY, "yes", "no"])
-    reviewed_by = param.String(default="")
-    contradicted = param.Selector(default=ANY, objects=[ANY, "yes", "no"], label="Contradicted claims")
-    several_spectra = param.Selector(default=ANY, objects=[ANY, "yes", "no"], label="Objects with several spectra")
-    sort = param.Selector(default="queue order", objects=["queue order", "likely errors first (priority)",
-                                                          "most contradicted first"])
 
     columns: ClassVar = {"object": "Object", "task": "Task", "answer": "Ans.", "cred": "Cred.", "mine": "Me", "split": "≠",
                          "bad": "✗"}
@@ -43,9 +28,8 @@ class QueueView(TrajectoryTable):
     def __init__(self, **params):
         super().__init__(**params)
         choices = self.state.queue.choices()
-        self.param.task.objects = [ANY, *choices["tasks"]]
-        self.param.backend.objects = [ANY, *choices["backends"]]
-        self._filters = pn.Param(self, parameters=list(FILTERS),
+        self.state.filters.choices_from(choices["tasks"], choices["backends"])
+        self._filters = pn.Param(self.state.filters, parameters=list(FILTERS),
                                  show_name=False, default_layout=pn.Column, css_classes=["sr-queue-filters"],
                                  widgets={"reviewed_by": {"type": pn.widgets.TextInput, "placeholder": "reviewer"}})
         self._prev = pn.widgets.Button(label="◀ Previous (b)", css_classes=["sr-queue-prev"], sizing_mode="stretch_width",
@@ -55,27 +39,15 @@ class QueueView(TrajectoryTable):
         self._prev.on_click(lambda _: self._step(-1))
         self._next.on_click(lambda _: self._step(+1))
         self._progress = pn.pane.HTML("", css_classes=["sr-progress"], sizing_mode="stretch_width")
-        self.state.param.watch(self.refresh, ["reviewer", "campaign", "queue_filters"])
+        self.state.param.watch(self.refresh, ["reviewer", "campaign"])
+        self.state.filters.param.watch(self.refresh, list(FILTERS))
         # written elsewhere (the CLI, other reviewers): the same page again, with its new counts and rows
         self.state.param.watch(self.refresh, "store_mark")
         # a score or a note changes nothing the queue shows; a verdict changes "Me", "≠" and progress
         refresh_after_labels(self.state, VERDICT_KINDS, self.refresh)
         self.state.param.watch(self._follow_item, "item")
-        self.param.watch(self._filters_changed, list(FILTERS))
-        self._filters_changed()
+        self.refresh()
         self._follow_item()  # an item opened before the queue was built (by its address): its page
-
-    def _filters_changed(self, *_):
-        pick = lambda v: None if v == ANY else v  # noqa: E731
-        self.state.queue_filters = {
-            "task": pick(self.task), "agent_name": pick(self.agent_name), "backend": pick(self.backend),
-            "credibility": pick(self.credibility), "state": self.queue_state,
-            "disagreement": None if self.disagreement == ANY else self.disagreement == "yes",
-            "reviewed_by": self.reviewed_by.strip() or None,
-            "contradicted": None if self.contradicted == ANY else self.contradicted == "yes",
-            "same_object": None if self.several_spectra == ANY else self.several_spectra == "yes",
-            "order": {"most contradicted first": "contradicted",
-                      "likely errors first (priority)": "priority"}.get(self.sort, "default")}
 
     # ---- PagedTable -----------------------------------------------------------------------------
     def count(self) -> int:

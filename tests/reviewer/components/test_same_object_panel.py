@@ -62,9 +62,9 @@ def test_a_spectrum_alone_says_so(pair):
 def test_queue_filters_objects_with_several_spectra(pair):
     state, (first, second, _) = pair
     queue = QueueView(state=state)
-    queue.several_spectra = "yes"
+    queue.state.filters.several_spectra = "yes"
     assert queue.total == 2 and {r["spectrum_id"] for r in queue.rows} == {first, second}
-    queue.several_spectra = "no"
+    queue.state.filters.several_spectra = "no"
     assert queue.total == 1
 
 

@@ -237,3 +237,19 @@ def test_a_hedge_before_a_range_hedges_it_and_a_hedge_before_a_value_still_does(
 def test_ranges_with_modal_verbs_and_other_connectors(text):
     c = [c for c in _quantities(text)]
     assert [(x.lines, x.value, x.spread) for x in c] == [(["Mg b"], pytest.approx(4.0), pytest.approx(1.0))], text
+
+
+@pytest.mark.parametrize("text, value, spread, relation", [
+    ("The EW of Na D, which we see in absorption, lies between 3 and 5 Å.", 4.0, 1.0, "="),
+    ("The equivalent width of Na D (a blended doublet) is 4 Å.", 4.0, 0.0, "="),
+    ("The equivalent width of Na D — clearly an absorption feature — exceeds 3 Å.", 3.0, 0.0, ">"),
+    ("The EW of Na D, as far as the noise allows, is under 5 Å.", 5.0, 0.0, "<"),
+])
+def test_an_aside_between_the_line_and_its_value(text, value, spread, relation):
+    c = _one_quantity(text)
+    assert (c.lines, c.value, c.spread, c.relation) == (["Na D"], pytest.approx(value), pytest.approx(spread),
+                                                        relation), text
+
+
+def test_a_line_listed_in_what_looks_like_an_aside_is_not_skipped():
+    assert not _quantities("The EW of Na D, Mg b, and H-beta is 4 Å.")

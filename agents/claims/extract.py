@@ -34,15 +34,19 @@ APPROX = r"~|≈|≃|∼|about|approximately|approx\.?|roughly|around|nearly|clo
 # short of" name the bound they set. ASCII and "about" relations: <= =< ⩽ ≲ and >= => ⩾ ≳.
 _NOT = (r"(?:(?:does|do|did|could|would|is|are|was|were)\s*n[o'’]?t|can(?:no|'|’)t|can\s+not|won['’]t|will\s+not|"
         r"never|not)\s+(?:be\s+)?")
-LT = (r"<=|=<|⩽|≲|<|≤|less than|below|under|at most|at\s+or\s+below|no more than|smaller than|lower than|up to|"
+# an intensifier before a bound leaves it a bound: "well / far / comfortably / clearly in excess of 3 Å"
+_INTENSE = r"(?:(?:well|far|much|comfortably|clearly|significantly|substantially|safely)\s+)?"
+LT = (rf"{_INTENSE}(?:below|under|less\s+than|smaller\s+than|lower\s+than)|"
+      r"<=|=<|⩽|≲|<|≤|less than|below|under|at most|at\s+or\s+below|no more than|smaller than|lower than|up to|"
       rf"{_NOT}(?:exceed(?:s|ing)?|(?:more|greater|larger|higher|stronger|bigger|deeper)\s+than|above|over|reach(?:es)?)|"
       r"not\s+exceeding|no\s+(?:greater|larger|stronger|higher|bigger|deeper)\s+than|"
       r"(?:stays?|remains?|keeps?)\s+(?:below|under|beneath)|(?:weaker|shallower|fainter)\s+than|"
       r"falls?\s+short\s+of|tops?\s+out\s+at|capped\s+at|(?:an?\s+)?upper\s+(?:limit|bound)\s+(?:of|at)|"
       r"(?:a\s+)?maximum\s+of|well\s+(?:below|under)")
-GT = (r">=|=>|⩾|≳|>|≥|more than|above|over|at least|at\s+or\s+above|exceeds?|exceeding|greater than|larger than|"
+GT = (rf"{_INTENSE}(?:in\s+excess\s+of|beyond|upwards?\s+of|above|over|more\s+than|greater\s+than|larger\s+than)|"
+      r">=|=>|⩾|≳|>|≥|more than|above|over|at least|at\s+or\s+above|exceeds?|exceeding|greater than|larger than|"
       rf"in\s+excess\s+of|{_NOT}(?:(?:less|smaller|lower|weaker|fainter|shallower)\s+than|below|under)|"
-      r"no\s+(?:less|smaller|lower|weaker)\s+than|upwards\s+of|higher\s+than|(?:stronger|deeper|bigger)\s+than|"
+      r"no\s+(?:less|smaller|lower|weaker)\s+than|higher\s+than|(?:stronger|deeper|bigger)\s+than|"
       r"(?:stays?|remains?|keeps?)\s+(?:above|over)|"
       r"surpass(?:es|ing)?|goes\s+beyond|(?:an?\s+)?lower\s+(?:limit|bound)\s+(?:of|at)|(?:a\s+)?minimum\s+of|"
       r"at\s+(?:a\s+)?minimum|well\s+(?:above|over)")
@@ -58,7 +62,7 @@ VALUE = re.compile(
     # "is bounded by", "anywhere from", "is best put at", "is limited to"
     rf"estimated|determined|derived|inferred|likely|probably|to\s+be|as|ranging|ranges?|spans?|spanning|"
     rf"bracketed|anywhere|best|put|placed|limited\s+to|confined\s+to|has|have|must|could|may|might|can|be|"
-    rf"plausibly|possibly|presumably|"
+    rf"plausibly|possibly|presumably|that|which|"
     # verbs of coming to a value: "clocks in at", "totals", "works out to", "turns out to be", "reads"
     rf"clocks?\s+in|registers?|totals?|works?\s+out(?:\s+to)?|turns?\s+out|reads?|stands?|settles?|pegged|"
     rf"pinned|yields?|gives?|returns?)\b\s*|[=:,(∈]\s*|"
@@ -83,6 +87,10 @@ LOWER_BEFORE = re.compile(rf"(?P<num>{NUM})\s*(?:{UNIT})?\s*(?:<=|<|≤|⩽)\s*$
 # a bound word right before "an EW of 3 Å": "Hβ exceeds an EW of 3 Å", "below an EW of 1 Å"
 BOUND_BEFORE = re.compile(rf"\b(?P<rel>{LT}|{GT})\s+(?:an?\s+|the\s+|its\s+)?(?:(?:absorption|emission)\s+)?$",
                           re.IGNORECASE)
+# a bound named as a noun before the quantity: "an upper limit on the EW of X is 3 Å", "the lower bound to
+# X's equivalent width is 3 Å"
+LIMIT_BEFORE = re.compile(r"\b(?P<which>upper|lower)\s+(?:limit|bound)\s+(?:on|to|for|of)\s+(?:the\s+|its\s+)?"
+                          r"[^\d,;:()]{0,30}$", re.IGNORECASE)
 # "EW(H-alpha)", "W_λ(Hβ)": the line written in parentheses right after the quantity
 PAREN = re.compile(r"\s*\(\s*([^()]{1,40}?)\s*\)")
 # "... of H-alpha", "... for the [O III] 5007 line": a line named between the quantity and its value
@@ -129,7 +137,11 @@ SNR_PLACE = re.compile(r"\s*(?:per\s+pixel\s*)?"
 Z_SYMBOL = r"\bz(?:_?\{?(?:spec|sys|sp|obs|fit|best|em|abs|lines?|gal)\}?|\s*\((?:spec|sys|lines?|fit|best)\))?"
 Z_WORDS = (r"(?:(?:is|of|was|at|equals?|equal\s+to|value|estimate[ds]?|measured|determined|derived|inferred|found|"
            r"to\s+be|as|comes|out|appears|seems|consistent\s+with|best|put|placed|near|I\s+(?:derive|find|get|measure|"
-           r"obtain|adopt)|z)\b\s*|[=:]\s*|\(z\)\s*)*")
+           r"obtain|adopt)|z|comes?\s+to|amounts?\s+to|stands?\s+at|lies|sits|settles?\s+(?:at|on)|"
+           r"essentially|effectively|practically|basically|"
+           # "the redshift of this galaxy:", "the redshift of the source is"
+           r"of\s+(?:this|the)\s+(?:source|object|galaxy|quasar|QSO|AGN|star|target|system|spectrum))\b\s*|"
+           r"[=:]\s*|\(z\)\s*)*")
 REDSHIFT = re.compile(rf"(?:{Z_SYMBOL}\s*(?:=|≈|~|≃|∼|:)\s*|{Z_SYMBOL}\s+(?:value\s+)?(?:is|of|equals?|was)\s+{Z_WORDS}|"
                       rf"\bredshift(?:\s+(?:value|estimate)|ed\s+to)?\s*{Z_WORDS})(?:(?P<mod>{APPROX})\s*)?"
                       rf"(?P<num>\d+\.\d+(?:e[-+]?\d+)?|0)(?!\s*(?:km|Å|A\b|nm|%|per|mag))", re.IGNORECASE)
@@ -149,15 +161,16 @@ ORDER_WORD = re.compile(r"(?P<more>\b(?:larger|greater|bigger|higher|stronger|de
 # in absorption than", "more intense than", "stronger compared to"); "more absorption / EW than"; verbs
 # of one line outdoing another ("A dominates B", "B is outweighed by A"); a factor ("twice as strong as")
 COMPARE = re.compile(
-    r"\b(?P<adj>deeper|shallower|stronger|weaker|broader|narrower|wider|"
+    r"\b(?P<adj>deeper|shallower|stronger|weaker|broader|narrower|wider|brighter|fainter|"
     r"(?:more|less)\s+(?:prominent|intense|pronounced|conspicuous))"
     r"(?:\s+(?:in\s+)?(?:absorption|emission))?(?:\s+(?:lines?|features?))?"
     r"\s+(?:than|compared\s+(?:to|with)|relative\s+to)\b"
     r"|\b(?P<more>more|less)\s+(?:absorption|emission|equivalent\s+width|EW|strongly|intensely)\s+than\b"
     r"|\b(?P<noun>greater|larger|higher|bigger|lower|smaller)\s+(?:(?:absorption|emission|line)\s+)?"
     r"(?:strength|intensity)\s+than\b"
-    r"|\b(?P<verb>dominates|overpowers|overwhelms|outweighs|outstrips|outdoes|surpasses|exceeds)\b(?!\s+over)"
-    r"|\b(?:is|are)\s+(?P<passive>dominated|outweighed|overpowered|overwhelmed)\s+by\b"
+    r"|\b(?P<verb>dominates|overpowers|overwhelms|outweighs|outstrips|outdoes|surpasses|exceeds|outshines|"
+    r"overshadows|eclipses)\b(?!\s+over)"
+    r"|\b(?:is|are)\s+(?P<passive>dominated|outweighed|overpowered|overwhelmed|outshone|overshadowed|eclipsed)\s+by\b"
     r"|\b(?P<factor>twice|thrice|(?:two|three|four|five|several|many|\d+(?:\.\d+)?)\s*(?:times|x|×)|"
     r"(?P<frac>half|a\s+third|a\s+quarter|a\s+fraction))\s+as\s+(?:strong|deep|intense|prominent|large)\s+as\b",
     re.IGNORECASE)
@@ -502,12 +515,15 @@ def _quantities(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
             if qty == "ew" and v.start() >= k.end() and not spread:
                 lower = LOWER_BEFORE.search(b.text, max(lo, k.start() - 30), k.start())
                 bound = BOUND_BEFORE.search(b.text, max(lo, k.start() - 40), k.start())
+                limit = LIMIT_BEFORE.search(b.text, max(lo, k.start() - 60), k.start())
                 if relation == "<" and lower and _number(lower.group("num")) < value:  # "2 < EW(X) < 4 Å"
                     low = _number(lower.group("num"))
                     value, spread = 0.5 * (low + value), 0.5 * (value - low)
                     relation = "="
                 elif relation == "=" and not hedged and bound:  # "X exceeds an EW of 3 Å"
                     relation = "<" if re.fullmatch(LT, bound.group("rel"), re.IGNORECASE) else ">"
+                elif relation == "=" and not hedged and limit:  # "an upper limit on the EW of X is 3 Å"
+                    relation = "<" if limit.group("which").lower() == "upper" else ">"
             line = named[0] if named else _nearest(mentions, k.start(), lo, hi)
             if line is None and ITS.search(b.text, lo, k.start()):
                 line = _antecedent(b.text, mentions, lo)
@@ -666,7 +682,7 @@ def _comparisons(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None
         word = re.sub(r"\s+", " ", (m.group("adj") or "").lower())
         qty = {"deeper": "depth", "shallower": "depth", "broader": "fwhm", "narrower": "fwhm",
                "wider": "fwhm"}.get(word, "strength")
-        less = (word in ("shallower", "weaker", "narrower") or word.startswith("less")
+        less = (word in ("shallower", "weaker", "narrower", "fainter") or word.startswith("less")
                 or (m.group("more") or "").lower() == "less" or m.group("passive") or m.group("frac")
                 or (m.group("noun") or "").lower() in ("lower", "smaller"))
         relation = "<" if less else ">"

@@ -253,3 +253,46 @@ def test_an_aside_between_the_line_and_its_value(text, value, spread, relation):
 
 def test_a_line_listed_in_what_looks_like_an_aside_is_not_skipped():
     assert not _quantities("The EW of Na D, Mg b, and H-beta is 4 Å.")
+
+
+@pytest.mark.parametrize("text, relation", [
+    # an intensifier before a bound word
+    ("Na D absorption, with an EW far in excess of 2 Å.", ">"),
+    ("The Na D EW is comfortably above 2 Å.", ">"),
+    ("The Na D EW sits far below 6 Å.", "<"),
+    # bound words of extent
+    ("Na D absorption EW upward of 2 Å.", ">"),
+    ("The Na D absorption reaches an EW beyond 2 Å.", ">"),
+    # a relative pronoun before the verb of the value
+    ("Na D has an absorption EW which is no less than 2 Å.", ">"),
+    ("Na D shows an absorption EW that is at most 6 Å.", "<"),
+    # a bound named as a noun before the quantity
+    ("The lower bound on the Na D equivalent width is 2 Å.", ">"),
+    ("An upper limit to the equivalent width of Na D is 6 Å.", "<"),
+])
+def test_bounds_with_intensifiers_extent_words_relatives_and_limit_nouns(text, relation):
+    c = _one_quantity(text)
+    assert (c.quantity, c.lines, c.relation) == ("ew", ["Na D"], relation), text
+
+
+@pytest.mark.parametrize("text", [
+    "The systemic redshift comes to 0.0452.",
+    "The redshift of the galaxy: 0.0452",
+    "The redshift of this quasar is 0.0452.",
+    "Its redshift stands at 0.0452.",
+    "The redshift is effectively 0.0452.",
+])
+def test_a_redshift_after_verbs_of_amounting_and_the_thing_it_is_of(text):
+    c = _one_quantity(text)
+    assert (c.quantity, c.value) == ("z", pytest.approx(0.0452)), text
+
+
+@pytest.mark.parametrize("text, first, relation", [
+    ("[O III] 5007 is brighter than H-beta in emission.", "[O III] 5008", ">"),
+    ("In emission, H-beta is fainter than [O III] 5007.", "H-beta", "<"),
+    ("[O III] 5007 outshines H-beta.", "[O III] 5008", ">"),
+    ("H-beta is overshadowed by [O III] 5007.", "H-beta", "<"),
+])
+def test_the_order_of_two_emission_lines_by_brightness(text, first, relation):
+    c = [x for x in extract_claims(text) if x.kind == "comparison"]
+    assert [(x.lines[0], x.relation) for x in c] == [(first, relation)], text

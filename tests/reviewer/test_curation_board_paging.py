@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from databases import own_copy
 
 from reviewer.components.curation_board import CurationBoard
 from reviewer.review_state import ReviewState
@@ -26,10 +27,11 @@ def history(store, tid, *events, session_id=None):
 
 
 @pytest.fixture(scope="module")
-def curated(tmp_path_factory):
+def curated_template(tmp_path_factory):
     """The demo store with every curation state, a trajectory with events that is still a draft, and
-    revisions without any event."""
-    store = Store(tmp_path_factory.mktemp("board") / "board.duckdb")
+    revisions without any event; built once, closed, and copied for each test (curated)."""
+    path = tmp_path_factory.mktemp("board") / "board.duckdb"
+    store = Store(path)
     seed_demo_if_empty(store)
     ids = [r["trajectory_id"] for r in curation_board(store)]
     revise, audits = ("rev", "revise", None), [("aud1", "audit", "approve"), ("aud2", "audit", "approve")]
@@ -43,6 +45,15 @@ def curated(tmp_path_factory):
     history(store, ids[-1], ("aud1", "audit", "approve"))  # revised, one audit so far
     sid = store.sessions.create_session("board-pilot", "curation", ids[:20], ["rev", "aud1", "aud2"], blind=True)
     history(store, ids[13], revise, session_id=sid)  # revised in the session
+    store.close()
+    return path, ids, sid
+
+
+@pytest.fixture
+def curated(curated_template, tmp_path):
+    """This test's own copy of the curated board (a test adds votes)."""
+    path, ids, sid = curated_template
+    store = Store(own_copy(path, tmp_path))
     yield store, ids, sid
     store.close()
 

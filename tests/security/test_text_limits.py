@@ -5,22 +5,18 @@ from __future__ import annotations
 import pytest
 
 from reviewer.review_state import ReviewState
-from reviewer.services.demo import seed_demo_if_empty
 from reviewer.services.labels import TEXT_LIMITS
-from reviewer.store import Store
 
 HUGE = "x" * 5_000_000
 
 
-@pytest.fixture(scope="module")
-def state(tmp_path_factory, wait_for_background_renders):
-    store = Store(tmp_path_factory.mktemp("limits") / "limits.duckdb")
-    seed_demo_if_empty(store)
-    st = ReviewState(store, reviewer="ann")
+@pytest.fixture
+def state(demo_store, wait_for_background_renders):
+    """A review state on the test's own copy of the demo database (the tests store labels)."""
+    st = ReviewState(demo_store, reviewer="ann")
     st.open_first()
     yield st
     wait_for_background_renders()
-    store.close()
 
 
 def counts(state) -> tuple[int, int, int]:

@@ -19,21 +19,17 @@ def synthetic_spectrum():
                     meta={"source_path": "synthetic.fits", "object_id": "42"})
 
 
-@pytest.fixture(scope="module")
-def desi_galaxy(tmp_path_factory, wait_for_background_renders):
-    """A demo database of the test module's own, with the review state on the DESI galaxy's verify item
-    and a SpectrumPlot bound to it (the z tab, the View tab and the VI form tests start there)."""
+@pytest.fixture
+def desi_galaxy(demo_store, wait_for_background_renders):
+    """The test's own copy of the demo database, with the review state on the DESI galaxy's verify item
+    and a SpectrumPlot bound to it (the z tab, the View tab and the VI form tests start there; some
+    save labels, so no two tests share one)."""
     from reviewer.components.spectrum_plot import SpectrumPlot
     from reviewer.review_state import ReviewState
-    from reviewer.services.demo import seed_demo_if_empty
-    from reviewer.store import Store
 
-    store = Store(tmp_path_factory.mktemp("galaxy") / "galaxy.duckdb")
-    seed_demo_if_empty(store)
-    tid = next(r["trajectory_id"] for r in store.queue.queue_items(task="verify", limit=100)
+    tid = next(r["trajectory_id"] for r in demo_store.queue.queue_items(task="verify", limit=100)
                if r["survey"] and "DESI" in r["survey"].upper() and r["pipeline_class"] == "GALAXY")
-    state = ReviewState(store, reviewer="ann")
+    state = ReviewState(demo_store, reviewer="ann")
     assert state.open_item(trajectory_id=tid)
     yield state, SpectrumPlot(state=state)
     wait_for_background_renders()
-    store.close()

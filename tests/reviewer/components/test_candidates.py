@@ -10,7 +10,7 @@ from reviewer.components.candidates_view import CandidatesView
 TRUE_Z = 0.368744  # DESI's Redrock z of the target (assets/demo/MANIFEST.csv)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def galaxy(desi_galaxy):
     state, plot = desi_galaxy
     return state, plot, CandidatesView(state=state, plot=plot)

@@ -12,18 +12,14 @@ from agents.trajectory import Trajectory
 from reviewer.components import step_view
 from reviewer.components.step_view import StepView
 from reviewer.review_state import ReviewState
-from reviewer.services.demo import seed_demo_if_empty
 from reviewer.services.renders import step_marks, step_render
-from reviewer.store import Store
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory, wait_for_background_renders):
-    s = Store(tmp_path_factory.mktemp("step-marks") / "step-marks.duckdb")
-    seed_demo_if_empty(s)
-    yield s
+@pytest.fixture
+def store(demo_store, wait_for_background_renders):
+    """The test's own copy of the demo database (stored_picture adds a trajectory to it)."""
+    yield demo_store
     wait_for_background_renders()
-    s.close()
 
 
 def _png(colour) -> bytes:
@@ -32,7 +28,7 @@ def _png(colour) -> bytes:
     return out.getvalue()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def stored_picture(store):
     """A demo vet trajectory whose Ca II K zoom keeps the picture its agent saw (an LLM run stores
     it): different bytes from anything SpecReview renders."""

@@ -15,7 +15,7 @@ BUTTONS = (pn.widgets.Button, pn.widgets.Toggle, pn.widgets.FileDownload, pn.wid
            pn.widgets.CheckButtonGroup)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def galaxy(desi_galaxy):
     return desi_galaxy
 

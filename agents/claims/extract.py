@@ -53,7 +53,7 @@ GT = (rf"{_INTENSE}(?:in\s+excess\s+of|beyond|upwards?\s+of|above|over|more\s+th
 # a bound written after the number: "3 Å or less", "3 Å at most", "3 Å or more", "3+ Å"
 POST_LT = r"or\s+(?:less|below|lower|smaller|under)|at\s+(?:the\s+)?most|at\s+(?:the\s+)?maximum"
 POST_GT = r"or\s+(?:more|greater|above|higher|larger|over)|at\s+(?:the\s+)?least|at\s+(?:a\s+|the\s+)?minimum"
-UNIT = r"Ångstr[öo]ms?|Å|Angstroms?|angstroms?|Ang\b|A\b|nm|mÅ|km\s*/\s*s|km\s*s\^?-1|km\s*s⁻¹|per\s*cent|%"
+UNIT = r"Ångstr[öo]ms?|Å|Angstroms?|angstroms?|Ang\b|AA\b|A\b|nm|mÅ|km\s*/\s*s|km\s*s\^?-1|km\s*s⁻¹|per\s*cent|%"
 VALUE = re.compile(
     rf"\s*(?:(?:is|are|of|=|:|at|equals?|measures?|measured|reaches|reaching|with|only|just|a|an|value|its|the|"
     rf"lies|lie|falls?|sits?|comes|out|amounts\s+to|in\s+the\s+range(?:\s+of)?|range|within|somewhere|"
@@ -92,7 +92,14 @@ BOUND_BEFORE = re.compile(rf"\b(?P<rel>{LT}|{GT})\s+(?:an?\s+|the\s+|its\s+)?(?:
 LIMIT_BEFORE = re.compile(r"\b(?P<which>upper|lower)\s+(?:limit|bound)\s+(?:on|to|for|of)\s+(?:the\s+|its\s+)?"
                           r"[^\d,;:()]{0,30}$", re.IGNORECASE)
 # "EW(H-alpha)", "W_λ(Hβ)": the line written in parentheses right after the quantity
-PAREN = re.compile(r"\s*\(\s*([^()]{1,40}?)\s*\)")
+# (also in brackets or braces, "EW[Hα]", "EW_{Hα}", "W_λ[Na D]")
+PAREN = re.compile(r"\s*(?:\(\s*([^()]{1,40}?)\s*\)|\[(?:[^\[\]]|\[[^\[\]]*\]){1,40}?\]|\{[^{}]{1,40}?\})")
+# the quantity's symbol in parentheses after its name: "velocity width (FWHM) of", "equivalent width (EW) of"
+ABBREV = re.compile(r"\s*\(\s*(?:FWHM|EWs?|W_?λ|W)\s*\)", re.IGNORECASE)
+# the value first, then the quantity it is, pointed back to: "At most 2 Å: that bounds the EW of X", "from 3
+# to 5 Å - that is where I put the EW of X", "4000 km/s is the FWHM of X"
+POINTER = re.compile(r"\s*(?:(?:[:,]|\s[-–—])\s*(?:that|this|which|it)\b|(?:is|was|are|were)\s+(?:the|my|our)\b)[^\d]{0,50}$",
+                     re.IGNORECASE)
 # "... of H-alpha", "... for the [O III] 5007 line": a line named between the quantity and its value
 # (also after a reduced relative clause: "the EW I measure for X", "the EW that we get for X", "the EW
 # derived for X", "the EW associated with X")
@@ -118,7 +125,9 @@ PAIR_VALUES = re.compile(rf"\s*(?:and|,|&)\s*(?:(?P<mod>{APPROX})\s*)?(?P<num>{N
 KEYWORDS = [
     # "W" alone is the EW symbol only with a relation or a value after it ("W < 1 Å", "W = 3 Å"), or a
     # line in parentheses ("W(Hβ)")
-    ("ew", re.compile(r"equivalent[\s-]widths?|\bEWs?\b|W_?λ|(?-i:\bW\b)(?=\s*(?:[<>=≤≥~≈]|no\b|in\s+excess|of\b|\d)|\()",
+    # "EW_{Hα}", "EW_range", "EW_obs": the symbol with a subscript
+    ("ew", re.compile(r"equivalent[\s-]widths?|\bEWs?\b|\bEW_(?:[A-Za-z]+\b)?(?=[{\s=:<>≤≥~≈])|W_?λ|"
+                      r"(?-i:\bW\b)(?=\s*(?:[<>=≤≥~≈]|no\b|in\s+excess|of\b|\d)|\()",
                       re.IGNORECASE)),
     ("fwhm", re.compile(r"\bFWHM\b|full[\s-]width at half[\s-](?:maximum|depth|max)|\bwidths?\b", re.IGNORECASE)),
     ("depth", re.compile(r"\bdepths?\b", re.IGNORECASE)),
@@ -145,8 +154,9 @@ Z_WORDS = (r"(?:(?:is|of|was|at|equals?|equal\s+to|value|estimate[ds]?|measured|
 REDSHIFT = re.compile(rf"(?:{Z_SYMBOL}\s*(?:=|≈|~|≃|∼|:)\s*|{Z_SYMBOL}\s+(?:value\s+)?(?:is|of|equals?|was)\s+{Z_WORDS}|"
                       rf"\bredshift(?:\s+(?:value|estimate)|ed\s+to)?\s*{Z_WORDS})(?:(?P<mod>{APPROX})\s*)?"
                       rf"(?P<num>\d+\.\d+(?:e[-+]?\d+)?|0)(?!\s*(?:km|Å|A\b|nm|%|per|mag))", re.IGNORECASE)
-# the value before the word: "places the galaxy at 0.123 in redshift"
-REDSHIFT_BEFORE = re.compile(r"(?<![\d.])(?P<num>\d+\.\d+)\s+in\s+redshift\b", re.IGNORECASE)
+# the value before the word: "places the galaxy at 0.123 in redshift", "0.123 is the redshift I adopt"
+REDSHIFT_BEFORE = re.compile(r"(?<![\d.])(?P<num>\d+\.\d+)\s+(?:in\s+redshift|(?:is|was)\s+(?:the|my|our)\s+"
+                             r"(?:(?:adopted|best|final|preferred|systemic|spectroscopic)\s+)?redshift)\b", re.IGNORECASE)
 # one of two lines singled out: "the stronger of the two", "A is the stronger absorber, B the weaker"
 STRENGTH_ORDER = re.compile(r"\bof\s+the\s+(?:two|pair)\b|\bdominat\w*\s+over\b|"
                             r"\bthe\s+(?:strong|weak|larg|bigg|deep|small)er\b(?!\s+(?:than|of\s+(?:them|all)))",
@@ -181,8 +191,10 @@ UNNAMED = re.compile(rf"\b(?P<kind>emission|absorption)(?:[\s-]+(?:line|feature|
                      rf"(?:is\s+|are\s+)?(?:seen\s+|present\s+|visible\s+)?(?:at|near|around|centred at|centered at)\s*"
                      rf"(?:(?:{APPROX})\s*)?(?P<num>\d{{3,5}}(?:\.\d+)?)\s*(?P<unit>Å|Angstroms?|A\b|nm)",
                      re.IGNORECASE)
+# ("..., which would enter the mass estimate" states a consequence of a claim, not a plan)
 PLAN = re.compile(r"\b(?:I will|I'll|let me|let's|next I|I need|need to|zoom(?:ing)? (?:in|into|to)|look(?:ing)? for|"
-                  r"check(?:ing)? (?:for|whether|if)|whether|if\b|would|should|\bexpect\b|to confirm|to verify|"
+                  r"check(?:ing)? (?:for|whether|if)|whether|if\b|(?<!which\s)(?<!that\s)(?:would|should)|\bexpect\b|"
+                  r"to confirm|to verify|"
                   r"to see|to check|criteri(?:a|on)|indicators?|key visual|"
                   r"are the deepest lines in the spectrum, with)", re.IGNORECASE)
 CRITERION = re.compile(r"\(needs\s*[<>=]|zoom I measure:|not measurable")
@@ -263,7 +275,7 @@ def parse_unit(unit: str | None):
     if not unit:
         return None
     key = re.sub(r"\s+", "", unit).lower()
-    if key in ("å", "a", "ang", "angstrom", "angstroms", "ångström", "ångströms", "ångstrom", "ångstroms"):
+    if key in ("å", "a", "aa", "ang", "angstrom", "angstroms", "ångström", "ångströms", "ångstrom", "ångstroms"):
         return u.AA
     if key == "må":
         return u.mAA
@@ -355,8 +367,12 @@ def extract_claims(text: str) -> list[Claim]:
     b = _Builder(text)
     mentions = find_mentions(text)
     last_ew: Claim | None = None  # the equivalent width the clause before stated (for "...; B has b Å")
+    records = _records(b, mentions)  # notes written as fields ('line: X; type: emission; EW: 3 A'), read whole
     for lo, hi in _clauses(text):
         clause = text[lo:hi]
+        if any(s <= lo and hi <= e for s, e in records):
+            last_ew = None
+            continue
         if _rejected_clause(clause):  # a rejected hypothesis or line, with the reasons it was rejected
             last_ew = None
             continue
@@ -370,6 +386,7 @@ def extract_claims(text: str) -> list[Claim]:
             _quantities(b, mentions, lo, hi)
             if last_ew is not None and len(b.claims) == n:
                 _elided_ew(b, mentions, last_ew, lo, hi)
+            _ranked(b, mentions, lo, hi)
             _ew_order(b, mentions, lo, hi)
             _comparisons(b, mentions, lo, hi)
             _features(b, mentions, lo, hi)
@@ -381,6 +398,118 @@ def extract_claims(text: str) -> list[Claim]:
         last_ew = ews[-1] if ews and hi < len(text) and text[hi] == ";" else None
     b.claims.sort(key=lambda c: c.start)
     return b.claims
+
+
+# A record of fields about one line or about the redshift, as notes, logs and JSON-ish output write
+# them: '{"line": "X", "status": "not detected", "type": "emission"}', 'line=X | type=absorption |
+# EW=4 AA', 'line: X; mode: absorption; EW: >= 2 A', 'X | emission | detected: yes', '{"z": 0.1}'.
+# Its fields are read together (the sense in one field, the detection in another), not cut into clauses
+# at the separators. A key may carry the unit or the bound of its value (ew_angstrom, ew_max_A, fwhm_kms).
+RECORD_SEGMENT = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|\[[^\]\n]*\]|\([^)\n]*\)|[^,;|"'\[(\n])+""")
+RECORD_FIELD = re.compile(r"""\s*["']?(?P<key>[A-Za-z][\w\s\[\]()/-]{0,24}?)["']?\s*[:=]\s*["']?(?P<val>.*?)["']?\s*$""",
+                          re.DOTALL)
+RECORD_LINE_KEY = re.compile(r"line|feature|species|ion|transition|name", re.IGNORECASE)
+RECORD_TYPE_KEY = re.compile(r"type|mode|kind|sense|nature|profile", re.IGNORECASE)
+RECORD_STATUS_KEY = re.compile(r"status|detected|detection|present|seen|visible", re.IGNORECASE)
+RECORD_EW_KEY = re.compile(r"(?:ew|eqw|w_?λ|equivalent[\s_-]?width)(?:[\s_-]*(?P<bound>max|min|upper|lower|range))?"
+                           r"(?:[\s_-]*(?P<unit>a|aa|å|ang|angstroms?))?", re.IGNORECASE)
+RECORD_FWHM_KEY = re.compile(r"fwhm(?:[\s_-]*(?P<unit>km[\s_/]?s))?", re.IGNORECASE)
+RECORD_Z_KEY = re.compile(r"z|redshift|z[\s_-]?(?:spec|sys|best|fit|lines?)", re.IGNORECASE)
+RECORD_KIND = re.compile(r"(?P<em>emission|em)|(?P<ab>absorption|abs)", re.IGNORECASE)
+RECORD_YES = re.compile(r"yes|y|true|detected|present|seen|visible|found|secure(?:ly\s+detected)?", re.IGNORECASE)
+RECORD_NO = re.compile(r"no|n|false|none|absent|missing|undetected|non[\s-]?detect(?:ed|ion)|"
+                       r"not\s+(?:detected|present|seen|visible|found)", re.IGNORECASE)
+
+
+def _records(b: _Builder, mentions: list[Mention]) -> list[tuple[int, int]]:
+    """Read every record of fields (one per line of text); return the spans read."""
+    spans = []
+    for row in re.finditer(r"[^\n]+", b.text):
+        lo, hi = row.start(), row.end()
+        lead = re.match(r"\s*(?:[-•*]\s+)?\{?", b.text[lo:hi])
+        tail = re.search(r"\}?[\s.]*$", b.text[lo:hi])
+        a, c = lo + lead.end(), lo + tail.start()
+        if c > a and _record(b, mentions, a, c):
+            spans.append((lo, hi))
+            b.used.append((lo, hi))
+    return spans
+
+
+def _record(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> bool:
+    segments = [m for m in RECORD_SEGMENT.finditer(b.text, lo, hi) if m.group().strip()]
+    if len(segments) < 2 or _rejected_clause(b.text[lo:hi]):
+        return False
+    line = kind = status = None
+    values: list[tuple[str, re.Match, re.Match, int, int]] = []  # (quantity, key match, value match, start, end)
+    keyed = 0
+    for seg in segments:
+        here = [m for m in mentions if seg.start() <= m.start and m.end <= seg.end()]
+        f = RECORD_FIELD.match(seg.group())
+        if f is None:  # a bare cell: the line, the sense or the detection
+            cell = seg.group().strip().strip("\"'")
+            cell_line = [m for m in here if re.fullmatch(r"(?:the\s+)?", b.text[seg.start():m.start].strip())]
+            if len(here) == 1 and cell_line and LINE_TAIL.fullmatch(b.text, here[0].end, seg.end() - (
+                    len(seg.group()) - len(seg.group().rstrip()))):
+                if line is not None:
+                    return False
+                line = here[0]
+            elif RECORD_KIND.fullmatch(cell):
+                kind = "emission" if RECORD_KIND.fullmatch(cell).group("em") else "absorption"
+            elif RECORD_YES.fullmatch(cell) or RECORD_NO.fullmatch(cell):
+                status = 1 if RECORD_YES.fullmatch(cell) else -1
+            else:
+                return False
+            continue
+        keyed += 1
+        key, val = f.group("key").strip(), f.group("val").strip()
+        k0, v0 = seg.start() + f.start("key"), seg.start() + f.start("val")
+        if any(m.start < v0 for m in here):
+            return False  # a line named in a key: a list of lines, not a record of one
+        if RECORD_LINE_KEY.fullmatch(key):
+            if len(here) != 1 or line is not None:
+                return False
+            line = here[0]
+        elif RECORD_TYPE_KEY.fullmatch(key) and RECORD_KIND.fullmatch(val):
+            kind = "emission" if RECORD_KIND.fullmatch(val).group("em") else "absorption"
+        elif RECORD_STATUS_KEY.fullmatch(key) and (RECORD_YES.fullmatch(val) or RECORD_NO.fullmatch(val)):
+            status = 1 if RECORD_YES.fullmatch(val) else -1
+        elif (km := RECORD_EW_KEY.fullmatch(key) or RECORD_FWHM_KEY.fullmatch(key) or RECORD_Z_KEY.fullmatch(key)):
+            qty = "ew" if km.re is RECORD_EW_KEY else "fwhm" if km.re is RECORD_FWHM_KEY else "z"
+            vm = VALUE.fullmatch(b.text, v0, v0 + len(val))
+            if vm is None or here:
+                return False
+            values.append((qty, km, vm, k0, v0 + len(val)))
+        elif here or re.search(r"\d", val):
+            return False  # a field this reader does not know, holding a line or a number
+    if keyed == 0 or not (values or status is not None):
+        return False
+    if (any(q != "z" for q, *_ in values) or status is not None) and line is None:
+        return False
+    sent = b.text[lo:hi]
+    for qty, km, vm, a, c in values:
+        value, relation, hedged, dec, spread = _value(vm)
+        unit = vm.group("unit")
+        if qty == "z":
+            if unit:
+                return False
+            b.claims.append(b.span(QUANTITY, a, c, quantity="z", value=value, hedged=hedged, decimals=dec))
+            continue
+        unit = unit or (km.group("unit") and ("Å" if qty == "ew" else "km/s"))
+        if not unit:
+            continue
+        bound = (km.groupdict().get("bound") or "").lower()
+        if relation == "=" and not spread and bound in ("max", "upper"):
+            relation = "<"
+        elif relation == "=" and not spread and bound in ("min", "lower"):
+            relation = ">"
+        b.claims.append(b.span(QUANTITY, min(line.start, a), max(line.end, c), quantity=qty, lines=list(line.names),
+                               value=value, relation=relation, unit=unit.strip(), hedged=hedged, decimals=dec,
+                               spread=spread, line_kind=kind, frame=_frame(sent),
+                               strength="broad" if BROAD.search(sent) else None))
+    if status is not None:
+        b.claims.append(b.span(FEATURE, line.start, line.end, lines=list(line.names), polarity=status, line_kind=kind,
+                               strength="strong" if STRONG.search(sent) else None, frame=_frame(sent)))
+    return True
 
 
 def _rejected_clause(clause: str) -> bool:
@@ -442,9 +571,11 @@ def _redshifts(b: _Builder, lo: int, hi: int) -> None:
 def _named_after(b: _Builder, mentions: list[Mention], pos: int, hi: int):
     """A line named right after a quantity word: "EW(H-alpha)", "the width of the [O III] line",
     "the equivalent widths of H-alpha and H-beta". Returns (mentions named, position after them)."""
+    ab = ABBREV.match(b.text, pos, hi)
+    pos = ab.end() if ab else pos
     pm = PAREN.match(b.text, pos, hi)
     if pm:
-        inside = [m for m in mentions if pm.start(1) <= m.start and m.end <= pm.end(1)]
+        inside = [m for m in mentions if pm.start() <= m.start and m.end <= pm.end()]
         return (inside[:1], pm.end()) if inside else ([], pos)
     nxt = next((m for m in mentions if pos < m.start <= pos + 40 and m.end <= hi), None)
     if nxt is None or not OF_LINE.fullmatch(b.text, pos, nxt.start):
@@ -485,11 +616,18 @@ def _quantities(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
                                  spread=spread, line_kind=_kind(sent), frame=_frame(sent)))
                 continue
             v = VALUE.match(b.text, start, min(hi, start + 60))
+            pointed = False
             if qty in ("ew", "fwhm") and (v is None or v.group("unit") is None):
                 # "a 20 Å equivalent width", "exceeds 8 Å in equivalent width": the number comes first
                 before = VALUE_BEFORE.search(b.text, max(lo, k.start() - 40), k.start())
                 if before and b.free(before.start(), k.end()):
                     v = before
+                elif named:  # "At most 2 Å: that bounds the EW of X", the value opening the clause
+                    first = VALUE.match(b.text, lo, k.start())
+                    if first and first.group("unit") and POINTER.match(b.text, first.end(), k.start()) and \
+                            not any(first.end() <= m.start < k.start() for m in mentions) and \
+                            b.free(first.start(), k.end()):
+                        v, pointed = first, True
             if v is None:
                 continue
             pairs = _pairs(b, mentions, named, k, v, lo, hi) if qty in ("ew", "fwhm", "depth") else None
@@ -524,9 +662,19 @@ def _quantities(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
                     relation = "<" if re.fullmatch(LT, bound.group("rel"), re.IGNORECASE) else ">"
                 elif relation == "=" and not hedged and limit:  # "an upper limit on the EW of X is 3 Å"
                     relation = "<" if limit.group("which").lower() == "upper" else ">"
+                elif relation == "=" and (sub := re.fullmatch(r"EW_(?P<b>max|upper|min|lower)", k.group(), re.I)):
+                    relation = "<" if sub.group("b").lower() in ("max", "upper") else ">"  # "EW_max = 3 Å"
             line = named[0] if named else _nearest(mentions, k.start(), lo, hi)
             if line is None and ITS.search(b.text, lo, k.start()):
                 line = _antecedent(b.text, mentions, lo)
+            elif line is None and qty in ("ew", "fwhm", "depth") and b.text[lo - 1:lo] == ";":
+                # "X seen in absorption; EW 1-2 A": after a semicolon, a quantity with no line is the
+                # line's the clause before named, when it named one only
+                line = _antecedent(b.text, mentions, lo)
+                prev = b.text.rfind(";", 0, lo - 1) + 1
+                start = max(prev, max((m.end() for m in re.finditer(r"[.!?](?!\d)|\n", b.text[:lo])), default=0))
+                if line is not None and len({m.names[0] for m in mentions if start <= m.start and m.end <= lo}) != 1:
+                    line = None
             lines = list(line.names) if line else []
             if qty == "ratio":
                 pair = [m for m in mentions if lo <= m.start and m.end <= hi and m.what != "band"][:2]
@@ -539,6 +687,8 @@ def _quantities(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
                     + [m.start for m in mentions if qty == "ratio" and lo <= m.start < k.start()])
             a = max(min(a, whole.start()) if whole else a, lo)
             end = max(v.end(), k.end())
+            if pointed:
+                end = max(end, named[-1].end)  # the value opened the clause: the claim runs to its line
             if not b.free(a, end):
                 a = whole.start() if whole and b.free(whole.start(), end) else min(k.start(), v_start)
             b.add(b.span(QUANTITY, a, end, quantity=qty, lines=lines, value=value, relation=relation,
@@ -716,6 +866,35 @@ def _ew_order(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
     relation = ">" if word.group("more") else "<"
     b.add(b.span(COMPARISON, lines[0].start, lines[-1].end, lines=[subject, other], quantity="strength",
                  relation=relation, line_kind=_kind(b.text[lo:hi])))
+
+
+# lines listed in order of strength: "ranked by EW (largest first): A, B", "in decreasing order of EW: A, B"
+RANKED = re.compile(r"\b(?:rank(?:ed|ing)|ordered|sorted|listed|in\s+(?P<dir>decreasing|descending|increasing|ascending)"
+                    r"\s+order)\b[^:\d]{0,60}:\s*", re.IGNORECASE)
+RANK_DOWN = re.compile(r"\b(?:(?:largest|strongest|highest|deepest|biggest|greatest)\s+first|decreasing|descending)\b",
+                       re.IGNORECASE)
+RANK_UP = re.compile(r"\b(?:(?:smallest|weakest|lowest|shallowest|least)\s+first|increasing|ascending)\b", re.IGNORECASE)
+
+
+def _ranked(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
+    """Two lines listed after a ranking by strength or EW, its direction stated: the first named is the
+    stronger when the largest comes first ("ranked by EW (largest first): A, B"), the weaker when the
+    smallest does. Only a list of exactly two lines, nothing but separators between them."""
+    r = RANKED.search(b.text, lo, hi)
+    if r is None or not (KEYWORDS[0][1].search(b.text, lo, r.end()) or SAID_OF.search(b.text, lo, r.end())):
+        return
+    head = b.text[lo:r.end()]
+    down, up = RANK_DOWN.search(head), RANK_UP.search(head)
+    if bool(down) == bool(up):
+        return
+    listed = [m for m in mentions if r.end() <= m.start and m.end <= hi and m.what != "band"]
+    if len(listed) != 2 or listed[0].start != r.end() or listed[0].names[0] == listed[1].names[0] or \
+            not re.fullmatch(r"\s*(?:,|>|<|;|then|followed\s+by|and)\s*(?:then\s+)?(?:the\s+)?",
+                             b.text[LINE_TAIL.match(b.text, listed[0].end, hi).end():listed[1].start]) or \
+            not b.free(lo, hi):
+        return
+    b.add(b.span(COMPARISON, r.start(), listed[1].end, lines=[listed[0].names[0], listed[1].names[0]],
+                 quantity="strength", relation=">" if down else "<", line_kind=_kind(b.text[lo:hi])))
 
 
 def _said_of(text: str, line: Mention, word: re.Match) -> bool:

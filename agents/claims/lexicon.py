@@ -24,7 +24,8 @@ class Mention:
 
 def _boundary(alias: str) -> str:
     # word boundaries only where the alias starts/ends with a word character ("[O III]" ends with ])
-    left = r"(?<![\w\[])" if alias[0].isalnum() else ""
+    # (a bracket right after a symbol opens its argument, "EW[Hα]", not a forbidden line's name)
+    left = r"(?:(?<![\w\[])|(?<=\w\[))" if alias[0].isalnum() else ""
     right = r"(?![\w])" if alias[-1].isalnum() else ""
     return left + re.escape(alias).replace(r"\ ", r"[\s_-]?") + right
 

@@ -296,3 +296,127 @@ def test_a_redshift_after_verbs_of_amounting_and_the_thing_it_is_of(text):
 def test_the_order_of_two_emission_lines_by_brightness(text, first, relation):
     c = [x for x in extract_claims(text) if x.kind == "comparison"]
     assert [(x.lines[0], x.relation) for x in c] == [(first, relation)], text
+
+
+# --- fifth pass (claims-7): from the development half of a fourth blind hand ---------------------------
+
+def _features(text):
+    return [c for c in extract_claims(text) if c.kind == "feature"]
+
+
+@pytest.mark.parametrize("text, polarity, kind", [
+    # the sense in one field, the detection in another: one statement, not two clauses
+    ('{"species": "Hβ", "detection": "no", "sense": "absorption"}', -1, "absorption"),
+    ('{"line": "Na D", "status": "undetected", "kind": "emission"}', -1, "emission"),
+    ("line=[O III] 5007 | status=present | type=emission", 1, "emission"),
+    ("Mg b ; absorption ; detected: true", 1, "absorption"),
+    ("- H-delta | emission | seen: false", -1, "emission"),
+])
+def test_a_record_of_fields_is_read_as_one_statement(text, polarity, kind):
+    claims = extract_claims(text)
+    assert len(claims) == 1 and claims[0].kind == "feature", [c.to_dict() for c in claims]
+    assert claims[0].polarity == polarity and claims[0].line_kind == kind
+
+
+@pytest.mark.parametrize("text, quantity, value, relation, spread", [
+    ('{"name": "Ca II K", "mode": "absorption", "ew_aa": 7.5}', "ew", 7.5, "=", 0.0),  # the unit in the key
+    ("line: Hδ; type: absorption; EW: > 4 Å", "ew", 4.0, ">", 0.0),
+    ('{"line": "Hγ", "type": "absorption", "ew_min_angstrom": 2}', "ew", 2.0, ">", 0.0),  # the bound in the key
+    ("feature=Na D | EW_upper_A=0.5 | type=absorption", "ew", 0.5, "<", 0.0),
+    ('{"line": "H-alpha", "ew_range": [3, 5], "unit": "A"}', None, None, None, None),  # a unit field: not read
+    ('{"line": "Hβ", "component": "broad", "fwhm_km_s": 3500}', "fwhm", 3500.0, "=", 0.0),
+    ('{"z_best": 0.0412, "quality": "good"}', "z", 0.0412, "=", 0.0),
+])
+def test_values_bounds_and_units_in_a_record(text, quantity, value, relation, spread):
+    qs = _quantities(text)
+    if quantity is None:
+        assert not [q for q in qs if q.quantity == "ew"]
+        return
+    assert len(qs) == 1, [c.to_dict() for c in qs]
+    q = qs[0]
+    assert (q.quantity, q.value, q.relation, q.spread) == (quantity, value, relation, spread)
+    assert quantity == "z" or q.unit
+
+
+def test_a_record_needs_its_fields_to_be_known():
+    # a list of lines with values is not one line's record; a line named in a key is a list
+    qs = _quantities("Hα: EW = 6 Å, Hβ: EW = 2 Å")
+    assert [(q.lines, q.value) for q in qs] == [(["H-alpha"], 6.0), (["H-beta"], 2.0)]
+    assert not _features('{"line": "Hα", "status": "unclear", "note": "blend with [N II]"}')
+
+
+def test_double_a_is_the_ascii_angstrom():
+    q = _one_quantity("The Hβ absorption has EW = 3.5 AA.")
+    assert (q.value, q.unit) == (3.5, "AA")
+    q = _one_quantity("Na D absorption with an equivalent width above 2 AA")
+    assert (q.value, q.relation) == (2.0, ">")
+
+
+@pytest.mark.parametrize("text, line, value", [
+    ("EW[Hδ] = 5.5 Å", "H-delta", 5.5),  # the argument in brackets right after the symbol
+    ("W_λ[Mg b] ~ 4 Å", "Mg b", 4.0),
+    ("EW_{Hγ} = 2.5 Å", "H-gamma", 2.5),  # a subscript in braces
+    ("Hα EW_obs = 12 Å", "H-alpha", 12.0),  # a subscript naming the frame
+])
+def test_the_argument_of_the_symbol_in_brackets_braces_or_a_subscript(text, line, value):
+    q = _one_quantity(text)
+    assert (q.lines, q.value) == ([line], value)
+
+
+def test_a_forbidden_line_in_brackets_is_still_its_own_name():
+    assert [c.lines for c in _features("The [O III] line is strong")] == [["[O III] 5008"]]
+
+
+@pytest.mark.parametrize("text, value, relation, spread", [
+    ("No more than 0.8 Å: this caps the absorption EW of Na D.", 0.8, "<", 0.0),
+    ("Between 2 and 4 Å - that's my reading of the EW of Hδ.", 3.0, "=", 1.0),
+    ("6 Å is the equivalent width I find for Hβ.", 6.0, "=", 0.0),
+])
+def test_a_value_opening_the_clause_pointed_back_to_by_the_quantity(text, value, relation, spread):
+    q = _one_quantity(text)
+    assert (q.value, q.relation, q.spread) == (value, relation, spread) and q.lines
+
+
+def test_a_value_opening_the_clause_needs_the_pointer():
+    # "3 Å away, the EW of X ..." is not a value of the EW
+    assert not [q for q in _quantities("About 3 Å redward, the EW of Hβ looks odd.") if q.value == 3.0]
+
+
+@pytest.mark.parametrize("text", ["0.0512 is the redshift we adopt.", "0.0512 was our final redshift."])
+def test_a_redshift_value_before_the_word(text):
+    q = _one_quantity(text)
+    assert (q.quantity, q.value) == ("z", 0.0512)
+
+
+def test_a_quantity_after_a_semicolon_is_about_the_line_of_the_clause_before():
+    qs = _quantities("Hδ clearly in absorption; EW 4-6 Å on a local continuum.")
+    assert [(q.lines, q.value, q.spread) for q in qs] == [(["H-delta"], 5.0, 1.0)]
+    # two lines before: no guess
+    assert [q.lines for q in _quantities("Hα and Hβ in emission; EW 10 Å.")] == [[]]
+
+
+def test_the_symbol_after_the_name_of_the_quantity_and_a_relative_would():
+    q = _one_quantity("The broad Hα line has a width (FWHM) of 4200 km/s, which would imply a massive black hole.")
+    assert (q.quantity, q.value, q.lines, q.strength) == ("fwhm", 4200.0, ["H-alpha"], "broad")
+    q = _one_quantity("The equivalent width (EW) of Hβ is 7 Å.")
+    assert (q.value, q.lines) == (7.0, ["H-beta"])
+    assert not extract_claims("I would check whether Hα has an EW of 7 Å.")
+
+
+@pytest.mark.parametrize("text, first, relation", [
+    ("Sorted by equivalent width (strongest first): Na D, Hβ", "Na D", ">"),
+    ("Listed by EW, smallest first: Hγ, Hδ", "H-gamma", "<"),
+    ("The lines in descending order of EW: Hα, [N II] 6583.", "H-alpha", ">"),
+])
+def test_two_lines_ranked_by_strength_with_the_direction_stated(text, first, relation):
+    c = [c for c in extract_claims(text) if c.kind == "comparison"]
+    assert len(c) == 1 and c[0].lines[0] == first and c[0].relation == relation, [x.to_dict() for x in c]
+
+
+def test_a_ranking_without_a_direction_is_not_read():
+    assert not [c for c in extract_claims("Ranked by EW: Na D, Hβ") if c.kind == "comparison"]
+
+
+def test_a_bound_in_the_subscript_of_the_symbol():
+    q = _one_quantity("Hβ absorption EW_max = 1.5 Å")
+    assert (q.value, q.relation, q.lines) == (1.5, "<", ["H-beta"])

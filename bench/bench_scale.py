@@ -203,12 +203,23 @@ class Served(ServedApp):
         return float("nan")
 
 
+# the step view shows "Step 1/N" inside its shadow root (text a locator's has_text does not reach, and
+# the view itself sits in other components' shadow roots, which document.querySelector does not enter)
+STEP_ONE = """(host) => ((host.shadowRoot || host).textContent || '').includes('Step 1/')"""
+
+
+def wait_for_first_step(page, timeout: int) -> None:
+    host = page.locator(".sr-step-view").first
+    host.wait_for(timeout=timeout)
+    page.wait_for_function(STEP_ONE, arg=host.element_handle(), timeout=timeout)
+
+
 def open_review_page(browser, app: Served, reviewer: str, trajectory: str | None = None, timeout: int = 300_000):
     page = browser.new_page(viewport=VIEWPORT)
     start = time.perf_counter()
     extra = f"&trajectory={trajectory}" if trajectory else ""
     page.goto(f"{app.url}?reviewer={reviewer}{extra}", wait_until="domcontentloaded", timeout=timeout)
-    page.locator(".sr-step-view").filter(has_text="Step 1").first.wait_for(timeout=timeout)
+    wait_for_first_step(page, timeout)
     page.wait_for_function(f"({FLUX_SIGNATURE})() !== null", timeout=timeout)
     return page, 1000 * (time.perf_counter() - start)
 
@@ -403,7 +414,7 @@ def service_times(db: Path, limit_s: int = 120) -> dict:
 # --- browser measures -----------------------------------------------------------------------------
 def bench_filters(page, app: Served, repeats: int) -> dict:
     page.goto(f"{app.url}?reviewer=bench", wait_until="domcontentloaded")
-    page.locator(".sr-step-view").filter(has_text="Step 1").first.wait_for(timeout=300_000)
+    wait_for_first_step(page, 300_000)
     page.locator(".card-header").filter(has_text="Filters").first.click()
     selects = page.locator(".sr-queue-filters select")
     selects.first.wait_for(timeout=30_000)

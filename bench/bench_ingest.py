@@ -19,6 +19,7 @@ Run: nice .venv/bin/python bench/bench_ingest.py [--n 1000000] [--dir FOLDER] [-
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -149,10 +150,8 @@ def main() -> None:
                     raise Stop
 
             t = time.perf_counter()
-            try:
+            with contextlib.suppress(Stop):
                 timed_ingest(db, [tree], check=stop_half)
-            except Stop:
-                pass
             stopped = time.perf_counter() - t
             s, summary = timed_ingest(db, [tree])
             res["resumed"] = {"stopped_after_s": stopped, "second_run_s": s, "hashed_in_second": hashed["n"],

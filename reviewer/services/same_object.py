@@ -24,6 +24,7 @@ from reviewer.services.sky import mjd_to_date
 log = logging.getLogger(__name__)
 DEFAULT_RADIUS_ARCSEC = 1.5
 MAX_RADIUS_ARCSEC = 60.0  # beyond this a "match" joins neighbours, not epochs of one object
+PAIRS_CHUNK = 20_000  # distinct positions whose neighbours are searched at once
 
 
 def match_radius(radius_arcsec: float | None = None) -> float:
@@ -50,9 +51,14 @@ def group_positions(positions: Sequence[tuple[str, float, float]], radius_arcsec
     from astropy.coordinates import SkyCoord
 
     ids = [p[0] for p in positions]
-    coords = SkyCoord(np.array([p[1] for p in positions]) * u.deg, np.array([p[2] for p in positions]) * u.deg)
-    left, right, _, _ = coords.search_around_sky(coords, radius * u.arcsec)
-    parent = list(range(len(ids)))
+    radec = np.array([(p[1], p[2]) for p in positions], dtype=float)
+    # Spectra at the very same position (repeat visits of a catalogue target: LAMOST and DESI store the
+    # input catalogue's coordinates) are one object before any search: the pairs search then runs over
+    # distinct positions only, a chunk of them at a time. Searching all pairs at once holds every pair in
+    # memory: 200k copies of 13 positions made ~3e9 pairs, and the server was killed for memory.
+    unique, where = np.unique(radec, axis=0, return_inverse=True)
+    where = where.reshape(-1)
+    parent = list(range(len(unique)))
 
     def root(i: int) -> int:
         while parent[i] != i:
@@ -60,12 +66,16 @@ def group_positions(positions: Sequence[tuple[str, float, float]], radius_arcsec
             i = parent[i]
         return i
 
-    for a, b in zip(left.tolist(), right.tolist(), strict=True):
-        if a != b:
-            parent[root(a)] = root(b)
+    coords = SkyCoord(unique[:, 0] * u.deg, unique[:, 1] * u.deg)
+    for start in range(0, len(unique), PAIRS_CHUNK):
+        # (indices into coords, indices into the chunk): the method is the chunk's, coords searched around
+        anywhere, in_chunk, _, _ = coords[start:start + PAIRS_CHUNK].search_around_sky(coords, radius * u.arcsec)
+        for a, b in zip(anywhere.tolist(), (in_chunk + start).tolist(), strict=True):
+            if a != b:
+                parent[root(a)] = root(b)
     groups: dict[int, list[str]] = {}
     for i, sid in enumerate(ids):
-        groups.setdefault(root(i), []).append(sid)
+        groups.setdefault(root(int(where[i])), []).append(sid)
     return sorted(sorted(g) for g in groups.values() if len(g) > 1)
 
 

@@ -88,6 +88,37 @@ def _record(sid, ra, dec, survey="LAMOST-LRS DR8", mjd=None):
             "ra": ra, "dec": dec, "obs_mjd": mjd, "object_id": sid, "snr": 12.0}
 
 
+def test_many_spectra_at_one_position_group_without_every_pair_in_memory():
+    """6,000 spectra at three catalogue positions (repeat visits keep the input catalogue's coordinates)
+    and one neighbour 1 arcsec from the first: the search runs over distinct positions. An all-pairs
+    search held 1.2e7 pairs here (2.0 GB at its peak, 47 s); at 200k spectra the app was killed for memory."""
+    import tracemalloc
+
+    import astropy.coordinates  # noqa: F401  (imported before memory is traced)
+
+    positions = [(f"s{i:05d}", 10.0 + (i % 3), 20.0) for i in range(6_000)]
+    positions.append(("near", 10.0 + 1.0 / 3600, 20.0))  # 1 arcsec east of the first position (cos dec ~ 0.94)
+    tracemalloc.start()
+    groups = group_positions(positions, 1.5)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert sorted(len(g) for g in groups) == [2_000, 2_000, 2_001]
+    assert "near" in next(g for g in groups if "s00000" in g)
+    assert peak < 200 * 2**20  # ~45 MB
+
+
+def test_distinct_positions_group_as_the_all_pairs_match_did(monkeypatch):
+    """Chunked over distinct positions, the groups are those of one search over every pair."""
+    import reviewer.services.same_object as same_object
+
+    rng = np.random.default_rng(3)
+    centres = rng.uniform([0, -30], [2, 30], size=(300, 2))
+    positions = [(f"p{i}", *(centres[i % 300] + rng.normal(0, 0.4 / 3600, 2))) for i in range(1500)]
+    whole = group_positions(positions, 1.5)
+    monkeypatch.setattr(same_object, "PAIRS_CHUNK", 7)
+    assert group_positions(positions, 1.5) == whole and len(whole) >= 250
+
+
 def test_store_groups_queue_filter_and_members(store, make_trajectory):
     for rec in (_record("s1", 40.0, 1.0, mjd=57000), _record("s2", 40.0, 1.0 + 0.2 / 3600, mjd=55000),
                 _record("s3", 41.0, 1.0), _record("s4", None, None)):

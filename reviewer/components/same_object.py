@@ -32,6 +32,7 @@ class SameObjectPanel(Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self.rows: list[dict] = []
+        self._more = 0  # spectra of the object not listed (beyond the nearest MAX_LISTED)
         self._colours: dict[str, str] = {}
         self._shown: object = object()  # the spectrum listed (a sentinel before the first)
         self._table = TextHTML(sizing_mode="stretch_width", css_classes=["sr-same-object"], stylesheets=STYLESHEETS)
@@ -54,7 +55,7 @@ class SameObjectPanel(Viewer):
         if current == self._shown:  # another task on the same spectrum: nothing to redo
             return
         self._shown = current
-        self.rows = same_object_rows(self.state.store, current) if current else []
+        self.rows, self._more = same_object_rows(self.state.store, current) if current else ([], 0)
         others = [r for r in self.rows if r["spectrum_id"] != current]
         self._colours = {r["spectrum_id"]: OVERLAY_COLOURS[i % len(OVERLAY_COLOURS)] for i, r in enumerate(others)}
         labels = {f"{i + 1}. {r.get('survey') or '?'} · {mjd_to_date(r.get('obs_mjd')) or r.get('object_id')}":
@@ -80,7 +81,8 @@ class SameObjectPanel(Viewer):
                         f"data-spectrum='{escape(r['spectrum_id'])}'><td>{swatch}</td>"
                         f"<td>{escape(r.get('survey') or '?')}</td><td>{escape(mjd_to_date(r.get('obs_mjd')) or '–')}</td>"
                         f"<td>{escape(_snr(r.get('snr')))}</td><td>{escape(_answers(r['answers']))}</td></tr>")
-        return (f"<p><b>{len(self.rows)} spectra</b> of this object (● the one on screen)</p>"
+        more = (f"; {self._more} more, further in date, are not listed" if self._more else "")
+        return (f"<p><b>{len(self.rows) + self._more} spectra</b> of this object (● the one on screen{more})</p>"
                 "<table class='sr-meta-table'><tr><th></th><th>Survey</th><th>Date</th><th>S/N</th>"
                 "<th>Agents' answers</th></tr>" + "".join(body) + "</table>")
 

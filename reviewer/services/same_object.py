@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 DEFAULT_RADIUS_ARCSEC = 1.5
 MAX_RADIUS_ARCSEC = 60.0  # beyond this a "match" joins neighbours, not epochs of one object
 PAIRS_CHUNK = 20_000  # distinct positions whose neighbours are searched at once
+MAX_LISTED = 50  # spectra of one object a page lists (the one on screen and those nearest it in date)
 
 
 def match_radius(radius_arcsec: float | None = None) -> float:
@@ -135,19 +136,36 @@ def ensure_groups(store, radius_arcsec: float | None = None) -> bool:
     return True
 
 
-def same_object_rows(store, spectrum_id: str) -> list[dict]:
-    """The spectra of this one's object (itself included, by date), each with the agents' answers on it
-    (`answers`: [{task, agent_name, answer, ...}]); [] when it has no other spectrum."""
+def nearest_members(store, spectrum_id: str, most: int | None = None) -> tuple[list[dict], int]:
+    """(this spectrum's object's spectra, at most `most` of them: this one and those nearest it in
+    date, by date; how many more the object has). A page lists an object's epochs, not every copy of
+    it: a well-observed object has tens of spectra, a bench that copies 13 spectra has 15,000 each."""
+    most = MAX_LISTED if most is None else most
     rows = store.objects.members(spectrum_id)
+    if len(rows) <= most:
+        return rows, 0
+    here = next((r.get("obs_mjd") for r in rows if r["spectrum_id"] == spectrum_id), None)
+    by_distance = sorted(range(len(rows)), key=lambda i: (
+        rows[i]["spectrum_id"] != spectrum_id,
+        abs(rows[i]["obs_mjd"] - here) if here is not None and rows[i].get("obs_mjd") is not None else float("inf"), i))
+    kept = sorted(by_distance[:most])
+    return [rows[i] for i in kept], len(rows) - most
+
+
+def same_object_rows(store, spectrum_id: str) -> tuple[list[dict], int]:
+    """(the spectra of this one's object, itself included, by date, each with the agents' answers on it
+    (`answers`: [{task, agent_name, answer, ...}]), at most MAX_LISTED of them; how many more were left
+    out). ([], 0) when it has no other spectrum."""
+    rows, more = nearest_members(store, spectrum_id)
     answers = store.objects.answers([r["spectrum_id"] for r in rows])
-    return [{**r, "answers": answers.get(r["spectrum_id"], [])} for r in rows]
+    return [{**r, "answers": answers.get(r["spectrum_id"], [])} for r in rows], more
 
 
 def trajectories_of_object(store, spectrum_id: str) -> list[dict]:
-    """Trajectories on this spectrum, then on the object's other spectra (other epochs, surveys),
-    each of those marked with where it comes from ("elsewhere": survey and date)."""
+    """Trajectories on this spectrum, then on the object's other spectra (other epochs, surveys; the
+    MAX_LISTED nearest in date), each of those marked with where it comes from ("elsewhere": survey and date)."""
     rows = store.trajectories.trajectories_on_spectrum(spectrum_id)
-    for member in store.objects.members(spectrum_id):
+    for member in nearest_members(store, spectrum_id)[0]:
         if member["spectrum_id"] != spectrum_id:
             date = mjd_to_date(member.get("obs_mjd")) or member.get("object_id") or member["spectrum_id"]
             rows += [{**r, "elsewhere": f"{member.get('survey') or '?'} {date}"}

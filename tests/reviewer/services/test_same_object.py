@@ -204,3 +204,20 @@ def test_matching_each_ingest_gives_the_groups_of_one_whole_match(store):
     assert any(len(g) == 3 for g in expected) and _stored_groups(store) == expected
     assert store.objects.last_match()["n_spectra"] == len(positions)
     assert not ensure_groups(store)  # nothing left to match
+
+
+def test_an_object_with_many_spectra_lists_the_nearest_in_date(store, monkeypatch):
+    """A page lists at most MAX_LISTED spectra of an object: the one on screen and those nearest it in
+    date (the rest counted), so an object observed thousands of times does not fill the page."""
+    import reviewer.services.same_object as same_object
+
+    for i in range(7):
+        store.spectra.add_spectrum({"spectrum_id": f"ep{i}", "source_path": f"/x/ep{i}.fits", "file_sha256": f"h{i}",
+                                    "ra": 150.0, "dec": 2.0, "obs_mjd": 58000.0 + 10 * i})
+    refresh_groups(store, 1.5)
+    monkeypatch.setattr(same_object, "MAX_LISTED", 3)
+    rows, more = same_object.same_object_rows(store, "ep4")
+    assert [r["spectrum_id"] for r in rows] == ["ep3", "ep4", "ep5"] and more == 4
+    assert [r["spectrum_id"] for r in same_object.nearest_members(store, "ep0")[0]] == ["ep0", "ep1", "ep2"]
+    listed = {r["spectrum_id"] for r in same_object.same_object_rows(store, "ep6")[0]}
+    assert listed == {"ep4", "ep5", "ep6"}

@@ -1,0 +1,137 @@
+"""Many reviewers at once (issue 22, item 5): K browser sessions review on one served database for D
+seconds, each pressing `a` (approve; timed to the acknowledgement) then `n` (next item; timed to the
+next item painted), as fast as the page answers. Per session: p95 of `n` and of `a` -> acknowledgement;
+afterwards, every approval the pages acknowledged is in the database exactly once (one current verdict per
+reviewer and trajectory, as many as were acknowledged).
+
+The sessions run concurrently (Playwright's async API, one Chromium, one context per reviewer, as K people
+in K browsers would); on a 2-core machine the server, Chromium and the K pages share the same cores, so
+the figures say what one small server gives K people, not what a browser alone costs.
+
+Run: nice .venv/bin/python bench/bench_reviewers.py --db DIR/scale-100000.duckdb [--sessions 20] [--seconds 180]
+     [--json FILE]   (the database is copied, never changed)
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_scale import STEP_ONE, TIMED_KEY_ACK, VIEWPORT, Served
+from bench_ui import TIMED_ITEM_OR_TIMEOUT
+from ui_timing import CHROMIUM_ARGS, machine, summary
+
+
+async def open_page(browser, app: Served, name: str, start_at: str | None):
+    """A reviewer's page, shown. Opened one after another: the server refuses many page loads at once
+    from one address (reviewer/page_limits.py), and here every browser is on 127.0.0.1."""
+    context = await browser.new_context(viewport=VIEWPORT)
+    page = await context.new_page()
+    extra = f"&trajectory={start_at}" if start_at else ""
+    await page.goto(f"{app.url}?reviewer={name}{extra}", wait_until="domcontentloaded", timeout=600_000)
+    host = page.locator(".sr-step-view").first
+    await host.wait_for(timeout=600_000)
+    await page.wait_for_function(STEP_ONE, arg=await host.element_handle(), timeout=600_000)
+    await host.click()
+    return context, page
+
+
+async def review(context, page, name: str, seconds: float) -> dict:
+    ack = await page.locator(".sr-ack").first.element_handle()
+    head = await page.locator(".sr-trajectory-head").first.element_handle()
+    times: dict[str, list[float]] = {"a": [], "n": []}
+    failed = {"a": 0, "n": 0}
+    until = time.monotonic() + seconds  # each session's own minutes, from its page shown
+    while time.monotonic() < until:
+        for key, call, arg in (("a", TIMED_KEY_ACK, ["a", ack]), ("n", TIMED_ITEM_OR_TIMEOUT, [head, False])):
+            ms = await page.evaluate(call, arg)  # -1: nothing changed within 60 s
+            if ms >= 0:
+                times[key].append(ms)
+            else:
+                failed[key] += 1
+    await context.close()
+    return {"name": name, "times": times, "failed": failed}
+
+
+async def run(app: Served, names: list[str], seconds: float, starts: list[str | None]) -> list[dict]:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
+        pages = [await open_page(browser, app, n, s) for n, s in zip(names, starts, strict=True)]
+        results = await asyncio.gather(*(review(c, p, n, seconds) for (c, p), n in zip(pages, names, strict=True)))
+        await browser.close()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", type=Path, required=True)
+    parser.add_argument("--sessions", type=int, default=20)
+    parser.add_argument("--seconds", type=float, default=180)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    from reviewer.store import Store
+
+    res: dict = {"machine": machine(), "sessions": args.sessions, "seconds": args.seconds}
+    print(res["machine"], flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench_reviewers_") as tmp:
+        db = Path(tmp) / "reviewers.duckdb"
+        shutil.copyfile(args.db, db)
+        with Store(db) as store:  # each reviewer starts at another place of the queue
+            ids = [r["trajectory_id"] for r in store.queue.queue_items(limit=args.sessions * 40)]
+        starts = [ids[i * 40] if i * 40 < len(ids) else None for i in range(args.sessions)]
+        names = [f"rev{i:02d}" for i in range(args.sessions)]
+        # every session here comes from 127.0.0.1, where K reviewers would come from K addresses: the
+        # per-address page-load budget (reviewer/page_limits.py) would refuse the 4th page at once
+        os.environ.setdefault("SPECREVIEW_PAGE_BURST_SECONDS", "3600")
+        os.environ.setdefault("SPECREVIEW_PAGES_IN_FLIGHT", str(max(4, args.sessions)))
+        app = Served(db, Path(tmp) / "serve.log")
+        try:
+            t = time.perf_counter()
+            results = asyncio.run(run(app, names, args.seconds, starts))
+            res["wall_s"] = time.perf_counter() - t
+            res["server_rss_mb"] = app.rss_mb()
+        finally:
+            app.stop()
+        with Store(db) as store:
+            stored = store.db.rows(
+                "SELECT reviewer, count(*) AS rows, count(DISTINCT trajectory_id) AS items FROM reviews "
+                "WHERE reviewer IN (SELECT unnest(?::VARCHAR[])) GROUP BY reviewer", [names])
+    by_name = {r["reviewer"]: r for r in stored}
+    rows = []
+    for r in results:
+        acks = len(r["times"]["a"])
+        kept = by_name.get(r["name"], {"rows": 0, "items": 0})
+        rows.append({"name": r["name"], "a": summary(r["times"]["a"]) if acks else None,
+                     "n": summary(r["times"]["n"]) if r["times"]["n"] else None, "failed": r["failed"],
+                     "acknowledged": acks, "stored_rows": kept["rows"], "stored_items": kept["items"]})
+    res["per_session"] = rows
+    every_a = [t for r in results for t in r["times"]["a"]]
+    every_n = [t for r in results for t in r["times"]["n"]]
+    res["all"] = {"a": summary(every_a) if every_a else None, "n": summary(every_n) if every_n else None}
+    print("| session | `a` -> ack n | median ms | p95 ms | `n` n | median ms | p95 ms | acknowledged | stored rows / items |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        a, n = r["a"] or {}, r["n"] or {}
+        print(f"| {r['name']} | {a.get('n', 0)} | {a.get('median', float('nan')):.0f} | {a.get('p95', float('nan')):.0f} | "
+              f"{n.get('n', 0)} | {n.get('median', float('nan')):.0f} | {n.get('p95', float('nan')):.0f} | "
+              f"{r['acknowledged']} | {r['stored_rows']} / {r['stored_items']} |")
+    once = all(r["stored_rows"] == r["stored_items"] == r["acknowledged"] for r in rows)
+    print(f"all sessions: a p95 {res['all']['a']['p95']:.0f} ms (n={res['all']['a']['n']}), "
+          f"n p95 {res['all']['n']['p95']:.0f} ms (n={res['all']['n']['n']}); every acknowledged label stored once: "
+          f"{once}; server RSS {res['server_rss_mb']:.0f} MB; {machine()}")
+    res["stored_once"] = once
+    if args.json:
+        args.json.write_text(json.dumps(res, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()

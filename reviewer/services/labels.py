@@ -33,10 +33,13 @@ def _refresh_priority_later(store, trajectory_id: str) -> None:
     recomputed in the background "priority" lane after the label is stored and acknowledged, not on the
     reviewer's key press."""
     def work():
+        if not store.is_open:  # the store closed before its turn (the app stopping): nothing to refresh
+            return
         try:
             triage.refresh(store, [trajectory_id], refit=False)
         except Exception as err:  # a priority that cannot be refreshed must not lose the label
-            log.warning("review priority of %s not refreshed: %s", trajectory_id, err)
+            if store.is_open:  # a store closed under it interrupts it: dropped, as a stale read-ahead is
+                log.warning("review priority of %s not refreshed: %s", trajectory_id, err)
 
     background.submit("priority", work)
 

@@ -47,3 +47,19 @@ def test_render_processes_end_with_the_background_work():
 def test_an_unknown_lane_is_refused():
     with pytest.raises(ValueError, match="no background lane"):
         background.submit("elsewhere", print)
+
+
+def test_a_priority_refresh_whose_store_closed_is_dropped_without_a_warning(demo_store, caplog):
+    """A verdict's priority refresh waits in the background lane; a store closed before it runs (the app
+    stopping, a test ending) drops it, as a stale read-ahead is dropped: no 'connection closed' warning."""
+    import logging
+
+    from reviewer.services import background
+    from reviewer.services.labels import _refresh_priority_later
+
+    tid = demo_store.trajectories.list_trajectories(limit=1)[0]["id"]
+    demo_store.close()
+    with caplog.at_level(logging.WARNING, logger="reviewer.services.labels"):
+        _refresh_priority_later(demo_store, tid)
+        background.drain()
+    assert not [r for r in caplog.records if "not refreshed" in r.getMessage()]

@@ -19,7 +19,7 @@ from agents.claims.window import View, step_window, trajectory_redshift
 CHECKED_KINDS = ("think", "answer")
 # Stored with every result (reviewer/store claim_results): bump it when a change to the patterns,
 # the measurements or the tolerances can change a verdict, so results of the two checkers stay apart.
-CHECKER_VERSION = "claims-7"
+CHECKER_VERSION = "claims-8"
 
 __all__ = ["CHECKER_VERSION", "Claim", "ClaimResult", "Context", "Measurer", "View", "check_claim", "check_text",
            "check_trajectory", "extract_claims", "step_window", "summarize", "summary_text"]

@@ -22,6 +22,7 @@ import re
 import astropy.units as u
 
 from agents.claims.lexicon import Mention, find_mentions, measure_name_pattern
+from agents.claims.scope import both_denied, denied_sense, epistemic_should, trailing_plan
 from agents.claims.types import COMPARISON, FEATURE, MEASURE, QUANTITY, Claim
 
 NUM = r"[-+−]?\d+(?:\.\d+)?"
@@ -36,14 +37,20 @@ _NOT = (r"(?:(?:does|do|did|could|would|is|are|was|were)\s*n[o'’]?t|can(?:no|'
         r"never|not)\s+(?:be\s+)?")
 # an intensifier before a bound leaves it a bound: "well / far / comfortably / clearly in excess of 3 Å"
 _INTENSE = r"(?:(?:well|far|much|comfortably|clearly|significantly|substantially|safely)\s+)?"
-LT = (rf"{_INTENSE}(?:below|under|less\s+than|smaller\s+than|lower\s+than)|"
+LT = (r"(?:less|lower|smaller)\s+than\s+or\s+equal\s+to|at\s+the\s+very\s+most|bounded\s+above\s+by|"
+      r"(?:a\s+)?max(?:imum(?:\s+of)?|\.)?(?=\s*[~≈]?\s*\d|$)|"
+      rf"{_NOT}(?:go(?:es)?|rise|climb|get)\s+(?:above|over|beyond|past)|never\s+(?:goes|rises|climbs|gets)\s+(?:above|over|beyond|past)|"
+      rf"{_INTENSE}(?:below|under|less\s+than|smaller\s+than|lower\s+than)|"
       r"<=|=<|⩽|≲|<|≤|less than|below|under|at most|at\s+or\s+below|no more than|smaller than|lower than|up to|"
       rf"{_NOT}(?:exceed(?:s|ing)?|(?:more|greater|larger|higher|stronger|bigger|deeper)\s+than|above|over|reach(?:es)?)|"
       r"not\s+exceeding|no\s+(?:greater|larger|stronger|higher|bigger|deeper)\s+than|"
       r"(?:stays?|remains?|keeps?)\s+(?:below|under|beneath)|(?:weaker|shallower|fainter)\s+than|"
       r"falls?\s+short\s+of|tops?\s+out\s+at|capped\s+at|(?:an?\s+)?upper\s+(?:limit|bound)\s+(?:of|at)|"
       r"(?:a\s+)?maximum\s+of|well\s+(?:below|under)")
-GT = (rf"{_INTENSE}(?:in\s+excess\s+of|beyond|upwards?\s+of|above|over|more\s+than|greater\s+than|larger\s+than)|"
+GT = (r"(?:greater|larger|higher|more)\s+than\s+or\s+equal\s+to|bounded\s+below\s+by|"
+      r"(?:a\s+)?min(?:imum(?:\s+of)?|\.)?(?=\s*[~≈]?\s*\d|$)|"
+      rf"{_NOT}(?:go|drop|fall|dip|sink|get)\s+(?:below|under|beneath)|never\s+(?:goes|drops|falls|dips|sinks|gets)\s+(?:below|under|beneath)|"
+      rf"{_INTENSE}(?:in\s+excess\s+of|beyond|upwards?\s+of|above|over|more\s+than|greater\s+than|larger\s+than)|"
       r">=|=>|⩾|≳|>|≥|more than|above|over|at least|at\s+or\s+above|exceeds?|exceeding|greater than|larger than|"
       rf"in\s+excess\s+of|{_NOT}(?:(?:less|smaller|lower|weaker|fainter|shallower)\s+than|below|under)|"
       r"no\s+(?:less|smaller|lower|weaker)\s+than|higher\s+than|(?:stronger|deeper|bigger)\s+than|"
@@ -51,17 +58,17 @@ GT = (rf"{_INTENSE}(?:in\s+excess\s+of|beyond|upwards?\s+of|above|over|more\s+th
       r"surpass(?:es|ing)?|goes\s+beyond|(?:an?\s+)?lower\s+(?:limit|bound)\s+(?:of|at)|(?:a\s+)?minimum\s+of|"
       r"at\s+(?:a\s+)?minimum|well\s+(?:above|over)")
 # a bound written after the number: "3 Å or less", "3 Å at most", "3 Å or more", "3+ Å"
-POST_LT = r"or\s+(?:less|below|lower|smaller|under)|at\s+(?:the\s+)?most|at\s+(?:the\s+)?maximum"
+POST_LT = r"or\s+(?:less|below|lower|smaller|under)|at\s+(?:the\s+)?most|at\s+(?:the\s+)?maximum|tops"
 POST_GT = r"or\s+(?:more|greater|above|higher|larger|over)|at\s+(?:the\s+)?least|at\s+(?:a\s+|the\s+)?minimum"
 UNIT = r"Ångstr[öo]ms?|Å|Angstroms?|angstroms?|Ang\b|AA\b|A\b|nm|mÅ|km\s*/\s*s|km\s*s\^?-1|km\s*s⁻¹|per\s*cent|%"
 VALUE = re.compile(
     rf"\s*(?:(?:is|are|of|=|:|at|equals?|measures?|measured|reaches|reaching|with|only|just|a|an|value|its|the|"
-    rf"lies|lie|falls?|sits?|comes|out|amounts\s+to|in\s+the\s+range(?:\s+of)?|range|within|somewhere|"
+    rf"lies|lie|falls?|sits?|comes?(?:\s+to)?|out|amounts\s+to|in\s+the\s+range(?:\s+of)?|range|within|somewhere|"
     rf"found|in|constrained\s+to|(?:in\s+)?(?:the\s+)?interval|I\s+(?:get|find|measure|obtain)|"
     # words of estimating and of extent: "is estimated to be", "likely lies", "ranging from", "spans",
     # "is bounded by", "anywhere from", "is best put at", "is limited to"
     rf"estimated|determined|derived|inferred|likely|probably|to\s+be|as|ranging|ranges?|spans?|spanning|"
-    rf"bracketed|anywhere|best|put|placed|limited\s+to|confined\s+to|has|have|must|could|may|might|can|be|"
+    rf"bracketed|anywhere|best|put|placed|limited\s+to|confined\s+to|has|have|must|could|may|might|can|should|be|"
     rf"plausibly|possibly|presumably|that|which|"
     # verbs of coming to a value: "clocks in at", "totals", "works out to", "turns out to be", "reads"
     rf"clocks?\s+in|registers?|totals?|works?\s+out(?:\s+to)?|turns?\s+out|reads?|stands?|settles?|pegged|"
@@ -172,7 +179,7 @@ ORDER_WORD = re.compile(r"(?P<more>\b(?:larger|greater|bigger|higher|stronger|de
 # of one line outdoing another ("A dominates B", "B is outweighed by A"); a factor ("twice as strong as")
 COMPARE = re.compile(
     r"\b(?P<adj>deeper|shallower|stronger|weaker|broader|narrower|wider|brighter|fainter|"
-    r"(?:more|less)\s+(?:prominent|intense|pronounced|conspicuous))"
+    r"(?:more|less)\s+(?:prominent|intense|pronounced|conspicuous|strong|deep|broad|wide|bright))"
     r"(?:\s+(?:in\s+)?(?:absorption|emission))?(?:\s+(?:lines?|features?))?"
     r"\s+(?:than|compared\s+(?:to|with)|relative\s+to)\b"
     r"|\b(?P<more>more|less)\s+(?:absorption|emission|equivalent\s+width|EW|strongly|intensely)\s+than\b"
@@ -182,7 +189,12 @@ COMPARE = re.compile(
     r"overshadows|eclipses)\b(?!\s+over)"
     r"|\b(?:is|are)\s+(?P<passive>dominated|outweighed|overpowered|overwhelmed|outshone|overshadowed|eclipsed)\s+by\b"
     r"|\b(?P<factor>twice|thrice|(?:two|three|four|five|several|many|\d+(?:\.\d+)?)\s*(?:times|x|×)|"
-    r"(?P<frac>half|a\s+third|a\s+quarter|a\s+fraction))\s+as\s+(?:strong|deep|intense|prominent|large)\s+as\b",
+    r"(?P<frac>half|a\s+third|a\s+quarter|a\s+fraction))\s+as\s+(?:strong|deep|intense|prominent|large)\s+as\b"
+    # "B is not as strong as A", "B is not nearly so deep as A": B is the weaker
+    r"|\bnot\s+(?:quite\s+|nearly\s+|at\s+all\s+)?(?:as|so)\s+(?P<notas>strong|deep|broad|wide|intense|prominent|"
+    r"pronounced|bright|large)\s+as\b"
+    # verbs of falling behind the other line: "B falls short of A", "B trails A", "B lags behind A"
+    r"|\b(?P<lessverb>falls?\s+short\s+of|trails|lags\s+behind)\b",
     re.IGNORECASE)
 POSITION = re.compile(rf"\b(?:at|near|around|centred at|centered at|centred on|centered on|located at|peaking at|"
                       rf"λ\s*=?)\s*(?:(?:{APPROX})\s*)?(?P<num>\d{{3,5}}(?:\.\d+)?)\s*"
@@ -199,12 +211,19 @@ PLAN = re.compile(r"\b(?:I will|I'll|let me|let's|next I|I need|need to|zoom(?:i
                   r"are the deepest lines in the spectrum, with)", re.IGNORECASE)
 CRITERION = re.compile(r"\(needs\s*[<>=]|zoom I measure:|not measurable")
 NEG = re.compile(r"\b(?:no|not|none|absent|absence|lacks?|lacking|without|missing|neither|nor|undetected|"
-                 r"non-detection|free of)\b|n't\b", re.IGNORECASE)
+                 r"non-detection|free of|"
+                 # "cannot be seen", "never shows", "devoid of", "invisible", "undetectable", "fails to appear",
+                 # "nothing (is emitted)", "zero emission"
+                 r"cannot|never|devoid|invisible|unseen|undetectable|fail(?:s|ed)?\s+to|nothing(?!\s+else)|nowhere|"
+                 r"zero\s+(?=(?:emission|absorption|flux|signal|EW|equivalent))"
+                 r")\b|n't\b", re.IGNORECASE)
 # idioms whose negation word negates nothing about a line ("without any doubt", "not only")
 NOT_NEG = re.compile(r"\b(?:without\s+(?:any\s+)?doubt|no\s+doubt|not\s+only|nothing\s+but|not\s+least)\b",
                      re.IGNORECASE)
-EMISSION = re.compile(r"\bemission|\bemitting|\bin emission|\bemission[\s-]line|\bpeaks?\b|\bspikes?\b", re.IGNORECASE)
-ABSORPTION = re.compile(r"\babsorption|\babsorbing|\btroughs?\b|\bdips?\b|\bdepressions?\b|\bdeep\b", re.IGNORECASE)
+EMISSION = re.compile(r"\bemission|\bemitting|\bin emission|\bemission[\s-]line|\bpeaks?\b|\bspikes?\b|"
+                      r"\bemit(?:s|ted|ter|ters)?\b", re.IGNORECASE)
+ABSORPTION = re.compile(r"\babsorption|\babsorbing|\btroughs?\b|\bdips?\b|\bdepressions?\b|\bdeep\b|"
+                        r"\babsorb(?:s|ed|er|ers)?\b", re.IGNORECASE)
 PRESENT = re.compile(r"\b(?:present|detected|visible|seen|shows?|showing|strong|prominent|clear|clearly|obvious|"
                      r"evident|dominat\w*|deep|broad|narrow|weak|faint|distinct|conspicuous|pronounced|bands?)\b",
                      re.IGNORECASE)
@@ -253,6 +272,9 @@ def _clauses(text: str) -> list[tuple[int, int]]:
             continue
         if m.group() == "." and text[max(0, m.start() - 6):m.start()].lower().endswith(("approx", "e.g", "i.e", "vs")):
             continue
+        if m.group() == "." and re.search(r"\b(?:max|min)$", text[max(0, m.start() - 4):m.start()], re.IGNORECASE) and \
+                re.match(r"\s*[~≈]?\s*\d", text[m.end():]):
+            continue  # "max. 3 Å": an abbreviated bound
         if m.start() > start:
             out.append((start, m.start()))
         start = m.end()
@@ -379,17 +401,27 @@ def extract_claims(text: str) -> list[Claim]:
         n = len(b.claims)
         found = _measures(b, lo, hi)
         # a clause that lists kb measurements ("In the H-beta zoom I measure: ...") names its lines
-        # as labels of what was measured; plans and criteria state nothing about the spectrum
-        if not (found or CRITERION.search(clause) or PLAN.search(clause)):
-            _redshifts(b, lo, hi)
-            _parallel_pair(b, mentions, lo, hi)
-            _quantities(b, mentions, lo, hi)
+        # as labels of what was measured; plans and criteria state nothing about the spectrum, but a
+        # plan or request in a trailing clause leaves the claim before it ("..., and the summary should
+        # quote it"), and "should" before a value is a hedged estimate ("the EW should lie in 3-5 Å")
+        end, hedge = hi, False
+        if not (found or CRITERION.search(clause)) and PLAN.search(clause):
+            cut = trailing_plan(clause, PLAN, lambda x, y, at=lo: any(at + x <= m.start and m.end <= at + y for m in mentions))
+            hedge = cut is None and epistemic_should(clause, PLAN)
+            end = lo + cut if cut is not None else hi if hedge else lo
+        if not (found or CRITERION.search(clause)) and end > lo:
+            _redshifts(b, lo, end)
+            _parallel_pair(b, mentions, lo, end)
+            _quantities(b, mentions, lo, end)
             if last_ew is not None and len(b.claims) == n:
-                _elided_ew(b, mentions, last_ew, lo, hi)
-            _ranked(b, mentions, lo, hi)
-            _ew_order(b, mentions, lo, hi)
-            _comparisons(b, mentions, lo, hi)
-            _features(b, mentions, lo, hi)
+                _elided_ew(b, mentions, last_ew, lo, end)
+            _ranked(b, mentions, lo, end)
+            _ew_order(b, mentions, lo, end)
+            _comparisons(b, mentions, lo, end)
+            _features(b, mentions, lo, end)
+            if hedge:
+                for c in b.claims[n:]:
+                    c.hedged = c.hedged or c.kind == QUANTITY
         skip = _rejected_spans(text, lo, hi)
         if skip:
             b.claims[n:] = [c for c in b.claims[n:] if all(c.end <= s or c.start >= e for s, e in skip)]
@@ -826,15 +858,16 @@ def _comparisons(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None
         second = next((x for x in mentions if x.start >= m.end() and x.end <= hi), None)
         if first is None or second is None or not b.free(first.start, second.end):
             continue
-        if m.group("verb") and not re.fullmatch(r"\s*(?:(?:that|those)\s+of\s+)?(?:the\s+)?",
-                                                b.text[m.end():second.start]):
-            continue  # "A exceeds 3 Å, and B ...": a verb of outdoing must take the other line as object
-        word = re.sub(r"\s+", " ", (m.group("adj") or "").lower())
+        if (m.group("verb") or m.group("lessverb")) and not re.fullmatch(
+                r"\s*(?:(?:that|those)\s+of\s+)?(?:the\s+)?(?:(?:EW|W_?λ|equivalent\s+width)\s*(?:of\s+|[(\[{]\s*))?",
+                b.text[m.end():second.start], re.IGNORECASE):
+            continue  # "A exceeds 3 Å, and B ...": a verb of outdoing must take the other line (or its EW) as object
+        word = re.sub(r"\s+", " ", (m.group("adj") or m.group("notas") or "").lower())
         qty = {"deeper": "depth", "shallower": "depth", "broader": "fwhm", "narrower": "fwhm",
-               "wider": "fwhm"}.get(word, "strength")
+               "wider": "fwhm", "deep": "depth", "broad": "fwhm", "wide": "fwhm"}.get(word.split(" ")[-1], "strength")
         less = (word in ("shallower", "weaker", "narrower", "fainter") or word.startswith("less")
                 or (m.group("more") or "").lower() == "less" or m.group("passive") or m.group("frac")
-                or (m.group("noun") or "").lower() in ("lower", "smaller"))
+                or m.group("notas") or m.group("lessverb") or (m.group("noun") or "").lower() in ("lower", "smaller"))
         relation = "<" if less else ">"
         b.add(b.span(COMPARISON, first.start, second.end, lines=[first.names[0], second.names[0]], quantity=qty,
                      relation=relation, line_kind=_kind(b.text[lo:hi])))
@@ -862,6 +895,10 @@ def _ew_order(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
     subject = before[-1].names[0]
     if re.search(r"\b(?:not|rather\s+than|instead\s+of|unlike)\s*$", b.text[lo:before[-1].start]):
         subject = names[1] if subject == names[0] else names[0]  # "A, not B, is the stronger"
+    pred = PREDICATED.match(b.text, word.end(), hi)
+    after = next((m for m in lines if pred and m.start == pred.end()), None)
+    if after is not None:
+        subject = after.names[0]  # "Of A and B, the stronger absorption is A": said of the line after it
     other = names[1] if subject == names[0] else names[0]
     relation = ">" if word.group("more") else "<"
     b.add(b.span(COMPARISON, lines[0].start, lines[-1].end, lines=[subject, other], quantity="strength",
@@ -895,6 +932,11 @@ def _ranked(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
         return
     b.add(b.span(COMPARISON, r.start(), listed[1].end, lines=[listed[0].names[0], listed[1].names[0]],
                  quantity="strength", relation=">" if down else "<", line_kind=_kind(b.text[lo:hi])))
+
+
+# a comparative predicated of the line after it: "the stronger (absorption / line / one) is A"
+PREDICATED = re.compile(r"(?:\s+(?:absorption|emission|line|feature|one|absorber|emitter|of\s+the\s+two))*\s*"
+                        r"(?:is|was|:)\s+(?:the\s+)?", re.IGNORECASE)
 
 
 def _said_of(text: str, line: Mention, word: re.Match) -> bool:
@@ -949,6 +991,11 @@ def _features(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
         sub = NOT_NEG.sub(lambda m: " " * len(m.group()), sub)  # same offsets, idioms blanked
         neg = bool(NEG.search(sub))
         kind = _kind(sub)
+        # a negation that reaches one sense only ("in absorption and not in emission") denies that sense
+        # and asserts the other; one that reaches both ("no absorption or emission") denies the line
+        split = denied_sense(sub, NEG, EMISSION, ABSORPTION) if neg else None
+        if neg and split is None and both_denied(sub, NEG, EMISSION, ABSORPTION):
+            kind = None
         pos = POSITION.search(sub)
         if not here:
             un = UNNAMED.search(sub)
@@ -967,6 +1014,12 @@ def _features(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
             if ng and a + ng.start() < m.start:
                 start = a + ng.start()
             wave = _wave_value(pos.group("num"), pos.group("unit")) if pos and len(here) == 1 else None
+            if split and m.what != "band":
+                for sense, polarity in zip(split, (-1, 1), strict=True):
+                    b.add(b.span(FEATURE, start, end, lines=list(m.names), polarity=polarity, line_kind=sense,
+                                 strength="strong" if polarity > 0 and STRONG.search(sub) else None,
+                                 wavelength=wave, frame=_frame(sentence)))
+                continue
             b.add(b.span(FEATURE, start, end, lines=list(m.names), polarity=-1 if neg else 1,
                          strength="strong" if STRONG.search(sub) else None,
                          line_kind="band" if m.what == "band" else kind, wavelength=wave,

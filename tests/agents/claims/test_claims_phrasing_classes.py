@@ -420,3 +420,127 @@ def test_a_ranking_without_a_direction_is_not_read():
 def test_a_bound_in_the_subscript_of_the_symbol():
     q = _one_quantity("Hβ absorption EW_max = 1.5 Å")
     assert (q.value, q.relation, q.lines) == (1.5, "<", ["H-beta"])
+
+
+# --- sixth pass (claims-8): from the development halves of the fifth and fourth blind hands ------------
+@pytest.mark.parametrize("text", [
+    "The Hδ EW is close to 5.5 Å, and the summary should repeat that number.",
+    "Hδ absorption has an equivalent width of about 5.5 Å, and I will check the continuum again later.",
+    "The EW of Hδ comes out near 5.5 Å, which the write-up should state.",
+    "Hδ EW ≈ 5.5 Å - we need to carry this into the table.",
+])
+def test_a_request_or_plan_in_a_trailing_clause_leaves_the_claim_before_it(text):
+    q = _one_quantity(text)
+    assert (q.quantity, q.lines, q.value) == ("ew", ["H-delta"], 5.5), text
+
+
+@pytest.mark.parametrize("text", [
+    # a plan that names the line or holds a number is still a plan
+    "The Hδ EW is close to 5.5 Å, and I will check whether Hγ agrees.",
+    "Hδ absorption has an EW of 5.5 Å, and we need to confirm it is above 4 Å.",
+    # a plan before the value is a plan
+    "I will measure the EW of Hδ, which is probably about 5.5 Å.",
+])
+def test_a_trailing_plan_that_names_a_line_or_a_number_still_voids_the_clause(text):
+    assert not _quantities(text), text
+
+
+@pytest.mark.parametrize("text, value, spread", [
+    ("Looking at Hδ, its absorption equivalent width should lie somewhere in 4-7 Å.", 5.5, 1.5),
+    ("The Hδ equivalent width should be about 5.5 Å.", 5.5, 0.0),
+    ("From the zoom, the EW of Hδ should come out between 4 and 7 Å.", 5.5, 1.5),
+])
+def test_should_before_a_value_is_a_hedged_estimate(text, value, spread):
+    q = _one_quantity(text)
+    assert (q.lines, q.value, q.spread, q.hedged) == (["H-delta"], value, spread, True), text
+
+
+@pytest.mark.parametrize("text", [
+    "For an A star the Hδ EW should be about 10 Å.",
+    "If this is a K giant, the Hδ EW should be at most 2 Å.",
+    "Hδ should be in absorption with an EW of about 5 Å, as expected for a typical F star.",
+    "The EW of Hδ should be measured on a local continuum of 4000 Å.",
+])
+def test_should_of_an_expectation_or_a_method_is_not_a_claim(text):
+    assert not _quantities(text), text
+
+
+@pytest.mark.parametrize("text, relation", [
+    ("The Mg b EW is maximum 2.5 Å.", "<"),
+    ("Mg b equivalent width: max. 2.5 Å.", "<"),
+    ("The Mg b EW is minimum 2.5 Å.", ">"),
+    ("Mg b EW min 2.5 Å.", ">"),
+    ("The Mg b EW is less than or equal to 2.5 Å.", "<"),
+    ("The Mg b EW is lower than or equal to 2.5 Å.", "<"),
+    ("The Mg b EW is greater than or equal to 2.5 Å.", ">"),
+    ("The Mg b EW is at the very most 2.5 Å.", "<"),
+    ("The Mg b EW is bounded above by 2.5 Å.", "<"),
+    ("The Mg b EW is bounded below by 2.5 Å.", ">"),
+    ("The Mg b EW does not go above 2.5 Å.", "<"),
+    ("The Mg b EW never rises above 2.5 Å.", "<"),
+    ("The Mg b EW does not drop below 2.5 Å.", ">"),
+    ("The Mg b EW is 2.5 Å tops.", "<"),
+])
+def test_bound_words_written_bare_or_spelled_out(text, relation):
+    q = _one_quantity(text)
+    assert (q.quantity, q.lines, q.value, q.relation) == ("ew", ["Mg b"], 2.5, relation), text
+
+
+@pytest.mark.parametrize("text, first, quantity, relation", [
+    ("Absorption in Na D is more strong than in Hβ.", "Na D", "strength", ">"),
+    ("Na D is more deep than Hβ.", "Na D", "depth", ">"),
+    ("Hβ is less strong than Na D in absorption.", "H-beta", "strength", "<"),
+    ("Na D is more broad than Hβ.", "Na D", "fwhm", ">"),
+    ("Hβ is not as strong as Na D.", "H-beta", "strength", "<"),
+    ("Hβ is not as deep as Na D in equivalent width.", "H-beta", "depth", "<"),
+    ("EW(Na D) exceeds EW(Hβ).", "Na D", "strength", ">"),
+    ("In equivalent width Hβ falls short of Na D.", "H-beta", "strength", "<"),
+])
+def test_analytic_and_negated_comparatives_of_two_lines(text, first, quantity, relation):
+    c = [c for c in extract_claims(text) if c.kind == "comparison"]
+    assert len(c) == 1 and (c[0].lines[0], c[0].quantity, c[0].relation) == (first, quantity, relation), \
+        [x.to_dict() for x in c]
+
+
+def test_a_comparative_predicated_of_the_line_after_it():
+    # "the stronger one is A": A is the stronger, whichever line was named first
+    c = [c for c in extract_claims("Of Na D and Hβ, the stronger absorption is Na D.") if c.kind == "comparison"]
+    assert [(x.lines, x.relation) for x in c] in ([(["Na D", "H-beta"], ">")], [])
+    c = [c for c in extract_claims("Between Hβ and Na D, the weaker line is Hβ.") if c.kind == "comparison"]
+    assert [(x.lines, x.relation) for x in c] in ([(["H-beta", "Na D"], "<")], [])
+
+
+def _feature_senses(text):
+    return [(c.lines, c.polarity, c.line_kind) for c in extract_claims(text) if c.kind == "feature"]
+
+
+@pytest.mark.parametrize("text", [
+    "Hα appears in absorption and not in emission.",
+    "Hα is an absorption (not emission) line.",
+    "Hα is absorbed, not emitted.",
+    "Hα absorbs and does not emit.",
+])
+def test_only_the_denied_sense_is_denied(text):
+    # the emission sense is denied, the absorption one asserted: never "no Hα at all", never "no absorption"
+    fs = _feature_senses(text)
+    assert (["H-alpha"], 1, "absorption") in fs or (["H-alpha"], -1, "emission") in fs, (text, fs)
+    assert all(k == "emission" for _, p, k in fs if p < 0), (text, fs)
+    assert all(p > 0 for _, p, k in fs if k == "absorption"), (text, fs)
+
+
+@pytest.mark.parametrize("text", [
+    "Hα emission cannot be seen.",
+    "Hα never shows emission.",
+    "Hα is devoid of emission.",
+    "Zero emission at Hα.",
+    "Hα is invisible in emission.",
+    "Hα fails to appear in emission.",
+    "Nothing is emitted at Hα.",
+    "Hα emission is undetectable.",
+])
+def test_more_words_that_deny_a_line(text):
+    assert _feature_senses(text) == [(["H-alpha"], -1, "emission")], text
+
+
+def test_a_negated_bound_is_never_an_absence():
+    assert not [c for c in extract_claims("The Hβ EW does not go above 3 Å.") if c.kind == "feature"]

@@ -1,0 +1,97 @@
+"""How far a clause's plan words and negations reach (claims-8, issue 20, item 3).
+
+Three questions extract.py asks of a clause before reading it:
+- a plan or a request in a trailing coordinate or relative clause ("..., and the summary should quote
+  it", "..., which I will check later", "... - we need to carry this over") that names no line and
+  holds no number says nothing about the value before it: the clause up to it is read as a claim;
+- "should" before a value ("the EW should lie somewhere in 3-5 Å", "should be about 3 Å") is the
+  writer's hedged estimate, unless the clause sets an expectation (for an A star, typical, if ...);
+- a negation that reaches one sense of a line only ("in absorption and not in emission", "an
+  absorption (not emission) line") denies that sense, and asserts the other one.
+Only `re`: the patterns of extract.py are passed in.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+# where a trailing clause starts: ", and / but / so / which / that / where ...", a dash set off by
+# spaces, or " and " before a new subject
+TRAIL_CUT = re.compile(r",\s*(?:and|but|so|which|that|where|though|yet)\b|\s[-–—]\s|"
+                       r"\s+and\s+(?=(?:I|we|the|this|that|it|so|then)\b)", re.IGNORECASE)
+# "should" before a value: "should lie / fall / be / come out (at / in / between ...)"
+SHOULD_VALUE = re.compile(r"should\s+(?:(?:probably|likely|then|therefore|thus|roughly)\s+)?"
+                          r"(?:be|lie|fall|sit|land|come\s+out|amount\s+to)\b", re.IGNORECASE)
+# an expectation or a method, not an estimate: "for an A star", "typical", "expected", "if", "measured on"
+EXPECTATION = re.compile(r"\b(?:for\s+(?:an?|the|such\s+an?)\s+(?:\w+\s+){0,2}(?:star|dwarf|giant|galaxy|"
+                         r"quasar|QSO|AGN|type|class|object|source)|typical(?:ly)?|expect\w*|predict\w*|"
+                         r"theor\w*|models?|templates?|if|unless|whether|would|ought)\b|"
+                         r"should\s+(?:\w+\s+)?be\s+(?:measured|computed|derived|fitted|fit|checked|taken|"
+                         r"estimated|done|used|compared|integrated)\b", re.IGNORECASE)
+
+
+def trailing_plan(clause: str, plan: re.Pattern, named: Callable[[int, int], bool]) -> int | None:
+    """The end of the claim before a trailing plan or request (an offset into `clause`), or None when
+    the plan is not in a trailing clause, or that clause names a line (`named(a, b)`) or holds a number."""
+    first = plan.search(clause)
+    if first is None:
+        return None
+    cuts = [c for c in TRAIL_CUT.finditer(clause, 0, first.start())]
+    if not cuts:
+        return None
+    cut = cuts[-1]
+    if plan.search(clause, 0, cut.start()) or re.search(r"\d", clause[cut.start():]) or \
+            named(cut.start(), len(clause)) or not clause[:cut.start()].strip():
+        return None
+    return cut.start()
+
+
+def epistemic_should(clause: str, plan: re.Pattern) -> bool:
+    """Every plan word of the clause is a "should" before a value, and nothing sets an expectation."""
+    found = list(plan.finditer(clause))
+    return bool(found) and all(m.group().lower() == "should" and SHOULD_VALUE.match(clause, m.start())
+                               for m in found) and not EXPECTATION.search(clause)
+
+
+# what ends a negation's reach forward: a conjunction or a punctuation mark before the next sense word
+NEG_BREAK = re.compile(r"\b(?:and|but|while|whereas|or|though|although|yet|so)\b|[,;()]", re.IGNORECASE)
+
+
+def senses(sub: str, neg: re.Pattern, emission: re.Pattern, absorption: re.Pattern) -> tuple[set, set]:
+    """(denied, asserted): the senses of a line a clause denies and those it states outside any negation.
+    A negation reaches forward to the next sense word when nothing but words without a conjunction stand
+    between ("not in emission", "an absorption (not emission) line", "does not emit"), and "or / nor"
+    carries it on ("no absorption or emission"); otherwise it is said of the sense word before it ("the
+    absorption is not seen and the emission is strong")."""
+    words = sorted([(m.start(), m.end(), "emission") for m in emission.finditer(sub)]
+                   + [(m.start(), m.end(), "absorption") for m in absorption.finditer(sub)])
+    hit = [False] * len(words)
+    for n in neg.finditer(sub):
+        nxt = next((i for i, w in enumerate(words) if w[0] >= n.end()), None)
+        prv = next((i for i in range(len(words) - 1, -1, -1) if words[i][1] <= n.start()), None)
+        if nxt is not None and not NEG_BREAK.search(sub, n.end(), words[nxt][0]):
+            hit[nxt] = True
+            while nxt + 1 < len(words) and re.fullmatch(r"\s*(?:,|or|nor)\s*(?:in\s+)?", sub[words[nxt][1]:words[nxt + 1][0]],
+                                                        re.IGNORECASE):
+                nxt += 1
+                hit[nxt] = True
+        elif prv is not None:
+            hit[prv] = True
+    denied = {w[2] for w, h in zip(words, hit, strict=True) if h}
+    asserted = {w[2] for w, h in zip(words, hit, strict=True) if not h}
+    return denied, asserted
+
+
+def denied_sense(sub: str, neg: re.Pattern, emission: re.Pattern, absorption: re.Pattern) -> tuple[str, str] | None:
+    """(denied, asserted) when a negation reaches every mention of one sense of a line and none of the
+    other: "Hα in absorption and not in emission" -> ("emission", "absorption")."""
+    denied, asserted = senses(sub, neg, emission, absorption)
+    if len(denied) == 1 and len(asserted) == 1 and not denied & asserted:
+        return next(iter(denied)), next(iter(asserted))
+    return None
+
+
+def both_denied(sub: str, neg: re.Pattern, emission: re.Pattern, absorption: re.Pattern) -> bool:
+    """"No absorption or emission at X": both senses named, every one denied."""
+    denied, asserted = senses(sub, neg, emission, absorption)
+    return denied == {"emission", "absorption"} and not asserted

@@ -26,7 +26,8 @@ from agents.claims.scope import both_denied, denied_sense, epistemic_should, tra
 from agents.claims.types import COMPARISON, FEATURE, MEASURE, QUANTITY, Claim
 
 NUM = r"[-+−]?\d+(?:\.\d+)?"
-APPROX = r"~|≈|≃|∼|about|approximately|approx\.?|roughly|around|nearly|close to|of order|some|an estimated"
+APPROX = (r"~|≈|≃|∼|about|approximately|approx\.?|roughly|around|nearly|close to|of order|some|an estimated|"
+          r"in\s+the\s+(?:neighbou?rhood|vicinity)\s+of|on\s+the\s+order\s+of|something\s+like|circa")
 # bounds as reports phrase them; a negated bound is the other bound ("does not exceed" is at most,
 # "no less than" at least), listed before the plain words that it contains
 # A negated bound is the other bound, whatever carries the negation (not, never, cannot, n't); a
@@ -70,19 +71,23 @@ VALUE = re.compile(
     rf"estimated|determined|derived|inferred|likely|probably|to\s+be|as|ranging|ranges?|spans?|spanning|"
     rf"bracketed|anywhere|best|put|placed|limited\s+to|confined\s+to|has|have|must|could|may|might|can|should|be|"
     rf"plausibly|possibly|presumably|that|which|"
+    # "runs / varies / stays between", "anything from", "in the window", "the EW in absorption is"
+    rf"runs?|varies|vary|stays?|remains?|anything|window|(?:in\s+)?(?:absorption|emission)|"
     # verbs of coming to a value: "clocks in at", "totals", "works out to", "turns out to be", "reads"
     rf"clocks?\s+in|registers?|totals?|works?\s+out(?:\s+to)?|turns?\s+out|reads?|stands?|settles?|pegged|"
-    rf"pinned|yields?|gives?|returns?)\b\s*|[=:,(∈]\s*|"
+    rf"pinned|yields?|gives?|returns?)\b\s*|(?:[=:,∈→⇒]|\((?!\s*{NUM}\s*,\s*{NUM}\s*\)))\s*|"
     rf"\((?:in\s+the\s+)?(?:rest|observed|obs)[\s-]*(?:frame)?\)\s*)*"
-    rf"(?:(?P<pre>{APPROX})\s+(?=between\b|from\b))?(?P<between>between\s+|from\s+|(?:bounded|bracketed)\s+by\s+)?(?P<bracket>\[\s*)?"
+    rf"(?:(?P<pre>{APPROX})\s+(?=between\b|from\b))?(?P<between>between\s+|from\s+|(?:bounded|bracketed)\s+by\s+)?(?P<bracket>\[\s*|(?:(?<=∈)|(?<=∈\s)|(?<=\bin\s))\(\s*)?"
     rf"(?P<mod>{LT}|{GT}|{APPROX}|near)?(?:\s*(?:{APPROX}))?(?:\s*(?:the|an?)\b)?\s*(?P<num>{NUM})"
     rf"(?P<plus>\+(?![-/\d]))?"
-    rf"(?:\s*(?:Å|A\b|Angstroms?)?\s*(?:-|–|…|to|through|up\s+to|(?(between)and|(?!))|(?(bracket),|(?!))|"
+    rf"(?:\s*(?:Å|A\b|Angstroms?)?\s*(?:-|–|…|\.\.|to|through|up\s+to|(?(between)and|(?!))|(?(bracket),|(?!))|"
     # "no less than 3 and no more than 5 Å": two bounds that close a range
     rf"(?P<closed>,?\s*(?:and|but)\s+(?:{LT})))"
-    rf"\s*(?P<num2>{NUM})\s*\]?)?"
-    rf"(?:\s*(?:±|\+/-|\+-)\s*{NUM})?\s*(?P<unit>{UNIT})?"
-    rf"(?:\s*(?P<post_lt>{POST_LT})\b|\s*(?P<post_gt>{POST_GT})\b)?"
+    rf"\s*(?P<num2>{NUM})\s*(?(bracket)[\])]?|\]?))?"
+    rf"(?:\s*\(?\s*(?:±|\+/-|\+-)\s*{NUM}\s*\)?)?\s*(?P<unit>{UNIT})?"
+    rf"(?:\s*(?:(?P<post_lt>{POST_LT})|(?P<post_gt>{POST_GT}))\b"
+    # "3 Å or more but 5 Å or less", "3 Å at the least and 5 Å at the most": two bounds after their numbers
+    rf"(?:,?\s*(?:and|but)\s+(?P<num3>{NUM})\s*(?:{UNIT})?\s*(?:{POST_LT}|{POST_GT})\b)?)?"
     rf"(?!\s*(?:<|≤|⩽|>|≥|⩾))", re.IGNORECASE)  # "2 Å ≤ W": the lower end of a double bound, not a value
 # the same number written before the quantity: "a 20 Å equivalent width", "exceeds 8 Å in equivalent width"
 VALUE_BEFORE = re.compile(
@@ -218,7 +223,9 @@ NEG = re.compile(r"\b(?:no|not|none|absent|absence|lacks?|lacking|without|missin
                  r"zero\s+(?=(?:emission|absorption|flux|signal|EW|equivalent))"
                  r")\b|n't\b", re.IGNORECASE)
 # idioms whose negation word negates nothing about a line ("without any doubt", "not only")
-NOT_NEG = re.compile(r"\b(?:without\s+(?:any\s+)?doubt|no\s+doubt|not\s+only|nothing\s+but|not\s+least)\b",
+# ("not as strong as expected" says the line is there, weaker than something)
+NOT_NEG = re.compile(r"\b(?:without\s+(?:any\s+)?doubt|no\s+doubt|not\s+only|nothing\s+but|not\s+least|"
+                     r"not\s+(?:quite\s+|nearly\s+|at\s+all\s+)?(?:as|so)\s+\w+\s+as)\b",
                      re.IGNORECASE)
 EMISSION = re.compile(r"\bemission|\bemitting|\bin emission|\bemission[\s-]line|\bpeaks?\b|\bspikes?\b|"
                       r"\bemit(?:s|ted|ter|ters)?\b", re.IGNORECASE)
@@ -322,6 +329,9 @@ def _value(m: re.Match) -> tuple[float, str, bool, int, float]:
     value = _number(m.group("num"))
     hedged = False
     spread = 0.0
+    if "num3" in m.re.groupindex and m.group("num3") and not (m.groupdict().get("num2")):
+        second = _number(m.group("num3"))
+        return 0.5 * (value + second), "=", False, _decimals(m.group("num")), 0.5 * abs(second - value)
     if "num2" in m.re.groupindex and m.group("num2"):
         second = _number(m.group("num2"))
         value, spread = 0.5 * (value + second), 0.5 * abs(second - value)

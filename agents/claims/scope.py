@@ -46,11 +46,18 @@ def trailing_plan(clause: str, plan: re.Pattern, named: Callable[[int, int], boo
     return cut.start()
 
 
+# the quantity is the subject of "should": "the EW (of X) should", "its equivalent width should", "EW(X) should"
+SHOULD_SUBJECT = re.compile(r"(?:\bEWs?|equivalent[\s-]widths?|W_?λ|\bFWHM|\bwidths?|\bredshift|\bz)"
+                            r"(?:\s*[(\[{][^)\]}]{0,30}[)\]}])?(?:\s+(?:of|for)\s+[^,;:\d]{1,40}?)?\s+$", re.IGNORECASE)
+
+
 def epistemic_should(clause: str, plan: re.Pattern) -> bool:
-    """Every plan word of the clause is a "should" before a value, and nothing sets an expectation."""
+    """Every plan word of the clause is a "should" before a value with the quantity as its subject ("the
+    EW of X should lie in 3-5 Å"; not "X should be in emission"), and nothing sets an expectation."""
     found = list(plan.finditer(clause))
     return bool(found) and all(m.group().lower() == "should" and SHOULD_VALUE.match(clause, m.start())
-                               for m in found) and not EXPECTATION.search(clause)
+                               and SHOULD_SUBJECT.search(clause, 0, m.start()) for m in found) \
+        and not EXPECTATION.search(clause)
 
 
 # what ends a negation's reach forward: a conjunction or a punctuation mark before the next sense word

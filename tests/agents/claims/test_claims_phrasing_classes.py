@@ -544,3 +544,38 @@ def test_more_words_that_deny_a_line(text):
 
 def test_a_negated_bound_is_never_an_absence():
     assert not [c for c in extract_claims("The Hβ EW does not go above 3 Å.") if c.kind == "feature"]
+
+
+@pytest.mark.parametrize("text, value, spread, relation", [
+    # an uncertainty in parentheses, an arrow, the sense between the quantity and its value
+    ("Ca II K EW = 9.5 (±0.3) Å.", 9.5, 0.0, "="),
+    ("Ca II K equivalent width → 9.5 Å.", 9.5, 0.0, "="),
+    ("Ca II K: EW in absorption is 9.5 Å.", 9.5, 0.0, "="),
+    ("Ca II K has an equivalent width in the neighbourhood of 9.5 Å.", 9.5, 0.0, "="),
+    ("The Ca II K equivalent width is something like 9.5 Å.", 9.5, 0.0, "="),
+    # ranges: verbs of extent, an open interval, two bounds written after their numbers
+    ("The Ca II K EW runs from 8 to 11 Å.", 9.5, 1.5, "="),
+    ("The Ca II K EW varies between 8 and 11 Å.", 9.5, 1.5, "="),
+    ("The Ca II K EW stays between 8 and 11 Å.", 9.5, 1.5, "="),
+    ("The Ca II K EW could be anything from 8 to 11 Å.", 9.5, 1.5, "="),
+    ("The Ca II K EW sits in the window 8-11 Å.", 9.5, 1.5, "="),
+    ("EW(Ca II K) ∈ (8, 11) Å.", 9.5, 1.5, "="),
+    ("The Ca II K EW is 8 Å or more, but 11 Å or less.", 9.5, 1.5, "="),
+    ("The Ca II K EW is 8 Å at the least and 11 Å at the most.", 9.5, 1.5, "="),
+])
+def test_more_notations_of_a_value_or_a_range(text, value, spread, relation):
+    q = _one_quantity(text)
+    assert (q.lines, q.value, q.spread, q.relation) == (["Ca II K"], value, spread, relation), text
+
+
+def test_two_values_in_parentheses_after_two_lines_stay_a_pair():
+    qs = _quantities("The EWs of Hβ and Hγ (3, 5 Å) look normal.")
+    assert [(q.lines, q.value, q.spread) for q in qs] == [(["H-beta"], 3.0, 0.0), (["H-gamma"], 5.0, 0.0)]
+
+
+@pytest.mark.parametrize("text", [
+    "Hα should be in emission at about 30 Å EW.",  # the line, not the quantity, is what should be
+    "Na D is not as strong as expected.",  # weaker than expected is not absent
+])
+def test_an_expected_line_or_a_weaker_than_expected_one_is_not_a_claim(text):
+    assert not [c for c in extract_claims(text) if c.kind == "quantity" or c.polarity < 0], text

@@ -187,19 +187,24 @@ COMPARE = re.compile(
     r"(?:more|less)\s+(?:prominent|intense|pronounced|conspicuous|strong|deep|broad|wide|bright))"
     r"(?:\s+(?:in\s+)?(?:absorption|emission))?(?:\s+(?:lines?|features?))?"
     r"\s+(?:than|compared\s+(?:to|with)|relative\s+to)\b"
-    r"|\b(?P<more>more|less)\s+(?:absorption|emission|equivalent\s+width|EW|strongly|intensely)\s+than\b"
+    r"|\b(?P<more>more|less)\s+(?:absorption|emission|equivalent\s+width|EW|strongly|intensely|absorbing|emitting)"
+    r"\s+than\b|\b(?:absorbs?|emits?)\s+(?P<verbmore>more|less)\s+than\b"  # "A absorbs more than B"
     r"|\b(?P<noun>greater|larger|higher|bigger|lower|smaller)\s+(?:(?:absorption|emission|line)\s+)?"
-    r"(?:strength|intensity)\s+than\b"
+    r"(?:(?<=absorption\s)|(?<=emission\s)|strength\s+|intensity\s+)than\b"
     r"|\b(?P<verb>dominates|overpowers|overwhelms|outweighs|outstrips|outdoes|surpasses|exceeds|outshines|"
-    r"overshadows|eclipses)\b(?!\s+over)"
-    r"|\b(?:is|are)\s+(?P<passive>dominated|outweighed|overpowered|overwhelmed|outshone|overshadowed|eclipsed)\s+by\b"
+    r"overshadows|eclipses|outranks|beats|leads|tops|edges\s+out)\b(?!\s+over)"
+    r"|\b(?:is|are)\s+(?P<passive>dominated|outweighed|overpowered|overwhelmed|outshone|overshadowed|eclipsed|"
+    r"exceeded|outstripped|surpassed|outranked|outdone|beaten|topped)\s+by\b"
+    # "the EW of A is twice that of B", "B's EW is half that of A"
+    r"|\b(?:(?P<times>twice|double|triple|(?:two|three|four|five|several|many|\d+(?:\.\d+)?)\s*(?:times|x|×))|"
+    r"(?P<frac2>half|a\s+third|a\s+quarter|a\s+fraction))\s+(?:of\s+)?(?:that|those)\s+of\b"
     r"|\b(?P<factor>twice|thrice|(?:two|three|four|five|several|many|\d+(?:\.\d+)?)\s*(?:times|x|×)|"
     r"(?P<frac>half|a\s+third|a\s+quarter|a\s+fraction))\s+as\s+(?:strong|deep|intense|prominent|large)\s+as\b"
     # "B is not as strong as A", "B is not nearly so deep as A": B is the weaker
     r"|\bnot\s+(?:quite\s+|nearly\s+|at\s+all\s+)?(?:as|so)\s+(?P<notas>strong|deep|broad|wide|intense|prominent|"
     r"pronounced|bright|large)\s+as\b"
     # verbs of falling behind the other line: "B falls short of A", "B trails A", "B lags behind A"
-    r"|\b(?P<lessverb>falls?\s+short\s+of|trails|lags\s+behind)\b",
+    r"|\b(?P<lessverb>falls?\s+short\s+of|trails|lags\s+behind|(?:falls?|comes?\s+in|ranks?)\s+below)\b",
     re.IGNORECASE)
 POSITION = re.compile(rf"\b(?:at|near|around|centred at|centered at|centred on|centered on|located at|peaking at|"
                       rf"λ\s*=?)\s*(?:(?:{APPROX})\s*)?(?P<num>\d{{3,5}}(?:\.\d+)?)\s*"
@@ -877,7 +882,8 @@ def _comparisons(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None
                "wider": "fwhm", "deep": "depth", "broad": "fwhm", "wide": "fwhm"}.get(word.split(" ")[-1], "strength")
         less = (word in ("shallower", "weaker", "narrower", "fainter") or word.startswith("less")
                 or (m.group("more") or "").lower() == "less" or m.group("passive") or m.group("frac")
-                or m.group("notas") or m.group("lessverb") or (m.group("noun") or "").lower() in ("lower", "smaller"))
+                or m.group("notas") or m.group("lessverb") or m.group("frac2") or (m.group("verbmore") or "").lower() == "less"
+                or (m.group("noun") or "").lower() in ("lower", "smaller"))
         relation = "<" if less else ">"
         b.add(b.span(COMPARISON, first.start, second.end, lines=[first.names[0], second.names[0]], quantity=qty,
                      relation=relation, line_kind=_kind(b.text[lo:hi])))
@@ -951,10 +957,11 @@ PREDICATED = re.compile(r"(?:\s+(?:absorption|emission|line|feature|one|absorber
 
 def _said_of(text: str, line: Mention, word: re.Match) -> bool:
     """The comparative is said of the line right before it: "B is weaker", "B weaker", "B, by contrast, is
-    far weaker", "B absorption appears weaker"."""
+    far weaker", "B absorption appears weaker", "B has the smaller (EW)"."""
     return bool(re.fullmatch(r"(?:\s+(?:absorption|emission|line|feature))?\s*,?\s*(?:by\s+contrast\s*,?\s*)?"
-                             r"(?:(?:is|are|appears?|looks?|seems?)\s+)?(?:(?:much|far|slightly|considerably|clearly|"
-                             r"noticeably|somewhat|a\s+bit|visibly)\s+)?", text[line.end:word.start()], re.IGNORECASE))
+                             r"(?:(?:is|are|appears?|looks?|seems?)\s+|(?:has|have|shows?|carries)\s+(?:the|a)\s+)?"
+                             r"(?:(?:much|far|slightly|considerably|clearly|noticeably|somewhat|a\s+bit|visibly)\s+)?",
+                             text[line.end:word.start()], re.IGNORECASE))
 
 
 def _kind(text: str) -> str | None:

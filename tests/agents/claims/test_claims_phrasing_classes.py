@@ -579,3 +579,34 @@ def test_two_values_in_parentheses_after_two_lines_stay_a_pair():
 ])
 def test_an_expected_line_or_a_weaker_than_expected_one_is_not_a_claim(text):
     assert not [c for c in extract_claims(text) if c.kind == "quantity" or c.polarity < 0], text
+
+
+@pytest.mark.parametrize("text, first, relation", [
+    # verbs of outdoing and of falling behind, active and passive, with the other line as object
+    ("Ca II K outranks Hδ in equivalent width.", "Ca II K", ">"),
+    ("By EW, Ca II K beats Hδ.", "Ca II K", ">"),
+    ("Ca II K edges out Hδ in EW.", "Ca II K", ">"),
+    ("Hδ comes in below Ca II K in equivalent width.", "H-delta", "<"),
+    ("Hδ is exceeded by Ca II K in equivalent width.", "H-delta", "<"),
+    ("Hδ is surpassed by Ca II K in EW.", "H-delta", "<"),
+    # absorbing more or less, a factor of the other's EW
+    ("Ca II K absorbs more than Hδ.", "Ca II K", ">"),
+    ("Hδ absorbs less than Ca II K.", "H-delta", "<"),
+    ("Ca II K is more absorbing than Hδ.", "Ca II K", ">"),
+    ("Ca II K has larger absorption than Hδ.", "Ca II K", ">"),
+    ("The EW of Ca II K is three times that of Hδ.", "Ca II K", ">"),
+    ("The EW of Hδ is about half that of Ca II K.", "H-delta", "<"),
+    # the comparative said of a line through "has the"
+    ("Of Ca II K and Hδ, Ca II K has the greater equivalent width.", "Ca II K", ">"),
+])
+def test_more_verbs_and_nouns_that_order_two_lines(text, first, relation):
+    c = [c for c in extract_claims(text) if c.kind == "comparison"]
+    assert len(c) == 1 and (c[0].lines[0], c[0].relation) == (first, relation), [x.to_dict() for x in c]
+
+
+@pytest.mark.parametrize("text", [
+    "Ca II K leads to a metal-rich solution.",  # no other line as the object
+    "Ca II K falls below 8 Å in EW.",  # a bound, not an order
+])
+def test_a_verb_of_order_needs_the_other_line_as_its_object(text):
+    assert not [c for c in extract_claims(text) if c.kind == "comparison"], text

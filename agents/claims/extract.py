@@ -225,7 +225,12 @@ NEG = re.compile(r"\b(?:no|not|none|absent|absence|lacks?|lacking|without|missin
                  # "cannot be seen", "never shows", "devoid of", "invisible", "undetectable", "fails to appear",
                  # "nothing (is emitted)", "zero emission"
                  r"cannot|never|devoid|invisible|unseen|undetectable|fail(?:s|ed)?\s+to|nothing(?!\s+else)|nowhere|"
-                 r"zero\s+(?=(?:emission|absorption|flux|signal|EW|equivalent))"
+                 r"zero\s+(?=(?:emission|absorption|flux|signal|EW|equivalent))|"
+                 # idioms of a non-detection: "below the detection limit", "lost in the noise", "consistent with
+                 # zero", "indistinguishable from the continuum"
+                 r"below\s+(?:the\s+)?(?:detection|noise)(?:\s+(?:limit|threshold|level))?|"
+                 r"(?:lost|buried|hidden)\s+in\s+(?:the\s+)?noise|consistent\s+with\s+zero|"
+                 r"indistinguishable\s+from\s+(?:the\s+)?(?:continuum|noise)"
                  r")\b|n't\b", re.IGNORECASE)
 # idioms whose negation word negates nothing about a line ("without any doubt", "not only")
 # ("not as strong as expected" says the line is there, weaker than something)
@@ -233,7 +238,8 @@ NOT_NEG = re.compile(r"\b(?:without\s+(?:any\s+)?doubt|no\s+doubt|not\s+only|not
                      r"not\s+(?:quite\s+|nearly\s+|at\s+all\s+)?(?:as|so)\s+\w+\s+as)\b",
                      re.IGNORECASE)
 EMISSION = re.compile(r"\bemission|\bemitting|\bin emission|\bemission[\s-]line|\bpeaks?\b|\bspikes?\b|"
-                      r"\bemit(?:s|ted|ter|ters)?\b", re.IGNORECASE)
+                      r"\bemit(?:s|ted|ter|ters)?\b|\b(?:bumps?|humps?|glow(?:s|ing)?)\b|\bexcess(?:\s+flux)?\b",
+                      re.IGNORECASE)
 ABSORPTION = re.compile(r"\babsorption|\babsorbing|\btroughs?\b|\bdips?\b|\bdepressions?\b|\bdeep\b|"
                         r"\babsorb(?:s|ed|er|ers)?\b", re.IGNORECASE)
 PRESENT = re.compile(r"\b(?:present|detected|visible|seen|shows?|showing|strong|prominent|clear|clearly|obvious|"

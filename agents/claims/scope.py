@@ -61,7 +61,12 @@ def epistemic_should(clause: str, plan: re.Pattern) -> bool:
 
 
 # what ends a negation's reach forward: a conjunction or a punctuation mark before the next sense word
-NEG_BREAK = re.compile(r"\b(?:and|but|while|whereas|or|though|although|yet|so)\b|[,;()]", re.IGNORECASE)
+NEG_BREAK = re.compile(r"\b(?:and|but|while|whereas|or|though|although|yet|so|it|it's|which|that)\b|[,;:()–—]|\s-\s",
+                       re.IGNORECASE)
+# negations said of what comes before them: "emission: none", "the absorption is absent / undetected / below the
+# detection limit / lost in the noise"
+AFTER_NEG = re.compile(r"none|absent|absence|missing|undetect\w*|invisible|unseen|below|lost|buried|hidden|"
+                       r"consistent|indistinguishable|non-detection", re.IGNORECASE)
 
 
 def senses(sub: str, neg: re.Pattern, emission: re.Pattern, absorption: re.Pattern) -> tuple[set, set]:
@@ -76,7 +81,9 @@ def senses(sub: str, neg: re.Pattern, emission: re.Pattern, absorption: re.Patte
     for n in neg.finditer(sub):
         nxt = next((i for i, w in enumerate(words) if w[0] >= n.end()), None)
         prv = next((i for i in range(len(words) - 1, -1, -1) if words[i][1] <= n.start()), None)
-        if nxt is not None and not NEG_BREAK.search(sub, n.end(), words[nxt][0]):
+        if prv is not None and AFTER_NEG.match(n.group()):
+            hit[prv] = True
+        elif nxt is not None and not NEG_BREAK.search(sub, n.end(), words[nxt][0]):
             hit[nxt] = True
             while nxt + 1 < len(words) and re.fullmatch(r"\s*(?:,|or|nor)\s*(?:in\s+)?", sub[words[nxt][1]:words[nxt + 1][0]],
                                                         re.IGNORECASE):

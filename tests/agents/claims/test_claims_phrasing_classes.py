@@ -610,3 +610,27 @@ def test_more_verbs_and_nouns_that_order_two_lines(text, first, relation):
 ])
 def test_a_verb_of_order_needs_the_other_line_as_its_object(text):
     assert not [c for c in extract_claims(text) if c.kind == "comparison"], text
+
+
+@pytest.mark.parametrize("text", [
+    # idioms of a non-detection said after the line
+    "Hβ emission is below the detection limit.",
+    "Hβ emission is lost in the noise.",
+    "The Hβ emission EW is consistent with zero.",
+    # words for emission that are not the word
+    "There is no excess flux at Hβ.",
+    "No bump at Hβ.",
+])
+def test_a_non_detection_of_emission_in_other_words(text):
+    assert _feature_senses(text) == [(["H-beta"], -1, "emission")], text
+
+
+@pytest.mark.parametrize("text", [
+    "Emission at Hβ: none - it is an absorption line.",
+    "Hβ absorption is present and emission is absent.",
+    "Hβ absorption is seen and its emission is undetected.",
+])
+def test_a_negation_after_a_sense_is_said_of_that_sense(text):
+    # "none", "absent", "undetected" reach back to the sense before them, not on to the next one
+    fs = _feature_senses(text)
+    assert (["H-beta"], -1, "emission") in fs and all(k == "emission" for _, p, k in fs if p < 0), (text, fs)

@@ -67,8 +67,11 @@ STATS_GLYPHS_JS = "() => {" + MODELS + """
   return out;
 }"""
 
-# the glyphs holding data in the figure whose title is `title`: counts per glyph type
-FIGURE_GLYPHS_JS = "(title) => {" + MODELS + """
+
+def _figure_glyphs_js(count: str) -> str:
+    """Per glyph type of the figure whose title is `title`: `count` (JS, of n: the renderer's rows)
+    summed over its renderers holding data."""
+    return "(title) => {" + MODELS + """
   const out = {};
   for (const fig of models) {
     if (!fig.renderers || !fig.title || fig.title.text !== title) continue;
@@ -76,11 +79,17 @@ FIGURE_GLYPHS_JS = "(title) => {" + MODELS + """
       if (r.type !== 'GlyphRenderer' || !r.data_source || !r.data_source.data) continue;
       const n = Math.max(0, ...Object.values(r.data_source.data).map(v => (v && v.length) || 0));
       const kind = r.glyph ? r.glyph.type : '?';
-      if (n > 0) out[kind] = (out[kind] || 0) + 1;
+      if (n > 0) out[kind] = (out[kind] || 0) + """ + count + """;
     }
   }
   return out;
 }"""
+
+
+# the glyph renderers holding data in the figure whose title is `title`, per glyph type
+FIGURE_GLYPHS_JS = _figure_glyphs_js("1")
+# their rows of data, per glyph type (a multi-line: its lines)
+FIGURE_ROWS_JS = _figure_glyphs_js("n")
 
 # titles of the figures that draw a legend inside their frame (over the data)
 LEGENDS_OVER_DATA_JS = "() => {" + MODELS + """

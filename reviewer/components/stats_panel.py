@@ -10,75 +10,45 @@ from __future__ import annotations
 
 import threading
 
-import holoviews as hv
 import numpy as np
 import pandas as pd
 import panel as pn
 import param
-from bokeh.palettes import Category10_10
 from panel.viewable import Viewer
 
 from reviewer.components.safe_text import escape
+from reviewer.components.stats_figures import (
+    CALIBRATION_TITLE,
+    CalibrationFigure,
+    CorrelationFigure,
+    CoverageFigure,
+    RatingFigures,
+    ScoresFigure,
+    W,
+    agent_name,
+)
 from reviewer.review_state import ReviewState
 from reviewer.services import stats, triage
 
-hv.extension("bokeh", logo=False)
-W, H = 560, 250  # the plot's frame and its legend: the centre column is ~640 px at 1440x900
-OUTSIDE = {"legend_position": "right", "legend_opts": {"label_text_font_size": "8pt", "padding": 4}}
+__all__ = ["CALIBRATION_TITLE", "StatsPanel", "abstention_text"]
 
 
-def _plot(obj) -> pn.pane.HoloViews:
-    return pn.pane.HoloViews(obj, backend="bokeh", width=W + 20, height=H + 20, css_classes=["sr-stats-plot"])
+class Plot:
+    """A figure in the tab, or in its place the note saying why there is nothing to draw."""
+
+    def __init__(self, fig, note: str = ""):
+        self.fig = fig
+        self.pane = pn.pane.Bokeh(fig, css_classes=["sr-stats-plot"], visible=False)  # the figure's own size
+        self.note = pn.pane.Markdown(note, width=W, visible=False)
+
+    def show(self, drawn: bool) -> None:
+        self.pane.visible, self.note.visible = drawn, not drawn and bool(self.note.object)
+
+    @property
+    def parts(self) -> tuple:
+        return self.pane, self.note
 
 
-def rating_plots(distributions: dict) -> list:
-    if not distributions:
-        return [pn.pane.Markdown("*No ratings yet.*")]
-    bars = pd.DataFrame([{"rater": r, "score": str(s), "count": c} for r, d in distributions.items()
-                         for s, c in d["counts"].items()])
-    hist = hv.Bars(bars, ["score", "rater"], "count").opts(title="Rating distribution per rater", width=W, height=H,
-                                                           multi_level=False, tools=["hover"], xlabel="score",
-                                                           **OUTSIDE)
-    cdf = hv.Overlay([hv.Curve((d["cdf"]["x"], d["cdf"]["y"]), "score", "fraction ≤ score", label=r).opts(
-        interpolation="steps-post", line_width=2) for r, d in distributions.items()]).opts(
-        title="Rating CDF per rater", width=W, height=H, **OUTSIDE)
-    return [_plot(hist), _plot(cdf)]
-
-
-def correlation_plot(corr: pd.DataFrame):
-    if corr.empty or corr["spearman"].isna().all():
-        return pn.pane.Markdown("*Spearman needs two raters with at least three shared trajectories.*", width=W)
-    both = pd.concat([corr.rename(columns={"rater_a": "a", "rater_b": "b"}),
-                      corr.rename(columns={"rater_a": "b", "rater_b": "a"})])
-    return _plot(hv.HeatMap(both, ["a", "b"], ["spearman", "n_shared"]).opts(
-        title="Spearman correlation between raters", cmap="RdBu", clim=(-1, 1), colorbar=True, width=W, height=H,
-        tools=["hover"]))
-
-
-def kappa_table(kappas: pd.DataFrame):
-    if kappas.empty:
-        return pn.pane.Markdown("*Cohen's kappa needs two reviewers with shared verdicts.*", width=W)
-    return pn.Column("**Cohen's kappa on verdicts**", _table(kappas.round(3)), width=W + 20)
-
-
-def scores_plot(scores: pd.DataFrame):
-    if scores.empty:
-        return pn.pane.Markdown("*No approved or overridden labels yet: accuracy needs human labels.*", width=W)
-    long = scores.melt(id_vars=["task"], value_vars=["accuracy", "f1"], var_name="metric")
-    return _plot(hv.Bars(long, ["task", "metric"], "value").opts(
-        title="Accuracy and F1 per task (vs human labels)", width=W, height=H, ylim=(0, 1), tools=["hover"],
-        multi_level=False, **OUTSIDE))
-
-
-def coverage_plot(curve: pd.DataFrame):
-    if curve.empty or curve["n_kept"].sum() == 0:
-        return pn.pane.Markdown("*No verification results with human labels yet.*", width=W)
-    return _plot((hv.Curve(curve, "coverage", "accuracy") * hv.Scatter(curve, "coverage", ["accuracy", "tier"]).opts(
-        size=8, tools=["hover"])).opts(title="Accuracy versus coverage by credibility tier", width=W, height=H,
-                                       xlim=(0, 1.02), ylim=(0, 1.02)))
-
-
-CALIBRATION_TITLE = "Accuracy by review priority (95% interval)"
 NO_VERDICTS = ("*No human verdicts yet: the accuracy of the agents' answers by review priority, and the share "
                "of the queue that could be accepted without review, need approved, overridden or rejected "
                "answers.*")
@@ -86,39 +56,6 @@ NO_VERDICTS = ("*No human verdicts yet: the accuracy of the agents' answers by r
 
 def _f(value, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
-
-
-def calibration_plot(report: dict):
-    """Accuracy of each task's and agent's answers per priority bin (report["bins"] of
-    reviewer.services.triage.triage_report) against the bin's median priority, the bootstrap interval as an
-    area, and the target accuracy as a line."""
-    bins = pd.DataFrame(report.get("bins") or [])
-    if bins.empty:
-        return pn.pane.Markdown(NO_VERDICTS, width=W)
-    bins = bins.rename(columns={"priority_mid": "priority"})
-    layers = []
-    for i, ((task, agent), group) in enumerate(bins.groupby(["task", "agent"], sort=True)):
-        group = group.sort_values("priority")
-        label, color = f"{task}: {agent_name(agent)}", Category10_10[i % len(Category10_10)]
-        layers.append(hv.Area(group, "priority", ["ci_low", "ci_high"], label=label).opts(
-            color=color, alpha=0.15, line_alpha=0))
-        layers.append(hv.Curve(group, "priority", ["accuracy", "n", "ci_low", "ci_high"], label=label).opts(
-            color=color, line_width=2, tools=["hover"]))
-        layers.append(hv.Scatter(group, "priority", ["accuracy", "n"], label=label).opts(
-            color=color, size=6, tools=["hover"]))
-    layers.append(hv.HLine(report["target"]).opts(color="grey", line_dash="dashed", line_width=1))
-    # the legend under the frame (beside it, its long labels would squeeze the frame), two entries a row
-    rows = -(-bins.groupby(["task", "agent"]).ngroups // 2)
-    return pn.pane.HoloViews(hv.Overlay(layers).opts(
-        title=CALIBRATION_TITLE, width=W, height=H + 20 * rows, ylim=(0, 1.05), legend_position="bottom",
-        legend_cols=2, legend_opts={"label_text_font_size": "8pt", "spacing": 0, "padding": 2},
-        xlabel="review priority (estimated P(override or reject))", ylabel="accuracy vs human verdicts"),
-        backend="bokeh", width=W + 20, height=H + 20 * rows + 20, css_classes=["sr-stats-plot"])
-
-
-def agent_name(agent: str) -> str:
-    """An agent without its task kind ("vet/rules/rules-4" -> "rules/rules-4"): the task is beside it."""
-    return agent.split("/", 1)[-1]
 
 
 def abstention_text(report: dict) -> str:
@@ -140,27 +77,34 @@ def abstention_text(report: dict) -> str:
             f"the thresholds; {row['n_labelled']} labelled in all).")
 
 
-def abstention_table(report: dict):
+def abstention_frame(report: dict) -> pd.DataFrame | None:
+    """The abstention table per task and agent (None before any verdict)."""
     groups = [g for g in report.get("groups") or [] if g["task"] != "all"]
     if not report.get("bins") or not groups:
         return None
-    frame = pd.DataFrame([{"task": g["task"], "agent": agent_name(g["agent"]), "labelled": g["n_labelled"],
-                           "threshold": g["threshold"], "est. accuracy": g["estimated_accuracy"],
-                           "accept": g["n_accept"], "unreviewed": g["n_unreviewed"]} for g in groups])
-    return _table(frame.round(3), css_classes=["sr-abstention-table"])
+    return pd.DataFrame([{"task": g["task"], "agent": agent_name(g["agent"]), "labelled": g["n_labelled"],
+                          "threshold": g["threshold"], "est. accuracy": g["estimated_accuracy"],
+                          "accept": g["n_accept"], "unreviewed": g["n_unreviewed"]} for g in groups]).round(3)
 
 
-def _table(frame: pd.DataFrame, **params) -> pn.widgets.Tabulator:
+def _table(**params) -> pn.widgets.Tabulator:
     """Every row and column in view: as tall as its rows, as wide as its data (Tabulator's fit_data_table),
     headers that do not sort (the tables are a few rows; the arrows would widen every column)."""
-    return pn.widgets.Tabulator(frame.replace({np.nan: None}), disabled=True, show_index=False, sortable=False,
-                                layout="fit_data_table", max_width=W + 20, **params)
+    return pn.widgets.Tabulator(pd.DataFrame(), disabled=True, show_index=False, sortable=False,
+                                layout="fit_data_table", max_width=W + 20, visible=False, **params)
+
+
+def _fill(table: pn.widgets.Tabulator, frame: pd.DataFrame | None) -> None:
+    if frame is not None:
+        table.value = frame.replace({np.nan: None})
+    table.visible = frame is not None
 
 
 class StatsPanel(Viewer):
     """Everything is re-read on `refresh`: in a served page on a thread of its own (at 100k
     trajectories the triage signals take seconds; the tab answers at once and says it is computing),
-    elsewhere (tests, notebooks) before `refresh` returns. A new target reuses the last signals."""
+    elsewhere (tests, notebooks) before `refresh` returns. A new target reuses the last signals. The
+    plots are made once (reviewer.components.stats_figures) and refilled by each refresh."""
 
     state = param.ClassSelector(class_=ReviewState)
 
@@ -175,7 +119,23 @@ class StatsPanel(Viewer):
                                             width=140, css_classes=["sr-abstention-target"])
         self.target.param.watch(lambda _: self.refresh_abstention(), "value")
         self._statement = pn.pane.Markdown("", width=W, css_classes=["sr-abstention"])
-        self.calibration = pn.Column(sizing_mode="fixed", width=W + 20, css_classes=["sr-calibration"])
+        self._ratings, self._correlation = RatingFigures(), CorrelationFigure()
+        self._scores, self._coverage, self._calibration = ScoresFigure(), CoverageFigure(), CalibrationFigure()
+        self._plots = {"bars": Plot(self._ratings.bars, "*No ratings yet.*"), "cdf": Plot(self._ratings.cdf),
+                       "correlation": Plot(self._correlation.fig, "*Spearman needs two raters with at least three "
+                                                                  "shared trajectories.*"),
+                       "scores": Plot(self._scores.fig, "*No approved or overridden labels yet: accuracy needs "
+                                                        "human labels.*"),
+                       "coverage": Plot(self._coverage.fig, "*No verification results with human labels yet.*"),
+                       "calibration": Plot(self._calibration.fig, NO_VERDICTS)}
+        self._kappa_note = pn.pane.Markdown("*Cohen's kappa needs two reviewers with shared verdicts.*", width=W,
+                                            visible=False)
+        self._kappa = _table()
+        self._kappa_block = pn.Column("**Cohen's kappa on verdicts**", self._kappa, width=W + 20, visible=False)
+        self._abstention = _table(css_classes=["sr-abstention-table"])
+        self.calibration = pn.Column(*self._plots["calibration"].parts, self.target, self._statement,
+                                     self._abstention, sizing_mode="fixed", width=W + 20,
+                                     css_classes=["sr-calibration"], visible=False)
         self.triage: dict = {}
         self._inputs: triage.TriageInputs | None = None
         self._ticket = 0  # the latest refresh; an older one's result is dropped
@@ -190,10 +150,10 @@ class StatsPanel(Viewer):
         if self._inputs is None:
             return  # the first refresh is still computing; it reads the target when it is done
         self.triage = triage.triage_report(self.state.store, float(self.target.value), inputs=self._inputs)
+        self._plots["calibration"].show(self._calibration.update(self.triage))
         self._statement.object = abstention_text(self.triage)
-        table = abstention_table(self.triage)
-        self.calibration.objects = [calibration_plot(self.triage), self.target, self._statement,
-                                    *([table] if table is not None else [])]
+        _fill(self._abstention, abstention_frame(self.triage))
+        self.calibration.visible = True
 
     # Two parts, shown as each is ready: the reviewers' statistics (grow with the labels), then the
     # triage's signals (grow with the trajectories: seconds at 100k).
@@ -217,9 +177,19 @@ class StatsPanel(Viewer):
             self._failed(data)
             return
         self._status.object = "<p><em>Estimating the abstention over every trajectory…</em></p>" if pending else ""
-        self._body.objects = [*rating_plots(data["distributions"]), correlation_plot(data["correlations"]),
-                              kappa_table(data["kappas"]), scores_plot(data["scores"]), coverage_plot(data["coverage"]),
-                              self.calibration]
+        rated = self._ratings.update(data["distributions"])
+        self._plots["bars"].show(rated)
+        self._plots["cdf"].show(rated)
+        self._plots["correlation"].show(self._correlation.update(data["correlations"]))
+        kappas = data["kappas"]
+        _fill(self._kappa, None if kappas.empty else kappas.round(3))
+        self._kappa_block.visible, self._kappa_note.visible = not kappas.empty, kappas.empty
+        self._plots["scores"].show(self._scores.update(data["scores"]))
+        self._plots["coverage"].show(self._coverage.update(data["coverage"]))
+        if not self._body.objects:  # the first time: the blocks, in their order, then only refilled
+            p = self._plots
+            self._body.objects = [*p["bars"].parts, *p["cdf"].parts, *p["correlation"].parts,
+                                  self._kappa_block, self._kappa_note, *p["scores"].parts, *p["coverage"].parts, self.calibration]
 
     def _show_triage(self, inputs) -> None:
         if isinstance(inputs, Exception):

@@ -10,6 +10,7 @@ import pytest
 from bokeh_probe import (
     AXIS_LABELS_JS,
     FIGURE_GLYPHS_JS,
+    FIGURE_ROWS_JS,
     LABEL_X_JS,
     LEGENDS_OVER_DATA_JS,
     PEAK_NEAR_JS,
@@ -285,9 +286,11 @@ def test_stats_plots_draw_glyphs(cockpit, screen):
     screen.wait_for_function(f"(({STATS_GLYPHS_JS})()['VBar'] || 0) >= 2", timeout=30_000)
     glyphs = screen.evaluate(STATS_GLYPHS_JS)
     assert glyphs.get("VBar", 0) >= 2  # rating distribution; accuracy and F1 per task
-    assert glyphs.get("Line", 0) >= 3  # a CDF per rater; accuracy against coverage
+    assert glyphs.get("Line", 0) >= 1  # accuracy against coverage
     assert glyphs.get("Rect", 0) >= 1  # Spearman between raters
     assert glyphs.get("Scatter", 0) >= 1  # the credibility tiers on the coverage curve
+    # a CDF per rater: one line each of the multi-line
+    assert screen.evaluate(FIGURE_ROWS_JS, "Rating CDF per rater").get("MultiLine", 0) >= 2
     expect(screen.locator(".sr-stats")).to_contain_text("Cohen's kappa on verdicts")
     pair = screen.locator(".sr-stats .tabulator-row").filter(has_text="cal").filter(has_text="dov")
     expect(pair.first).to_be_visible()  # the kappa table has the pair of reviewers who share verdicts
@@ -301,11 +304,11 @@ def test_stats_calibrated_abstention_plot_draws_and_states_the_triage_numbers(co
 
     open_as(screen, cockpit, "hal")
     open_tab(screen, "Stats")
-    probe = f"(({FIGURE_GLYPHS_JS})({CALIBRATION_TITLE!r})['Line'] || 0) >= 1"
+    probe = f"(({FIGURE_GLYPHS_JS})({CALIBRATION_TITLE!r})['MultiLine'] || 0) >= 1"
     screen.wait_for_function(probe, timeout=30_000)
     glyphs = screen.evaluate(FIGURE_GLYPHS_JS, CALIBRATION_TITLE)
-    assert glyphs.get("VArea", 0) + glyphs.get("Patch", 0) >= 1, glyphs  # the bootstrap interval, an area
-    assert glyphs.get("Line", 0) >= 1 and glyphs.get("Scatter", 0) >= 1, glyphs  # accuracy per priority bin
+    assert glyphs.get("Patches", 0) >= 1, glyphs  # the bootstrap interval, an area per task and agent
+    assert glyphs.get("MultiLine", 0) >= 1 and glyphs.get("Scatter", 0) >= 1, glyphs  # accuracy per priority bin
     statement = screen.locator(".sr-abstention")
     expect(statement).to_contain_text("target accuracy 0.98")
     expect(statement).to_contain_text("unreviewed answers")
@@ -331,7 +334,7 @@ def test_stats_lays_out_without_covered_data_clipped_tables_or_blank_scroll(cock
 
     open_as(screen, cockpit, "ivy")
     open_tab(screen, "Stats")
-    probe = f"(({FIGURE_GLYPHS_JS})({CALIBRATION_TITLE!r})['Line'] || 0) >= 1"
+    probe = f"(({FIGURE_GLYPHS_JS})({CALIBRATION_TITLE!r})['MultiLine'] || 0) >= 1"
     screen.wait_for_function(probe, timeout=60_000)
     expect(screen.locator(".sr-abstention-table .tabulator-row")).not_to_have_count(0)
     assert screen.evaluate(LEGENDS_OVER_DATA_JS) == []

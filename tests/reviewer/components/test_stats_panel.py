@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import shutil
 
-import holoviews as hv
-import panel as pn
 import pytest
+from bokeh.embed import json_item
 from databases import own_copy
 
 from reviewer.cli import main
-from reviewer.components.stats_panel import StatsPanel, calibration_plot
+from reviewer.components.stats_figures import CalibrationFigure
+from reviewer.components.stats_panel import StatsPanel
 from reviewer.review_state import ReviewState
 from reviewer.services import triage
 from reviewer.store import Store
@@ -90,18 +90,40 @@ def test_changing_the_target_restates_the_numbers(labelled_db, capsys):
 
 def test_the_calibration_plot_has_the_interval_as_an_area(labelled_db):
     with Store(labelled_db) as store:
-        report = triage.triage_report(store, 0.98, n_boot=200)
-    plot = calibration_plot(report)
-    overlay = plot.object
-    areas = [e for e in overlay.traverse(lambda x: x, [hv.Area])]
-    curves = [e for e in overlay.traverse(lambda x: x, [hv.Curve])]
-    groups = {(b["task"], b["agent"]) for b in report["bins"]}
-    assert len(areas) == len(groups) and len(curves) >= len(groups)
-    # the area spans each bin's bootstrap interval, the curve is the accuracy
-    area = areas[0].dframe()
-    assert set(area.columns) >= {"priority", "ci_low", "ci_high"}
-    assert (area["ci_low"] <= area["ci_high"]).all()
-    hv.render(overlay, backend="bokeh")  # it draws
+        report = triage.triage_report(store, 0.9, n_boot=200)
+    plot = CalibrationFigure()
+    assert plot.update(report)
+    glyphs = {type(r.glyph).__name__: r.data_source.data for r in plot.fig.renderers}
+    groups = sorted({(b["task"], b["agent"]) for b in report["bins"]})
+    areas, lines, points = glyphs["Patches"], glyphs["MultiLine"], glyphs["Scatter"]
+    assert len(areas["xs"]) == len(lines["xs"]) == len(groups)
+    # per group, the area runs along the bins' lower bounds and back along their upper bounds; the
+    # line is the accuracy; each bin is a point
+    for i, (task, agent) in enumerate(groups):
+        rows = sorted((b for b in report["bins"] if (b["task"], b["agent"]) == (task, agent)),
+                      key=lambda b: b["priority_mid"])
+        mids = [b["priority_mid"] for b in rows]
+        assert areas["xs"][i] == mids + mids[::-1]
+        assert areas["ys"][i] == [b["ci_low"] for b in rows] + [b["ci_high"] for b in rows][::-1]
+        assert lines["ys"][i] == [b["accuracy"] for b in rows]
+        assert lines["label"][i].startswith(f"{task}: ")
+    assert len(points["priority"]) == len(report["bins"])
+    assert all(lo <= hi for lo, hi in zip(points["ci_low"], points["ci_high"], strict=True))
+    assert plot.target.location == 0.9  # the target as a line
+    json_item(plot.fig)  # it serialises to the page
+
+
+def test_a_refresh_refills_the_same_figures(labelled_db):
+    """The plots are made once and refilled: a second refresh sends data, not new figures."""
+    with Store(labelled_db) as store:
+        panel = StatsPanel(state=ReviewState(store, reviewer="ann"))
+        panel.refresh()
+        figures = [p.fig for p in panel._plots.values()]
+        body = list(panel._body.objects)
+        store.labels.add_review(triage.compute_signals(store).index[-1], "bob", "approve")
+        panel.refresh()
+    assert [p.fig for p in panel._plots.values()] == figures and list(panel._body.objects) == body
+    assert all(p.pane.object is p.fig for p in panel._plots.values())
 
 
 def test_before_any_verdict_it_says_so_instead_of_a_blank_plot(demo_db):
@@ -110,8 +132,10 @@ def test_before_any_verdict_it_says_so_instead_of_a_blank_plot(demo_db):
         panel.refresh()
     assert panel.triage["bins"] == []
     assert "No human verdicts yet" in panel.abstention_text
-    assert not any(isinstance(o, pn.pane.HoloViews) for o in panel.calibration.objects)
-    assert isinstance(calibration_plot(panel.triage), pn.pane.Markdown)
+    calibration = panel._plots["calibration"]
+    assert not calibration.pane.visible and calibration.note.visible
+    assert "No human verdicts yet" in calibration.note.object
+    assert not CalibrationFigure().update(panel.triage)
 
 
 def test_a_failed_computation_is_said_in_the_tab_escaped(demo_db, monkeypatch):

@@ -27,7 +27,8 @@ from agents.claims.types import COMPARISON, FEATURE, MEASURE, QUANTITY, Claim
 
 NUM = r"[-+−]?\d+(?:\.\d+)?"
 APPROX = (r"~|≈|≃|∼|about|approximately|approx\.?|roughly|around|nearly|close to|of order|some|an estimated|"
-          r"in\s+the\s+(?:neighbou?rhood|vicinity)\s+of|on\s+the\s+order\s+of|something\s+like|circa")
+          r"in\s+the\s+(?:neighbou?rhood|vicinity)\s+of|on\s+the\s+order\s+of|of\s+the\s+order\s+of|something\s+like|"
+          r"circa|order(?=\s+\d)|approach(?:es|ing)")
 # bounds as reports phrase them; a negated bound is the other bound ("does not exceed" is at most,
 # "no less than" at least), listed before the plain words that it contains
 # A negated bound is the other bound, whatever carries the negation (not, never, cannot, n't); a
@@ -63,7 +64,7 @@ POST_LT = r"or\s+(?:less|below|lower|smaller|under)|at\s+(?:the\s+)?most|at\s+(?
 POST_GT = r"or\s+(?:more|greater|above|higher|larger|over)|at\s+(?:the\s+)?least|at\s+(?:a\s+|the\s+)?minimum"
 UNIT = r"Ångstr[öo]ms?|Å|Angstroms?|angstroms?|Ang\b|AA\b|A\b|nm|mÅ|km\s*/\s*s|km\s*s\^?-1|km\s*s⁻¹|per\s*cent|%"
 VALUE = re.compile(
-    rf"\s*(?:(?:is|are|of|=|:|at|equals?|measures?|measured|reaches|reaching|with|only|just|a|an|value|its|the|"
+    rf"\s*(?:(?:is|are|was|were|of|=|:|at|equals?|equal\s+to|measures?|measured|reaches|reaching|with|only|just|a|an|value|its|the|"
     rf"lies|lie|falls?|sits?|comes?(?:\s+to)?|out|amounts\s+to|in\s+the\s+range(?:\s+of)?|range|within|somewhere|"
     rf"found|in|constrained\s+to|(?:in\s+)?(?:the\s+)?interval|I\s+(?:get|find|measure|obtain)|"
     # words of estimating and of extent: "is estimated to be", "likely lies", "ranging from", "spans",
@@ -73,9 +74,10 @@ VALUE = re.compile(
     rf"plausibly|possibly|presumably|that|which|"
     # "runs / varies / stays between", "anything from", "in the window", "the EW in absorption is"
     rf"runs?|varies|vary|stays?|remains?|anything|window|(?:in\s+)?(?:absorption|emission)|"
+    rf"came(?:\s+to)?|lands?|hovers?|"
     # verbs of coming to a value: "clocks in at", "totals", "works out to", "turns out to be", "reads"
     rf"clocks?\s+in|registers?|totals?|works?\s+out(?:\s+to)?|turns?\s+out|reads?|stands?|settles?|pegged|"
-    rf"pinned|yields?|gives?|returns?)\b\s*|(?:[=:,∈→⇒]|\((?!\s*{NUM}\s*,\s*{NUM}\s*\)))\s*|"
+    rf"pinned|yields?|gives?|returns?)\b\s*|(?:[=:,∈→⇒—]|\((?!\s*{NUM}\s*,\s*{NUM}\s*\)))\s*|"
     rf"\((?:in\s+the\s+)?(?:rest|observed|obs)[\s-]*(?:frame)?\)\s*)*"
     rf"(?:(?P<pre>{APPROX})\s+(?=between\b|from\b))?(?P<between>between\s+|from\s+|(?:bounded|bracketed)\s+by\s+)?(?P<bracket>\[\s*|(?:(?<=∈)|(?<=∈\s)|(?<=\bin\s))\(\s*)?"
     rf"(?P<mod>{LT}|{GT}|{APPROX}|near)?(?:\s*(?:{APPROX}))?(?:\s*(?:the|an?)\b)?\s*(?P<num>{NUM})"
@@ -84,7 +86,9 @@ VALUE = re.compile(
     # "no less than 3 and no more than 5 Å": two bounds that close a range
     rf"(?P<closed>,?\s*(?:and|but)\s+(?:{LT})))"
     rf"\s*(?P<num2>{NUM})\s*(?(bracket)[\])]?|\]?))?"
-    rf"(?:\s*\(?\s*(?:±|\+/-|\+-)\s*{NUM}\s*\)?)?\s*(?P<unit>{UNIT})?"
+    rf"(?:\s*\(?\s*(?:±|\+/-|\+-)\s*{NUM}\s*\)?|"
+    rf"\s*\(?\s*\^?\{{?\s*\+\s*\d+(?:\.\d+)?\s*\}}?\s*(?:_?\{{?\s*[-−]\s*\d+(?:\.\d+)?\s*\}}?|/\s*[-−]\s*\d+(?:\.\d+)?)\s*\)?)?"
+    rf"\s*(?P<unit>{UNIT})?"
     rf"(?:\s*(?:(?P<post_lt>{POST_LT})|(?P<post_gt>{POST_GT}))\b"
     # "3 Å or more but 5 Å or less", "3 Å at the least and 5 Å at the most": two bounds after their numbers
     rf"(?:,?\s*(?:and|but)\s+(?P<num3>{NUM})\s*(?:{UNIT})?\s*(?:{POST_LT}|{POST_GT})\b)?)?"
@@ -138,10 +142,14 @@ KEYWORDS = [
     # "W" alone is the EW symbol only with a relation or a value after it ("W < 1 Å", "W = 3 Å"), or a
     # line in parentheses ("W(Hβ)")
     # "EW_{Hα}", "EW_range", "EW_obs": the symbol with a subscript
+    # "EQW", "REW" (rest EW), "W_0", "W_r", "W_lambda", "equiv. width", "eq. width"
     ("ew", re.compile(r"equivalent[\s-]widths?|\bEWs?\b|\bEW_(?:[A-Za-z]+\b)?(?=[{\s=:<>≤≥~≈])|W_?λ|"
+                      r"\bEQWs?\b|\bREWs?\b|(?-i:\bW_?0\b|\bW_r\b|\bW_?lambda\b|\bW_lam\b)|"
+                      r"\bequiv\.?\s*widths?|\beq\.\s*widths?|"
                       r"(?-i:\bW\b)(?=\s*(?:[<>=≤≥~≈]|no\b|in\s+excess|of\b|\d)|\()",
                       re.IGNORECASE)),
-    ("fwhm", re.compile(r"\bFWHM\b|full[\s-]width at half[\s-](?:maximum|depth|max)|\bwidths?\b", re.IGNORECASE)),
+    ("fwhm", re.compile(r"\bFWHM\b|full[\s-]width at half[\s-](?:maximum|depth|max)|"
+                        r"(?<!equivalent\s)(?<!equivalent-)(?<!equiv\.\s)(?<!equiv\s)(?<!eq\.\s)\bwidths?\b", re.IGNORECASE)),
     ("depth", re.compile(r"\bdepths?\b", re.IGNORECASE)),
     ("snr", re.compile(r"\bS/N\b|\bSNR\b|signal[\s-]to[\s-]noise(?:\s+ratio)?", re.IGNORECASE)),
     ("ratio", re.compile(r"\bratios?\b", re.IGNORECASE)),
@@ -290,6 +298,9 @@ def _clauses(text: str) -> list[tuple[int, int]]:
             continue
         if m.group() == "." and text[max(0, m.start() - 6):m.start()].lower().endswith(("approx", "e.g", "i.e", "vs")):
             continue
+        if m.group() == "." and re.search(r"\b(?:equiv|eq)$", text[max(0, m.start() - 6):m.start()], re.IGNORECASE) and \
+                re.match(r"\s*widths?\b", text[m.end():], re.IGNORECASE):
+            continue  # "equiv. width"
         if m.group() == "." and re.search(r"\b(?:max|min)$", text[max(0, m.start() - 4):m.start()], re.IGNORECASE) and \
                 re.match(r"\s*[~≈]?\s*\d", text[m.end():]):
             continue  # "max. 3 Å": an abbreviated bound
@@ -631,6 +642,9 @@ def _named_after(b: _Builder, mentions: list[Mention], pos: int, hi: int):
         inside = [m for m in mentions if pm.start() <= m.start and m.end <= pm.end()]
         return (inside[:1], pm.end()) if inside else ([], pos)
     nxt = next((m for m in mentions if pos < m.start <= pos + 40 and m.end <= hi), None)
+    if nxt is not None and re.fullmatch(r"[ \t]+", b.text[pos:nxt.start]) and \
+            re.match(r"\s*(?:=|:|≈|~|≃|∼)", b.text[LINE_TAIL.match(b.text, nxt.end, hi).end():hi]):
+        return [nxt], LINE_TAIL.match(b.text, nxt.end, hi).end()  # "EW Hβ = 3.4 Å"
     if nxt is None or not OF_LINE.fullmatch(b.text, pos, nxt.start):
         return [], pos
     named, end = [nxt], LINE_TAIL.match(b.text, nxt.end, hi).end()
@@ -786,7 +800,9 @@ PAIR_NOT_VALUE_AFTER = re.compile(r"\s*(?:more|less|larger|smaller|higher|lower|
                                   r"times|x\b|×|above|below|in\s+excess|beyond|per)\b", re.IGNORECASE)
 PAIR_NOT_VALUE_BEFORE = re.compile(r"\b(?:by|differ\w*|difference|offset|ratio|than)\s*(?:of\s+)?(?:only\s+)?$",
                                    re.IGNORECASE)
-OTHER_QUANTITY = re.compile(r"\bFWHM\b|\bwidths?\b(?<!equivalent[\s-]width)(?<!equivalent[\s-]widths)|\bdepths?\b|"
+# a width that is not the equivalent width ("equivalent width", "equiv. width", "eq. width")
+NOT_EW_WIDTH = r"(?<!equivalent\s)(?<!equivalent-)(?<!equiv\.\s)(?<!equiv\s)(?<!eq\.\s)\bwidths?\b"
+OTHER_QUANTITY = re.compile(rf"\bFWHM\b|{NOT_EW_WIDTH}|\bdepths?\b|"
                             r"\bS/N\b|\bSNR\b|\bratios?\b|velocit|km\s*/?\s*s|\bredshift|\bz\s*[=≈~]",
                             re.IGNORECASE)
 

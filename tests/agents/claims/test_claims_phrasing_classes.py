@@ -634,3 +634,43 @@ def test_a_negation_after_a_sense_is_said_of_that_sense(text):
     # "none", "absent", "undetected" reach back to the sense before them, not on to the next one
     fs = _feature_senses(text)
     assert (["H-beta"], -1, "emission") in fs and all(k == "emission" for _, p, k in fs if p < 0), (text, fs)
+
+
+@pytest.mark.parametrize("text", [
+    # symbols and abbreviations of the equivalent width
+    "Na D: EQW = 4.2 Å.",
+    "Na D REW = 4.2 Å.",
+    "W_0(Na D) = 4.2 Å.",
+    "Na D: W_r = 4.2 Å.",
+    "Na D: W_lambda = 4.2 Å.",
+    "Na D equiv. width 4.2 Å.",
+    "Na D eq. width = 4.2 Å.",
+    # the line right after the symbol; an em dash before the value
+    "EW Na D = 4.2 Å.",
+    "Na D EW — 4.2 Å.",
+    # asymmetric uncertainties
+    "Na D EW = 4.2^{+0.3}_{-0.2} Å.",
+    "Na D EW = 4.2 (+0.3/-0.2) Å.",
+    # past tense and other verbs before the value
+    "The EW for Na D was 4.2 Å.",
+    "The Na D EW is equal to 4.2 Å.",
+    "The equivalent width measured for Na D came to 4.2 Å.",
+    "The Na D EW lands at 4.2 Å.",
+])
+def test_more_symbols_and_verbs_of_a_single_value(text):
+    q = _one_quantity(text)
+    assert (q.quantity, q.lines, q.value, q.relation) == ("ew", ["Na D"], 4.2, "="), text
+
+
+@pytest.mark.parametrize("text", [
+    "The Na D EW is of the order of 4.2 Å.",
+    "The Na D EW hovers around 4.2 Å.",
+    "The Na D EW approaches 4.2 Å.",
+])
+def test_words_of_approximation_hedge_the_value(text):
+    q = _one_quantity(text)
+    assert (q.lines, q.value, q.hedged) == (["Na D"], 4.2, True), text
+
+
+def test_an_abbreviated_equivalent_width_is_not_a_line_width():
+    assert [c.quantity for c in _quantities("Na D equiv. width 4.2 Å.")] == ["ew"]

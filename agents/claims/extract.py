@@ -184,8 +184,9 @@ STRENGTH_ORDER = re.compile(r"\bof\s+the\s+(?:two|pair)\b|\bdominat\w*\s+over\b|
 # a comparative of strength with no "than" after it: "A is strong while B is weaker", "A is stronger; ..."
 SAID_OF = re.compile(r"\b(?:stronger|weaker|deeper|shallower|more\s+prominent|less\s+prominent)\b(?!\s+(?:than|of\b))|"
                      r"\b(?:strength|intensity)\b", re.IGNORECASE)  # or "A > B (absorption strength)"
-ORDER_WORD = re.compile(r"(?P<more>\b(?:larger|greater|bigger|higher|stronger|deeper)\b|>|≥|\bexceeds?\b|"
-                        r"\bdominat\w*\s+over\b)|(?P<less>\b(?:smaller|lower|weaker|shallower|less)\b|<|≤)",
+# ("A's EW is well above B's", "B's EW lies below that of A": above / below between the two lines)
+ORDER_WORD = re.compile(r"(?P<more>\b(?:larger|greater|bigger|higher|stronger|deeper|above)\b|>|≥|\bexceeds?\b|"
+                        r"\bdominat\w*\s+over\b)|(?P<less>\b(?:smaller|lower|weaker|shallower|less|below)\b|<|≤)",
                         re.IGNORECASE)
 # "A <comparative> than B" with the sense or the word line between ("stronger absorption than", "deeper
 # in absorption than", "more intense than", "stronger compared to"); "more absorption / EW than"; verbs
@@ -200,12 +201,12 @@ COMPARE = re.compile(
     r"|\b(?P<noun>greater|larger|higher|bigger|lower|smaller)\s+(?:(?:absorption|emission|line)\s+)?"
     r"(?:(?<=absorption\s)|(?<=emission\s)|strength\s+|intensity\s+)than\b"
     r"|\b(?P<verb>dominates|overpowers|overwhelms|outweighs|outstrips|outdoes|surpasses|exceeds|outshines|"
-    r"overshadows|eclipses|outranks|beats|leads|tops|edges\s+out)\b(?!\s+over)"
+    r"overshadows|eclipses|outranks|beats|leads|tops|edges\s+out|exceeding|surpassing|outstripping)\b(?!\s+over)"
     r"|\b(?:is|are)\s+(?P<passive>dominated|outweighed|overpowered|overwhelmed|outshone|overshadowed|eclipsed|"
     r"exceeded|outstripped|surpassed|outranked|outdone|beaten|topped)\s+by\b"
     # "the EW of A is twice that of B", "B's EW is half that of A"
     r"|\b(?:(?P<times>twice|double|triple|(?:two|three|four|five|several|many|\d+(?:\.\d+)?)\s*(?:times|x|×))|"
-    r"(?P<frac2>half|a\s+third|a\s+quarter|a\s+fraction))\s+(?:of\s+)?(?:that|those)\s+of\b"
+    r"(?P<frac2>half|a\s+third|a\s+quarter|a\s+fraction))(?!\s+as\b)\s+(?:of\s+)?(?:(?:that|those)\s+of\b)?"
     r"|\b(?P<factor>twice|thrice|(?:two|three|four|five|several|many|\d+(?:\.\d+)?)\s*(?:times|x|×)|"
     r"(?P<frac>half|a\s+third|a\s+quarter|a\s+fraction))\s+as\s+(?:strong|deep|intense|prominent|large)\s+as\b"
     # "B is not as strong as A", "B is not nearly so deep as A": B is the weaker
@@ -895,7 +896,7 @@ def _comparisons(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None
         second = next((x for x in mentions if x.start >= m.end() and x.end <= hi), None)
         if first is None or second is None or not b.free(first.start, second.end):
             continue
-        if (m.group("verb") or m.group("lessverb")) and not re.fullmatch(
+        if (m.group("verb") or m.group("lessverb") or m.group("times") or m.group("frac2")) and not re.fullmatch(
                 r"\s*(?:(?:that|those)\s+of\s+)?(?:the\s+)?(?:(?:EW|W_?λ|equivalent\s+width)\s*(?:of\s+|[(\[{]\s*))?",
                 b.text[m.end():second.start], re.IGNORECASE):
             continue  # "A exceeds 3 Å, and B ...": a verb of outdoing must take the other line (or its EW) as object
@@ -925,7 +926,20 @@ def _ew_order(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
     if len(names) != 2 or word is None or re.match(r"\s*(?:than\s+)?[-+−]?\d", b.text[word.end():hi]):
         return  # "larger than 5 Å" is a bound
     before = [m for m in lines if m.end <= word.start()]
-    if not before or COMPARE.search(b.text, lo, hi):  # "A is more prominent than B": read as that
+    if COMPARE.search(b.text, lo, hi):  # "A is more prominent than B": read as that
+        return
+    ft = FOR_THAN.match(b.text, word.end(), hi)
+    if not before and ft:  # "the EW is larger for A than for B": the comparative before both lines
+        first = next((m for m in lines if m.start == ft.end()), None)
+        tail = LINE_TAIL.match(b.text, first.end, hi).end() if first else hi
+        th = THAN_FOR.match(b.text, tail, hi)
+        second = next((m for m in lines if th and m.start == th.end()), None)
+        if first is not None and second is not None and first.names[0] != second.names[0]:
+            b.add(b.span(COMPARISON, word.start(), second.end, lines=[first.names[0], second.names[0]],
+                         quantity="strength", relation=">" if word.group("more") else "<",
+                         line_kind=_kind(b.text[lo:hi])))
+        return
+    if not before:
         return
     if word.start() > lines[-1].start and not STRENGTH_ORDER.search(b.text, lo, hi) and \
             not _said_of(b.text, lines[-1], word):
@@ -972,6 +986,10 @@ def _ranked(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
                  quantity="strength", relation=">" if down else "<", line_kind=_kind(b.text[lo:hi])))
 
 
+# a comparative before both lines, each after a preposition: "the EW is larger for A than for B", "greater in A
+# than in B"
+FOR_THAN = re.compile(r"\s+(?:for|in|at)\s+(?:the\s+)?", re.IGNORECASE)
+THAN_FOR = re.compile(r"\s+than\s+(?:(?:for|in|at)\s+)?(?:the\s+|that\s+of\s+(?:the\s+)?)?", re.IGNORECASE)
 # a comparative predicated of the line after it: "the stronger (absorption / line / one) is A"
 PREDICATED = re.compile(r"(?:\s+(?:absorption|emission|line|feature|one|absorber|emitter|of\s+the\s+two))*\s*"
                         r"(?:is|was|:)\s+(?:the\s+)?", re.IGNORECASE)

@@ -674,3 +674,28 @@ def test_words_of_approximation_hedge_the_value(text):
 
 def test_an_abbreviated_equivalent_width_is_not_a_line_width():
     assert [c.quantity for c in _quantities("Na D equiv. width 4.2 Å.")] == ["ew"]
+
+
+@pytest.mark.parametrize("text, first, relation", [
+    # the comparative before both lines, each after a preposition
+    ("The EW is larger for Ca II K than for Hδ.", "Ca II K", ">"),
+    ("The equivalent width is smaller in Hδ than in Ca II K.", "H-delta", "<"),
+    # above / below between the two lines' widths
+    ("Ca II K's EW is well above Hδ's.", "Ca II K", ">"),
+    ("Hδ's equivalent width lies below that of Ca II K.", "H-delta", "<"),
+    # a factor with no "that of", an -ing verb of outdoing
+    ("Ca II K's EW is about three times Hδ's.", "Ca II K", ">"),
+    ("Hδ's EW is roughly half of Ca II K's.", "H-delta", "<"),
+    ("Ca II K has an EW exceeding that of Hδ.", "Ca II K", ">"),
+])
+def test_two_lines_ordered_around_a_comparative_or_a_factor(text, first, relation):
+    c = [c for c in extract_claims(text) if c.kind == "comparison"]
+    assert len(c) == 1 and (c[0].lines[0], c[0].relation) == (first, relation), [x.to_dict() for x in c]
+
+
+@pytest.mark.parametrize("text", [
+    "Hδ was measured twice, Ca II K once, in equivalent width.",  # a count, not a factor
+    "The EW of Hδ is below 3 Å, and Ca II K is strong.",  # a bound, not an order
+])
+def test_a_factor_or_a_bound_is_not_an_order(text):
+    assert not [c for c in extract_claims(text) if c.kind == "comparison"], text

@@ -14,6 +14,8 @@ z=1.65304: ...", "FA-SKY REMOVE Na D @ ..."), a table row whose status cell says
 REJECTED / EXCLUDED, the subject of "... is rejected / was ruled out", the object of "rules out ...",
 what follows "removed:" and a redshift right after "not" / "rather than" yield no claim.
 Units are parsed with astropy.units; the frame is what the text says (rest / observed) or None.
+The patterns of two lines' order are in order.py; the words of negation and of a line's two senses, and how
+far a plan or a negation reaches, in scope.py.
 """
 from __future__ import annotations
 
@@ -22,7 +24,19 @@ import re
 import astropy.units as u
 
 from agents.claims.lexicon import Mention, find_mentions, measure_name_pattern
-from agents.claims.scope import both_denied, denied_sense, epistemic_should, trailing_plan
+from agents.claims.order import (
+    COMPARE,
+    FOR_THAN,
+    ORDER_WORD,
+    PREDICATED,
+    RANK_DOWN,
+    RANK_UP,
+    RANKED,
+    SAID_OF,
+    STRENGTH_ORDER,
+    THAN_FOR,
+)
+from agents.claims.scope import ABSORPTION, EMISSION, NEG, NOT_NEG, both_denied, denied_sense, epistemic_should, trailing_plan
 from agents.claims.types import COMPARISON, FEATURE, MEASURE, QUANTITY, Claim
 
 NUM = r"[-+−]?\d+(?:\.\d+)?"
@@ -177,44 +191,6 @@ REDSHIFT = re.compile(rf"(?:{Z_SYMBOL}\s*(?:=|≈|~|≃|∼|:)\s*|{Z_SYMBOL}\s+(
 # the value before the word: "places the galaxy at 0.123 in redshift", "0.123 is the redshift I adopt"
 REDSHIFT_BEFORE = re.compile(r"(?<![\d.])(?P<num>\d+\.\d+)\s+(?:in\s+redshift|(?:is|was)\s+(?:the|my|our)\s+"
                              r"(?:(?:adopted|best|final|preferred|systemic|spectroscopic)\s+)?redshift)\b", re.IGNORECASE)
-# one of two lines singled out: "the stronger of the two", "A is the stronger absorber, B the weaker"
-STRENGTH_ORDER = re.compile(r"\bof\s+the\s+(?:two|pair)\b|\bdominat\w*\s+over\b|"
-                            r"\bthe\s+(?:strong|weak|larg|bigg|deep|small)er\b(?!\s+(?:than|of\s+(?:them|all)))",
-                            re.IGNORECASE)
-# a comparative of strength with no "than" after it: "A is strong while B is weaker", "A is stronger; ..."
-SAID_OF = re.compile(r"\b(?:stronger|weaker|deeper|shallower|more\s+prominent|less\s+prominent)\b(?!\s+(?:than|of\b))|"
-                     r"\b(?:strength|intensity)\b", re.IGNORECASE)  # or "A > B (absorption strength)"
-# ("A's EW is well above B's", "B's EW lies below that of A": above / below between the two lines)
-ORDER_WORD = re.compile(r"(?P<more>\b(?:larger|greater|bigger|higher|stronger|deeper|above)\b|>|≥|\bexceeds?\b|"
-                        r"\bdominat\w*\s+over\b)|(?P<less>\b(?:smaller|lower|weaker|shallower|less|below)\b|<|≤)",
-                        re.IGNORECASE)
-# "A <comparative> than B" with the sense or the word line between ("stronger absorption than", "deeper
-# in absorption than", "more intense than", "stronger compared to"); "more absorption / EW than"; verbs
-# of one line outdoing another ("A dominates B", "B is outweighed by A"); a factor ("twice as strong as")
-COMPARE = re.compile(
-    r"\b(?P<adj>deeper|shallower|stronger|weaker|broader|narrower|wider|brighter|fainter|"
-    r"(?:more|less)\s+(?:prominent|intense|pronounced|conspicuous|strong|deep|broad|wide|bright))"
-    r"(?:\s+(?:in\s+)?(?:absorption|emission))?(?:\s+(?:lines?|features?))?"
-    r"\s+(?:than|compared\s+(?:to|with)|relative\s+to)\b"
-    r"|\b(?P<more>more|less)\s+(?:absorption|emission|equivalent\s+width|EW|strongly|intensely|absorbing|emitting)"
-    r"\s+than\b|\b(?:absorbs?|emits?)\s+(?P<verbmore>more|less)\s+than\b"  # "A absorbs more than B"
-    r"|\b(?P<noun>greater|larger|higher|bigger|lower|smaller)\s+(?:(?:absorption|emission|line)\s+)?"
-    r"(?:(?<=absorption\s)|(?<=emission\s)|strength\s+|intensity\s+)than\b"
-    r"|\b(?P<verb>dominates|overpowers|overwhelms|outweighs|outstrips|outdoes|surpasses|exceeds|outshines|"
-    r"overshadows|eclipses|outranks|beats|leads|tops|edges\s+out|exceeding|surpassing|outstripping)\b(?!\s+over)"
-    r"|\b(?:is|are)\s+(?P<passive>dominated|outweighed|overpowered|overwhelmed|outshone|overshadowed|eclipsed|"
-    r"exceeded|outstripped|surpassed|outranked|outdone|beaten|topped)\s+by\b"
-    # "the EW of A is twice that of B", "B's EW is half that of A"
-    r"|\b(?:(?P<times>twice|double|triple|(?:two|three|four|five|several|many|\d+(?:\.\d+)?)\s*(?:times|x|×))|"
-    r"(?P<frac2>half|a\s+third|a\s+quarter|a\s+fraction))(?!\s+as\b)\s+(?:of\s+)?(?:(?:that|those)\s+of\b)?"
-    r"|\b(?P<factor>twice|thrice|(?:two|three|four|five|several|many|\d+(?:\.\d+)?)\s*(?:times|x|×)|"
-    r"(?P<frac>half|a\s+third|a\s+quarter|a\s+fraction))\s+as\s+(?:strong|deep|intense|prominent|large)\s+as\b"
-    # "B is not as strong as A", "B is not nearly so deep as A": B is the weaker
-    r"|\bnot\s+(?:quite\s+|nearly\s+|at\s+all\s+)?(?:as|so)\s+(?P<notas>strong|deep|broad|wide|intense|prominent|"
-    r"pronounced|bright|large)\s+as\b"
-    # verbs of falling behind the other line: "B falls short of A", "B trails A", "B lags behind A"
-    r"|\b(?P<lessverb>falls?\s+short\s+of|trails|lags\s+behind|(?:falls?|comes?\s+in|ranks?)\s+below)\b",
-    re.IGNORECASE)
 POSITION = re.compile(rf"\b(?:at|near|around|centred at|centered at|centred on|centered on|located at|peaking at|"
                       rf"λ\s*=?)\s*(?:(?:{APPROX})\s*)?(?P<num>\d{{3,5}}(?:\.\d+)?)\s*"
                       rf"(?P<unit>Å|Angstroms?|A\b|nm)", re.IGNORECASE)
@@ -229,28 +205,6 @@ PLAN = re.compile(r"\b(?:I will|I'll|let me|let's|next I|I need|need to|zoom(?:i
                   r"to see|to check|criteri(?:a|on)|indicators?|key visual|"
                   r"are the deepest lines in the spectrum, with)", re.IGNORECASE)
 CRITERION = re.compile(r"\(needs\s*[<>=]|zoom I measure:|not measurable")
-NEG = re.compile(r"\b(?:no|not|none|absent|absence|lacks?|lacking|without|missing|neither|nor|undetected|"
-                 r"non-detection|free of|"
-                 # "cannot be seen", "never shows", "devoid of", "invisible", "undetectable", "fails to appear",
-                 # "nothing (is emitted)", "zero emission"
-                 r"cannot|never|devoid|invisible|unseen|undetectable|fail(?:s|ed)?\s+to|nothing(?!\s+else)|nowhere|"
-                 r"zero\s+(?=(?:emission|absorption|flux|signal|EW|equivalent))|"
-                 # idioms of a non-detection: "below the detection limit", "lost in the noise", "consistent with
-                 # zero", "indistinguishable from the continuum"
-                 r"below\s+(?:the\s+)?(?:detection|noise)(?:\s+(?:limit|threshold|level))?|"
-                 r"(?:lost|buried|hidden)\s+in\s+(?:the\s+)?noise|consistent\s+with\s+zero|"
-                 r"indistinguishable\s+from\s+(?:the\s+)?(?:continuum|noise)"
-                 r")\b|n't\b", re.IGNORECASE)
-# idioms whose negation word negates nothing about a line ("without any doubt", "not only")
-# ("not as strong as expected" says the line is there, weaker than something)
-NOT_NEG = re.compile(r"\b(?:without\s+(?:any\s+)?doubt|no\s+doubt|not\s+only|nothing\s+but|not\s+least|"
-                     r"not\s+(?:quite\s+|nearly\s+|at\s+all\s+)?(?:as|so)\s+\w+\s+as)\b",
-                     re.IGNORECASE)
-EMISSION = re.compile(r"\bemission|\bemitting|\bin emission|\bemission[\s-]line|\bpeaks?\b|\bspikes?\b|"
-                      r"\bemit(?:s|ted|ter|ters)?\b|\b(?:bumps?|humps?|glow(?:s|ing)?)\b|\bexcess(?:\s+flux)?\b",
-                      re.IGNORECASE)
-ABSORPTION = re.compile(r"\babsorption|\babsorbing|\btroughs?\b|\bdips?\b|\bdepressions?\b|\bdeep\b|"
-                        r"\babsorb(?:s|ed|er|ers)?\b", re.IGNORECASE)
 PRESENT = re.compile(r"\b(?:present|detected|visible|seen|shows?|showing|strong|prominent|clear|clearly|obvious|"
                      r"evident|dominat\w*|deep|broad|narrow|weak|faint|distinct|conspicuous|pronounced|bands?)\b",
                      re.IGNORECASE)
@@ -957,12 +911,6 @@ def _ew_order(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
                  relation=relation, line_kind=_kind(b.text[lo:hi])))
 
 
-# lines listed in order of strength: "ranked by EW (largest first): A, B", "in decreasing order of EW: A, B"
-RANKED = re.compile(r"\b(?:rank(?:ed|ing)|ordered|sorted|listed|in\s+(?P<dir>decreasing|descending|increasing|ascending)"
-                    r"\s+order)\b[^:\d]{0,60}:\s*", re.IGNORECASE)
-RANK_DOWN = re.compile(r"\b(?:(?:largest|strongest|highest|deepest|biggest|greatest)\s+first|decreasing|descending)\b",
-                       re.IGNORECASE)
-RANK_UP = re.compile(r"\b(?:(?:smallest|weakest|lowest|shallowest|least)\s+first|increasing|ascending)\b", re.IGNORECASE)
 
 
 def _ranked(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
@@ -986,13 +934,6 @@ def _ranked(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
                  quantity="strength", relation=">" if down else "<", line_kind=_kind(b.text[lo:hi])))
 
 
-# a comparative before both lines, each after a preposition: "the EW is larger for A than for B", "greater in A
-# than in B"
-FOR_THAN = re.compile(r"\s+(?:for|in|at)\s+(?:the\s+)?", re.IGNORECASE)
-THAN_FOR = re.compile(r"\s+than\s+(?:(?:for|in|at)\s+)?(?:the\s+|that\s+of\s+(?:the\s+)?)?", re.IGNORECASE)
-# a comparative predicated of the line after it: "the stronger (absorption / line / one) is A"
-PREDICATED = re.compile(r"(?:\s+(?:absorption|emission|line|feature|one|absorber|emitter|of\s+the\s+two))*\s*"
-                        r"(?:is|was|:)\s+(?:the\s+)?", re.IGNORECASE)
 
 
 def _said_of(text: str, line: Mention, word: re.Match) -> bool:

@@ -8,12 +8,37 @@ Three questions extract.py asks of a clause before reading it:
   writer's hedged estimate, unless the clause sets an expectation (for an A star, typical, if ...);
 - a negation that reaches one sense of a line only ("in absorption and not in emission", "an
   absorption (not emission) line") denies that sense, and asserts the other one.
-Only `re`: the patterns of extract.py are passed in.
+It also holds the words these questions are asked of: negations (NEG, and NOT_NEG for idioms that negate
+nothing about a line) and the two senses of a line (EMISSION, ABSORPTION). Only `re`.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+
+# -- the words of negation and of the two senses of a line ------------------------------------------
+NEG = re.compile(r"\b(?:no|not|none|absent|absence|lacks?|lacking|without|missing|neither|nor|undetected|"
+                 r"non-detection|free of|"
+                 # "cannot be seen", "never shows", "devoid of", "invisible", "undetectable", "fails to appear",
+                 # "nothing (is emitted)", "zero emission"
+                 r"cannot|never|devoid|invisible|unseen|undetectable|fail(?:s|ed)?\s+to|nothing(?!\s+else)|nowhere|"
+                 r"zero\s+(?=(?:emission|absorption|flux|signal|EW|equivalent))|"
+                 # idioms of a non-detection: "below the detection limit", "lost in the noise", "consistent with
+                 # zero", "indistinguishable from the continuum"
+                 r"below\s+(?:the\s+)?(?:detection|noise)(?:\s+(?:limit|threshold|level))?|"
+                 r"(?:lost|buried|hidden)\s+in\s+(?:the\s+)?noise|consistent\s+with\s+zero|"
+                 r"indistinguishable\s+from\s+(?:the\s+)?(?:continuum|noise)"
+                 r")\b|n't\b", re.IGNORECASE)
+# idioms whose negation word negates nothing about a line ("without any doubt", "not only")
+# ("not as strong as expected" says the line is there, weaker than something)
+NOT_NEG = re.compile(r"\b(?:without\s+(?:any\s+)?doubt|no\s+doubt|not\s+only|nothing\s+but|not\s+least|"
+                     r"not\s+(?:quite\s+|nearly\s+|at\s+all\s+)?(?:as|so)\s+\w+\s+as)\b",
+                     re.IGNORECASE)
+EMISSION = re.compile(r"\bemission|\bemitting|\bin emission|\bemission[\s-]line|\bpeaks?\b|\bspikes?\b|"
+                      r"\bemit(?:s|ted|ter|ters)?\b|\b(?:bumps?|humps?|glow(?:s|ing)?)\b|\bexcess(?:\s+flux)?\b",
+                      re.IGNORECASE)
+ABSORPTION = re.compile(r"\babsorption|\babsorbing|\btroughs?\b|\bdips?\b|\bdepressions?\b|\bdeep\b|"
+                        r"\babsorb(?:s|ed|er|ers)?\b", re.IGNORECASE)
 
 # where a trailing clause starts: ", and / but / so / which / that / where ...", a dash set off by
 # spaces, or " and " before a new subject

@@ -77,6 +77,8 @@ GT = (r"(?:greater|larger|higher|more)\s+than\s+or\s+equal\s+to|bounded\s+below\
 POST_LT = r"or\s+(?:less|below|lower|smaller|under)|at\s+(?:the\s+)?most|at\s+(?:the\s+)?maximum|tops"
 POST_GT = r"or\s+(?:more|greater|above|higher|larger|over)|at\s+(?:the\s+)?least|at\s+(?:a\s+|the\s+)?minimum"
 UNIT = r"Ångstr[öo]ms?|Å|Angstroms?|angstroms?|Ang\b|AA\b|A\b|nm|mÅ|km\s*/\s*s|km\s*s\^?-1|km\s*s⁻¹|per\s*cent|%"
+# a label after an end of a range: "3 Å (min) - 5 Å (max)"
+END_LABEL = r"(?:\s*\((?:min(?:imum)?|max(?:imum)?|lower|upper|low|high|lo|hi)\))?"
 VALUE = re.compile(
     rf"\s*(?:(?:is|are|was|were|of|=|:|at|equals?|equal\s+to|measures?|measured|reaches|reaching|with|only|just|a|an|value|its|the|"
     rf"lies|lie|falls?|sits?|comes?(?:\s+to)?|out|amounts\s+to|in\s+the\s+range(?:\s+of)?|range|within|somewhere|"
@@ -88,32 +90,33 @@ VALUE = re.compile(
     rf"plausibly|possibly|presumably|that|which|"
     # "runs / varies / stays between", "anything from", "in the window", "the EW in absorption is"
     rf"runs?|varies|vary|stays?|remains?|anything|window|(?:in\s+)?(?:absorption|emission)|"
-    rf"came(?:\s+to)?|lands?|hovers?|"
+    rf"came(?:\s+to)?|lands?|hovers?|inside|"
     # verbs of coming to a value: "clocks in at", "totals", "works out to", "turns out to be", "reads"
     rf"clocks?\s+in|registers?|totals?|works?\s+out(?:\s+to)?|turns?\s+out|reads?|stands?|settles?|pegged|"
     rf"pinned|yields?|gives?|returns?)\b\s*|(?:[=:,∈→⇒—]|\((?!\s*{NUM}\s*,\s*{NUM}\s*\)))\s*|"
-    rf"\((?:in\s+the\s+)?(?:rest|observed|obs)[\s-]*(?:frame)?\)\s*)*"
+    rf"\((?:in\s+the\s+)?(?:rest|observed|obs)[\s-]*(?:frame)?\)\s*|\(range\)\s*|"
+    rf"(?P<hedge>{APPROX})\s+(?=(?:in|within|inside|at)\b)\s*)*"
     rf"(?:(?P<pre>{APPROX})\s+(?=between\b|from\b))?(?P<between>between\s+|from\s+|(?:bounded|bracketed)\s+by\s+)?(?P<bracket>\[\s*|(?:(?<=∈)|(?<=∈\s)|(?<=\bin\s))\(\s*)?"
     rf"(?P<mod>{LT}|{GT}|{APPROX}|near)?(?:\s*(?:{APPROX}))?(?:\s*(?:the|an?)\b)?\s*(?P<num>{NUM})"
     rf"(?P<plus>\+(?![-/\d]))?"
-    rf"(?:\s*(?:Å|A\b|Angstroms?)?\s*(?:-|–|…|\.\.|to|through|up\s+to|(?(between)and|(?!))|(?(bracket),|(?!))|"
+    rf"(?:\s*(?:Å|A\b|Angstroms?)?{END_LABEL}\s*(?:-|–|…|\.\.|to|through|up\s+to|(?(between)and|(?!))|(?(bracket),|(?!))|"
     # "no less than 3 and no more than 5 Å": two bounds that close a range
-    rf"(?P<closed>,?\s*(?:and|but)\s+(?:{LT})))"
+    rf"(?P<closed>,?\s*(?:and|but|yet)\s+(?:{LT})))"
     rf"\s*(?P<num2>{NUM})\s*(?(bracket)[\])]?|\]?))?"
-    rf"(?:\s*\(?\s*(?:±|\+/-|\+-)\s*{NUM}\s*\)?|"
+    rf"(?:\s*\(?\s*(?:±|\+/-|\+-)\s*(?P<pm>{NUM})\s*\)?|"
     rf"\s*\(?\s*\^?\{{?\s*\+\s*\d+(?:\.\d+)?\s*\}}?\s*(?:_?\{{?\s*[-−]\s*\d+(?:\.\d+)?\s*\}}?|/\s*[-−]\s*\d+(?:\.\d+)?)\s*\)?)?"
-    rf"\s*(?P<unit>{UNIT})?"
+    rf"\s*(?P<unit>{UNIT})?(?(num2){END_LABEL}|)"
     rf"(?:\s*(?:(?P<post_lt>{POST_LT})|(?P<post_gt>{POST_GT}))\b"
     # "3 Å or more but 5 Å or less", "3 Å at the least and 5 Å at the most": two bounds after their numbers
     rf"(?:,?\s*(?:and|but)\s+(?P<num3>{NUM})\s*(?:{UNIT})?\s*(?:{POST_LT}|{POST_GT})\b)?)?"
-    rf"(?!\s*(?:<|≤|⩽|>|≥|⩾))", re.IGNORECASE)  # "2 Å ≤ W": the lower end of a double bound, not a value
+    rf"(?!\s*(?:<|≤|⩽|≲|>|≥|⩾|≳))", re.IGNORECASE)  # "2 Å ≤ W": the lower end of a double bound, not a value
 # the same number written before the quantity: "a 20 Å equivalent width", "exceeds 8 Å in equivalent width"
 VALUE_BEFORE = re.compile(
     rf"(?P<mod>{APPROX}|{LT}|{GT})?\s*(?P<btw>between\s+)?(?P<num>{NUM})(?:\s*(?:Å|A\b)?\s*"
     rf"(?:-|–|to|through|(?(btw)and|(?!)))\s*(?P<num2>{NUM}))?\s*(?P<unit>{UNIT})"
     rf"\s*(?:(?:is|was|as|in|of|for|on|the|an?|its|total|emission|absorption)\s+)*$", re.IGNORECASE)
 # the lower end of a double bound, before the quantity: "2 Å < EW(Hβ) < 4 Å"
-LOWER_BEFORE = re.compile(rf"(?P<num>{NUM})\s*(?:{UNIT})?\s*(?:<=|<|≤|⩽)\s*$", re.IGNORECASE)
+LOWER_BEFORE = re.compile(rf"(?P<num>{NUM})\s*(?:{UNIT})?\s*(?:<=|=<|<|≤|⩽|≲)\s*$", re.IGNORECASE)
 # a bound word right before "an EW of 3 Å": "Hβ exceeds an EW of 3 Å", "below an EW of 1 Å"
 BOUND_BEFORE = re.compile(rf"\b(?P<rel>{LT}|{GT})\s+(?:an?\s+|the\s+|its\s+)?(?:(?:absorption|emission)\s+)?$",
                           re.IGNORECASE)
@@ -327,8 +330,10 @@ def _value(m: re.Match) -> tuple[float, str, bool, int, float]:
         relation = ">"
     elif mod:
         hedged = True
-    if "pre" in m.re.groupindex and m.group("pre"):  # "approximately between 3 and 4 Å"
+    if ("pre" in m.re.groupindex and m.group("pre")) or m.groupdict().get("hedge"):  # "approximately between 3 and 4 Å"
         hedged = True
+    if m.groupdict().get("pm") and not spread and relation == "=":  # "3.4 ± 0.3 Å": the claim is 3.1-3.7 Å
+        spread = abs(_number(m.group("pm")))
     return value, relation, hedged, _decimals(m.group("num")), spread
 
 

@@ -548,7 +548,7 @@ def test_a_negated_bound_is_never_an_absence():
 
 @pytest.mark.parametrize("text, value, spread, relation", [
     # an uncertainty in parentheses, an arrow, the sense between the quantity and its value
-    ("Ca II K EW = 9.5 (±0.3) Å.", 9.5, 0.0, "="),
+    ("Ca II K EW = 9.5 (±0.3) Å.", 9.5, 0.3, "="),  # the stated uncertainty is the spread
     ("Ca II K equivalent width → 9.5 Å.", 9.5, 0.0, "="),
     ("Ca II K: EW in absorption is 9.5 Å.", 9.5, 0.0, "="),
     ("Ca II K has an equivalent width in the neighbourhood of 9.5 Å.", 9.5, 0.0, "="),
@@ -699,3 +699,18 @@ def test_two_lines_ordered_around_a_comparative_or_a_factor(text, first, relatio
 ])
 def test_a_factor_or_a_bound_is_not_an_order(text):
     assert not [c for c in extract_claims(text) if c.kind == "comparison"], text
+
+
+@pytest.mark.parametrize("text, hedged", [
+    ("8 Å ≲ EW(Ca II K) ≲ 11 Å.", False),
+    ("The Ca II K EW: 8 Å (min) – 11 Å (max).", False),
+    ("Ca II K has an EW between 8 Å (lower) and 11 Å (upper).", False),
+    ("The Ca II K EW lies inside 8-11 Å.", False),
+    ("Ca II K EW (range) 8-11 Å.", False),
+    ("The Ca II K EW is greater than 8 Å yet below 11 Å.", False),
+    ("The Ca II K EW is roughly in the 8-11 Å interval.", True),
+    ("The Ca II K EW is 9.5 ± 1.5 Å.", False),  # a value and its uncertainty: the range it allows
+])
+def test_ranges_with_labelled_ends_about_relations_and_uncertainties(text, hedged):
+    q = _one_quantity(text)
+    assert (q.lines, q.value, q.spread, q.relation, q.hedged) == (["Ca II K"], 9.5, 1.5, "=", hedged), text

@@ -40,7 +40,7 @@ COMPARE = re.compile(
     r"|\b(?P<factor>twice|thrice|(?:two|three|four|five|several|many|\d+(?:\.\d+)?)\s*(?:times|x|×)|"
     r"(?P<frac>half|a\s+third|a\s+quarter|a\s+fraction))\s+as\s+(?:strong|deep|intense|prominent|large)\s+as\b"
     # "B is not as strong as A", "B is not nearly so deep as A": B is the weaker
-    r"|\bnot\s+(?:quite\s+|nearly\s+|at\s+all\s+)?(?:as|so)\s+(?P<notas>strong|deep|broad|wide|intense|prominent|"
+    r"|\b(?:not|nowhere\s+near)\s+(?:quite\s+|nearly\s+|at\s+all\s+)?(?:as|so)\s+(?P<notas>strong|deep|broad|wide|intense|prominent|"
     r"pronounced|bright|large)\s+as\b"
     # verbs of falling behind the other line: "B falls short of A", "B trails A", "B lags behind A"
     r"|\b(?P<lessverb>falls?\s+short\s+of|trails|lags\s+behind|(?:falls?|comes?\s+in|ranks?)\s+below)\b",

@@ -21,7 +21,15 @@ NEG = re.compile(r"\b(?:no|not|none|absent|absence|lacks?|lacking|without|missin
                  r"non-detection|free of|"
                  # "cannot be seen", "never shows", "devoid of", "invisible", "undetectable", "fails to appear",
                  # "nothing (is emitted)", "zero emission"
-                 r"cannot|never|devoid|invisible|unseen|undetectable|fail(?:s|ed)?\s+to|nothing(?!\s+else)|nowhere|"
+                 # (only with a verb of seeing or being there: "the fit cannot converge at Hα", "nothing unusual
+                 # about Hα" deny nothing)
+                 r"cannot\s+(?:be\s+)?(?:seen|detected|found|identified|discerned|spotted|see|detect|find|identify|"
+                 r"discern|spot|make\s+out)|"
+                 r"never\s+(?:(?:is|was|been)\s+)?(?:shows?|shown|appears?|seen|detected|visible|present|emits?|absorbs?|"
+                 r"in\s+(?:emission|absorption))|"
+                 r"fail(?:s|ed)?\s+to\s+(?:appear|show|register|materiali[sz]e|be\s+(?:seen|detected|visible))|"
+                 r"nothing\s+(?:(?:is|was)\s+)?(?:seen|detected|visible|emitted|absorbed|found|present|there|in\s+(?:emission|"
+                 r"absorption)|at)|devoid|invisible|unseen|undetectable|"
                  r"zero\s+(?=(?:emission|absorption|flux|signal|EW|equivalent))|"
                  # idioms of a non-detection: "below the detection limit", "lost in the noise", "consistent with
                  # zero", "indistinguishable from the continuum"
@@ -32,7 +40,11 @@ NEG = re.compile(r"\b(?:no|not|none|absent|absence|lacks?|lacking|without|missin
 # idioms whose negation word negates nothing about a line ("without any doubt", "not only")
 # ("not as strong as expected" says the line is there, weaker than something)
 NOT_NEG = re.compile(r"\b(?:without\s+(?:any\s+)?doubt|no\s+doubt|not\s+only|nothing\s+but|not\s+least|"
-                     r"not\s+(?:quite\s+|nearly\s+|at\s+all\s+)?(?:as|so)\s+\w+\s+as)\b",
+                     r"(?:not|nowhere\s+near)\s+(?:quite\s+|nearly\s+|at\s+all\s+)?(?:as|so)\s+\w+\s+as|"
+                     # two negations that assert: "one cannot miss", "impossible to miss", "not absent"
+                     r"(?:cannot|can['’]?t|can\s+not|could\s*n['’]?o?t)\s+(?:be\s+)?(?:miss(?:ed)?|overlooked|ignored)|"
+                     r"(?:impossible|hard)\s+to\s+(?:miss|overlook)|no\s+mistaking|"
+                     r"not\s+(?:absent|missing|undetected|invisible|negligible))\b",
                      re.IGNORECASE)
 EMISSION = re.compile(r"\bemission|\bemitting|\bin emission|\bemission[\s-]line|\bpeaks?\b|\bspikes?\b|"
                       r"\bemit(?:s|ted|ter|ters)?\b|\b(?:bumps?|humps?|glow(?:s|ing)?)\b|\bexcess(?:\s+flux)?\b",

@@ -714,3 +714,20 @@ def test_a_factor_or_a_bound_is_not_an_order(text):
 def test_ranges_with_labelled_ends_about_relations_and_uncertainties(text, hedged):
     q = _one_quantity(text)
     assert (q.lines, q.value, q.spread, q.relation, q.hedged) == (["Ca II K"], 9.5, 1.5, "=", hedged), text
+
+
+@pytest.mark.parametrize("text", [
+    # two negations that assert, and negation words about the method or the writer, not the line
+    "One cannot miss the strong Hγ absorption.",
+    "There is nothing unusual about the Hγ absorption.",
+    "The Gaussian fit fails to converge for Hγ.",
+    "Hγ cannot be fitted well.",
+    "Hγ is not absent.",
+])
+def test_negation_words_that_deny_no_line(text):
+    assert not [c for c in extract_claims(text) if c.kind == "feature" and c.polarity < 0], text
+
+
+def test_nowhere_near_as_strong_is_an_order():
+    c = [c for c in extract_claims("Hγ is nowhere near as strong as Hβ.") if c.kind == "comparison"]
+    assert [(x.lines, x.relation) for x in c] == [(["H-gamma", "H-beta"], "<")]

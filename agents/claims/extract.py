@@ -106,6 +106,9 @@ VALUE = re.compile(
     rf"(?:\s*\(?\s*(?:±|\+/-|\+-)\s*(?P<pm>{NUM})\s*\)?|"
     rf"\s*\(?\s*\^?\{{?\s*\+\s*\d+(?:\.\d+)?\s*\}}?\s*(?:_?\{{?\s*[-−]\s*\d+(?:\.\d+)?\s*\}}?|/\s*[-−]\s*\d+(?:\.\d+)?)\s*\)?)?"
     rf"\s*(?P<unit>{UNIT})?(?(num2){END_LABEL}|)"
+    # "a 20 Å window", "30 Å redward": a stretch of spectrum, not a value
+    rf"(?!\s*(?:-?\s*wide\b|windows?\b|regions?\b|box\b|aperture\b|bins?\b|(?:red|blue)ward\b|away\b|"
+    rf"(?:either\s+)?side\b|on\s+either\b|from\s+the\s+(?:line|cent)))"
     rf"(?:\s*(?:(?P<post_lt>{POST_LT})|(?P<post_gt>{POST_GT}))\b"
     # "3 Å or more but 5 Å or less", "3 Å at the least and 5 Å at the most": two bounds after their numbers
     rf"(?:,?\s*(?:and|but)\s+(?P<num3>{NUM})\s*(?:{UNIT})?\s*(?:{POST_LT}|{POST_GT})\b)?)?"
@@ -677,6 +680,8 @@ def _quantities(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
                                  hedged=hedged, decimals=dec, spread=spread, line_kind=_kind(sent), frame=_frame(sent)))
                 continue
             value, relation, hedged, dec, spread = _value(v)
+            if qty == "ew" and _wave_value(str(value + spread), unit) >= 1000.0:
+                continue  # "the EW in the window 6540-6580 Å": a wavelength, not a width
             if qty == "ew" and v.start() >= k.end() and not spread:
                 lower = LOWER_BEFORE.search(b.text, max(lo, k.start() - 30), k.start())
                 bound = BOUND_BEFORE.search(b.text, max(lo, k.start() - 40), k.start())

@@ -731,3 +731,14 @@ def test_negation_words_that_deny_no_line(text):
 def test_nowhere_near_as_strong_is_an_order():
     c = [c for c in extract_claims("Hγ is nowhere near as strong as Hβ.") if c.kind == "comparison"]
     assert [(x.lines, x.relation) for x in c] == [(["H-gamma", "H-beta"], "<")]
+
+
+@pytest.mark.parametrize("text", [
+    "The Hβ EW inside a 20 Å window is 3 Å.",
+    "The EW of Hβ in the window 4840-4880 Å is 3 Å.",
+    "The Hβ EW within a 40 Å region is 3 Å.",
+    "The Hβ EW, measured in a 20 Å wide box, is 3 Å.",
+])
+def test_a_stretch_of_spectrum_is_not_the_value(text):
+    # the window an EW is measured in is no value of it (the value after it may go unread)
+    assert all(q.value == 3.0 for q in _quantities(text)), [q.to_dict() for q in _quantities(text)]

@@ -139,6 +139,7 @@ class StatsPanel(Viewer):
         self.triage: dict = {}
         self._inputs: triage.TriageInputs | None = None
         self._ticket = 0  # the latest refresh; an older one's result is dropped
+        self._pending: set[str] = set()  # the parts of the latest refresh not shown yet
 
     @property
     def abstention_text(self) -> str:
@@ -172,11 +173,11 @@ class StatsPanel(Viewer):
     def _failed(self, exc: Exception) -> None:
         self._status.object = f"<p>Statistics could not be computed: {escape(type(exc).__name__)}: {escape(exc)}</p>"
 
-    def _show_review_stats(self, data, pending: bool) -> None:
+    def _show_review_stats(self, data) -> None:
+        self._done("stats")
         if isinstance(data, Exception):
             self._failed(data)
             return
-        self._status.object = "<p><em>Estimating the abstention over every trajectory…</em></p>" if pending else ""
         rated = self._ratings.update(data["distributions"])
         self._plots["bars"].show(rated)
         self._plots["cdf"].show(rated)
@@ -188,36 +189,46 @@ class StatsPanel(Viewer):
         self._plots["coverage"].show(self._coverage.update(data["coverage"]))
         if not self._body.objects:  # the first time: the blocks, in their order, then only refilled
             p = self._plots
-            self._body.objects = [*p["bars"].parts, *p["cdf"].parts, *p["correlation"].parts,
-                                  self._kappa_block, self._kappa_note, *p["scores"].parts, *p["coverage"].parts, self.calibration]
+            self._body.objects = [*p["bars"].parts, *p["cdf"].parts, *p["correlation"].parts, self._kappa_block,
+                                  self._kappa_note, *p["scores"].parts, *p["coverage"].parts, self.calibration]
 
     def _show_triage(self, inputs) -> None:
+        self._done("triage")
         if isinstance(inputs, Exception):
             self._failed(inputs)
             return
         self._inputs = inputs
         self.refresh_abstention()
-        if "Estimating" in self._status.object:
-            self._status.object = ""
+
+    def _done(self, part: str) -> None:
+        """One part shown: the status says what is still being computed."""
+        self._pending.discard(part)
+        if "could not be computed" not in self._status.object:
+            self._status.object = ("<p><em>Estimating the abstention over every trajectory…</em></p>"
+                                   if self._pending == {"triage"} else
+                                   "<p><em>Computing the statistics…</em></p>" if self._pending else "")
 
     def refresh(self):
+        self._pending = {"stats", "triage"}
+        self._status.object = ""
         doc = pn.state.curdoc
         if doc is None or doc.session_context is None:
-            self._show_review_stats(self._review_stats(), pending=False)
+            self._show_review_stats(self._review_stats())
             self._show_triage(self._triage_inputs())
             return
         self._ticket += 1
         ticket = self._ticket
         self._status.object = "<p><em>Computing the statistics…</em></p>"
 
-        def work():
+        def part(compute, show):
+            result = compute()
             # Bokeh documents take changes from other threads only through add_next_tick_callback
-            data = self._review_stats()
-            doc.add_next_tick_callback(lambda: ticket == self._ticket and self._show_review_stats(data, True))
-            inputs = self._triage_inputs()
-            doc.add_next_tick_callback(lambda: ticket == self._ticket and self._show_triage(inputs))
+            doc.add_next_tick_callback(lambda: ticket == self._ticket and show(result))
 
-        threading.Thread(target=work, name="specreview-stats", daemon=True).start()
+        # the two parts read the store at once: DuckDB runs outside the GIL, so on two cores they overlap
+        for name, compute, show in (("stats", self._review_stats, self._show_review_stats),
+                                    ("triage", self._triage_inputs, self._show_triage)):
+            threading.Thread(target=part, args=(compute, show), name=f"specreview-{name}", daemon=True).start()
 
     def __panel__(self):
         return pn.Column(pn.Row("### Statistics", self._refresh), self._status, self._body,

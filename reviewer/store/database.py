@@ -95,6 +95,18 @@ class Database:
                 raise refused from exc
             raise
 
+    def frame(self, sql: str, params: Sequence[Any] | None = None):
+        """A query's rows as a pandas DataFrame, through Arrow: text stays columnar (DuckDB's `df()` makes a
+        Python string of every value first: ~1 s for three text columns at 1M rows, ~0.1 s this way).
+        The dtypes are `df()`'s but for nullable booleans, which come as objects (True, False, None)."""
+        try:
+            return self.cursor().sql(sql, params=params).to_arrow_table().to_pandas()
+        except duckdb.Error as exc:
+            refused = unwritable_of(self.path, exc) or damage_of(self.path, exc)
+            if refused is not None:
+                raise refused from exc
+            raise
+
     def execute_with_retries(self, sql: str, params: Sequence[Any] | None) -> duckdb.DuckDBPyConnection:
         cur = self.cursor()
         if self._shared.in_transaction():

@@ -124,7 +124,7 @@ class ReviewRepository:
         """The verdicts of `current_reviews` as a frame of trajectory_id, reviewer, action (no labels,
         no trajectory columns: what agreement between reviewers is computed from)."""
         sql, params = self._current_reviews_sql("r.trajectory_id, r.reviewer, r.action, r.created_at, r.seq", session)
-        return self.db.execute(sql, params).df()[["trajectory_id", "reviewer", "action"]]
+        return self.db.frame(sql, params)[["trajectory_id", "reviewer", "action"]]
 
     def _current_reviews_sql(self, columns: str, session: str | None, task: str | None = None,
                              trajectory_id: str | None = None,
@@ -178,10 +178,10 @@ class ReviewRepository:
             columns += ", r.rubric_version, r.created_at, t.task, t.agent_name, t.backend, t.model"
         if not scores_only or task is not None:
             join = "LEFT JOIN trajectories t ON t.id = r.trajectory_id"
-        return self.db.execute(
+        return self.db.frame(
             f"SELECT {columns} FROM ratings r {join} "
             f"WHERE true {scope}{conds} QUALIFY row_number() OVER (PARTITION BY r.trajectory_id, r.rater, "
-            "r.rubric_version ORDER BY r.created_at DESC, r.seq DESC) = 1 ORDER BY r.rater, r.trajectory_id", params).df()
+            "r.rubric_version ORDER BY r.created_at DESC, r.seq DESC) = 1 ORDER BY r.rater, r.trajectory_id", params)
 
     # -- curation board ----------------------------------------------------------------------
     def curation_inputs(self, session: str | None = None, task: str | None = None) -> dict[str, list[dict[str, Any]]]:

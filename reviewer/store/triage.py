@@ -28,14 +28,25 @@ TRIAGE_MODEL_KINDS = ("default", "fitted")
 INPUTS_HASH = ("hash(t.spectrum_id, t.task, t.agent_name, t.backend, t.model, t.answer, t.answer_z, t.credibility, "
                "t.created_at, CAST(t.outcome AS VARCHAR), coalesce(c.contradicted, 0))")
 
+# each reviewer's current verdict per trajectory (as `current`)
+_CURRENT_VERDICTS_SQL = ("current AS (SELECT trajectory_id, action FROM reviews QUALIFY row_number() OVER "
+                         "(PARTITION BY trajectory_id, reviewer ORDER BY created_at DESC, seq DESC) = 1)")
+# people whose current verdict on a trajectory is not withdrawn (reads `current`)
+_SEEN_SQL = "seen AS (SELECT trajectory_id, count(*) AS n_reviewers FROM current WHERE action <> 'clear' GROUP BY 1)"
+# per labelled trajectory, whether the agent's answer was right (reads `current`): the latest trajectory
+# resolution where there is one (approve = right), else more than half of the current verdicts approve
+_TRUTH_SQL = ("WITH votes AS (SELECT trajectory_id, count(*) FILTER (WHERE action = 'approve') AS n_approve, "
+              "count(*) AS n FROM current WHERE action <> 'clear' GROUP BY 1), "
+              "res AS (SELECT item_id AS trajectory_id, action FROM resolutions WHERE item_kind = 'trajectory' "
+              "AND action IN ('approve', 'override', 'reject') "
+              "QUALIFY row_number() OVER (PARTITION BY item_id ORDER BY created_at DESC, seq DESC) = 1) "
+              "SELECT trajectory_id, CASE WHEN r.action IS NOT NULL THEN r.action = 'approve' "
+              "ELSE 2 * v.n_approve > v.n END AS correct FROM votes v FULL JOIN res r USING (trajectory_id)")
+
+
 _TRIAGE_ITEMS_SQL = f"""
 WITH claims AS ({CLAIM_COUNTS_SQL}),
-current AS (
-    SELECT trajectory_id, action FROM reviews
-    QUALIFY row_number() OVER (PARTITION BY trajectory_id, reviewer ORDER BY created_at DESC, seq DESC) = 1
-), seen AS (
-    SELECT trajectory_id, count(*) AS n_reviewers FROM current WHERE action <> 'clear' GROUP BY trajectory_id
-)
+{_CURRENT_VERDICTS_SQL}, {_SEEN_SQL}
 SELECT t.id AS trajectory_id, t.spectrum_id, t.task, t.agent_name, t.backend, t.model, t.answer, t.answer_z,
        t.credibility, t.created_at,
        t.outcome -> '$.margin' AS margin, t.outcome ->> '$.status' AS status,
@@ -178,37 +189,32 @@ class TriageRepository:
     def clear_signals(self) -> None:
         self.db.execute("DELETE FROM triage_signals")
 
-    def cached_signals(self, task: str | None = None, columns: Iterable[str] = SIGNAL_COLUMNS) -> pd.DataFrame:
+    def cached_signals(self, task: str | None = None, columns: Iterable[str] = SIGNAL_COLUMNS, ordered: bool = True,
+                       with_truth: bool = False) -> pd.DataFrame:
         """Every trajectory's cached signals (of `task`; `columns` of SIGNAL_COLUMNS) with its current number
-        of reviewers (people whose current verdict is not withdrawn, counted now), in the default queue's order."""
+        of reviewers (people whose current verdict is not withdrawn, counted now); in the default queue's
+        order unless not `ordered` (a report that aggregates: the join and sort cost ~1 s at 1M rows); with
+        `with_truth` also `correct`, the labelled truth of `labelled_truth` (NULL: no human label)."""
         picked = [c for c in columns if c in SIGNAL_COLUMNS]
-        where, params = ("WHERE t.task = ?", [task]) if task else ("", [])
+        where, params = ("WHERE s.task = ?", [task]) if task else ("", [])
+        truth = f", truth AS ({_TRUTH_SQL})" if with_truth else ""
         # a frame straight from DuckDB: 100k dicts would cost more than the query (and each text column
         # left out saves ~30 ms at 100k rows)
-        return self.db.execute(
-            "WITH current AS (SELECT trajectory_id, action FROM reviews QUALIFY row_number() OVER "
-            "(PARTITION BY trajectory_id, reviewer ORDER BY created_at DESC, seq DESC) = 1), "
-            "seen AS (SELECT trajectory_id, count(*) AS n_reviewers FROM current WHERE action <> 'clear' GROUP BY 1) "
-            f"SELECT s.trajectory_id, {''.join('s.' + c + ', ' for c in picked)}"
-            "coalesce(n.n_reviewers, 0) AS n_reviewers FROM triage_signals s JOIN trajectories t ON t.id = s.trajectory_id "
-            f"LEFT JOIN seen n ON n.trajectory_id = s.trajectory_id {where} ORDER BY t.created_at, t.id", params).df()
+        return self.db.frame(
+            f"WITH {_CURRENT_VERDICTS_SQL}, {_SEEN_SQL}{truth} SELECT s.trajectory_id, {''.join('s.' + c + ', ' for c in picked)}"
+            f"{'h.correct, ' if with_truth else ''}coalesce(n.n_reviewers, 0) AS n_reviewers FROM triage_signals s "
+            f"{'JOIN trajectories t ON t.id = s.trajectory_id ' if ordered else ''}"
+            f"{'LEFT JOIN truth h ON h.trajectory_id = s.trajectory_id ' if with_truth else ''}"
+            f"LEFT JOIN seen n ON n.trajectory_id = s.trajectory_id {where}"
+            f"{' ORDER BY t.created_at, t.id' if ordered else ''}", params)
 
     def labelled_truth(self) -> pd.DataFrame:
         """Per labelled trajectory (trajectory_id, correct): was the agent's answer right? As
         reviewer.services.triage.trajectory_truth decides it, in one aggregate: the latest trajectory resolution
         decides where there is one (approve = right), else the current verdicts (withdrawn ones left out):
         right when more than half approve."""
-        return self.db.execute(
-            "WITH current AS (SELECT trajectory_id, action FROM reviews QUALIFY row_number() OVER "
-            "(PARTITION BY trajectory_id, reviewer ORDER BY created_at DESC, seq DESC) = 1), "
-            "votes AS (SELECT trajectory_id, count(*) FILTER (WHERE action = 'approve') AS n_approve, count(*) AS n "
-            "FROM current WHERE action <> 'clear' GROUP BY 1), "
-            "res AS (SELECT item_id AS trajectory_id, action FROM resolutions WHERE item_kind = 'trajectory' "
-            "AND action IN ('approve', 'override', 'reject') "
-            "QUALIFY row_number() OVER (PARTITION BY item_id ORDER BY created_at DESC, seq DESC) = 1) "
-            "SELECT trajectory_id, CASE WHEN r.action IS NOT NULL THEN r.action = 'approve' "
-            "ELSE 2 * v.n_approve > v.n END AS correct FROM votes v FULL JOIN res r USING (trajectory_id) "
-            "ORDER BY trajectory_id").df()
+        return self.db.frame(f"WITH {_CURRENT_VERDICTS_SQL}, truth AS ({_TRUTH_SQL}) "
+                               "SELECT * FROM truth ORDER BY trajectory_id")
 
     # -- weight vectors ----------------------------------------------------------------------
     def save_triage_model(self, kind: str, features: list[str], weights: list[float], n_labels: int = 0,

@@ -88,11 +88,11 @@ class VerdictStateRepository:
         predicted, predicted_z, truth, truth_z, truth_source, correct."""
         cond, params = ("AND t.task = ?", [scope, task]) if task is not None else ("", [scope])
         # a frame straight from DuckDB: no dicts, no JSON decoded
-        return self.db.execute(
+        return self.db.frame(
             "SELECT s.trajectory_id, t.spectrum_id, t.task, t.agent_name, t.backend, t.model, s.credibility, "
             "s.predicted, s.predicted_z, s.truth, s.truth_z, s.truth_source, s.correct "
             f"FROM settled_labels s JOIN trajectories t ON t.id = s.trajectory_id WHERE s.scope = ? AND s.settled {cond} "
-            "ORDER BY s.trajectory_id", params).df()
+            "ORDER BY s.trajectory_id", params)
 
     def conflicted_trajectory_ids(self, scope: str = "") -> list[str]:
         """Trajectories whose stored consensus is an open conflict."""

@@ -191,6 +191,11 @@ class Served(ServedApp):
         found = re.findall(r"has (\d+) sessions with", self.log_text())
         return int(found[-1]) if found else None
 
+    def cpu_s(self) -> float:
+        """CPU seconds the server process has used (user + system), from /proc."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def rss_mb(self) -> float:
         try:
             import psutil

@@ -4,8 +4,11 @@ abstention of the triage (reviewer.services.triage): the accuracy of each agent'
 priority with its bootstrap interval as an area, and, for the target accuracy in the widget, the share
 of the unreviewed queue that could be accepted without review and its estimated accuracy: the numbers
 of `specreview triage --target T --json` (the same `triage_report`). Built when first opened and re-read
-on Refresh; fixed-size plots, so they draw even when built in a hidden tab, one per row of the centre
-column at 1440 px, legends beside the frame (never over the data) and tables as wide as their columns."""
+on Refresh: the plots (reviewer.components.stats_figures) are made once and refilled in place, the
+tables' values replaced; fixed-size plots, so they draw even when built in a hidden tab, one per row of
+the centre column at 1440 px, legends beside the frame (never over the data) and tables as wide as
+their columns. Rater, reviewer and agent names reach the page only as Bokeh text (drawn, not parsed),
+escaped tooltip fields and table cells."""
 from __future__ import annotations
 
 import threading
@@ -156,8 +159,8 @@ class StatsPanel(Viewer):
         _fill(self._abstention, abstention_frame(self.triage))
         self.calibration.visible = True
 
-    # Two parts, shown as each is ready: the reviewers' statistics (grow with the labels), then the
-    # triage's signals (grow with the trajectories: seconds at 100k).
+    # Two parts, computed at once and shown as each is ready: the reviewers' statistics (grow with the
+    # labels) and the triage's signals (grow with the trajectories).
     def _review_stats(self) -> dict | Exception:
         try:
             return stats.review_stats(self.state.store, session=self.state.session_id)

@@ -49,3 +49,23 @@ def test_every_repository_method_is_called_outside_its_own_module(store):
         unused += [f"{name}.{method}" for method, _ in inspect.getmembers(type(repo), inspect.isfunction)
                    if not method.startswith("_") and not re.search(rf"\b{method}\b", elsewhere)]
     assert unused == []
+
+
+def test_a_frame_read_through_arrow_is_the_frame_duckdb_gives(store, make_trajectory):
+    """Database.frame (Arrow, for large reads) gives what DuckDB's df() gives: values and dtypes (text,
+    integers, doubles with NULL, timestamps, booleans), in one transaction with the writes before it;
+    only a nullable boolean comes as objects."""
+    import pandas as pd
+
+    for i in range(3):
+        store.trajectories.save_trajectory(make_trajectory(task="a" if i else "wd"))
+    sql = ("SELECT id, task, answer_z, created_at, answer IS NULL AS no_answer, length(id) AS n "
+           "FROM trajectories WHERE task = ? OR ? ORDER BY id")
+    want = store.db.execute(sql, ["a", True]).df()
+    got = store.db.frame(sql, ["a", True])
+    pd.testing.assert_frame_equal(got, want)
+    with store.db.transaction():
+        store.db.execute("DELETE FROM trajectories WHERE task = 'wd'")
+        assert set(store.db.frame("SELECT task FROM trajectories")["task"]) == {"a"}  # sees its own write
+    nullable = store.db.frame("SELECT CASE WHEN n > 0 THEN true END AS b FROM (VALUES (1), (0)) v(n) ORDER BY n DESC")["b"]
+    assert list(nullable) == [True, None] and nullable.dtype == object

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -31,8 +30,8 @@ from ui_timing import CHROMIUM_ARGS, machine, summary
 
 
 async def open_page(browser, app: Served, name: str, start_at: str | None):
-    """A reviewer's page, shown. Opened one after another: the server refuses many page loads at once
-    from one address (reviewer/page_limits.py), and here every browser is on 127.0.0.1."""
+    """A reviewer's page, shown. Opened one after another, as reviewers arrive: every browser here is on
+    127.0.0.1, whose page-load budget (reviewer/page_limits.py) bench_scale.Served raises for its server."""
     context = await browser.new_context(viewport=VIEWPORT)
     page = await context.new_page()
     extra = f"&trajectory={start_at}" if start_at else ""
@@ -94,10 +93,6 @@ def main() -> None:
             ids = [r["trajectory_id"] for r in store.queue.queue_items(limit=args.sessions * 40)]
         starts = [ids[i * 40] if i * 40 < len(ids) else None for i in range(args.sessions)]
         names = [f"rev{i:02d}" for i in range(args.sessions)]
-        # every session here comes from 127.0.0.1, where K reviewers would come from K addresses: the
-        # per-address page-load budget (reviewer/page_limits.py) would refuse the 4th page at once
-        os.environ.setdefault("SPECREVIEW_PAGE_BURST_SECONDS", "3600")
-        os.environ.setdefault("SPECREVIEW_PAGES_IN_FLIGHT", str(max(4, args.sessions)))
         app = Served(db, Path(tmp) / "serve.log")
         try:
             t, cpu = time.perf_counter(), app.cpu_s()

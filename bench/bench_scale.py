@@ -170,7 +170,11 @@ class Served(ServedApp):
 
     def __init__(self, db: Path | None, log: Path, app: str | Path = "reviewer", extra: list[str] = ()):
         self.db, self.log, self.port, self.app = db, log, free_port(), app
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        # every page of a bench comes from 127.0.0.1, where reviewers would come from their own addresses:
+        # the per-address page-load budget (reviewer/page_limits.py: 10 s of page building) would refuse
+        # a bench's later pages with 429 (at 1M trajectories the first page alone takes ~30 s to build)
+        env = {"SPECREVIEW_PAGE_BURST_SECONDS": "3600", "SPECREVIEW_PAGES_IN_FLIGHT": "1000",
+               **os.environ, "PYTHONUNBUFFERED": "1"}
         if db is not None:
             env["SPECREVIEW_DB"] = str(db)
         started = time.perf_counter()

@@ -327,8 +327,7 @@ def current_signals(store, task: str | None = None, columns: tuple[str, ...] | N
         if attempt == STORE_TRIES:
             full = compute_signals(store, task)[out]
             if with_truth:
-                truth = store.triage.labelled_truth().set_index("trajectory_id")["correct"]
-                full.insert(len(out) - len(FEATURES), "correct", truth.reindex(full.index))
+                full["correct"] = store.triage.labelled_truth().set_index("trajectory_id")["correct"].reindex(full.index)
             return full
         items = store.triage.triage_items(spectrum_ids=stale)
         missing = [r["trajectory_id"] for r in items

@@ -266,6 +266,23 @@ def test_writers_mark_what_they_make_stale(demo_db, tmp_path):
         store.close()
 
 
+def test_signals_that_stay_stale_are_computed_in_full_with_the_same_truth(demo_db, tmp_path, monkeypatch):
+    """When every read finds rows stale again (writes racing it STORE_TRIES times), the signals are
+    computed in full: the triage's inputs, truth included, are those the stored rows give."""
+    path = tmp_path / "demo.duckdb"
+    shutil.copyfile(demo_db, path)
+    with Store(path) as store:
+        ids = [t["id"] for t in store.trajectories.list_trajectories(limit=6)]
+        for i, tid in enumerate(ids):
+            store.labels.add_review(tid, "ann", "approve" if i % 3 else "reject")
+        stored = triage.triage_inputs(store)
+        monkeypatch.setattr(type(store.triage), "stale_signal_spectra", lambda self: [None])
+        full = triage.triage_inputs(store)
+    assert_same_frame(full.labelled, stored.labelled)
+    assert_same_frame(full.unreviewed, stored.unreviewed)
+    assert sorted(full.labelled.index) == sorted(ids) and (~full.labelled.loc[ids[0:1], "correct"]).all()
+
+
 def test_a_version_7_database_upgrades_and_fills_the_signals_on_first_read(demo_db, tmp_path):
     path = tmp_path / "v7.duckdb"
     shutil.copyfile(demo_db, path)

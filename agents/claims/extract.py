@@ -36,7 +36,17 @@ from agents.claims.order import (
     STRENGTH_ORDER,
     THAN_FOR,
 )
-from agents.claims.scope import ABSORPTION, EMISSION, NEG, NOT_NEG, both_denied, denied_sense, epistemic_should, trailing_plan
+from agents.claims.scope import (
+    ABSORPTION,
+    EMISSION,
+    NEG,
+    NOT_NEG,
+    both_denied,
+    denied_sense,
+    epistemic_should,
+    senses,
+    trailing_plan,
+)
 from agents.claims.types import COMPARISON, FEATURE, MEASURE, QUANTITY, Claim
 
 NUM = r"[-+−]?\d+(?:\.\d+)?"
@@ -1001,8 +1011,9 @@ def _features(b: _Builder, mentions: list[Mention], lo: int, hi: int) -> None:
         kind = _kind(sub)
         # a negation that reaches one sense only ("in absorption and not in emission") denies that sense
         # and asserts the other; one that reaches both ("no absorption or emission") denies the line
-        split = denied_sense(sub, NEG, EMISSION, ABSORPTION) if neg else None
-        if neg and split is None and both_denied(sub, NEG, EMISSION, ABSORPTION):
+        denied, asserted = senses(sub) if neg else (set(), set())
+        split = denied_sense(denied, asserted)
+        if neg and split is None and both_denied(denied, asserted):
             kind = None
         pos = POSITION.search(sub)
         if not here:

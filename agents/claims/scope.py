@@ -106,16 +106,16 @@ AFTER_NEG = re.compile(r"none|absent|absence|missing|undetect\w*|invisible|unsee
                        r"consistent|indistinguishable|non-detection", re.IGNORECASE)
 
 
-def senses(sub: str, neg: re.Pattern, emission: re.Pattern, absorption: re.Pattern) -> tuple[set, set]:
+def senses(sub: str) -> tuple[set, set]:
     """(denied, asserted): the senses of a line a clause denies and those it states outside any negation.
     A negation reaches forward to the next sense word when nothing but words without a conjunction stand
     between ("not in emission", "an absorption (not emission) line", "does not emit"), and "or / nor"
     carries it on ("no absorption or emission"); otherwise it is said of the sense word before it ("the
     absorption is not seen and the emission is strong")."""
-    words = sorted([(m.start(), m.end(), "emission") for m in emission.finditer(sub)]
-                   + [(m.start(), m.end(), "absorption") for m in absorption.finditer(sub)])
+    words = sorted([(m.start(), m.end(), "emission") for m in EMISSION.finditer(sub)]
+                   + [(m.start(), m.end(), "absorption") for m in ABSORPTION.finditer(sub)])
     hit = [False] * len(words)
-    for n in neg.finditer(sub):
+    for n in NEG.finditer(sub):
         nxt = next((i for i, w in enumerate(words) if w[0] >= n.end()), None)
         prv = next((i for i in range(len(words) - 1, -1, -1) if words[i][1] <= n.start()), None)
         if prv is not None and AFTER_NEG.match(n.group()):
@@ -133,16 +133,14 @@ def senses(sub: str, neg: re.Pattern, emission: re.Pattern, absorption: re.Patte
     return denied, asserted
 
 
-def denied_sense(sub: str, neg: re.Pattern, emission: re.Pattern, absorption: re.Pattern) -> tuple[str, str] | None:
-    """(denied, asserted) when a negation reaches every mention of one sense of a line and none of the
-    other: "Hα in absorption and not in emission" -> ("emission", "absorption")."""
-    denied, asserted = senses(sub, neg, emission, absorption)
+def denied_sense(denied: set, asserted: set) -> tuple[str, str] | None:
+    """(denied, asserted) of `senses` when a negation reaches every mention of one sense of a line and
+    none of the other: "Hα in absorption and not in emission" -> ("emission", "absorption")."""
     if len(denied) == 1 and len(asserted) == 1 and not denied & asserted:
         return next(iter(denied)), next(iter(asserted))
     return None
 
 
-def both_denied(sub: str, neg: re.Pattern, emission: re.Pattern, absorption: re.Pattern) -> bool:
-    """"No absorption or emission at X": both senses named, every one denied."""
-    denied, asserted = senses(sub, neg, emission, absorption)
+def both_denied(denied: set, asserted: set) -> bool:
+    """"No absorption or emission at X" (of `senses`): both senses named, every one denied."""
     return denied == {"emission", "absorption"} and not asserted

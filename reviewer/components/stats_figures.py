@@ -4,8 +4,8 @@ of receiving new plots. Building the plots anew on every refresh (through HoloVi
 tab's first second at 100k trajectories (docs/benchmarks.md, issue 22). Fixed-size frames, legends
 beside or under the frame (never over the data), one plot per row of the centre column at 1440 px.
 
-Each `update_*` takes the numbers of reviewer.services.stats / triage and returns whether there was
-anything to draw; the tab says why in the plot's place when there was not."""
+Each figure's `update` takes the numbers of reviewer.services.stats / triage and returns whether there
+was anything to draw; the tab says why in the plot's place when there was not."""
 from __future__ import annotations
 
 import numpy as np
@@ -65,8 +65,9 @@ class RatingFigures:
 
     def update(self, distributions: dict) -> bool:
         colors = _colors(distributions)
-        rows = [(str(s), r, c) for r, d in distributions.items() for s, c in d["counts"].items()]
-        rows.sort(key=lambda t: (float(t[0]), list(distributions).index(t[1])))
+        rank = {r: i for i, r in enumerate(distributions)}
+        rows = sorted(((str(s), r, c) for r, d in distributions.items() for s, c in d["counts"].items()),
+                      key=lambda t: (float(t[0]), rank[t[1]]))
         self.bars.x_range.factors = [(s, r) for s, r, _ in rows]
         self.bars.y_range.end = max([c for *_, c in rows], default=0) * 1.08 + 1
         self._bars.data = {"x": [(s, r) for s, r, _ in rows], "count": [c for *_, c in rows],

@@ -86,26 +86,27 @@ class Database:
     def cursor(self) -> duckdb.DuckDBPyConnection:
         return self._shared.cursor()
 
-    def execute(self, sql: str, params: Sequence[Any] | None = None) -> duckdb.DuckDBPyConnection:
+    @contextmanager
+    def _refusals(self) -> Iterator[None]:
+        """A damaged or unwritable file said as such (it shows itself on the first read of a bad block)."""
         try:
-            return self.execute_with_retries(sql, params)
-        except duckdb.Error as exc:  # a damaged file shows itself on the first read of a bad block
-            refused = unwritable_of(self.path, exc) or damage_of(self.path, exc)
-            if refused is not None:
-                raise refused from exc
-            raise
-
-    def frame(self, sql: str, params: Sequence[Any] | None = None):
-        """A query's rows as a pandas DataFrame, through Arrow: text stays columnar (DuckDB's `df()` makes a
-        Python string of every value first: ~1 s for three text columns at 1M rows, ~0.1 s this way).
-        The dtypes are `df()`'s but for nullable booleans, which come as objects (True, False, None)."""
-        try:
-            return self.cursor().sql(sql, params=params).to_arrow_table().to_pandas()
+            yield
         except duckdb.Error as exc:
             refused = unwritable_of(self.path, exc) or damage_of(self.path, exc)
             if refused is not None:
                 raise refused from exc
             raise
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> duckdb.DuckDBPyConnection:
+        with self._refusals():
+            return self.execute_with_retries(sql, params)
+
+    def frame(self, sql: str, params: Sequence[Any] | None = None):
+        """A query's rows as a pandas DataFrame, through Arrow: text stays columnar (DuckDB's `df()` makes a
+        Python string of every value first: ~1 s for three text columns at 1M rows, ~0.1 s this way).
+        The dtypes are `df()`'s but for nullable booleans, which come as objects (True, False, None)."""
+        with self._refusals():
+            return self.cursor().sql(sql, params=params).to_arrow_table().to_pandas()
 
     def execute_with_retries(self, sql: str, params: Sequence[Any] | None) -> duckdb.DuckDBPyConnection:
         cur = self.cursor()

@@ -59,3 +59,28 @@ def test_the_neighbour_query_walks_the_filtered_queue_like_paging(big_store):
     assert big_store.queue.queue_neighbour(first, -1, "far", task="a") == (first, 0)  # never before the first
     last = big_store.queue.queue_items("far", offset=big_store.queue.queue_count("far") - 1, limit=1)[0]["trajectory_id"]
     assert big_store.queue.queue_neighbour(last, +1, "far") is None  # past the end
+
+
+def test_the_neighbour_is_the_item_paging_shows_in_every_order_with_ties_gaps_and_long_steps(big_store):
+    """`n` / `b` read the rows past the current item's sort key: on priorities that tie and are
+    missing (NULLs last), in a campaign's order, with steps of several items and past either end, the
+    neighbour is the item the queue's pages put `delta` places away."""
+    queue = big_store.queue
+    ids = [r["trajectory_id"] for r in queue.queue_items("far", limit=600, task="a")]
+    # three priority values over every third item of the first 600: ties everywhere, the rest NULL
+    big_store.db.execute("DELETE FROM triage_priority")
+    big_store.db.execute(
+        "INSERT INTO triage_priority SELECT unnest(?), unnest(?), '{}', 'test', now()",
+        [ids[::3], [float(i % 3) / 2 for i in range(len(ids[::3]))]])
+    campaign = big_store.sessions.create_session("keyset", "verdicts", list(reversed(ids[:300])), ["far"])
+    try:  # the campaign stays: nothing else here reads campaigns
+        for filters in ({"order": "priority"}, {"order": "priority", "task": "a"},
+                        {"session_id": campaign}, {"session_id": campaign, "order": "priority"}):
+            total = queue.queue_count("far", **filters)
+            rows = [r["trajectory_id"] for r in queue.queue_items("far", limit=total, **filters)]
+            for at in (0, 1, 150, 199, 200, 201, total - 2, total - 1):
+                for delta in (-7, -1, 0, 1, 3):
+                    want = None if at + delta >= total else (rows[max(0, at + delta)], max(0, at + delta))
+                    assert queue.queue_neighbour(rows[at], delta, "far", **filters) == want, (filters, at, delta)
+    finally:
+        big_store.db.execute("DELETE FROM triage_priority")

@@ -2,13 +2,16 @@
 
 - `switch`: `n` as ReviewState.step_item runs it (the queue's neighbour, the trajectory, its claim
   results, its spectrum), and the two queue reads it stands on (`queue_neighbour`, a page of 12);
+- `label`: `a` as ReviewState.save runs it (the verdict written, its item's state synced), on
+  successive items;
+- `conflicts`: the Conflicts tab's read (ConflictQueue.refresh: the open conflicts a reviewer may see);
 - `stats`: the Stats tab's Bokeh models: StatsPanel made, refreshed (the services) and turned into a
   document's models (`get_root`), as a first opening of the tab does.
 
 The database is copied, never changed. To measure the code before a change beside the code after it,
 run this script with PYTHONPATH set to each checkout (e.g. a `git worktree` of the earlier commit).
 
-Run: nice .venv/bin/python bench/bench_server_parts.py --db DIR/scale-N.duckdb [--part switch,stats] [--repeats 8]
+Run: nice .venv/bin/python bench/bench_server_parts.py --db DIR/scale-N.duckdb [--part switch,label,conflicts,stats] [--repeats 8]
 """
 from __future__ import annotations
 
@@ -37,6 +40,26 @@ def bench_switch(store, repeats: int) -> dict:
     neighbour = [ms(lambda: state.queue.neighbour(current, 1, "bench-switch", **args)) for _ in range(repeats)]
     page = [ms(lambda: state.queue.page("bench-switch", 0, 12, **args)) for _ in range(repeats)]
     return {"step_item": switches, "queue_neighbour": neighbour, "queue_page": page}
+
+
+def bench_label(store, repeats: int) -> dict:
+    from reviewer.review_state import ReviewState
+
+    state = ReviewState(store, reviewer="bench-label")
+    state.open_first()
+    saves = []
+    for _ in range(repeats):
+        saves.append(ms(lambda: state.save("verdict", action="approve")))
+        state.step_item(1)
+    return {"save_approve": saves}
+
+
+def bench_conflicts(store, repeats: int) -> dict:
+    from reviewer.components.conflicts import ConflictQueue
+    from reviewer.review_state import ReviewState
+
+    view = ConflictQueue(state=ReviewState(store, reviewer="bench-conflicts"))
+    return {"refresh": [ms(view.refresh) for _ in range(repeats)]}
 
 
 def bench_stats(store, repeats: int) -> dict:
@@ -68,7 +91,7 @@ def main() -> None:
     args = parser.parse_args()
     from reviewer.store import Store
 
-    parts = {"switch": bench_switch, "stats": bench_stats}
+    parts = {"switch": bench_switch, "label": bench_label, "conflicts": bench_conflicts, "stats": bench_stats}
     with tempfile.TemporaryDirectory(prefix="bench_server_parts_") as tmp:
         db = Path(tmp) / args.db.name
         shutil.copyfile(args.db, db)

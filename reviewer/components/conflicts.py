@@ -11,13 +11,16 @@ from reviewer.components.row_table import RowTable
 from reviewer.components.safe_text import escape
 from reviewer.components.z_input import ZInput
 from reviewer.review_state import ReviewState
-from reviewer.services.conflicts import conflict_queue, disputed_choices
+from reviewer.services.conflicts import conflict_page, disputed_choices
 from reviewer.services.consensus import describe_label
 from reviewer.services.labels import VERDICT_KINDS, VERIFY_TYPES, LabelRefused
 
 CONFLICT_COLUMNS = {"object": "Object", "kind": "Kind", "task": "Task", "reviewers": "Reviewers", "why": "Why"}
 BLIND_WHY = "hidden until you label it (blind review)"
 CONFLICT_WIDTHS = {"object": 150, "kind": 70, "task": 50, "reviewers": 70}
+# conflicts shown at once, oldest first: a merger works from the oldest, and a table of every
+# conflict of a million trajectories is neither read nor sent to a browser
+CONFLICT_PAGE = 200
 
 
 def _key(item: dict) -> str:
@@ -43,7 +46,9 @@ def comment_given(value: str, typed: str) -> bool:
 
 class ConflictQueue(Viewer):
     state = param.ClassSelector(class_=ReviewState)
-    items = param.List(default=[])
+    items = param.List(default=[], doc="the conflicts of the page shown")
+    page = param.Integer(default=0, bounds=(0, None), doc="which CONFLICT_PAGE conflicts, oldest first")
+    total = param.Integer(default=0, doc="how many conflicts there are")
     selected = param.Integer(default=None, allow_None=True)
     choices = param.List(default=[],
                          doc="the disputed labels of the conflict shown (reviewer.services.conflicts.disputed_choices)")
@@ -82,13 +87,31 @@ class ConflictQueue(Viewer):
                              self._comment.param.value_input),
             description="Store the merger's resolution: the label above, with your comment saying why it wins.")
         self._button.on_click(lambda _: self.submit())
+        self._count = pn.pane.HTML("", css_classes=["sr-conflict-count"], sizing_mode="stretch_width")
+        self._newer = pn.widgets.Button(label="Newer ›", color="light", css_classes=["sr-conflict-newer"],
+                                        disabled=True, description="The next conflicts, less old.")
+        self._older = pn.widgets.Button(label="‹ Older", color="light", css_classes=["sr-conflict-older"],
+                                          disabled=True, description="The conflicts before these, older.")
+        self._newer.on_click(lambda _: setattr(self, "page", self.page + 1))
+        self._older.on_click(lambda _: setattr(self, "page", max(0, self.page - 1)))
+        self.param.watch(self.refresh, "page")
         self.state.param.watch(self.refresh, ["campaign", "reviewer", "blind"])
         refresh_after_labels(self.state, VERDICT_KINDS, self.refresh)
 
     def refresh(self, *_):
         state = self.state
-        self.items = state.labels.visible_conflicts(state.reviewer, conflict_queue(state.store, session=state.session_id),
-                                                    state.blind)
+        found, total = conflict_page(state.store, session=state.session_id, offset=self.page * CONFLICT_PAGE,
+                                     limit=CONFLICT_PAGE)
+        last = max(0, (total - 1) // CONFLICT_PAGE)
+        if self.page > last:  # resolved down to fewer pages: the last one (its watcher reads it)
+            self.page = last
+            return
+        first = self.page * CONFLICT_PAGE
+        self.total = total
+        self._count.object = (f"<small>{first + 1:,}-{first + len(found):,} of {total:,} open conflicts, oldest "
+                              "first</small>" if total else "")
+        self._older.disabled, self._newer.disabled = self.page == 0, self.page >= last
+        self.items = state.labels.visible_conflicts(state.reviewer, found, state.blind)
 
     def _rows(self) -> list[dict[str, str]]:
         return [{"key": _key(i), "object": f"{i.get('object_id') or '?'} · {i.get('survey') or '?'}",
@@ -207,6 +230,7 @@ class ConflictQueue(Viewer):
         return ack
 
     def __panel__(self):
-        return pn.Column("### Conflicts", self._table, self._detail, self._open, "#### Resolve", self._who,
+        return pn.Column("### Conflicts", pn.Row(self._count, self._older, self._newer, sizing_mode="stretch_width"),
+                         self._table, self._detail, self._open, "#### Resolve", self._who,
                          self._start, self._action, self._answer, pn.Row(self._type, self._z), self._comment,
                          self._button, sizing_mode="stretch_width")

@@ -133,38 +133,55 @@ def final_verdict(rows: list[dict[str, Any]], own: dict[str, Any], resolution: d
 
 def conflict_queue(store, kind: str | None = None, include_resolved: bool = False,
                    session: str | None = None) -> list[dict[str, Any]]:
-    """Items where reviewers disagree, oldest disagreement first. Each: kind ('trajectory' /
-    'spectrum'), item_id, spectrum_id, task, object_id, survey, reasons, labels (the current labels in
-    conflict), resolution (the latest merger row or None), resolved, updated_at."""
-    items: list[dict[str, Any]] = []
+    """Items where reviewers disagree, oldest disagreement first (every one: `conflict_page`)."""
+    return conflict_page(store, kind=kind, include_resolved=include_resolved, session=session)[0]
+
+
+def conflict_page(store, *, offset: int = 0, limit: int | None = None, kind: str | None = None,
+                  include_resolved: bool = False, session: str | None = None) -> tuple[list[dict[str, Any]], int]:
+    """(`limit` items from `offset` of the conflicts, oldest disagreement first; how many there are).
+    Each: kind ('trajectory' / 'spectrum'), item_id, spectrum_id, task, object_id, survey, reasons,
+    labels (the current labels in conflict), resolution (the latest merger row or None), resolved,
+    updated_at. A trajectory's conflict is its stored consensus (`verdict_state`, synced first); only
+    the page's trajectories have their labels read (at 1M trajectories every conflict's labels were
+    most of the tab's time). VI conflicts have no stored consensus: every spectrum's current VI labels
+    are merged here."""
     scope = _session_id(store, session) or ""
+    order: list[tuple[Any, str, str]] = []  # (updated_at, item id, kind)
+    spectra: dict[str, dict[str, Any]] = {}
     if kind in (None, "trajectory"):
         sync_verdict_states(store)
         ids = store.verdict_state.conflicted_trajectory_ids(scope)
         if include_resolved:
             ids = sorted(set(ids) | set(store.verdict_state.resolved_trajectory_ids(scope)))
-        # every conflicted item's labels and resolution in one query each (not two queries per item)
-        reviews = group_rows(store.reviews.current_reviews(session, trajectory_ids=ids), "trajectory_id") if ids else {}
-        resolved = store.verdict_state.latest_resolutions_of(ids, session_id=scope or None) if ids else {}
-        for tid in ids:
-            rows = reviews.get(tid)
-            if not rows:
-                continue
-            first = rows[0]
-            own = agent_label(first["task"], first["answer"], first["answer_z"], first["outcome"])
-            result = verdict_consensus(rows, own)
-            if result.is_conflict:
-                items.append(_item("trajectory", tid, first, result.reasons, rows, resolved.get(tid)))
+        latest = store.reviews.latest_review_times(ids, session) if ids else {}
+        order += [(at, tid, "trajectory") for tid, at in latest.items()]
     if kind in (None, "spectrum"):
         resolutions = store.reviews.latest_resolutions("spectrum", session)
         for sid, rows in group_rows(store.reviews.current_vi_labels(session), "spectrum_id").items():
             first = rows[0]
             merge = merge_vi_labels(rows, first["pipeline_z"], first["pipeline_class"])
             if merge.is_conflict:
-                items.append(_item("spectrum", sid, first, merge.reasons, rows, resolutions.get(sid)))
-    if not include_resolved:
-        items = [i for i in items if not i["resolved"]]
-    return sorted(items, key=lambda i: (i["updated_at"], i["item_id"]))
+                item = _item("spectrum", sid, first, merge.reasons, rows, resolutions.get(sid))
+                if include_resolved or not item["resolved"]:
+                    spectra[sid] = item
+                    order.append((item["updated_at"], sid, "spectrum"))
+    order.sort(key=lambda o: (o[0], o[1]))
+    page = order[offset:None if limit is None else offset + limit]
+    ids = [item_id for _, item_id, what in page if what == "trajectory"]
+    reviews = group_rows(store.reviews.current_reviews(session, trajectory_ids=ids), "trajectory_id") if ids else {}
+    resolved = store.verdict_state.latest_resolutions_of(ids, session_id=scope or None) if ids else {}
+    items = []
+    for _, item_id, what in page:
+        if what == "spectrum":
+            items.append(spectra[item_id])
+            continue
+        rows = reviews[item_id]
+        first = rows[0]
+        own = agent_label(first["task"], first["answer"], first["answer_z"], first["outcome"])
+        items.append(_item("trajectory", item_id, first, verdict_consensus(rows, own).reasons, rows,
+                           resolved.get(item_id)))
+    return items, len(order)
 
 
 def disputed_choices(item: dict[str, Any]) -> list[dict[str, Any]]:

@@ -240,7 +240,7 @@ def _write_file_atomically(out: Path, write: Callable[[Any], None], overwrite: b
 def export_vi_csv(store, out_file: str | os.PathLike, session: str | None = None, overwrite: bool = True) -> int:
     """Write every inspector's current VI label as prospect's CSV; returns the number of rows.
     `overwrite=False` refuses (ExportError) when `out_file` exists."""
-    rows = [r for r in (vi_row(label) for label in store.reviews.current_vi_labels(session)) if r is not None]
+    rows = [r for r in (vi_row(label) for label in store.reviews.current_vi_labels(session, with_header=True)) if r is not None]
     rows.sort(key=lambda r: (r["TARGETID"], r["VI_scanner"]))
 
     def write(fh):

@@ -120,6 +120,14 @@ class ReviewRepository:
             session, task, trajectory_id, trajectory_ids)
         return self.db.rows(sql, params)
 
+    def latest_review_times(self, trajectory_ids: Sequence[str], session: str | None = None) -> dict[str, Any]:
+        """{trajectory id: when its newest current verdict was made} for some trajectories (those with
+        one): what orders a list of them by their latest label without reading the labels."""
+        sql, params = self._current_reviews_sql("r.trajectory_id, r.action, r.created_at, r.seq", session,
+                                                trajectory_ids=trajectory_ids)
+        return dict(self.db.execute(f"SELECT trajectory_id, max(created_at) FROM ({sql}) GROUP BY 1",
+                                    params).fetchall())
+
     def current_verdicts(self, session: str | None = None) -> pd.DataFrame:
         """The verdicts of `current_reviews` as a frame of trajectory_id, reviewer, action (no labels,
         no trajectory columns: what agreement between reviewers is computed from)."""
@@ -146,15 +154,18 @@ class ReviewRepository:
                 "ORDER BY r.created_at DESC, r.seq DESC) = 1) "
                 "WHERE action <> 'clear' ORDER BY trajectory_id, created_at, seq"), params
 
-    def current_vi_labels(self, session: str | None = None, spectrum_id: str | None = None) -> list[dict[str, Any]]:
-        """Each inspector's current VI label of each spectrum, with the spectrum's ids and pipeline answers."""
+    def current_vi_labels(self, session: str | None = None, spectrum_id: str | None = None, *,
+                          with_header: bool = False) -> list[dict[str, Any]]:
+        """Each inspector's current VI label of each spectrum, with the spectrum's ids and pipeline answers
+        (`with_header`: and its FITS header, which the exports' columns are read from; decoding every
+        labelled spectrum's header was most of the Conflicts tab's time at 1M trajectories)."""
         scope, params = self._scope(session, "vi_labels", "v")
         if spectrum_id is not None:
             scope += " AND v.spectrum_id = ?"
             params.append(spectrum_id)
         return self.db.rows(
             "SELECT v.*, s.object_id, s.target AS spectrum_target, s.survey, s.file_name, s.pipeline_class, "
-            "s.pipeline_z, s.header FROM vi_labels v LEFT JOIN spectra s USING (spectrum_id) "
+            f"s.pipeline_z{', s.header' if with_header else ''} FROM vi_labels v LEFT JOIN spectra s USING (spectrum_id) "
             f"WHERE true {scope} "
             "QUALIFY row_number() OVER (PARTITION BY v.spectrum_id, v.reviewer ORDER BY v.created_at DESC, v.seq DESC) = 1 "
             "ORDER BY v.spectrum_id, v.created_at, v.seq", params)

@@ -25,3 +25,32 @@ def test_a_click_chooses_the_conflict_it_names(tmp_path):
     merger._table._handle_msg({"key": "trajectory:not-a-conflict"})
     assert merger.current is second  # nothing else chosen
     store.close()
+
+
+def test_the_list_pages_through_conflicts_oldest_first_and_says_how_many(tmp_path, monkeypatch):
+    """A page of conflicts at a time (every conflict of a large store is neither read nor sent), the
+    count above it, and the page moves back when resolutions leave fewer."""
+    monkeypatch.setattr("reviewer.components.conflicts.CONFLICT_PAGE", 2)
+    store = Store(tmp_path / "pages.duckdb")
+    seed_demo_if_empty(store)
+    rows = [r for r in store.queue.queue_items(limit=100) if r["task"] != "verify"][:5]
+    for row in rows:
+        store.labels.add_review(row["trajectory_id"], "ann", "approve")
+        store.labels.add_review(row["trajectory_id"], "bo", "reject")
+    merger = ConflictQueue(state=ReviewState(store, reviewer="cy"))
+    merger.refresh()
+    seen = [i["item_id"] for i in merger.items]
+    assert merger.total == 5 and len(seen) == 2 and "1-2 of 5 open conflicts" in merger._count.object
+    assert merger._older.disabled and not merger._newer.disabled
+    merger._newer.clicks += 1
+    merger._newer.clicks += 1
+    assert merger.page == 2 and len(merger.items) == 1 and "5-5 of 5" in merger._count.object
+    assert merger._newer.disabled and not merger._older.disabled
+    last = merger.items[0]["item_id"]
+    assert last not in seen
+    for row in rows[:2]:  # two resolved: three left, two pages; the third no longer exists
+        store.reviews.add_resolution("trajectory", row["trajectory_id"], "mia", "reject", merger_comment="bad data")
+    merger.refresh()
+    assert merger.page == 1 and [i["item_id"] for i in merger.items][-1] == last
+    assert "3-3 of 3 open conflicts" in merger._count.object
+    store.close()

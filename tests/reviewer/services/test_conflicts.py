@@ -3,7 +3,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reviewer.services.conflicts import conflict_queue, evaluation_frame, verdict_for, verdicts_frame, vi_consensus
+from reviewer.services.conflicts import conflict_page, conflict_queue, evaluation_frame, verdict_for, verdicts_frame, vi_consensus
 from reviewer.services.curation import curation_board
 from reviewer.store.review_queries import UnknownSession
 
@@ -43,6 +43,29 @@ def test_disagreeing_verdicts_enter_the_queue_until_a_merger_resolves_them(store
 
     store.labels.add_review(a, "ann", "approve", comment="still think so", created_at=at(4))  # newer label reopens it
     assert [i["item_id"] for i in conflict_queue(store)] == [a]
+
+
+def test_pages_of_conflicts_interleave_both_kinds_by_their_newest_label(store, make_trajectory):
+    """The Conflicts tab reads a page at a time: trajectory conflicts (their order from the stored
+    consensus and label times) and VI conflicts in one order, oldest first; the pages put together are
+    the whole list, whose length is the count; each trajectory item carries its labels and reasons."""
+    ids = [store.trajectories.save_trajectory(make_trajectory(spectrum_id=f"spec{i}", task="a")) for i in range(4)]
+    for i, tid in enumerate(ids):  # conflicts whose newest label is at minute 10 * i + 2
+        store.labels.add_review(tid, "ann", "approve", created_at=at(10 * i + 1))
+        store.labels.add_review(tid, "bob", "override", {"answer": "NO"}, created_at=at(10 * i + 2))
+    for i in range(3):  # VI conflicts at minutes 5, 15, 25
+        store.labels.add_vi_label(f"vi{i}", "ann", quality=4, z=0.1, spectype="GALAXY", created_at=at(10 * i + 4))
+        store.labels.add_vi_label(f"vi{i}", "bob", quality=4, z=0.1, spectype="STAR", created_at=at(10 * i + 5))
+    whole = conflict_queue(store)
+    assert [i["item_id"] for i in whole] == [ids[0], "vi0", ids[1], "vi1", ids[2], "vi2", ids[3]]
+    pages = [conflict_page(store, offset=offset, limit=3) for offset in (0, 3, 6, 9)]
+    assert [n for _, n in pages] == [7, 7, 7, 7]
+    assert [i for page, _ in pages for i in page] == whole
+    assert pages[0][0][0]["reasons"] == ["label differs: ann=YES vs bob=NO"]
+    assert {r["reviewer"] for r in pages[0][0][0]["labels"]} == {"ann", "bob"}
+    store.reviews.add_resolution("trajectory", ids[0], "mia", "override", {"answer": "NO"}, merger_comment="ok",
+                                 created_at=at(50))
+    assert conflict_page(store, limit=2) == (whole[1:3], 6)
 
 
 def test_vi_conflict_and_merge(store):

@@ -36,9 +36,9 @@ WITH labels AS (
     SELECT trajectory_id, session_id, max(seq) FROM labels WHERE session_id IS NOT NULL {also} GROUP BY 1, 2
 )
 SELECT w.trajectory_id, w.scope, w.seq, {own_hash} AS own_hash FROM wanted w
-LEFT JOIN verdict_state v ON v.trajectory_id = w.trajectory_id AND v.scope = w.scope
-LEFT JOIN settled_labels s ON s.trajectory_id = w.trajectory_id AND s.scope = w.scope
-LEFT JOIN trajectories t ON t.id = w.trajectory_id
+LEFT JOIN (SELECT * FROM verdict_state {where}) v ON v.trajectory_id = w.trajectory_id AND v.scope = w.scope
+LEFT JOIN (SELECT * FROM settled_labels {where}) s ON s.trajectory_id = w.trajectory_id AND s.scope = w.scope
+LEFT JOIN (SELECT * FROM trajectories {where_id}) t ON t.id = w.trajectory_id
 WHERE v.synced_seq IS NULL OR v.synced_seq < w.seq OR s.synced_seq IS NULL OR s.synced_seq < w.seq
    OR s.own_hash IS DISTINCT FROM {own_hash}
 """
@@ -52,10 +52,11 @@ class VerdictStateRepository:
         """(trajectory_id, scope, seq, own_hash) whose stored consensus or settled label predates their
         newest verdict or resolution, or whose settled label was computed from other answer columns of
         the trajectory (own_hash: the trajectory's now, read before the labels are)."""
-        where, also, params = "", "", []
-        if trajectory_id is not None:
-            where, also, params = "WHERE trajectory_id = ?", "AND trajectory_id = ?", [trajectory_id, trajectory_id]
-        return self.db.rows(_BEHIND_SQL.format(where=where, also=also, own_hash=OWN_HASH), params)
+        where, also, where_id, params = "", "", "", []
+        if trajectory_id is not None:  # each table read for the one trajectory (a join scanned 1M rows)
+            where, also, where_id = "WHERE trajectory_id = ?", "AND trajectory_id = ?", "WHERE id = ?"
+            params = [trajectory_id] * 5
+        return self.db.rows(_BEHIND_SQL.format(where=where, also=also, where_id=where_id, own_hash=OWN_HASH), params)
 
     def put_verdict_states(self, rows: list[dict[str, Any]]) -> bool:
         """Store the consensus and settled label of each (trajectory, scope) once, from dicts:

@@ -58,7 +58,9 @@ def one_line(err: str, *words: str) -> str:
 # -- finding 6: a newer or half-migrated schema ----------------------------------------------------------
 # Each migration commits with its schema_version row, so a half-finished one is a file whose recorded
 # versions and tables disagree: written by another build or program, edited by hand, restored in part.
-LATEST_TABLE = re.search(r"CREATE TABLE (\w+)", MIGRATIONS[-1].sql).group(1)  # the table the error names
+# what the error names: the latest migration's first object, tables before indexes, by name
+LATEST_TABLE = sorted(re.findall(r"CREATE (TABLE|INDEX) (\w+)", MIGRATIONS[-1].sql),
+                      key=lambda made: (made[0] != "TABLE", made[1]))[0][1]
 SCHEMA_CASES = {
     "newer": (f"INSERT INTO schema_version (version, description) VALUES ({LATEST_VERSION + 1}, 'from the future')",
               "newer"),

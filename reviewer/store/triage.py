@@ -84,6 +84,18 @@ SELECT DISTINCT spectrum_id FROM (
         WHERE t.id IN (SELECT id FROM recent) AND s.inputs_hash <> {INPUTS_HASH}
 )
 """
+# Whether the anti joins of _STALE_SQL can find nothing: no trajectory or claim result written in the last
+# RECHECK_MINUTES, and the signals' trajectories are the trajectories (equal counts, and equal sums of
+# the ids' 64-bit hashes: an order-free checksum of the two sets). Four column scans, ~30 ms at 1M
+# trajectories, where the joins cost ~150 ms on every Stats or triage read. Two different sets with the
+# same count and the same sum would need a collision of 64-bit hash sums; a later write rechecks anyway.
+_SURELY_FRESH_SQL = f"""
+SELECT NOT EXISTS (SELECT 1 FROM trajectories WHERE saved_at >= now() - INTERVAL {RECHECK_MINUTES} MINUTE)
+   AND NOT EXISTS (SELECT 1 FROM claim_results WHERE created_at >= now() - INTERVAL {RECHECK_MINUTES} MINUTE)
+   AND (SELECT count(*) FROM trajectories) = (SELECT count(*) FROM triage_signals)
+   AND (SELECT coalesce(sum(hash(id)), 0) FROM trajectories)
+       = (SELECT coalesce(sum(hash(trajectory_id)), 0) FROM triage_signals)
+"""
 # The inputs' hash of some trajectories now (one parameter: their ids), as CTE `now_` (id, h).
 _CURRENT_INPUTS_SQL = f"""
 WITH ids AS (SELECT unnest(?::VARCHAR[]) AS id),
@@ -155,6 +167,8 @@ class TriageRepository:
     # -- cached signals (triage_signals) ------------------------------------------------------
     def stale_signal_spectra(self) -> list[str | None]:
         """Spectra whose cached signals must be recomputed (None: the trajectories without a spectrum)."""
+        if self.db.scalar(_SURELY_FRESH_SQL):
+            return []
         return [r[0] for r in self.db.execute(_STALE_SQL).fetchall()]
 
     def put_signals(self, spectrum_ids: list[str | None], rows: list[dict[str, Any]]) -> int:

@@ -28,6 +28,7 @@ from reviewer.services.rows import group_rows
 from reviewer.store import Store
 from reviewer.store.review_queries import UnknownSession
 from reviewer.store.schema import MIGRATIONS, migrate
+from reviewer.store.triage import _STALE_SQL
 
 REVIEWERS = ("ann", "bob", "cy")
 N_ITEMS = 12  # the trajectories the writes pick from (the first of the demo's 65, several spectra)
@@ -262,6 +263,33 @@ def test_writers_mark_what_they_make_stale(demo_db, tmp_path):
         store.labels.add_review(tid, "ann", "approve")
         assert store.triage.stale_signal_spectra() == []
         assert triage.current_signals(store).at[tid, "n_reviewers"] == 1
+    finally:
+        store.close()
+
+
+def test_old_writes_skip_the_joins_only_while_the_signals_cover_exactly_the_trajectories(demo_db, tmp_path):
+    """Nothing written in the last minutes and the cached signals' trajectories are the trajectories:
+    the stale check answers from counts and id checksums without the anti joins. A row missing, or a
+    row of a trajectory that is gone in place of one that is there (the same count), is still found."""
+    path = tmp_path / "demo.duckdb"
+    shutil.copyfile(demo_db, path)
+    store = Store(path)
+    try:
+        triage.current_signals(store)
+        store.db.execute("UPDATE trajectories SET saved_at = saved_at - INTERVAL 1 DAY")
+        store.db.execute("UPDATE claim_results SET created_at = created_at - INTERVAL 1 DAY")
+        ran = []
+        execute = store.db.execute
+        store.db.execute = lambda sql, params=None: (ran.append(sql), execute(sql, params))[1]
+        assert store.triage.stale_signal_spectra() == [] and _STALE_SQL not in ran
+        first, second = store.db.execute("SELECT trajectory_id, spectrum_id FROM triage_signals "
+                                         "ORDER BY trajectory_id LIMIT 2").fetchall()
+        store.db.execute("DELETE FROM triage_signals WHERE trajectory_id = ?", [first[0]])
+        assert store.triage.stale_signal_spectra() == [first[1]] and _STALE_SQL in ran
+        triage.current_signals(store)
+        assert store.triage.stale_signal_spectra() == []
+        store.db.execute("UPDATE triage_signals SET trajectory_id = 'gone' WHERE trajectory_id = ?", [second[0]])
+        assert store.triage.stale_signal_spectra() == [second[1]]
     finally:
         store.close()
 

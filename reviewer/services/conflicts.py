@@ -142,13 +142,11 @@ def conflict_page(store, *, offset: int = 0, limit: int | None = None, kind: str
     """(`limit` items from `offset` of the conflicts, oldest disagreement first; how many there are).
     Each: kind ('trajectory' / 'spectrum'), item_id, spectrum_id, task, object_id, survey, reasons,
     labels (the current labels in conflict), resolution (the latest merger row or None), resolved,
-    updated_at. A trajectory's conflict is its stored consensus (`verdict_state`, synced first); only
-    the page's trajectories have their labels read (at 1M trajectories every conflict's labels were
-    most of the tab's time). VI conflicts have no stored consensus: every spectrum's current VI labels
-    are merged here."""
+    updated_at. A conflict is its item's stored consensus (`verdict_state`, `vi_state`, synced first);
+    only the page's items have their labels read and merged (at 1M trajectories reading and merging
+    every conflict's labels was most of the tab's time)."""
     scope = _session_id(store, session) or ""
     order: list[tuple[Any, str, str]] = []  # (updated_at, item id, kind)
-    spectra: dict[str, dict[str, Any]] = {}
     if kind in (None, "trajectory"):
         sync_verdict_states(store)
         ids = store.verdict_state.conflicted_trajectory_ids(scope)
@@ -157,24 +155,19 @@ def conflict_page(store, *, offset: int = 0, limit: int | None = None, kind: str
         latest = store.reviews.latest_review_times(ids, session) if ids else {}
         order += [(at, tid, "trajectory") for tid, at in latest.items()]
     if kind in (None, "spectrum"):
-        resolutions = store.reviews.latest_resolutions("spectrum", session)
-        for sid, rows in group_rows(store.reviews.current_vi_labels(session), "spectrum_id").items():
-            first = rows[0]
-            merge = merge_vi_labels(rows, first["pipeline_z"], first["pipeline_class"])
-            if merge.is_conflict:
-                item = _item("spectrum", sid, first, merge.reasons, rows, resolutions.get(sid))
-                if include_resolved or not item["resolved"]:
-                    spectra[sid] = item
-                    order.append((item["updated_at"], sid, "spectrum"))
+        sync_vi_states(store)
+        order += [(at, sid, "spectrum") for sid, at in store.vi_state.vi_conflicts(scope, include_resolved)]
     order.sort(key=lambda o: (o[0], o[1]))
     page = order[offset:None if limit is None else offset + limit]
+    spectra = _vi_items(store, [item_id for _, item_id, what in page if what == "spectrum"], session)
     ids = [item_id for _, item_id, what in page if what == "trajectory"]
     reviews = group_rows(store.reviews.current_reviews(session, trajectory_ids=ids), "trajectory_id") if ids else {}
     resolved = store.verdict_state.latest_resolutions_of(ids, session_id=scope or None) if ids else {}
     items = []
     for _, item_id, what in page:
         if what == "spectrum":
-            items.append(spectra[item_id])
+            if item_id in spectra:  # (its labels read after its state: a label written between is in both)
+                items.append(spectra[item_id])
             continue
         rows = reviews[item_id]
         first = rows[0]
@@ -182,6 +175,50 @@ def conflict_page(store, *, offset: int = 0, limit: int | None = None, kind: str
         items.append(_item("trajectory", item_id, first, verdict_consensus(rows, own).reasons, rows,
                            resolved.get(item_id)))
     return items, len(order)
+
+
+def sync_vi_states(store) -> int:
+    """Recompute the stored VI consensus (`vi_state`) of every (spectrum, scope) behind its VI labels or
+    resolutions, reading only those spectra's labels; returns how many were stored. As
+    `sync_verdict_states`, a concurrent sync storing the same rows wins and what is still behind is
+    recomputed."""
+    done = 0
+    for _ in range(_SYNC_TRIES):
+        behind = store.vi_state.vi_states_behind()
+        stored = True
+        for scope, rows in group_rows(behind, "scope").items():
+            session = _scope_session(scope)
+            ids = [r["spectrum_id"] for r in rows]
+            labels = group_rows(store.reviews.current_vi_labels(session, spectrum_ids=ids), "spectrum_id")
+            resolutions = store.reviews.latest_resolutions("spectrum", session)
+            states = []
+            for r in rows:
+                current = labels.get(r["spectrum_id"], [])
+                merge = merge_vi_labels(current, r["pipeline_z"], r["pipeline_class"])
+                resolution = resolutions.get(r["spectrum_id"])
+                states.append({"spectrum_id": r["spectrum_id"], "scope": scope, "conflict": merge.is_conflict,
+                               "resolved": bool(resolution) and bool(current) and _newer(resolution, current),
+                               "updated_at": max((c["created_at"] for c in current), default=resolution and
+                                                 resolution["created_at"]), "synced_seq": r["seq"]})
+            stored = store.vi_state.put_vi_states([s for s in states if s["updated_at"] is not None]) and stored
+        done += len(behind)
+        if stored:
+            break
+    return done
+
+
+def _vi_items(store, spectrum_ids: list[str], session: str | None) -> dict[str, dict[str, Any]]:
+    """The Conflicts tab's items of some spectra whose VI labels conflict: their labels, the merge's reasons
+    and the latest resolution."""
+    if not spectrum_ids:
+        return {}
+    resolutions = store.reviews.latest_resolutions("spectrum", session)
+    items = {}
+    for sid, rows in group_rows(store.reviews.current_vi_labels(session, spectrum_ids=spectrum_ids),
+                                "spectrum_id").items():
+        merge = merge_vi_labels(rows, rows[0]["pipeline_z"], rows[0]["pipeline_class"])
+        items[sid] = _item("spectrum", sid, rows[0], merge.reasons, rows, resolutions.get(sid))
+    return items
 
 
 def disputed_choices(item: dict[str, Any]) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ from reviewer.store.spectra import SpectrumRepository
 from reviewer.store.trajectories import ImageRepository, TrajectoryRepository
 from reviewer.store.triage import TriageRepository
 from reviewer.store.verdict_state import VerdictStateRepository
+from reviewer.store.vi_state import VIStateRepository
 
 
 class Store:
@@ -48,6 +49,7 @@ class Store:
         self.queue = QueueRepository(self.db, self.claims)
         self.reviews = ReviewRepository(self.db, self.labels, self.sessions)
         self.verdict_state = VerdictStateRepository(self.db)
+        self.vi_state = VIStateRepository(self.db)
         self.triage = TriageRepository(self.db)
         self.objects = ObjectRepository(self.db)
 

@@ -155,14 +155,17 @@ class ReviewRepository:
                 "WHERE action <> 'clear' ORDER BY trajectory_id, created_at, seq"), params
 
     def current_vi_labels(self, session: str | None = None, spectrum_id: str | None = None, *,
-                          with_header: bool = False) -> list[dict[str, Any]]:
-        """Each inspector's current VI label of each spectrum, with the spectrum's ids and pipeline answers
-        (`with_header`: and its FITS header, which the exports' columns are read from; decoding every
-        labelled spectrum's header was most of the Conflicts tab's time at 1M trajectories)."""
+                          spectrum_ids: Sequence[str] | None = None, with_header: bool = False) -> list[dict[str, Any]]:
+        """Each inspector's current VI label of each spectrum (of one, or of some), with the spectrum's ids
+        and pipeline answers (`with_header`: and its FITS header, which the exports' columns are read from;
+        decoding every labelled spectrum's header was most of the Conflicts tab's time at 1M trajectories)."""
         scope, params = self._scope(session, "vi_labels", "v")
         if spectrum_id is not None:
             scope += " AND v.spectrum_id = ?"
             params.append(spectrum_id)
+        if spectrum_ids is not None:
+            scope += " AND v.spectrum_id IN (SELECT unnest(?::VARCHAR[]))"
+            params.append(list(spectrum_ids))
         return self.db.rows(
             "SELECT v.*, s.object_id, s.target AS spectrum_target, s.survey, s.file_name, s.pipeline_class, "
             f"s.pipeline_z{', s.header' if with_header else ''} FROM vi_labels v LEFT JOIN spectra s USING (spectrum_id) "

@@ -464,9 +464,26 @@ CREATE INDEX steps_trajectory ON steps (trajectory_id);
 CREATE INDEX claim_results_trajectory ON claim_results (trajectory_id);
 """)
 
+# Each spectrum's VI consensus per scope (reviewer/store/vi_state.py; reviewer/services/conflicts.py decides
+# it): whether its current VI labels conflict, whether a newer resolution settles them, and when the
+# newest was made, so that the Conflicts tab pages stored conflicts instead of merging every labelled
+# spectrum's labels on each refresh. Rows are not written here: the first read after the upgrade fills
+# the table (every labelled spectrum once).
+V12_VI_STATE = Migration("VI consensus per spectrum, beside the newest label it reflects", """
+CREATE TABLE vi_state (
+    spectrum_id VARCHAR NOT NULL,
+    scope VARCHAR NOT NULL,           -- as verdict_state.scope
+    conflict BOOLEAN NOT NULL,        -- the merge of its current VI labels is a conflict
+    resolved BOOLEAN NOT NULL,        -- a merger's resolution is newer than those labels
+    updated_at TIMESTAMPTZ NOT NULL,  -- when the newest of those labels was made
+    synced_seq BIGINT NOT NULL,       -- the newest label row (vi_labels / resolutions seq) it reflects
+    PRIMARY KEY (spectrum_id, scope)
+);
+""")
+
 MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE, V4_CLAIM_RESULTS, V5_TRIAGE, V6_CLAIM_FLAGS,
                                V7_SAME_OBJECT, V8_TRIAGE_SIGNALS, V9_SETTLED_LABELS, V10_FILE_STAMPS,
-                               V11_ITEM_INDEXES]
+                               V11_ITEM_INDEXES, V12_VI_STATE]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -1,10 +1,13 @@
 """Consensus, stats, curation and judge queries on a real DuckDB file."""
+import random
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from reviewer.services.conflicts import conflict_page, conflict_queue, evaluation_frame, verdict_for, verdicts_frame, vi_consensus
+from reviewer.services.consensus import merge_vi_labels
 from reviewer.services.curation import curation_board
+from reviewer.services.rows import group_rows
 from reviewer.store.review_queries import UnknownSession
 
 T0 = datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
@@ -66,6 +69,46 @@ def test_pages_of_conflicts_interleave_both_kinds_by_their_newest_label(store, m
     store.reviews.add_resolution("trajectory", ids[0], "mia", "override", {"answer": "NO"}, merger_comment="ok",
                                  created_at=at(50))
     assert conflict_page(store, limit=2) == (whole[1:3], 6)
+
+
+def _vi_conflicts_in_full(store, session, include_resolved):
+    """The VI conflicts as merging every spectrum's current VI labels finds them (the reference the
+    stored `vi_state` must equal): (spectrum id, reasons, reviewers, resolved), oldest first."""
+    resolutions = store.reviews.latest_resolutions("spectrum", session)
+    found = []
+    for sid, rows in group_rows(store.reviews.current_vi_labels(session), "spectrum_id").items():
+        merge = merge_vi_labels(rows, rows[0]["pipeline_z"], rows[0]["pipeline_class"])
+        res = resolutions.get(sid)
+        resolved = bool(res) and all((res["created_at"], res["seq"]) > (r["created_at"], r["seq"]) for r in rows)
+        if merge.is_conflict and (include_resolved or not resolved):
+            found.append((max(r["created_at"] for r in rows), sid, merge.reasons,
+                          sorted(r["reviewer"] for r in rows), resolved))
+    return [f[1:] for f in sorted(found, key=lambda f: (f[0], f[1]))]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_after_any_vi_labels_and_resolutions_the_stored_vi_conflicts_equal_a_full_merge(store, seed):
+    """The Conflicts tab reads VI conflicts from their stored consensus (`vi_state`, synced on read):
+    after every write of a random sequence (labels by several inspectors, in and out of a campaign,
+    agreeing or not, and merger resolutions) the conflicts listed are those a merge of every spectrum's
+    current labels finds, in the same order, with the same reasons, in every scope."""
+    rng = random.Random(seed)
+    campaign = store.sessions.create_session(f"vi-{seed}", "verdicts", [], ["ann", "bob", "cy"])
+    for minute in range(1, 41):
+        spectrum, session = f"s{rng.randrange(4)}", rng.choice([None, campaign])
+        if rng.random() < 0.2:
+            store.reviews.add_resolution("spectrum", spectrum, "mia", label={"quality": 4, "z": 0.1},
+                                         merger_comment="merged", session_id=session, created_at=at(minute))
+        else:
+            store.labels.add_vi_label(spectrum, rng.choice(["ann", "bob", "cy"]), quality=rng.choice([3, 4]),
+                                      z=rng.choice([0.1, 0.1, 0.5]), spectype=rng.choice(["GALAXY", "STAR"]),
+                                      session_id=session, created_at=at(minute))
+        for scope in (None, campaign):
+            for include_resolved in (False, True):
+                listed = [(i["item_id"], i["reasons"], sorted(r["reviewer"] for r in i["labels"]), i["resolved"])
+                          for i in conflict_queue(store, kind="spectrum", session=scope,
+                                                  include_resolved=include_resolved)]
+                assert listed == _vi_conflicts_in_full(store, scope, include_resolved), (minute, scope)
 
 
 def test_vi_conflict_and_merge(store):

@@ -5,7 +5,7 @@ from reviewer.store.database import Database
 
 LIFECYCLE = {"close", "close_all", "db", "is_open", "path", "probe", "schema_version", "transaction"}
 REPOSITORIES = {"claims", "images", "labels", "objects", "queue", "reviews", "sessions", "spectra", "trajectories", "triage",
-                "verdict_state"}
+                "verdict_state", "vi_state"}
 
 
 def test_store_is_the_lifecycle_and_its_repositories(store):

@@ -91,7 +91,7 @@ class ConflictQueue(Viewer):
         self._newer = pn.widgets.Button(label="Newer ›", color="light", css_classes=["sr-conflict-newer"],
                                         disabled=True, description="The next conflicts, less old.")
         self._older = pn.widgets.Button(label="‹ Older", color="light", css_classes=["sr-conflict-older"],
-                                          disabled=True, description="The conflicts before these, older.")
+                                        disabled=True, description="The conflicts before these, older.")
         self._newer.on_click(lambda _: setattr(self, "page", self.page + 1))
         self._older.on_click(lambda _: setattr(self, "page", max(0, self.page - 1)))
         self.param.watch(self.refresh, "page")

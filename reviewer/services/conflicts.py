@@ -165,11 +165,14 @@ def conflict_page(store, *, offset: int = 0, limit: int | None = None, kind: str
     resolved = store.verdict_state.latest_resolutions_of(ids, session_id=scope or None) if ids else {}
     items = []
     for _, item_id, what in page:
+        # an item whose labels were all withdrawn between the state's read and its labels' is left out
         if what == "spectrum":
-            if item_id in spectra:  # (its labels read after its state: a label written between is in both)
+            if item_id in spectra:
                 items.append(spectra[item_id])
             continue
-        rows = reviews[item_id]
+        rows = reviews.get(item_id)
+        if not rows:
+            continue
         first = rows[0]
         own = agent_label(first["task"], first["answer"], first["answer_z"], first["outcome"])
         items.append(_item("trajectory", item_id, first, verdict_consensus(rows, own).reasons, rows,

@@ -71,6 +71,21 @@ def test_parquet_export_has_every_table_with_reviewers_and_times(store, make_tra
     assert pd.read_parquet(tmp_path / "pq" / "ratings.parquet")["rater"].tolist() == ["llm:m"]
 
 
+def test_the_parquet_export_leaves_the_connections_settings_as_they_were(store, make_trajectory, tmp_path):
+    """The copy runs on one thread with a small buffer pool (bounded memory at 1M trajectories); the
+    shared connection gets its threads and memory limit back, for the server's other queries."""
+    store.trajectories.save_trajectory(make_trajectory())
+    settings = "SELECT current_setting('threads'), current_setting('memory_limit')"
+    before = store.db.execute(settings).fetchone()
+    seen = []
+    copy = store.db.execute_with_retries
+    store.db.execute_with_retries = lambda sql, params=None: (
+        seen.append(store.db.execute(settings).fetchone()) if sql.startswith("COPY") else None, copy(sql, params))[1]
+    export_parquet(store, tmp_path / "pq")
+    assert seen and all(threads == 1 and "MiB" in limit for threads, limit in seen)
+    assert store.db.execute(settings).fetchone() == before
+
+
 # -- Spec-o3 rows from real trajectories -----------------------------------------------------
 @pytest.fixture
 def vetted(store, shared_spectra, manifest):

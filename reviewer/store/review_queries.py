@@ -17,7 +17,7 @@ import pandas as pd
 
 from reviewer.store.codec import new_id, now, to_json
 from reviewer.store.connection import damage_of
-from reviewer.store.database import Database
+from reviewer.store.database import PASS_MEMORY_LIMIT, Database
 from reviewer.store.duckdb_words import write_errno
 from reviewer.store.labels import LabelRepository
 from reviewer.store.sessions import SessionRepository
@@ -42,10 +42,6 @@ def _write_error(exc: Exception, path) -> OSError:
     if code is None:
         return OSError(errno.EIO, text.splitlines()[0], str(path))
     return OSError(code, os.strerror(code), str(path))
-
-
-# DuckDB's memory limit while a table is copied to Parquet (its buffer pool; see copy_table_to_parquet)
-EXPORT_MEMORY_LIMIT = "256MB"
 
 
 class ReviewRepository:
@@ -333,21 +329,18 @@ class ReviewRepository:
         sql, params = self._table_query(table, session, columns or "*")
         target = str(path).replace("'", "''")
         # one thread: DuckDB's parallel writer buffers row groups per thread to keep the rows in order
-        # (~0.5 GB for 2M steps on 2 threads, more on more); alone it streams in ~0.1 GB, hardly slower.
-        # And a small buffer pool: DuckDB keeps the blocks it read cached up to its memory limit (80 % of
-        # the machine), so the 22.6M steps of a 1M-trajectory store left ~0.45 GB resident for nothing.
+        # (~0.5 GB for 2M steps on 2 threads, more on more); alone it streams in ~0.1 GB, hardly slower
         threads = self.db.scalar("SELECT current_setting('threads')")
         self.db.execute("SET threads = 1")
-        self.db.execute(f"SET memory_limit = '{EXPORT_MEMORY_LIMIT}'")
         try:
-            cur = self.db.execute_with_retries(f"COPY ({sql}) TO '{target}' (FORMAT parquet)", params)
-            return int(cur.fetchone()[0])
+            with self.db.memory_limit(PASS_MEMORY_LIMIT):
+                cur = self.db.execute_with_retries(f"COPY ({sql}) TO '{target}' (FORMAT parquet)", params)
+                return int(cur.fetchone()[0])  # before the limit's reset, on the same cursor
         except duckdb.IOException as exc:  # the file could not be written, or the database could not be read
             if str(path) not in str(exc):
                 raise damage_of(self.db.path, exc) or exc from exc
             raise _write_error(exc, path) from exc
         finally:
             self.db.execute(f"SET threads = {int(threads)}")
-            self.db.execute("RESET memory_limit")  # the default: nothing here sets another
 
 

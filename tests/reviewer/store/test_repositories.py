@@ -69,3 +69,21 @@ def test_a_frame_read_through_arrow_is_the_frame_duckdb_gives(store, make_trajec
         assert set(store.db.frame("SELECT task FROM trajectories")["task"]) == {"a"}  # sees its own write
     nullable = store.db.frame("SELECT CASE WHEN n > 0 THEN true END AS b FROM (VALUES (1), (0)) v(n) ORDER BY n DESC")["b"]
     assert list(nullable) == [True, None] and nullable.dtype == object
+
+
+def test_the_open_time_probe_reads_with_a_small_buffer_pool_and_gives_the_limit_back(tmp_path, make_trajectory):
+    """The probe hashes every row of every table; DuckDB would keep all those blocks cached (at 1M
+    trajectories most of a CLI's peak memory), so it runs under PASS_MEMORY_LIMIT, and afterwards the
+    connection has its default limit again."""
+    with Store(tmp_path / "probe.duckdb") as store:
+        store.trajectories.save_trajectory(make_trajectory())
+        setting = "SELECT current_setting('memory_limit')"
+        default = store.db.scalar(setting)
+        seen = []
+        execute = store.db.execute
+        store.db.execute = lambda sql, params=None: (
+            seen.append(execute(setting).fetchone()[0]) if "sum(hash(t))" in sql else None, execute(sql, params))[1]
+        store.db._shared.probed = False
+        store.probe()
+        assert seen and all(limit.endswith("MiB") and float(limit.split()[0]) < 200 for limit in seen)
+        assert store.db.scalar(setting) == default

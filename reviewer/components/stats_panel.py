@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import threading
 
-import numpy as np
 import pandas as pd
 import panel as pn
 import param
 from panel.viewable import Viewer
 
+from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.components.stats_figures import (
     CALIBRATION_TITLE,
@@ -30,6 +30,7 @@ from reviewer.components.stats_figures import (
     W,
     agent_name,
 )
+from reviewer.components.styles import STYLESHEETS
 from reviewer.review_state import ReviewState
 from reviewer.services import stats, triage
 
@@ -90,16 +91,19 @@ def abstention_frame(report: dict) -> pd.DataFrame | None:
                           "accept": g["n_accept"], "unreviewed": g["n_unreviewed"]} for g in groups]).round(3)
 
 
-def _table(**params) -> pn.widgets.Tabulator:
-    """Every row and column in view: as tall as its rows, as wide as its data (Tabulator's fit_data_table),
-    headers that do not sort (the tables are a few rows; the arrows would widen every column)."""
-    return pn.widgets.Tabulator(pd.DataFrame(), disabled=True, show_index=False, sortable=False,
-                                layout="fit_data_table", max_width=W + 20, visible=False, **params)
+def _table(css_class: str) -> TextHTML:
+    """A table of a few rows as plain HTML, every row and column in view and as wide as its data: two
+    Tabulators (a grid library, shadow roots, a layout pass of their own) cost the tab ~0.25 s of its
+    first paint (docs/benchmarks.md, issue 22)."""
+    return TextHTML("", css_classes=["sr-stats-table", css_class], stylesheets=STYLESHEETS, max_width=W + 20,
+                    visible=False)
 
 
-def _fill(table: pn.widgets.Tabulator, frame: pd.DataFrame | None) -> None:
+def _fill(table: TextHTML, frame: pd.DataFrame | None) -> None:
+    """The frame as an HTML table, its text escaped (reviewer names are anyone's)."""
     if frame is not None:
-        table.value = frame.replace({np.nan: None})
+        shown = frame.astype(object).where(frame.notna(), "")  # no value: an empty cell, not "None"
+        table.object = shown.to_html(index=False, escape=True, border=0, classes="sr-data-table")
     table.visible = frame is not None
 
 
@@ -133,9 +137,9 @@ class StatsPanel(Viewer):
                        "calibration": Plot(self._calibration.fig, NO_VERDICTS)}
         self._kappa_note = pn.pane.Markdown("*Cohen's kappa needs two reviewers with shared verdicts.*", width=W,
                                             visible=False)
-        self._kappa = _table()
+        self._kappa = _table("sr-kappa-table")
         self._kappa_block = pn.Column("**Cohen's kappa on verdicts**", self._kappa, width=W + 20, visible=False)
-        self._abstention = _table(css_classes=["sr-abstention-table"])
+        self._abstention = _table("sr-abstention-table")
         self.calibration = pn.Column(*self._plots["calibration"].parts, self.target, self._statement,
                                      self._abstention, sizing_mode="fixed", width=W + 20,
                                      css_classes=["sr-calibration"], visible=False)

@@ -16,6 +16,9 @@ PANE_CSS = """
 .sr-rubric-table td { font-size: 12px; }
 .sr-rubric-current { background: #fff3cd; }
 .sr-help table th { text-align: left; padding-right: 12px; }
+.sr-data-table { border-collapse: collapse; font-size: 13px; }
+.sr-data-table th { text-align: left; font-weight: 600; padding: 3px 8px; border-bottom: 1px solid #ccc; }
+.sr-data-table td { text-align: left; padding: 2px 8px; border-bottom: 1px solid #eee; white-space: nowrap; }
 kbd { border: 1px solid #bbb; border-radius: 3px; padding: 0 4px; background: #fafafa; }
 """
 STYLESHEETS = [PANE_CSS]

@@ -292,7 +292,7 @@ def test_stats_plots_draw_glyphs(cockpit, screen):
     # a CDF per rater: one line each of the multi-line
     assert screen.evaluate(FIGURE_ROWS_JS, "Rating CDF per rater").get("MultiLine", 0) >= 2
     expect(screen.locator(".sr-stats")).to_contain_text("Cohen's kappa on verdicts")
-    pair = screen.locator(".sr-stats .tabulator-row").filter(has_text="cal").filter(has_text="dov")
+    pair = screen.locator(".sr-kappa-table tbody tr").filter(has_text="cal").filter(has_text="dov")
     expect(pair.first).to_be_visible()  # the kappa table has the pair of reviewers who share verdicts
     no_server_errors(cockpit)
 
@@ -320,7 +320,7 @@ def test_stats_calibrated_abstention_plot_draws_and_states_the_triage_numbers(co
     no_server_errors(cockpit)
 
 
-# each Stats block's box in the page, and each table's overflow (Tabulator draws in shadow roots)
+# each Stats block's box in the page, and each table's overflow
 STATS_BOXES_JS = """(blocks) => blocks.map(b => { const r = b.getBoundingClientRect();
   return [r.left, r.top, r.right, r.bottom]; })"""
 TABLE_OVERFLOW_JS = "(holders) => holders.map(h => [h.scrollWidth - h.clientWidth, h.scrollHeight - h.clientHeight])"
@@ -336,13 +336,13 @@ def test_stats_lays_out_without_covered_data_clipped_tables_or_blank_scroll(cock
     open_tab(screen, "Stats")
     probe = f"(({FIGURE_GLYPHS_JS})({CALIBRATION_TITLE!r})['MultiLine'] || 0) >= 1"
     screen.wait_for_function(probe, timeout=60_000)
-    expect(screen.locator(".sr-abstention-table .tabulator-row")).not_to_have_count(0)
+    expect(screen.locator(".sr-abstention-table tbody tr")).not_to_have_count(0)
     assert screen.evaluate(LEGENDS_OVER_DATA_JS) == []
-    holders = screen.locator(".sr-stats .tabulator-tableholder")
+    holders = screen.locator(".sr-stats .sr-stats-table")
     expect(holders).to_have_count(2)  # kappa, abstention
     for dx, dy in holders.evaluate_all(TABLE_OVERFLOW_JS):
         assert dx <= 1 and dy <= 1, (dx, dy)
-    blocks = screen.locator(".sr-stats .sr-stats-plot, .sr-stats .tabulator, .sr-abstention")
+    blocks = screen.locator(".sr-stats .sr-stats-plot, .sr-stats .sr-stats-table, .sr-abstention")
     boxes = [b for b in blocks.evaluate_all(STATS_BOXES_JS) if b[2] > b[0] and b[3] > b[1]]
     assert len(boxes) >= 9  # 6 plots, 2 tables, the statement
     column = screen.locator(".sr-stats").first.bounding_box()

@@ -161,3 +161,19 @@ def test_the_signals_are_read_once_per_refresh_not_per_target(labelled_db, monke
         for target in (0.9, 0.95, 0.999):
             panel.target.value = target
     assert len(reads) == 1 and panel.triage["target"] == 0.999
+
+
+def test_the_tables_are_plain_html_with_every_text_escaped():
+    """The kappa and abstention tables are HTML tables (no grid widget to load and lay out); a
+    reviewer's name is anyone's text, so it reaches the page escaped."""
+    import pandas as pd
+
+    from reviewer.components.stats_panel import _fill, _table
+
+    table = _table("sr-kappa-table")
+    _fill(table, pd.DataFrame({"reviewer a": ["<img src=x onerror=alert(1)>"], "kappa": [float("nan")], "n": [None]}))
+    assert table.visible and "<table" in table.object
+    assert "<img" not in table.object and "&lt;img src=x onerror=alert(1)&gt;" in table.object
+    assert "nan" not in table.object.lower() and "<td></td>" in table.object  # no value: an empty cell
+    _fill(table, None)
+    assert not table.visible

@@ -19,6 +19,7 @@ from reviewer.store.database import Database
 # The trajectory's columns its own answer and credibility are read from (consensus.agent_label,
 # conflicts._credibility), over `trajectories t`: a settled label stored with another hash is behind.
 OWN_HASH = "hash(t.task, t.answer, t.answer_z, t.credibility, CAST(t.outcome AS VARCHAR))"
+_KEYS = ("trajectory_id", "scope")
 _STATE_TYPES = {"trajectory_id": "VARCHAR", "scope": "VARCHAR", "n_reviews": "INTEGER", "status": "VARCHAR",
                 "synced_seq": "BIGINT"}
 _SETTLED_TYPES = {"trajectory_id": "VARCHAR", "scope": "VARCHAR", "synced_seq": "BIGINT", "own_hash": "UBIGINT",
@@ -67,21 +68,11 @@ class VerdictStateRepository:
         if not rows:
             return True
         try:
-            self._upsert("verdict_state", _STATE_TYPES, rows)
-            self._upsert("settled_labels", _SETTLED_TYPES, rows)
+            self.db.upsert_synced("verdict_state", _STATE_TYPES, _KEYS, rows)
+            self.db.upsert_synced("settled_labels", _SETTLED_TYPES, _KEYS, rows)
         except (duckdb.TransactionException, duckdb.ConstraintException):
             return False
         return True
-
-    def _upsert(self, table: str, types: dict[str, str], rows: list[dict[str, Any]]) -> None:
-        # column arrays zipped by unnest: one statement whatever the number of rows (multi-row VALUES
-        # of 10k rows cost seconds to parse)
-        select = ", ".join(f"unnest(?::{kind}[]) AS {name}" for name, kind in types.items())
-        updates = ", ".join(f"{c} = excluded.{c}" for c in types if c not in ("trajectory_id", "scope"))
-        self.db.execute(
-            f"INSERT INTO {table} ({', '.join(types)}) SELECT {select} "
-            f"ON CONFLICT (trajectory_id, scope) DO UPDATE SET {updates} WHERE excluded.synced_seq >= {table}.synced_seq",
-            [[r.get(c) for r in rows] for c in types])
 
     def settled_labels(self, scope: str = "", task: str | None = None) -> pd.DataFrame:
         """The stored settled labels of a scope (of `task`), one row per trajectory, by trajectory id:

@@ -50,13 +50,8 @@ class VIStateRepository:
         rows won: the caller checks again."""
         if not rows:
             return True
-        select = ", ".join(f"unnest(?::{kind}[]) AS {name}" for name, kind in _TYPES.items())
-        updates = ", ".join(f"{c} = excluded.{c}" for c in _TYPES if c not in ("spectrum_id", "scope"))
         try:
-            self.db.execute(
-                f"INSERT INTO vi_state ({', '.join(_TYPES)}) SELECT {select} ON CONFLICT (spectrum_id, scope) "
-                f"DO UPDATE SET {updates} WHERE excluded.synced_seq >= vi_state.synced_seq",
-                [[r.get(c) for r in rows] for c in _TYPES])
+            self.db.upsert_synced("vi_state", _TYPES, ("spectrum_id", "scope"), rows)
         except (duckdb.TransactionException, duckdb.ConstraintException):
             return False
         return True

@@ -132,10 +132,13 @@ def main_area(state: ReviewState, plot: SpectrumPlot, views: dict) -> pn.Tabs:
     review = pn.Column(*(c for c in (identity_prompt(state), help_pane(state)) if c is not None),
                        plot, views["player"], views["step"],
                        sizing_mode="stretch_width", css_classes=["sr-review-main"])
-    tabs = lazy_tabs(views, ("Review", "review", review), ("Transcript", "transcript", lambda: Transcript(state=state)),
-                     ("Conflicts", "conflicts", lambda: ConflictQueue(state=state)),
-                     ("Curation", "curation", lambda: CurationBoard(state=state)),
-                     ("Stats", "stats", lambda: StatsPanel(state=state)), css_classes=["sr-main-tabs"])
+    specs = [("Review", "review", review), ("Transcript", "transcript", lambda: Transcript(state=state)),
+             ("Conflicts", "conflicts", lambda: ConflictQueue(state=state)),
+             ("Curation", "curation", lambda: CurationBoard(state=state)),
+             ("Stats", "stats", lambda: StatsPanel(state=state))]
+    tabs = lazy_tabs(views, *specs, css_classes=["sr-main-tabs"])
+    state.main_tab = "review"
+    tabs.param.watch(lambda e: setattr(state, "main_tab", specs[e.new][1]), "active")
     state.param.watch(lambda _: setattr(tabs, "active", 0), "item")  # opening an item shows it
     return tabs
 

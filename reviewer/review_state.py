@@ -161,6 +161,9 @@ class ReviewState(param.Parameterized):
     undoable = param.ClassSelector(class_=Ack, default=None, allow_None=True,
                                    doc="the verdict `u` withdraws: my last one in this session on the item on screen")
     show_help = param.Boolean(default=False)
+    main_tab = param.String(default=None, allow_None=True,
+                            doc="the main area's tab on screen (review, transcript, conflicts, curation, stats; None "
+                                "outside the page's tabs): a hidden view re-reads when it is shown")
     position = param.Integer(default=None, allow_None=True, doc="the item's place in the filtered queue, when known")
     candidate = param.Dict(default=None, allow_None=True,
                            doc="the redshift candidate the reviewer chose (reviewer.services.candidates): its z sets the frame, "

@@ -54,3 +54,28 @@ def test_the_list_pages_through_conflicts_oldest_first_and_says_how_many(tmp_pat
     assert merger.page == 1 and [i["item_id"] for i in merger.items][-1] == last
     assert "3-3 of 3 open conflicts" in merger._count.object
     store.close()
+
+
+def test_a_hidden_conflicts_tab_rereads_when_shown_not_after_every_verdict(tmp_path):
+    """A verdict saved in the Review tab re-reads the Conflicts list only while that tab is on screen
+    (`state.main_tab`); hidden, it is re-read when it is opened again (LazyTab), so `a` does not pay for it."""
+    store = Store(tmp_path / "hidden.duckdb")
+    seed_demo_if_empty(store)
+    rows = [r for r in store.queue.queue_items(limit=100) if r["task"] != "verify"][:3]
+    for row in rows:
+        store.labels.add_review(row["trajectory_id"], "ann", "approve")
+    state = ReviewState(store, reviewer="cy")
+    merger = ConflictQueue(state=state)
+    merger.refresh()
+    assert merger.total == 0
+    state.main_tab = "review"  # the page's tabs: the Review tab on screen
+    state.open_item(trajectory_id=rows[0]["trajectory_id"])
+    assert state.save("verdict", action="reject") is not None  # a conflict with ann
+    assert merger.total == 0  # not re-read while hidden
+    state.main_tab = "conflicts"
+    merger.refresh()  # what opening the tab does (layouts.audit.LazyTab.open)
+    assert merger.total == 1
+    state.open_item(trajectory_id=rows[1]["trajectory_id"])
+    assert state.save("verdict", action="reject") is not None
+    assert merger.total == 2  # on screen: re-read after the verdict
+    store.close()

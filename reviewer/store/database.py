@@ -20,6 +20,7 @@ from reviewer.store.paths import resolve_db_path
 # DuckDB's memory limit during a pass over whole tables (the open-time probe, a Parquet export): its
 # buffer pool keeps every block read cached up to 80 % of the machine's memory, which such a pass has
 # no use for. At 1M trajectories (a 2.7 GB file) `specreview export parquet` peaked at 694 MB, 439 MB with it.
+# Only in a process of its own (Database.memory_limit): the limit is global to the database.
 PASS_MEMORY_LIMIT = "128MB"
 
 # Optimistic concurrency: two threads inserting the same key at once (the same reviewer, a retried
@@ -144,7 +145,12 @@ class Database:
     @contextmanager
     def memory_limit(self, limit: str) -> Iterator[None]:
         """DuckDB's memory limit (its buffer pool) set to `limit` for the block, then the default again
-        (nothing here sets another). For a pass over whole tables, whose blocks need not stay cached."""
+        (nothing here sets another). For a pass over whole tables, whose blocks need not stay cached.
+        Not on a connection the app serves (pinned): the limit is the whole database's, and reviewers'
+        queries run beside the pass (a command run through the app, pages opening at once)."""
+        if self._shared.pinned:
+            yield
+            return
         self.execute(f"SET memory_limit = '{limit}'")
         try:
             yield

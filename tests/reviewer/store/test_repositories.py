@@ -87,3 +87,24 @@ def test_the_open_time_probe_reads_with_a_small_buffer_pool_and_gives_the_limit_
         store.probe()
         assert seen and all(limit.endswith("MiB") and float(limit.split()[0]) < 200 for limit in seen)
         assert store.db.scalar(setting) == default
+
+
+def test_a_connection_the_app_serves_keeps_its_memory_limit_during_a_pass(tmp_path, make_trajectory):
+    """DuckDB's memory limit is the whole database's: where the app serves the file (pinned), reviewers'
+    queries run beside a probe or an export, so the pass does not shrink it."""
+    from reviewer.store.connection import pin
+
+    path = tmp_path / "served.duckdb"
+    with Store(path) as store:
+        store.trajectories.save_trajectory(make_trajectory())
+        setting = "SELECT current_setting('memory_limit')"
+        default = store.db.scalar(setting)
+        pin(path)
+        try:
+            with store.db.memory_limit("64MB"):
+                assert store.db.scalar(setting) == default
+        finally:
+            pin(path, False)
+        with store.db.memory_limit("64MB"):
+            assert store.db.scalar(setting) != default
+        assert store.db.scalar(setting) == default

@@ -141,6 +141,33 @@ def test_disagreement_between_agents_on_the_same_spectrum_and_task(demo_store):
         assert signals.at[tid, "disagreement"] == 0 or signals.at[tid, "answer"] == "YES"
 
 
+def test_the_inputs_of_some_spectra_are_those_rows_of_a_full_read(demo_store):
+    """A refresh after a verdict reads one spectrum's trajectories with their own claim results and
+    verdicts only; what it reads must be exactly the full read's rows of them (reviewers counted, a
+    withdrawn verdict not, contradicted claims counted, other spectra's labels ignored)."""
+    store = demo_store
+    rows = store.trajectories.list_trajectories()
+    spectra = sorted({r["spectrum_id"] for r in rows})
+    picked = spectra[:3]
+    for i, row in enumerate(r for r in rows if r["spectrum_id"] in picked):
+        store.labels.add_review(row["id"], "ann", "approve")
+        store.labels.add_review(row["id"], "bo", "override" if i % 2 else "approve", label={"answer": "YES"})
+        if i % 3 == 0:
+            store.labels.add_review(row["id"], "bo", "clear")
+    for r in rows[::2]:  # other spectra's items labelled too: the full read counts them, the picked one must not
+        if r["spectrum_id"] not in picked:
+            store.labels.add_review(r["id"], "cy", "approve")
+    full = {r["trajectory_id"]: r for r in store.triage.triage_items()}
+    assert any(r["n_reviewers"] == 2 for r in full.values()) and any(r["n_reviewers"] == 1 for r in full.values())
+    assert any(r["contradicted"] for r in full.values())
+    for subset, task in (([picked[0]], None), (picked, None), (picked, "a"), (spectra, None), (None, "a")):
+        some = store.triage.triage_items(task, subset)
+        want = [r for r in full.values() if (subset is None or r["spectrum_id"] in subset)
+                and (task is None or r["task"] == task)]
+        assert some == sorted(want, key=lambda r: (r["created_at"], r["trajectory_id"])), (subset, task)
+        assert some  # every case reads some rows
+
+
 def test_refresh_caches_priorities_and_the_queue_sorts_by_them(demo_store):
     model = triage.refresh(demo_store)
     assert model.kind == "default" and model.id is not None  # no verdicts yet

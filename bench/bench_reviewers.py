@@ -6,7 +6,8 @@ reviewer and trajectory; a press whose acknowledgement did not come within 60 s 
 
 Two kinds of session (`--clients`):
 - `bokeh` (the default): K clients that speak the page's protocol to the server and draw nothing
-  (bench/bokeh_client.py), all in this process: "shown" is the server's patch with the new text arriving.
+  (bench/bokeh_client.py), all in this process: "shown" is the server's patch arriving that changes the
+  acknowledgement (`a`) or the item's address (`n`).
   The server's cost is the same as K browsers'; the clients' own cost is small and reported.
 - `browser`: K Chromium contexts (Playwright's async API, one Chromium), "shown" is painted. On a 2-core
   machine the server, Chromium and the K pages share the same cores, so beyond a few sessions the pages wait

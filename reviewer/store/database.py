@@ -191,8 +191,10 @@ class Database:
         return rows[0] if rows else None
 
     def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
-        row = self.execute(sql, params).fetchone()
-        return None if row is None else row[0]
+        # fetchall, not fetchone: DuckDB keeps a result not read to its end open on this thread's cursor,
+        # and the cursor's next relation (`frame`) is then refused ("unfinished result")
+        rows = self.execute(sql, params).fetchall()
+        return rows[0][0] if rows else None
 
 
 def _decode(description, rows: list[tuple]) -> list[dict[str, Any]]:

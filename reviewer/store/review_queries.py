@@ -335,7 +335,7 @@ class ReviewRepository:
         try:
             with self.db.memory_limit(PASS_MEMORY_LIMIT):
                 cur = self.db.execute_with_retries(f"COPY ({sql}) TO '{target}' (FORMAT parquet)", params)
-                return int(cur.fetchone()[0])  # before the limit's reset, on the same cursor
+                return int(cur.fetchall()[0][0])  # before the limit's reset, on the same cursor
         except duckdb.IOException as exc:  # the file could not be written, or the database could not be read
             if str(path) not in str(exc):
                 raise damage_of(self.db.path, exc) or exc from exc

@@ -525,7 +525,7 @@ def recorded_versions(cursor: duckdb.DuckDBPyConnection) -> list[int]:
     """The versions schema_version records, in order; [] when there is no such table (read only: a
     file that must be refused is not to gain one)."""
     if not cursor.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' "
-                          "AND table_name = 'schema_version'").fetchone()[0]:
+                          "AND table_name = 'schema_version'").fetchall()[0][0]:
         return []
     return [int(v) for (v,) in cursor.execute("SELECT version FROM schema_version ORDER BY version").fetchall()]
 
@@ -567,8 +567,7 @@ def check_schema(cursor: duckdb.DuckDBPyConnection, migrations: list[Migration])
 
 def current_version(cursor: duckdb.DuckDBPyConnection) -> int:
     cursor.execute(BOOTSTRAP)
-    row = cursor.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
-    return int(row[0])
+    return int(cursor.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchall()[0][0])
 
 
 def migrate(cursor: duckdb.DuckDBPyConnection, migrations: list[Migration] | None = None) -> int:

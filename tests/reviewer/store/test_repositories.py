@@ -108,3 +108,12 @@ def test_a_connection_the_app_serves_keeps_its_memory_limit_during_a_pass(tmp_pa
         with store.db.memory_limit("64MB"):
             assert store.db.scalar(setting) != default
         assert store.db.scalar(setting) == default
+
+
+def test_a_frame_follows_a_scalar_and_an_export_on_the_same_thread(store, tmp_path):
+    """DuckDB keeps a result not read to its end open on the thread's cursor and refuses that cursor's
+    next relation ("unfinished result"): every helper reads its result whole."""
+    assert store.db.scalar("SELECT count(*) FROM reviews") == 0
+    assert store.db.frame("SELECT 1 AS one")["one"].tolist() == [1]
+    store.reviews.copy_table_to_parquet("reviews", tmp_path / "reviews.parquet")
+    assert store.db.frame("SELECT 2 AS two")["two"].tolist() == [2]

@@ -108,6 +108,16 @@ class ReviewClient:
                 return message
 
     async def _read(self) -> None:
+        try:
+            await self._dispatch()
+        except Exception as err:  # the socket closed or a message was malformed: no waiter waits for ever
+            for future in [*self.replies.values(), *(w for ws in self.waiters.values() for w in ws)]:
+                if not future.done():
+                    future.set_exception(ConnectionError(f"{self.arguments['reviewer']}: {err}"))
+            self.replies.clear()
+            self.waiters.clear()
+
+    async def _dispatch(self) -> None:
         while True:
             message = await self._next_message()
             reqid = message.header.get("reqid")

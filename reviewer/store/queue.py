@@ -68,6 +68,16 @@ def _queue_order(order: str | None, session_id: str | None) -> str:
     return ", ".join(_queue_key(order, session_id))
 
 
+def _past(names: list[str], key: list[Any], op: str) -> tuple[str, list[Any]]:
+    """(SQL, parameters) of "the row's key is `op` ('<' or '>') `key`" in the key's tuple order, written
+    out column by column (k0 op c0 OR (k0 = c0 AND (k1 op c1 OR ...))): a comparison of one column with a
+    constant is one the scan can prune row groups by, a comparison of whole rows is not."""
+    sql, params = f"{names[-1]} {op} ?", [key[-1]]
+    for name, value in zip(reversed(names[:-1]), reversed(key[:-1]), strict=True):
+        sql, params = f"({name} {op} ? OR ({name} = ? AND {sql}))", [value, value, *params]
+    return sql, params
+
+
 class QueueRepository:
     """The review queue's pages, counts and positions; a page's claim counts are read from `claims`."""
 
@@ -184,27 +194,36 @@ class QueueRepository:
                         **filters: Any) -> tuple[str, int] | None:
         """(trajectory id, position) of the item `delta` places from `trajectory_id` in the filtered,
         ordered queue (the first item when `trajectory_id` is not in the queue; never before the
-        first); None past the end. What `n` / `b` ask: the rows past the current item's sort key,
-        the nearest first, and a count of the rows before it (at 1M, numbering the whole queue to
-        find one neighbour took 5x as long)."""
+        first); None past the end. What `n` / `b` ask: the current item's sort key, then the rows past
+        it, the nearest first, and a count of the rows before it: three reads with the key as constants,
+        compared column by column, so that a key's leading column (creation time) prunes the scan
+        (at 1M, 34 -> 9 ms; numbering the whole queue had taken 5x as long as a keyset read)."""
         keys = _queue_key(filters.get("order"), filters.get("session_id"))
-        sql, params = self._queue_query(f"t.id AS tid, ({', '.join(keys)}) AS k", reviewer, **filters)
+        names = [f"k{i}" for i in range(len(keys))]
+        sql, params = self._queue_query(
+            "t.id AS tid, " + ", ".join(f"{key} AS {name}" for key, name in zip(keys, names, strict=True)),
+            reviewer, **filters)
         delta = int(delta)
-        here = "(SELECT k FROM q WHERE tid = ?)"
-        if delta >= 0:  # the item itself is step 0
-            step = f"SELECT tid FROM q WHERE k >= {here} ORDER BY k LIMIT 1 OFFSET {delta}"
-        else:
-            step = f"SELECT tid FROM q WHERE k < {here} ORDER BY k DESC LIMIT 1 OFFSET {-delta - 1}"
-        tid = trajectory_id or ""
-        row = self.db.row(f"WITH q AS ({sql}) SELECT EXISTS (SELECT 1 FROM q WHERE tid = ?) AS present, "
-                          f"(SELECT count(*) FROM q WHERE k < {here}) AS before, ({step}) AS tid",
-                          [*params, tid, tid, tid])
-        if row["present"] and row["tid"] is not None:
-            return row["tid"], int(row["before"]) + delta
-        if row["present"] and delta > 0:
+        here = self.db.row(f"SELECT * FROM ({sql}) WHERE tid = ?", [*params, trajectory_id or ""])
+        if here is None:  # not in the queue: its first item
+            first = self.db.row(f"SELECT tid FROM ({sql}) ORDER BY {', '.join(names)} LIMIT 1", params)
+            return None if first is None else (first["tid"], 0)
+        key = [here[name] for name in names]
+        before_sql, before_params = _past(names, key, "<")
+        before = int(self.db.scalar(f"SELECT count(*) FROM ({sql}) WHERE {before_sql}", [*params, *before_params]))
+        if delta == 0:
+            return here["tid"], before
+        way, direction = (">", "") if delta > 0 else ("<", " DESC")
+        past_sql, past_params = _past(names, key, way)
+        row = self.db.row(f"SELECT tid FROM ({sql}) WHERE {past_sql} ORDER BY "
+                          f"{', '.join(n + direction for n in names)} LIMIT 1 OFFSET {abs(delta) - 1}",
+                          [*params, *past_params])
+        if row is not None:
+            return row["tid"], before + delta
+        if delta > 0:
             return None  # past the end
-        first = self.db.row(f"{sql} ORDER BY k LIMIT 1", params)  # not in the queue, or before its start
-        return None if first is None else (first["tid"], 0)
+        first = self.db.row(f"SELECT tid FROM ({sql}) ORDER BY {', '.join(names)} LIMIT 1", params)
+        return None if first is None else (first["tid"], 0)  # never before the first
 
     def queue_progress(self, reviewer: str, session_id: str | None = None) -> dict[str, int]:
         """How many items this reviewer has a current verdict on, of how many (one count query)."""

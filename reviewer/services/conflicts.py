@@ -42,7 +42,13 @@ def sync_verdict_states(store, trajectory_id: str | None = None) -> int:
     their trajectory's answer (one trajectory, or all); returns how many (trajectory, scope) rows were
     updated. A few queries per scope, whatever the number of trajectories (one after a label,
     thousands after an import). A concurrent sync storing the same rows wins; what is then still
-    behind is recomputed (a few tries: the other sync stores what it read)."""
+    behind is recomputed (a few tries: the other sync stores what it read).
+    A whole check is skipped while nothing was written since the last one found everything in step
+    (`write_mark`, read before the check: a write during it moves the mark, and the next call checks;
+    the full "behind" query costs ~0.1 s at 1M trajectories, on every Stats and Conflicts read)."""
+    mark = store.verdict_state.write_mark() if trajectory_id is None else None
+    if mark is not None and store.db.in_step_at.get("verdict_state") == mark:
+        return 0
     done = 0
     for _ in range(_SYNC_TRIES):
         behind = store.verdict_state.verdict_states_behind(trajectory_id)
@@ -54,6 +60,8 @@ def sync_verdict_states(store, trajectory_id: str | None = None) -> int:
                   "synced_seq": r["seq"], "own_hash": r["own_hash"]} for r in rows]) and stored
         done += len(behind)
         if stored:
+            if mark is not None:
+                store.db.in_step_at["verdict_state"] = mark
             break
     return done
 

@@ -94,6 +94,9 @@ class SharedConnection:
         self.closed = False
         self.pinned = False  # see pin()
         self.known_reviewers: set[str] = set()
+        # {derived table: the write mark at which every row of it was last found in step}; see
+        # VerdictStateRepository.write_mark (a file another process writes still moves the mark)
+        self.in_step_at: dict[str, tuple] = {}
         self.probed = False  # every table read through once (Store.probe)
         try:
             self.version = migrate(self.cursor())

@@ -89,6 +89,11 @@ class Database:
         """Reviewer names known to be stored (committed): the process-wide cache `add_reviewer` keeps."""
         return self._shared.known_reviewers
 
+    @property
+    def in_step_at(self) -> dict[str, tuple]:
+        """{derived table: the write mark at which all of it was last found in step}: process-wide, per file."""
+        return self._shared.in_step_at
+
     def cursor(self) -> duckdb.DuckDBPyConnection:
         return self._shared.cursor()
 

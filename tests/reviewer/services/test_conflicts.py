@@ -4,7 +4,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from reviewer.services.conflicts import conflict_page, conflict_queue, evaluation_frame, verdict_for, verdicts_frame, vi_consensus
+from reviewer.services.conflicts import (
+    conflict_page,
+    conflict_queue,
+    evaluation_frame,
+    sync_verdict_states,
+    verdict_for,
+    verdicts_frame,
+    vi_consensus,
+)
 from reviewer.services.consensus import merge_vi_labels
 from reviewer.services.curation import curation_board
 from reviewer.services.rows import group_rows
@@ -220,8 +228,6 @@ def test_judge_failures_are_kept_apart_from_ratings(store, two):
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from reviewer.services.conflicts import sync_verdict_states  # noqa: E402
-
 VERDICTS = st.sampled_from([("approve", None), ("reject", None), ("override", {"answer": "NO"}),
                             ("override", {"answer": "YES"}), ("clear", None)])
 
@@ -253,3 +259,39 @@ def test_approve_and_override_to_the_agents_answer_are_no_conflict(store, two):
     store.labels.add_review(a, "bob", "override", {"answer": "YES"})  # the agent's own answer
     sync_verdict_states(store)
     assert not store.queue.queue_items(limit=5)[0]["disagreement"] and conflict_queue(store) == []
+
+
+def test_a_whole_sync_is_skipped_until_something_is_written_and_a_write_during_one_is_caught_next(
+        store, two, make_trajectory, monkeypatch):
+    a, b = two
+
+    def stored(tid):
+        return store.db.scalar("SELECT n_reviews FROM verdict_state WHERE trajectory_id = ? AND scope = ''", [tid])
+
+    store.labels.add_review(a, "ann", "approve", created_at=at(1))  # the store itself: no sync of its own
+    assert sync_verdict_states(store) == 1 and stored(a) == 1
+    real, checks = store.verdict_state.verdict_states_behind, []
+
+    def counted(trajectory_id=None):
+        checks.append(trajectory_id)
+        return real(trajectory_id)
+
+    monkeypatch.setattr(store.verdict_state, "verdict_states_behind", counted)
+    assert sync_verdict_states(store) == 0 and checks == []  # nothing written since: not even checked
+
+    def then_a_label_elsewhere(trajectory_id=None):  # written after the check read, before it stored
+        rows = counted(trajectory_id)
+        if len(checks) == 1:
+            store.labels.add_review(b, "bob", "approve", created_at=at(2))
+        return rows
+
+    store.labels.add_review(a, "bob", "override", {"answer": "NO"}, created_at=at(3))
+    monkeypatch.setattr(store.verdict_state, "verdict_states_behind", then_a_label_elsewhere)
+    assert sync_verdict_states(store) == 1 and stored(a) == 2 and stored(b) is None
+    assert sync_verdict_states(store) == 1 and stored(b) == 1  # the mark had moved: checked again
+    assert sync_verdict_states(store) == 0 and len(checks) == 2  # and now in step: skipped
+
+    again = make_trajectory(spectrum_id="specA", task="a")  # a saved again with another answer
+    again.id, again.outcome = a, {**again.outcome, "prediction": "NO", "answer": "NO"}
+    store.trajectories.save_trajectory(again)
+    assert sync_verdict_states(store) == 1  # its settled label's prediction is behind

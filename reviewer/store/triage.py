@@ -52,7 +52,7 @@ _TRUTH_SQL = ("WITH votes AS (SELECT trajectory_id, count(*) FILTER (WHERE actio
 
 # `{trajectories}`: the table itself, or `picked` (the trajectories of some spectra, a CTE) whose claim
 # results and verdicts alone are then read: a refresh of one item's priority after a verdict read the
-# whole claim and label tables, ~0.1 s at 100k trajectories and growing with them
+# whole claim and label tables: 0.13 s at 100k trajectories, 0.7 s at 1M (now ~12 ms at either)
 _TRIAGE_ITEMS_SQL = """
 {claims},
 {current}, {seen}

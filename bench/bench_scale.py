@@ -71,7 +71,13 @@ DEEP = """const deep = (sel, root = document, out = []) => {
   root.querySelectorAll('*').forEach(e => { if (e.shadowRoot) deep(sel, e.shadowRoot, out); });
   return out;
 };
-const text = e => (e.shadowRoot || e).textContent;"""
+// the words shown in an element (and its shadow root): a shadow root's textContent holds its stylesheets too
+const text = e => {
+  const walk = document.createTreeWalker(e.shadowRoot || e, NodeFilter.SHOW_TEXT);
+  let out = '';
+  while (walk.nextNode()) if (walk.currentNode.parentNode.nodeName !== 'STYLE') out += walk.currentNode.nodeValue;
+  return out;
+};"""
 
 TIMED_CLICK_FLUX = f"""(button) => new Promise(resolve => {{
   const signature = {FLUX_SIGNATURE};

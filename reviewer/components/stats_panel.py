@@ -157,23 +157,27 @@ class StatsPanel(Viewer):
         and stated, from the signals the last refresh read."""
         if self._inputs is None:
             return  # the first refresh is still computing; it reads the target when it is done
-        self.triage = triage.triage_report(self.state.store, float(self.target.value), inputs=self._inputs)
+        self._show_report(triage.triage_report(self.state.store, float(self.target.value), inputs=self._inputs))
+
+    def _show_report(self, report: dict) -> None:
+        self.triage = report
         self._plots["calibration"].show(self._calibration.update(self.triage))
         self._statement.object = abstention_text(self.triage)
         _fill(self._abstention, abstention_frame(self.triage))
         self.calibration.visible = True
 
-    # Two parts, shown as each is ready: the reviewers' statistics (grow with the labels), then the
-    # triage's signals (grow with the trajectories).
+    # Two parts, shown as each is ready: the reviewers' statistics (grow with the labels) and the
+    # triage's signals with the report at the target (grow with the trajectories).
     def _review_stats(self) -> dict | Exception:
         try:
             return stats.review_stats(self.state.store, session=self.state.session_id)
         except Exception as exc:  # said in the tab; the server keeps serving
             return exc
 
-    def _triage_inputs(self) -> triage.TriageInputs | Exception:
+    def _triage(self) -> tuple[triage.TriageInputs, dict] | Exception:
         try:
-            return triage.triage_inputs(self.state.store)
+            inputs = triage.triage_inputs(self.state.store)
+            return inputs, triage.triage_report(self.state.store, float(self.target.value), inputs=inputs)
         except Exception as exc:
             return exc
 
@@ -199,13 +203,16 @@ class StatsPanel(Viewer):
             self._body.objects = [*p["bars"].parts, *p["cdf"].parts, *p["correlation"].parts, self._kappa_block,
                                   self._kappa_note, *p["scores"].parts, *p["coverage"].parts, self.calibration]
 
-    def _show_triage(self, inputs) -> None:
+    def _show_triage(self, computed) -> None:
         self._done("triage")
-        if isinstance(inputs, Exception):
-            self._failed(inputs)
+        if isinstance(computed, Exception):
+            self._failed(computed)
             return
-        self._inputs = inputs
-        self.refresh_abstention()
+        self._inputs, report = computed
+        if report["target"] == float(self.target.value):
+            self._show_report(report)
+        else:  # the target was changed while the report was computed
+            self.refresh_abstention()
 
     def _done(self, part: str) -> None:
         """One part shown: the status says what is still being computed."""
@@ -221,7 +228,7 @@ class StatsPanel(Viewer):
         doc = pn.state.curdoc
         if doc is None or doc.session_context is None:
             self._show_review_stats(self._review_stats())
-            self._show_triage(self._triage_inputs())
+            self._show_triage(self._triage())
             return
         self._ticket += 1
         ticket = self._ticket
@@ -232,13 +239,11 @@ class StatsPanel(Viewer):
             # Bokeh documents take changes from other threads only through add_next_tick_callback
             doc.add_next_tick_callback(lambda: ticket == self._ticket and show(result))
 
-        def both():
-            # one after the other: computed at once in two threads, the reviewers' plots came ~0.15 s later
-            # and everything no sooner (docs/benchmarks.md, issue 22: the pandas parts share the GIL)
-            part(self._review_stats, self._show_review_stats)
-            part(self._triage_inputs, self._show_triage)
-
-        threading.Thread(target=both, name="specreview-stats", daemon=True).start()
+        # the two parts at once, each shown when ready: most of either is now DuckDB's (which leaves the
+        # GIL), so the triage's read overlaps the reviewers' statistics and their drawing
+        # (docs/benchmarks.md, issue 22)
+        for compute, show in ((self._review_stats, self._show_review_stats), (self._triage, self._show_triage)):
+            threading.Thread(target=part, args=(compute, show), name="specreview-stats", daemon=True).start()
 
     def __panel__(self):
         return pn.Column(pn.Row("### Statistics", self._refresh), self._status, self._body,

@@ -1,8 +1,7 @@
 """Agreement and accuracy statistics for the stats page (pure numpy/scipy/pandas; the UI plots them).
 
-Inputs are the DataFrames the store's review queries return:
-- ratings: trajectory_id, rater, rater_kind, score (one current score per rater and trajectory);
-- verdicts: trajectory_id, reviewer, action (approve / override / reject);
+Inputs are the small tables of counts the store's review queries return (rating_counts, rating_pairs,
+verdict_pairs: a few rows per rater or pair, whatever the number of labels) and:
 - evaluation rows: task, predicted, predicted_z, credibility, truth, truth_z (a trajectory's answer
   against the approved or overridden human label), and correct when the store has it (else each
   row's `is_correct`).
@@ -24,78 +23,96 @@ POSITIVE = "YES"
 
 
 # -- ratings ---------------------------------------------------------------------------------
-def rating_distributions(ratings: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    """Per rater: n, mean, median, counts of each integer score 0-5 (scores rounded), and the
+# Each statistic is computed from small tables of counts (store.reviews.rating_counts, rating_pairs,
+# verdict_pairs: a few rows per rater or pair of raters), never from one row per label: at 1M
+# trajectories the rows cost ~0.3 s of pandas pivots per Stats read, the counts a few milliseconds.
+def _weighted_median(values: np.ndarray, n: np.ndarray) -> float:
+    """np.median of `values` each repeated `n` times (values sorted): the mean of the two middle ones."""
+    total, cumulative = int(n.sum()), np.cumsum(n)
+    lower, upper = (total - 1) // 2, total // 2
+    at = np.searchsorted(cumulative, [lower, upper], side="right")
+    return float((values[at[0]] + values[at[1]]) / 2)
+
+
+def rating_distributions(counts: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """Per rater, from `counts` (rater, rater_kind, score, n: how many of the rater's current scores
+    have each value): n, mean, median, counts of each integer score 0-5 (scores rounded), and the
     empirical CDF as (x, y) with y = fraction of scores <= x, at x = 0..5."""
     out: dict[str, dict[str, Any]] = {}
-    for rater, group in ratings.groupby("rater", sort=True):
-        scores = group["score"].to_numpy(dtype=float)
-        rounded = np.clip(np.rint(scores), 0, 5).astype(int)
-        counts = {s: int((rounded == s).sum()) for s in SCORES}
+    for rater, group in counts.sort_values("score").groupby("rater", sort=True):
+        values, n = group["score"].to_numpy(float), group["n"].to_numpy(np.int64)
+        total = int(n.sum())
+        rounded = np.clip(np.rint(values), 0, 5).astype(int)
         out[str(rater)] = {
             "rater_kind": str(group["rater_kind"].iloc[0]) if "rater_kind" in group else None,
-            "n": int(scores.size), "mean": float(scores.mean()), "median": float(np.median(scores)),
-            "counts": counts,
-            "cdf": {"x": list(SCORES), "y": [float((scores <= s).mean()) for s in SCORES]},
+            "n": total, "mean": float((values * n).sum() / total), "median": _weighted_median(values, n),
+            "counts": {s: int(n[rounded == s].sum()) for s in SCORES},
+            "cdf": {"x": list(SCORES), "y": [float(n[values <= s].sum() / total) for s in SCORES]},
         }
     return out
 
 
-def _pivot(frame: pd.DataFrame, who: str, value: str) -> pd.DataFrame:
-    # one column per rater; a rater's latest value per trajectory is already unique upstream, but
-    # keep the last if not, so a duplicate cannot raise
-    return frame.drop_duplicates(["trajectory_id", who], keep="last").pivot(index="trajectory_id", columns=who,
-                                                                            values=value)
+def _pair_tables(pairs: pd.DataFrame, who: str) -> dict[tuple[str, str], pd.DataFrame]:
+    """The rows of each pair (`who`_a, `who`_b) of a pairs table (rows with no second one left out)."""
+    both = pairs[pairs[f"{who}_b"].notna()]
+    return {(str(a), str(b)): group for (a, b), group in both.groupby([f"{who}_a", f"{who}_b"], sort=False)}
 
 
-def rater_correlations(ratings: pd.DataFrame, min_shared: int = 3) -> pd.DataFrame:
-    """Spearman rank correlation of every pair of raters over the trajectories both scored.
-    Columns: rater_a, rater_b, n_shared, spearman, p_value (NaN when fewer than `min_shared`
-    shared trajectories or when either rater gave one constant score)."""
-    table = _pivot(ratings, "rater", "score")
+def rater_correlations(pairs: pd.DataFrame, raters: list[str], min_shared: int = 3) -> pd.DataFrame:
+    """Spearman rank correlation of every pair of `raters` over the trajectories both scored, from
+    `pairs` (rater_a < rater_b, score_a, score_b, n: on how many trajectories the two gave those scores).
+    Columns: rater_a, rater_b, n_shared, spearman, p_value (NaN when fewer than `min_shared` shared
+    trajectories or when either rater gave one constant score)."""
+    tables = _pair_tables(pairs, "rater")
     rows = []
-    for a, b in combinations(sorted(table.columns), 2):
-        both = table[[a, b]].dropna()
+    for a, b in combinations(sorted(raters), 2):
+        table = tables.get((a, b))
+        n = np.zeros(0, np.int64) if table is None else table["n"].to_numpy(np.int64)
         rho = p = float("nan")
-        if len(both) >= min_shared and both[a].nunique() > 1 and both[b].nunique() > 1:
-            res = sps.spearmanr(both[a], both[b])
+        if n.sum() >= min_shared and table["score_a"].nunique() > 1 and table["score_b"].nunique() > 1:
+            # the ranks of the shared trajectories' scores: each score pair repeated as often as it occurs
+            res = sps.spearmanr(np.repeat(table["score_a"].to_numpy(float), n),
+                                np.repeat(table["score_b"].to_numpy(float), n))
             rho, p = float(res.statistic), float(res.pvalue)
-        rows.append({"rater_a": a, "rater_b": b, "n_shared": len(both), "spearman": rho, "p_value": p})
+        rows.append({"rater_a": a, "rater_b": b, "n_shared": int(n.sum()), "spearman": rho, "p_value": p})
     return pd.DataFrame(rows, columns=["rater_a", "rater_b", "n_shared", "spearman", "p_value"])
 
 
 # -- verdict agreement -----------------------------------------------------------------------
-def cohen_kappa(a: list[Any], b: list[Any]) -> float:
-    """Cohen's kappa of two raters' categorical labels on the same items (NaN when undefined:
-    no items, or chance agreement of 1, i.e. both always gave one and the same category)."""
-    if len(a) != len(b):
-        raise ValueError("kappa needs two label lists of equal length")
-    if not a:
+def kappa(table: np.ndarray) -> float:
+    """Cohen's kappa of a square table of counts (rows: one rater's category, columns: the other's on
+    the same items); NaN when undefined: no items, or chance agreement of 1 (both always gave one and
+    the same category)."""
+    n = table.sum()
+    if n == 0:
         return float("nan")
-    cats = sorted(set(a) | set(b), key=str)
-    index = {c: i for i, c in enumerate(cats)}
-    m = np.zeros((len(cats), len(cats)))
-    for x, y in zip(a, b, strict=True):
-        m[index[x], index[y]] += 1
-    n = m.sum()
-    p_o = np.trace(m) / n
-    p_e = float((m.sum(axis=1) / n) @ (m.sum(axis=0) / n))
+    p_o = np.trace(table) / n
+    p_e = float((table.sum(axis=1) / n) @ (table.sum(axis=0) / n))
     if np.isclose(p_e, 1.0):
         return float("nan")
     return float((p_o - p_e) / (1 - p_e))
 
 
-def verdict_kappas(verdicts: pd.DataFrame, column: str = "action") -> pd.DataFrame:
-    """Cohen's kappa of every reviewer pair over the trajectories both gave a verdict on.
-    Columns: reviewer_a, reviewer_b, n_shared, agreement (raw fraction), kappa."""
-    table = _pivot(verdicts, "reviewer", column)
+def verdict_kappas(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Cohen's kappa of every reviewer pair over the trajectories both gave a verdict on, from
+    `store.reviews.verdict_pairs` (each pair's counts of action pairs; each reviewer's own counts, with
+    no second reviewer, name every reviewer). Columns: reviewer_a, reviewer_b, n_shared, agreement (raw
+    fraction), kappa."""
+    tables = _pair_tables(pairs, "reviewer")
+    reviewers = sorted(set(pairs["reviewer_a"].astype(str)))
     rows = []
-    for a, b in combinations(sorted(table.columns), 2):
-        both = table[[a, b]].dropna()
-        la, lb = both[a].tolist(), both[b].tolist()
-        agreement = float(np.mean([x == y for x, y in zip(la, lb, strict=True)])) if la else float("nan")
-        rows.append({"reviewer_a": a, "reviewer_b": b, "n_shared": len(la), "agreement": agreement,
-                     "kappa": cohen_kappa(la, lb)})
+    for a, b in combinations(reviewers, 2):
+        got = tables.get((a, b))
+        table = np.zeros((0, 0))
+        if got is not None:
+            cats = sorted(set(got["action_a"]) | set(got["action_b"]), key=str)
+            index = {c: i for i, c in enumerate(cats)}
+            table = np.zeros((len(cats), len(cats)))
+            np.add.at(table, (got["action_a"].map(index).to_numpy(), got["action_b"].map(index).to_numpy()),
+                      got["n"].to_numpy(float))
+        n = int(table.sum())
+        rows.append({"reviewer_a": a, "reviewer_b": b, "n_shared": n,
+                     "agreement": float(np.trace(table) / n) if n else float("nan"), "kappa": kappa(table)})
     return pd.DataFrame(rows, columns=["reviewer_a", "reviewer_b", "n_shared", "agreement", "kappa"])
 
 
@@ -112,13 +129,17 @@ def _correct(rows: pd.DataFrame) -> np.ndarray:
     return np.array([is_correct(r) for r in rows.to_dict("records")], bool)
 
 
-def f1_positive(predicted: list[str], truth: list[str], positive: str = POSITIVE) -> float:
-    """F1 of the positive class (YES): 2TP / (2TP + FP + FN); NaN when there is neither a positive
-    truth nor a positive prediction."""
-    tp = sum(p == positive and t == positive for p, t in zip(predicted, truth, strict=True))
-    fp = sum(p == positive and t != positive for p, t in zip(predicted, truth, strict=True))
-    fn = sum(p != positive and t == positive for p, t in zip(predicted, truth, strict=True))
+def f1_positive(tp: int, fp: int, fn: int) -> float:
+    """F1 of the positive class (YES) from its counts: 2TP / (2TP + FP + FN); NaN when there is neither
+    a positive truth nor a positive prediction."""
     return float("nan") if tp + fp + fn == 0 else 2 * tp / (2 * tp + fp + fn)
+
+
+def _upper(rows: pd.DataFrame, column: str) -> pd.Series:
+    """A text column upper-cased, missing values (or a missing column) as ''."""
+    if column not in rows:
+        return pd.Series("", index=rows.index)
+    return rows[column].astype(object).where(rows[column].notna(), "").astype(str).str.upper()
 
 
 def task_scores(rows: pd.DataFrame) -> pd.DataFrame:
@@ -127,16 +148,19 @@ def task_scores(rows: pd.DataFrame) -> pd.DataFrame:
     columns = ["task", "n", "n_positive", "accuracy", "f1"]
     if rows.empty:
         return pd.DataFrame(columns=columns)
-    rows = rows.assign(_correct=_correct(rows))
+    # the rows counted by task, truth, answer and correctness: a few rows per task, whatever the labels
+    counts = pd.DataFrame({"task": rows["task"].to_numpy(object), "truth": _upper(rows, "truth").to_numpy(object),
+                           "predicted": _upper(rows, "predicted").to_numpy(object), "correct": _correct(rows)}
+                          ).value_counts().rename("n").reset_index()
     out = []
-    for task, group in rows.groupby("task", sort=True):
-        correct = group["_correct"].to_numpy(bool)
-        truth = [str(t).upper() for t in group["truth"].tolist()]
-        is_vet = all(t in ("YES", "NO") for t in truth)
-        predicted = [str(p or "").upper() for p in group["predicted"].tolist()] if "predicted" in group else [""] * len(truth)
-        out.append({"task": task, "n": len(truth), "n_positive": sum(t == POSITIVE for t in truth) if is_vet else 0,
-                    "accuracy": float(np.mean(correct)),
-                    "f1": f1_positive(predicted, truth) if is_vet else float("nan")})
+    for task, group in counts.groupby("task", sort=True):
+        n, truth, predicted = group["n"].to_numpy(np.int64), group["truth"].to_numpy(str), group["predicted"].to_numpy(str)
+        is_vet = bool(np.isin(truth, ("YES", "NO")).all())
+        yes, said_yes = truth == POSITIVE, predicted == POSITIVE
+        out.append({"task": task, "n": int(n.sum()), "n_positive": int(n[yes].sum()) if is_vet else 0,
+                    "accuracy": float(n[group["correct"].to_numpy(bool)].sum() / n.sum()),
+                    "f1": f1_positive(int(n[yes & said_yes].sum()), int(n[~yes & said_yes].sum()),
+                                      int(n[yes & ~said_yes].sum())) if is_vet else float("nan")})
     frame = pd.DataFrame(out, columns=columns)
     macro = {"task": "macro", "n": int(frame["n"].sum()), "n_positive": int(frame["n_positive"].sum()),
              "accuracy": float(frame["accuracy"].mean()),
@@ -153,7 +177,7 @@ def accuracy_vs_coverage(rows: pd.DataFrame, tiers: tuple[str, ...] = CREDIBILIT
     if rows.empty:
         return pd.DataFrame(columns=columns)
     correct = _correct(rows)
-    cred = np.array([str(c or "").upper() for c in rows["credibility"].tolist()] if "credibility" in rows else [""] * len(rows))
+    cred = _upper(rows, "credibility").to_numpy(str)
     out, kept = [], np.zeros(len(rows), bool)
     for tier in tiers:
         mine = cred == tier
@@ -169,13 +193,15 @@ def review_stats(store, session: str | None = None) -> dict[str, Any]:
     """Everything the Stats tab shows, for the whole store or one campaign."""
     from reviewer.services.conflicts import evaluation_frame
 
-    ratings = store.reviews.ratings_frame(session=session, scores_only=True)
-    verdicts = store.reviews.current_verdicts(session)
+    counts = store.reviews.rating_counts(session)
+    verdicts = store.reviews.verdict_pairs(session)
     evaluation = evaluation_frame(store, session=session)
     settled = evaluation[evaluation["truth"].notna()] if not evaluation.empty else evaluation
+    raters = sorted(counts["rater"].astype(str).unique())
     return {
-        "distributions": rating_distributions(ratings) if not ratings.empty else {},
-        "correlations": rater_correlations(ratings) if not ratings.empty else pd.DataFrame(columns=["spearman"]),
+        "distributions": rating_distributions(counts),
+        "correlations": rater_correlations(store.reviews.rating_pairs(session), raters) if raters
+        else pd.DataFrame(columns=["spearman"]),
         "kappas": verdict_kappas(verdicts) if not verdicts.empty else pd.DataFrame(),
         "scores": task_scores(settled) if not settled.empty else pd.DataFrame(),
         "coverage": accuracy_vs_coverage(evaluation[evaluation["task"] == "verify"])

@@ -45,10 +45,11 @@ the unreviewed queue that is, and the accuracy it is estimated to reach (`absten
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -66,6 +67,7 @@ CREDIBILITY_RISK = {"HIGH": 0.0, "MEDIUM": 0.5, "LOW": 1.0}
 UNKNOWN = 0.5  # the value of a signal that cannot be computed for an item (no margin, no credibility)
 ERROR_ACTIONS = ("override", "reject")
 MIN_ACCEPT = 10  # labelled answers of a task and agent below a threshold before it may accept any
+T = TypeVar("T")
 STORE_TRIES = 3  # rounds of storing stale signals before a read computes them all instead
 UNJUDGEABLE_PRIORITY = 1.0  # a refusal needs a human: above every sigmoid score (< 1)
 
@@ -124,8 +126,11 @@ class TriageModel:
     info: dict[str, Any] = field(default_factory=dict)
 
     def score(self, signals: pd.DataFrame) -> np.ndarray:
-        X = np.column_stack([np.ones(len(signals)), *(signals[f].to_numpy(float) for f in self.features)])
-        return sigmoid(X @ self.weights)
+        # the weighted sum column by column: a stacked matrix of 1M rows cost up to ~0.1 s to allocate
+        z = np.full(len(signals), self.weights[0])
+        for weight, feature in zip(self.weights[1:], self.features, strict=True):
+            z += weight * signals[feature].to_numpy(float)
+        return sigmoid(z)
 
     def priority(self, signals: pd.DataFrame) -> np.ndarray:
         """The review priority: the score, or UNJUDGEABLE_PRIORITY for a refusal nobody has labelled yet."""
@@ -314,21 +319,39 @@ def current_signals(store, task: str | None = None, columns: tuple[str, ...] | N
     wanted (all by default; `n_reviewers` always); `ordered`: in the queue's order (a report that
     aggregates needs none); `with_truth`: also `correct`, each labelled trajectory's truth (NaN: none)."""
     out = [c for c in SIGNALS_OUT if columns is None or c in columns or c in ("n_reviewers", "seen")]
+    frame = _read_fresh(store, lambda: store.triage.cached_signals(task, out, ordered=ordered, with_truth=with_truth))
+    if frame is None:
+        full = compute_signals(store, task)[out]
+        if with_truth:
+            full["correct"] = store.triage.labelled_truth().set_index("trajectory_id")["correct"].reindex(full.index)
+        return full
+    return _with_seen(frame)[[*out, "correct"] if with_truth else out]
+
+
+def _with_seen(frame: pd.DataFrame) -> pd.DataFrame:
+    """Stored signals as the signals frame has them: by trajectory id, with `seen` from n_reviewers."""
+    frame = frame.set_index("trajectory_id")
+    frame["seen"] = 1.0 - 0.5 ** frame["n_reviewers"].to_numpy(float)
+    if "margin" in frame:
+        frame["margin"] = frame["margin"].astype(object).where(frame["margin"].notna(), None)
+    return frame
+
+
+def _read_fresh(store, read: Callable[[], T]) -> T | None:
+    """`read()` of the stored signals once none is stale: the read and the staleness check in one
+    snapshot (a write, or another reader's refill, between two separate reads could leave rows missing
+    from a read that then looked current), the stale spectra recomputed and stored between tries. Read
+    first, check after: when nothing is stale (every read but the first after a write) that is one
+    check, not two (~0.2 s each at 100k trajectories). None when rows a concurrent write made stale
+    again were not stored (put_signals) after STORE_TRIES rounds: the caller computes in full."""
     for attempt in range(STORE_TRIES + 1):
-        # the rows and the staleness check read in one snapshot: a write (or another reader's refill)
-        # between two separate reads could leave rows missing from a read that then looked current.
-        # Read first, check after: when nothing is stale (every read but the first after a write)
-        # that is one check, not two (~0.2 s each at 100k trajectories)
         with store.transaction():
-            frame = store.triage.cached_signals(task, out, ordered=ordered, with_truth=with_truth)
+            got = read()
             stale = store.triage.stale_signal_spectra()
         if not stale:
-            break
+            return got
         if attempt == STORE_TRIES:
-            full = compute_signals(store, task)[out]
-            if with_truth:
-                full["correct"] = store.triage.labelled_truth().set_index("trajectory_id")["correct"].reindex(full.index)
-            return full
+            return None
         items = store.triage.triage_items(spectrum_ids=stale)
         missing = [r["trajectory_id"] for r in items
                    if r["agent_name"] == "vet" and _recorded_margin(r["margin"], r["answer"]) is None]
@@ -338,11 +361,7 @@ def current_signals(store, task: str | None = None, columns: tuple[str, ...] | N
         store.triage.put_signals(stale, [{**{c: _plain(r[c]) for c in SIGNAL_COLUMNS},
                                           "trajectory_id": r["trajectory_id"],
                                           "inputs_hash": hashes[r["trajectory_id"]]} for r in records])
-    frame = frame.set_index("trajectory_id")
-    frame["seen"] = 1.0 - 0.5 ** frame["n_reviewers"].to_numpy(float)
-    if "margin" in frame:
-        frame["margin"] = frame["margin"].astype(object).where(frame["margin"].notna(), None)
-    return frame[[*out, "correct"] if with_truth else out]
+    return None
 
 
 def _plain(value: Any) -> Any:
@@ -391,8 +410,10 @@ def stored_model(store) -> TriageModel | None:
 
 
 def fit_from_store(store, signals: pd.DataFrame | None = None) -> TriageModel:
-    signals = current_signals(store) if signals is None else signals
-    return fit_model(training_rows(store.triage.review_history(), signals))
+    history = store.triage.review_history()
+    if not history:  # nothing to fit on: no signals to read
+        return fit_model(training_rows(history, pd.DataFrame(columns=list(FEATURES))))
+    return fit_model(training_rows(history, current_signals(store) if signals is None else signals))
 
 
 def refresh(store, trajectory_ids: list[str] | None = None, refit: bool = True) -> TriageModel:
@@ -576,24 +597,14 @@ def _positions(frame: pd.DataFrame) -> dict[tuple, np.ndarray]:
     return {tuple(k): v for k, v in groups.indices.items()}
 
 
-def split_labelled(store, signals: pd.DataFrame, model: TriageModel) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(labelled, unreviewed) frames of task, agent, priority (and correct for the labelled). A
-    labelled item's priority is the one it had before anyone reviewed it (`seen` = 0): the score an
-    unreviewed item is compared against."""
-    judged = ~_refused(signals)  # a refusal has no answer to accept unseen
+def _priced(signals: pd.DataFrame, model: TriageModel, keep: tuple[str, ...] = ()) -> pd.DataFrame:
+    """task, agent, priority (and the `keep` columns) of a signals frame's rows: the priority each had
+    before anyone reviewed it (`seen` = 0), the score an unreviewed item is compared against."""
     before = signals[list(model.features)].assign(seen=0.0)  # numbers only: no copy of the text columns
-    # task and agent as categories: the row selections below and the report's grouping take codes, not
-    # text (~0.3 s of Arrow string copies at 1M rows)
-    frame = signals[["task", "agent"]].astype("category").assign(priority=model.score(before))
-    if "correct" in signals:  # read with the signals (current_signals(with_truth=True)): no lookup by id
-        correct = signals["correct"]
-    else:  # trajectory_truth's rule as one SQL aggregate (Python over every verdict: ~1 s at 17k verdicts)
-        truth = store.triage.labelled_truth().set_index("trajectory_id")["correct"]
-        correct = truth.reindex(frame.index)
-    known = correct.notna().to_numpy()
-    labelled = frame.loc[judged & known].assign(correct=correct[judged & known].astype(bool))
-    unreviewed = frame.loc[judged & ~known & (signals["n_reviewers"].to_numpy() == 0)]
-    return labelled, unreviewed
+    # task and agent as categories: the report's grouping takes codes, not text (~0.3 s of Arrow string
+    # copies at 1M rows)
+    return signals[["task", "agent"]].astype("category").assign(priority=model.score(before), **{
+        column: signals[column] for column in keep})
 
 
 def calibration_frame(store, task: str | None = None, n_bins: int = 5, n_boot: int = 1000,
@@ -608,14 +619,30 @@ def calibration_frame(store, task: str | None = None, n_bins: int = 5, n_boot: i
 
 
 def triage_inputs(store, refresh_cache: bool = False) -> TriageInputs:
-    """What a triage report is computed from (the expensive part: every trajectory's signals). With
-    `refresh_cache` the weights are refitted and every cached priority recomputed first; without it
-    the stored weights are used (the defaults before any)."""
-    model = refresh(store) if refresh_cache else None
-    signals = current_signals(store, columns=TRIAGE_COLUMNS, ordered=False, with_truth=True)
-    model = model or stored_model(store) or fit_from_store(store, signals)
-    labelled, unreviewed = split_labelled(store, signals, model)
-    return TriageInputs(model, labelled, unreviewed, len(store.triage.priorities()) if refresh_cache else None)
+    """What a triage report is computed from (the expensive part: every trajectory's signals): the
+    labelled answers (task, agent, priority, correct) and the unreviewed ones (task, agent, priority),
+    read apart, refusals left out (a refusal has no answer to accept unseen). With `refresh_cache` the
+    weights are refitted and every cached priority recomputed first; without it the stored weights are
+    used (fitted, or the defaults, before any)."""
+    model = (refresh(store) if refresh_cache else None) or stored_model(store) or fit_from_store(store)
+    labelled, unreviewed = _read_fresh(store, lambda: tuple(
+        store.triage.cached_signals(columns=TRIAGE_COLUMNS, ordered=False, rows=rows, answered=True)
+        for rows in ("labelled", "unreviewed"))) or _split_in_full(store)
+    labelled = _priced(_with_seen(labelled.assign(correct=labelled["correct"].astype(bool))), model, keep=("correct",))
+    return TriageInputs(model, labelled, _priced(_with_seen(unreviewed), model),
+                        len(store.triage.priorities()) if refresh_cache else None)
+
+
+def _split_in_full(store) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The labelled and unreviewed rows of `cached_signals(rows=..., answered=True)`, from signals computed
+    in full (the stored ones kept being made stale by concurrent writes)."""
+    signals = compute_signals(store)[[*TRIAGE_COLUMNS, "n_reviewers"]]
+    signals = signals.loc[~_refused(signals)]
+    correct = store.triage.labelled_truth().set_index("trajectory_id")["correct"].reindex(signals.index)
+    known = correct.notna().to_numpy()
+    labelled = signals.loc[known].assign(correct=correct[known])
+    unreviewed = signals.loc[~known & (signals["n_reviewers"].to_numpy() == 0)]
+    return labelled.reset_index(), unreviewed.reset_index()
 
 
 @dataclass

@@ -128,12 +128,6 @@ class ReviewRepository:
         return dict(self.db.execute(f"SELECT trajectory_id, max(created_at) FROM ({sql}) GROUP BY 1",
                                     params).fetchall())
 
-    def current_verdicts(self, session: str | None = None) -> pd.DataFrame:
-        """The verdicts of `current_reviews` as a frame of trajectory_id, reviewer, action (no labels,
-        no trajectory columns: what agreement between reviewers is computed from)."""
-        sql, params = self._current_reviews_sql("r.trajectory_id, r.reviewer, r.action, r.created_at, r.seq", session)
-        return self.db.frame(sql, params)[["trajectory_id", "reviewer", "action"]]
-
     def _current_reviews_sql(self, columns: str, session: str | None, task: str | None = None,
                              trajectory_id: str | None = None,
                              trajectory_ids: Sequence[str] | None = None) -> tuple[str, list[Any]]:
@@ -196,6 +190,43 @@ class ReviewRepository:
             f"SELECT {columns} FROM ratings r {join} "
             f"WHERE true {scope}{conds} QUALIFY row_number() OVER (PARTITION BY r.trajectory_id, r.rater, "
             "r.rubric_version ORDER BY r.created_at DESC, r.seq DESC) = 1 ORDER BY r.rater, r.trajectory_id", params)
+
+    # -- stats summaries: small tables counted in DuckDB, whatever the number of labels ----------
+    def rating_counts(self, session: str | None = None) -> pd.DataFrame:
+        """How many of each rater's current scores (`ratings_frame`'s rows) have each value:
+        rater, rater_kind, score, n."""
+        scope, params = self._scope(session, "ratings")
+        return self.db.frame(
+            f"SELECT rater, any_value(rater_kind) AS rater_kind, score, count(*) AS n FROM (SELECT * FROM ratings "
+            f"WHERE true {scope} QUALIFY row_number() OVER (PARTITION BY trajectory_id, rater, rubric_version "
+            "ORDER BY created_at DESC, seq DESC) = 1) GROUP BY rater, score ORDER BY rater, score", params)
+
+    def rating_pairs(self, session: str | None = None) -> pd.DataFrame:
+        """For each pair of raters (rater_a < rater_b) and pair of scores, on how many trajectories the two
+        gave them: rater_a, rater_b, score_a, score_b, n. A rater's score of a trajectory is their newest,
+        whatever its rubric version."""
+        scope, params = self._scope(session, "ratings")
+        return self.db.frame(
+            f"WITH one AS (SELECT trajectory_id, rater, score FROM ratings WHERE true {scope} "
+            "QUALIFY row_number() OVER (PARTITION BY trajectory_id, rater ORDER BY created_at DESC, seq DESC) = 1) "
+            "SELECT a.rater AS rater_a, b.rater AS rater_b, a.score AS score_a, b.score AS score_b, count(*) AS n "
+            "FROM one a JOIN one b ON a.trajectory_id = b.trajectory_id AND a.rater < b.rater "
+            "GROUP BY ALL ORDER BY ALL", params)
+
+    def verdict_pairs(self, session: str | None = None) -> pd.DataFrame:
+        """Each reviewer's current verdicts (`current_reviews`'), counted: for each pair of reviewers (reviewer_a <
+        reviewer_b) and pair of actions, on how many trajectories the two gave them, and, with reviewer_b
+        and action_b NULL, how many of each action each reviewer gave: reviewer_a, reviewer_b, action_a,
+        action_b, n."""
+        scope, params = self._scope(session, "reviews")
+        return self.db.frame(
+            f"WITH v AS (SELECT * FROM (SELECT trajectory_id, reviewer, action FROM reviews WHERE true {scope} "
+            "QUALIFY row_number() OVER (PARTITION BY trajectory_id, reviewer ORDER BY created_at DESC, seq DESC) = 1) "
+            "WHERE action <> 'clear') "
+            "SELECT reviewer AS reviewer_a, NULL::VARCHAR AS reviewer_b, action AS action_a, NULL::VARCHAR AS action_b, "
+            "count(*) AS n FROM v GROUP BY ALL UNION ALL "
+            "SELECT a.reviewer, b.reviewer, a.action, b.action, count(*) FROM v a JOIN v b "
+            "ON a.trajectory_id = b.trajectory_id AND a.reviewer < b.reviewer GROUP BY ALL ORDER BY ALL", params)
 
     # -- curation board ----------------------------------------------------------------------
     def curation_inputs(self, session: str | None = None, task: str | None = None) -> dict[str, list[dict[str, Any]]]:

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
+from scipy import stats as sps
 
 from reviewer.services import background, stats, triage
 from reviewer.services import labels as label_service
@@ -118,17 +119,67 @@ def reference_evaluation(store, session: str | None = None) -> pd.DataFrame:
     return frame.assign(correct=[reference_correct(r) for r in out])
 
 
-def reference_review_stats(store) -> dict:
-    """stats.review_stats as computed before: the verdicts and the evaluation rows from every current
-    verdict in Python, each row's correctness computed per row."""
-    ratings = store.reviews.ratings_frame()
-    verdicts = verdicts_frame(store)
-    evaluation = reference_evaluation(store).drop(columns="correct")
+def reference_distributions(ratings: pd.DataFrame) -> dict:
+    """Each rater's score distribution from one row per current score (as stats computed it before the
+    store counted them)."""
+    out = {}
+    for rater, group in ratings.groupby("rater", sort=True):
+        scores = group["score"].to_numpy(float)
+        rounded = np.clip(np.rint(scores), 0, 5).astype(int)
+        out[str(rater)] = {"rater_kind": str(group["rater_kind"].iloc[0]), "n": int(scores.size),
+                           "mean": float(scores.mean()), "median": float(np.median(scores)),
+                           "counts": {s: int((rounded == s).sum()) for s in stats.SCORES},
+                           "cdf": {"x": list(stats.SCORES), "y": [float((scores <= s).mean()) for s in stats.SCORES]}}
+    return out
+
+
+def reference_pairs(frame: pd.DataFrame, who: str, value: str, newest: bool) -> dict:
+    """{(a, b): [(a's value, b's value) per shared trajectory]} of every pair a < b of `who`, from one row
+    per label (`newest`: the rows in time order, each one's newest kept)."""
+    frame = frame.sort_values("created_at") if newest else frame
+    table = frame.drop_duplicates(["trajectory_id", who], keep="last").pivot(
+        index="trajectory_id", columns=who, values=value)
+    return {(a, b): list(table[[a, b]].dropna().itertuples(index=False, name=None))
+            for i, a in enumerate(sorted(table.columns)) for b in sorted(table.columns)[i + 1:]}
+
+
+def reference_correlations(ratings: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for (a, b), shared in reference_pairs(ratings, "rater", "score", newest=True).items():
+        x, y = [s[0] for s in shared], [s[1] for s in shared]
+        rho = p = float("nan")
+        if len(shared) >= 3 and len(set(x)) > 1 and len(set(y)) > 1:
+            res = sps.spearmanr(x, y)
+            rho, p = float(res.statistic), float(res.pvalue)
+        rows.append({"rater_a": a, "rater_b": b, "n_shared": len(shared), "spearman": rho, "p_value": p})
+    return pd.DataFrame(rows, columns=["rater_a", "rater_b", "n_shared", "spearman", "p_value"])
+
+
+def reference_kappas(verdicts: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for (a, b), shared in reference_pairs(verdicts, "reviewer", "action", newest=False).items():
+        cats = sorted({c for pair in shared for c in pair})
+        table = np.zeros((len(cats), len(cats)))
+        for x, y in shared:
+            table[cats.index(x), cats.index(y)] += 1
+        rows.append({"reviewer_a": a, "reviewer_b": b, "n_shared": len(shared),
+                     "agreement": float(np.mean([x == y for x, y in shared])) if shared else float("nan"),
+                     "kappa": stats.kappa(table)})
+    return pd.DataFrame(rows, columns=["reviewer_a", "reviewer_b", "n_shared", "agreement", "kappa"])
+
+
+def reference_review_stats(store, session: str | None = None) -> dict:
+    """stats.review_stats as computed before: the distributions, correlations and kappas from one row
+    per current label, the evaluation rows from every current verdict in Python, each row's
+    correctness computed per row."""
+    ratings = store.reviews.ratings_frame(session=session)
+    verdicts = verdicts_frame(store, session=session)
+    evaluation = reference_evaluation(store, session).drop(columns="correct")
     settled = evaluation[evaluation["truth"].notna()] if not evaluation.empty else evaluation
     return {
-        "distributions": stats.rating_distributions(ratings) if not ratings.empty else {},
-        "correlations": stats.rater_correlations(ratings) if not ratings.empty else pd.DataFrame(columns=["spearman"]),
-        "kappas": stats.verdict_kappas(verdicts) if not verdicts.empty else pd.DataFrame(),
+        "distributions": reference_distributions(ratings),
+        "correlations": reference_correlations(ratings) if not ratings.empty else pd.DataFrame(columns=["spearman"]),
+        "kappas": reference_kappas(verdicts) if not verdicts.empty else pd.DataFrame(),
         "scores": stats.task_scores(settled) if not settled.empty else pd.DataFrame(),
         "coverage": stats.accuracy_vs_coverage(evaluation[evaluation["task"] == "verify"])
         if not evaluation.empty else pd.DataFrame(),
@@ -137,7 +188,11 @@ def reference_review_stats(store) -> dict:
 
 def assert_same_review_stats(got: dict, want: dict) -> None:
     assert got.keys() == want.keys()
-    assert got["distributions"] == want["distributions"]
+    assert got["distributions"].keys() == want["distributions"].keys()
+    for rater, mine in got["distributions"].items():  # sums of counts against means of rows: float rounding
+        theirs = want["distributions"][rater]
+        assert {k: v for k, v in mine.items() if k != "mean"} == {k: v for k, v in theirs.items() if k != "mean"}
+        assert mine["mean"] == pytest.approx(theirs["mean"], rel=1e-12)
     for key in ("correlations", "kappas", "scores", "coverage"):
         pd.testing.assert_frame_equal(got[key].reset_index(drop=True), want[key].reset_index(drop=True),
                                       check_dtype=False, check_index_type=False, obj=key)
@@ -230,6 +285,9 @@ def apply(store, service: LabelService, ids: list[str], acks: dict, op: tuple) -
 # a re-saved answer under a settled label (verify, vet): its prediction and correctness follow, no label written
 @example(ops=[("verdict", "ann", 0, "approve"), ("read",), ("reanswer", 0, 2)])
 @example(ops=[("verdict", "ann", 1, "override"), ("read",), ("reanswer", 1, 0)])
+# a rater's newer score replaces their older one in the correlation of two raters
+@example(ops=[("score", "ann", 0, 5), ("score", "bob", 0, 1), ("score", "ann", 1, 2), ("score", "bob", 1, 4),
+              ("score", "ann", 2, 3), ("score", "bob", 2, 3), ("read",), ("score", "ann", 0, 0)])
 def test_after_any_writes_the_stored_aggregates_equal_a_full_recompute(demo_db, tmp_path_factory, ops):
     path = tmp_path_factory.mktemp("seq") / "demo.duckdb"
     shutil.copyfile(demo_db, path)
@@ -398,6 +456,10 @@ def test_a_closed_campaigns_settled_labels_are_its_frozen_ones(demo_db, tmp_path
             service.write_verdict("ann", traj, action, label=label, campaign=campaign)
         service.write_verdict("bob", store.trajectories.load_trajectory(ids[0]), "reject", campaign=campaign)
         service.write_verdict("ann", store.trajectories.load_trajectory(ids[5]), "approve")  # outside the campaign
+        for i, (ann, bob) in enumerate(((4, 5), (2, 2), (1, 3))):
+            service.write_score("ann", ids[i], ann, "1", campaign=campaign)
+            service.write_score("bob", ids[i], bob, "1", campaign=campaign)
+        service.write_score("bob", ids[5], 0, "1")  # outside the campaign
         assert_settled_labels_equal_a_full_recompute(store, "april")
         assert sorted(evaluation_frame(store, session="april")["trajectory_id"]) == sorted(ids[1:3])
         closed = datetime.now(UTC)
@@ -407,6 +469,13 @@ def test_a_closed_campaigns_settled_labels_are_its_frozen_ones(demo_db, tmp_path
         store.labels.add_review(ids[1], "ann", "clear", session_id=sid, created_at=closed + timedelta(seconds=1))
         assert_settled_labels_equal_a_full_recompute(store, "april")
         assert_settled_labels_equal_a_full_recompute(store, sid)
+        store.labels.add_rating(ids[0], "ann", 0, "1", session_id=sid, created_at=closed + timedelta(seconds=1))
+        # the campaign's statistics are of its frozen labels: ann and bob's three shared scores, ann's and
+        # bob's verdicts on ids[0] (approve, reject) and nothing written after it closed
+        frozen = stats.review_stats(store, session="april")
+        assert_same_review_stats(frozen, reference_review_stats(store, "april"))
+        assert frozen["distributions"]["ann"]["counts"] == {0: 0, 1: 1, 2: 1, 3: 0, 4: 1, 5: 0}
+        assert frozen["correlations"].iloc[0]["n_shared"] == 3 and frozen["kappas"].iloc[0]["n_shared"] == 1
         assert sorted(evaluation_frame(store, session="april")["trajectory_id"]) == sorted(ids[1:3])
         assert_equals_full_recompute(store)  # every label, the campaign's included
         with pytest.raises(UnknownSession):

@@ -1,0 +1,68 @@
+"""When each part of the Stats tab appears, opened in Chromium on a built database (issue 22, item 1).
+
+    .venv/bin/python bench/trace_stats.py --db /tmp/bench/scale-1000000.duckdb [--repeats 3]
+
+Clicks the Stats tab in fresh pages and prints, for each opening, the time (ms from the click) of
+every change of what the tab shows: the number of plots, how many have a canvas, whether the
+abstention statement is there, and the status line; the server's own log of its Stats computations
+beside it. What bench_scale.py times as "ready" and "settled", taken apart.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import tempfile
+from pathlib import Path
+
+from bench_scale import CLEANUP_ARGS, DEEP, Served, open_review_page
+from ui_timing import launch, machine
+
+TRACE = """(tab) => new Promise(resolve => {
+  %s
+  const start = performance.now();
+  const seen = [];
+  let last = null, quiet = null;
+  tab.click();
+  const poll = () => {
+    const now = performance.now();
+    const plots = deep('.sr-stats-plot');
+    const drawn = plots.filter(p => deep('canvas', p.shadowRoot || p).length > 0).length;
+    const said = deep('.sr-abstention').map(text).join('').length;
+    const status = deep('.sr-stats-status').map(text).join('').trim().slice(0, 50);
+    const sig = `plots ${plots.length}, drawn ${drawn}, statement ${said} chars, status "${status}"`;
+    if (sig !== last) { seen.push([Math.round(now - start), sig]); last = sig; quiet = now; }
+    if (now - quiet > 2000 && drawn > 0 && said > 0) resolve(seen);
+    else if (now - start > 60000) resolve(seen);
+    else requestAnimationFrame(poll);
+  };
+  requestAnimationFrame(poll);
+})"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--db", type=Path, required=True)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    print(machine())
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
+        app = Served(args.db, Path(tmp) / "server.log", "reviewer", CLEANUP_ARGS)
+        browser = launch(pw)
+        try:
+            for i in range(args.repeats):
+                page, _ = open_review_page(browser, app, f"trace{i}")
+                page.wait_for_timeout(1000)
+                tab = page.locator(".sr-main-tabs .bk-tab").filter(has_text=re.compile("^Stats$")).first.element_handle()
+                print(f"opening {i + 1}:")
+                for at, what in page.evaluate(TRACE % DEEP, tab):
+                    print(f"  {at:6d} ms  {what}")
+                page.close()
+        finally:
+            browser.close()
+            app.stop()
+
+
+if __name__ == "__main__":
+    main()

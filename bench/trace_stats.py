@@ -58,6 +58,11 @@ def main() -> None:
                 print(f"opening {i + 1}:")
                 for at, what in page.evaluate(TRACE % DEEP, tab):
                     print(f"  {at:6d} ms  {what}")
+                # the same page's Refresh button: the tab is built, only the figures are computed and filled
+                button = page.locator(".sr-stats-refresh button").first.element_handle()
+                print(f"refresh {i + 1}:")
+                for at, what in page.evaluate(TRACE % DEEP, button):
+                    print(f"  {at:6d} ms  {what}")
                 page.close()
         finally:
             browser.close()

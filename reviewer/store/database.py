@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow.compute as pc
 
 from reviewer.store.codec import from_json, utc
 from reviewer.store.connection import SharedConnection, damage_of, release, shared_connection, unwritable_of
@@ -112,12 +113,21 @@ class Database:
         with self._refusals():
             return self.execute_with_retries(sql, params)
 
-    def frame(self, sql: str, params: Sequence[Any] | None = None):
+    def frame(self, sql: str, params: Sequence[Any] | None = None, categories: Sequence[str] = ()):
         """A query's rows as a pandas DataFrame, through Arrow: text stays columnar (DuckDB's `df()` makes a
         Python string of every value first: ~1 s for three text columns at 1M rows, ~0.1 s this way).
-        The dtypes are `df()`'s but for nullable booleans, which come as objects (True, False, None)."""
+        The dtypes are `df()`'s but for nullable booleans, which come as objects (True, False, None), and
+        the `categories` columns, pandas categories in sorted order (dictionary-encoded in Arrow: a few
+        distinct values in many rows become codes without a string per row)."""
         with self._refusals():
-            return self.cursor().sql(sql, params=params).to_arrow_table().to_pandas()
+            table = self.cursor().sql(sql, params=params).to_arrow_table()
+        for name in categories:
+            at = table.schema.get_field_index(name)
+            table = table.set_column(at, name, pc.dictionary_encode(table.column(at)))
+        frame = table.to_pandas()
+        for name in categories:  # sorted, as astype("category") makes them (an order-sensitive groupby agrees)
+            frame[name] = frame[name].cat.reorder_categories(sorted(frame[name].cat.categories))
+        return frame
 
     def execute_with_retries(self, sql: str, params: Sequence[Any] | None) -> duckdb.DuckDBPyConnection:
         cur = self.cursor()

@@ -223,7 +223,8 @@ class TriageRepository:
         self.db.execute("DELETE FROM triage_signals")
 
     def cached_signals(self, task: str | None = None, columns: Iterable[str] = SIGNAL_COLUMNS, ordered: bool = True,
-                       with_truth: bool = False, rows: str = "all", answered: bool = False) -> pd.DataFrame:
+                       with_truth: bool = False, rows: str = "all", answered: bool = False,
+                       categories: Iterable[str] = ()) -> pd.DataFrame:
         """Every trajectory's cached signals (of `task`; `columns` of SIGNAL_COLUMNS) with its current number
         of reviewers (people whose current verdict is not withdrawn, counted now); in the default queue's
         order unless not `ordered` (a report that aggregates: the join and sort cost ~1 s at 1M rows); with
@@ -232,7 +233,8 @@ class TriageRepository:
         "unreviewed" (no truth and no reviewer): a triage report reads the two apart, the first few, the
         second many with no join to carry (~0.1 s of joins and text at 1M trajectories). `answered`: only
         the trajectories whose agent answered (unjudgeable refusals left out: selecting them out of a
-        frame cost ~0.25 s of string copies at 1M rows)."""
+        frame cost ~0.25 s of string copies at 1M rows). `categories`: text columns read as pandas
+        categories (Database.frame)."""
         if rows not in ("all", "labelled", "unreviewed"):
             raise ValueError(f"rows is all, labelled or unreviewed; got {rows!r}")
         picked = [c for c in columns if c in SIGNAL_COLUMNS]
@@ -255,7 +257,7 @@ class TriageRepository:
             f"WITH {_CURRENT_VERDICTS_SQL}, {_SEEN_SQL}{truth} SELECT s.trajectory_id, {''.join('s.' + c + ', ' for c in picked)}"
             f"{'h.correct, ' if with_truth else ''}{reviewers} FROM triage_signals s "
             f"{'JOIN trajectories t ON t.id = s.trajectory_id ' if ordered else ''}{joins}{where}"
-            f"{' ORDER BY t.created_at, t.id' if ordered else ''}", params)
+            f"{' ORDER BY t.created_at, t.id' if ordered else ''}", params, categories=tuple(categories))
 
     def labelled_truth(self) -> pd.DataFrame:
         """Per labelled trajectory (trajectory_id, correct): was the agent's answer right? As

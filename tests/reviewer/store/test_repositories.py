@@ -71,6 +71,16 @@ def test_a_frame_read_through_arrow_is_the_frame_duckdb_gives(store, make_trajec
     assert list(nullable) == [True, None] and nullable.dtype == object
 
 
+def test_text_read_as_categories_keeps_every_value_with_the_categories_sorted(store):
+    """`categories`: the columns come as pandas categories (codes, not a string per row), their
+    categories in sorted order whatever order the rows came in, each row's value and NULL kept."""
+    sql = "SELECT t, n FROM (VALUES ('wd', 1), ('a', 2), (NULL, 3), ('wd', 4), ('cv', 5)) v(t, n) ORDER BY n"
+    plain, coded = store.db.frame(sql), store.db.frame(sql, categories=("t",))
+    assert coded["t"].dtype == "category" and list(coded["t"].cat.categories) == ["a", "cv", "wd"]
+    assert [None if v != v else v for v in coded["t"]] == [None if v != v else v for v in plain["t"]]
+    assert list(coded["n"]) == [1, 2, 3, 4, 5]
+
+
 def test_the_open_time_probe_reads_with_a_small_buffer_pool_and_gives_the_limit_back(tmp_path, make_trajectory):
     """The probe hashes every row of every table; DuckDB would keep all those blocks cached (at 1M
     trajectories most of a CLI's peak memory), so it runs under PASS_MEMORY_LIMIT, and afterwards the

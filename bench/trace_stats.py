@@ -3,9 +3,10 @@
     .venv/bin/python bench/trace_stats.py --db /tmp/bench/scale-1000000.duckdb [--repeats 3]
 
 Clicks the Stats tab in fresh pages and prints, for each opening, the time (ms from the click) of
-every change of what the tab shows: the number of plots, how many have a canvas, whether the
-abstention statement is there, and the status line; the server's own log of its Stats computations
-beside it. What bench_scale.py times as "ready" and "settled", taken apart.
+every change of what the tab shows: the number of plots, how many have a canvas, the length of the
+abstention statement, and the status line. Each round: the first opening (after the server started,
+or after a verdict written from the same page), an opening in another page with nothing written since,
+and that page's Refresh. What bench_scale.py times as "ready" and "settled", taken apart.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from bench_scale import CLEANUP_ARGS, DEEP, Served, open_review_page
+from bench_scale import CLEANUP_ARGS, DEEP, TIMED_KEY_ACK, Served, open_review_page
 from ui_timing import launch, machine
 
 TRACE = """(tab) => new Promise(resolve => {
@@ -39,6 +40,11 @@ TRACE = """(tab) => new Promise(resolve => {
 })"""
 
 
+def opened(page, tab_name: str = "Stats") -> list:
+    tab = page.locator(".sr-main-tabs .bk-tab").filter(has_text=re.compile(f"^{tab_name}$")).first.element_handle()
+    return page.evaluate(TRACE % DEEP, tab)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", type=Path, required=True)
@@ -52,15 +58,24 @@ def main() -> None:
         browser = launch(pw)
         try:
             for i in range(args.repeats):
+                # a verdict first (after the first round): what the figures are read from has changed
                 page, _ = open_review_page(browser, app, f"trace{i}")
+                if i:
+                    page.locator(".sr-step-view").first.click()
+                    page.evaluate(TIMED_KEY_ACK, ["a", page.locator(".sr-ack").first.element_handle()])
                 page.wait_for_timeout(1000)
-                tab = page.locator(".sr-main-tabs .bk-tab").filter(has_text=re.compile("^Stats$")).first.element_handle()
-                print(f"opening {i + 1}:")
-                for at, what in page.evaluate(TRACE % DEEP, tab):
-                    print(f"  {at:6d} ms  {what}")
+                kind = "first opening after the server started" if i == 0 else "opening after a verdict"
+                for label, page_now in ((kind, page), ("another page, nothing written since", None)):
+                    if page_now is None:
+                        page.close()
+                        page, _ = open_review_page(browser, app, f"again{i}")
+                        page.wait_for_timeout(1000)
+                    print(f"{label} ({i + 1}):")
+                    for at, what in opened(page):
+                        print(f"  {at:6d} ms  {what}")
                 # the same page's Refresh button: the tab is built, only the figures are computed and filled
                 button = page.locator(".sr-stats-refresh button").first.element_handle()
-                print(f"refresh {i + 1}:")
+                print(f"Refresh, nothing written since ({i + 1}):")
                 for at, what in page.evaluate(TRACE % DEEP, button):
                     print(f"  {at:6d} ms  {what}")
                 page.close()

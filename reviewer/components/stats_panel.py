@@ -32,7 +32,7 @@ from reviewer.components.stats_figures import (
 )
 from reviewer.components.styles import STYLESHEETS
 from reviewer.review_state import ReviewState
-from reviewer.services import stats, triage
+from reviewer.services import stats, stats_snapshots, triage
 
 __all__ = ["CALIBRATION_TITLE", "StatsPanel", "abstention_text"]
 
@@ -146,7 +146,8 @@ class StatsPanel(Viewer):
         self.triage: dict = {}
         self._inputs: triage.TriageInputs | None = None
         self._ticket = 0  # the latest refresh; an older one's result is dropped
-        self._pending: set[str] = set()  # the parts of the latest refresh not shown yet
+        self._pending: set[str] = set()  # the parts of the latest refresh not computed yet
+        self._as_of = None  # when the figures shown while those are computed were (None: they are current)
 
     @property
     def abstention_text(self) -> str:
@@ -166,29 +167,29 @@ class StatsPanel(Viewer):
         _fill(self._abstention, abstention_frame(self.triage))
         self.calibration.visible = True
 
-    # Two parts, shown as each is ready: the reviewers' statistics (grow with the labels) and the
-    # triage's signals with the report at the target (grow with the trajectories).
-    def _review_stats(self) -> dict | Exception:
-        try:
-            return stats.review_stats(self.state.store, session=self.state.session_id)
-        except Exception as exc:  # said in the tab; the server keeps serving
-            return exc
+    # Two parts, each shown when ready and remembered for every page of the process
+    # (reviewer.services.stats_snapshots): the reviewers' statistics of the campaign (grow with the
+    # labels) and the triage's signals with the report at the target (grow with the trajectories).
+    def _parts(self) -> tuple:
+        store, session, target = self.state.store, self.state.session_id, float(self.target.value)
 
-    def _triage(self) -> tuple[triage.TriageInputs, dict] | Exception:
+        def triage_part():
+            inputs = triage.triage_inputs(store)
+            return inputs, triage.triage_report(store, target, inputs=inputs)
+
+        return (("stats", session, lambda: stats.review_stats(store, session=session), self._show_review_stats),
+                ("triage", None, triage_part, self._show_triage))
+
+    def _compute(self, part: str, session: str | None, work) -> stats_snapshots.Snapshot | Exception:
         try:
-            inputs = triage.triage_inputs(self.state.store)
-            return inputs, triage.triage_report(self.state.store, float(self.target.value), inputs=inputs)
-        except Exception as exc:
+            return stats_snapshots.compute(self.state.store, part, session, work)
+        except Exception as exc:  # said in the tab; the server keeps serving
             return exc
 
     def _failed(self, exc: Exception) -> None:
         self._status.object = f"<p>Statistics could not be computed: {escape(type(exc).__name__)}: {escape(exc)}</p>"
 
-    def _show_review_stats(self, data) -> None:
-        self._done("stats")
-        if isinstance(data, Exception):
-            self._failed(data)
-            return
+    def _show_review_stats(self, data: dict) -> None:
         rated = self._ratings.update(data["distributions"])
         self._plots["bars"].show(rated)
         self._plots["cdf"].show(rated)
@@ -203,47 +204,65 @@ class StatsPanel(Viewer):
             self._body.objects = [*p["bars"].parts, *p["cdf"].parts, *p["correlation"].parts, self._kappa_block,
                                   self._kappa_note, *p["scores"].parts, *p["coverage"].parts, self.calibration]
 
-    def _show_triage(self, computed) -> None:
-        self._done("triage")
-        if isinstance(computed, Exception):
-            self._failed(computed)
-            return
+    def _show_triage(self, computed: tuple) -> None:
         self._inputs, report = computed
         if report["target"] == float(self.target.value):
             self._show_report(report)
-        else:  # the target was changed while the report was computed
+        else:  # the target was changed since the report was computed
             self.refresh_abstention()
 
-    def _done(self, part: str) -> None:
-        """One part shown: the status says what is still being computed."""
-        self._pending.discard(part)
-        if "could not be computed" not in self._status.object:
+    def _shown(self, part: str, show, got, final: bool = True) -> None:
+        """A part's figures (or its failure) on the page; the status says what is still computed."""
+        if final:
+            self._pending.discard(part)
+        if isinstance(got, Exception):
+            self._failed(got)
+            return
+        show(got.value)
+        if "could not be computed" in self._status.object:
+            return
+        if not self._pending:
+            self._status.object = ""
+        elif self._as_of is not None:
+            self._status.object = (f"<p><em>Figures as of {self._as_of:%H:%M:%S} UTC: labels or trajectories were "
+                                   "written since, computing them again…</em></p>")
+        else:
             self._status.object = ("<p><em>Estimating the abstention over every trajectory…</em></p>"
-                                   if self._pending == {"triage"} else
-                                   "<p><em>Computing the statistics…</em></p>" if self._pending else "")
+                                   if self._pending == {"triage"} else "<p><em>Computing the statistics…</em></p>")
 
     def refresh(self):
-        self._pending = {"stats", "triage"}
-        self._status.object = ""
+        parts = self._parts()
+        self._status.object, self._as_of = "", None
         doc = pn.state.curdoc
-        if doc is None or doc.session_context is None:
-            self._show_review_stats(self._review_stats())
-            self._show_triage(self._triage())
+        if doc is None or doc.session_context is None:  # tests, notebooks: computed before refresh returns
+            self._pending = {part for part, *_ in parts}
+            for part, session, work, show in parts:
+                self._shown(part, show, self._compute(part, session, work))
             return
         self._ticket += 1
-        ticket = self._ticket
-        self._status.object = "<p><em>Computing the statistics…</em></p>"
+        ticket, store = self._ticket, self.state.store
+        # what any page computed last is shown at once; a part is computed again when something it is
+        # read from was written since (or it never was)
+        kept = [stats_snapshots.remembered(store, part, session) for part, session, _, _ in parts]
+        mark = store.reviews.stats_mark() if any(k is not None for k in kept) else None
+        stale = [p for p, k in zip(parts, kept, strict=True) if k is None or k.mark != mark]
+        self._pending = {part for part, *_ in stale}
+        self._as_of = min((k.computed_at for k in kept if k is not None and k.mark != mark), default=None)
+        for (part, _, _, show), snapshot in zip(parts, kept, strict=True):
+            if snapshot is not None:
+                self._shown(part, show, snapshot, final=False)
+        if self._pending and not any(kept):
+            self._status.object = "<p><em>Computing the statistics…</em></p>"
 
-        def part(compute, show):
-            result = compute()
+        def computed(part, session, work, show):
+            got = self._compute(part, session, work)
             # Bokeh documents take changes from other threads only through add_next_tick_callback
-            doc.add_next_tick_callback(lambda: ticket == self._ticket and show(result))
+            doc.add_next_tick_callback(lambda: ticket == self._ticket and self._shown(part, show, got))
 
-        # the two parts at once, each shown when ready: most of either is now DuckDB's (which leaves the
-        # GIL), so the triage's read overlaps the reviewers' statistics and their drawing
-        # (docs/benchmarks.md, issue 22)
-        for compute, show in ((self._review_stats, self._show_review_stats), (self._triage, self._show_triage)):
-            threading.Thread(target=part, args=(compute, show), name="specreview-stats", daemon=True).start()
+        # the two parts at once: most of either is DuckDB's (which leaves the GIL), so the triage's read
+        # overlaps the reviewers' statistics and their drawing (docs/benchmarks.md, issue 22)
+        for args in stale:
+            threading.Thread(target=computed, args=args, name="specreview-stats", daemon=True).start()
 
     def __panel__(self):
         return pn.Column(pn.Row("### Statistics", self._refresh), self._status, self._body,

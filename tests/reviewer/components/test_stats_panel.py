@@ -5,17 +5,19 @@ queue that could be accepted without review and its estimated accuracy: the very
 from __future__ import annotations
 
 import json
+import queue
 import shutil
 
 import pytest
 from bokeh.embed import json_item
 from databases import own_copy
+from panel.io.state import set_curdoc
 
 from reviewer.cli import main
 from reviewer.components.stats_figures import CalibrationFigure
 from reviewer.components.stats_panel import StatsPanel
 from reviewer.review_state import ReviewState
-from reviewer.services import triage
+from reviewer.services import stats_snapshots, triage
 from reviewer.store import Store
 
 
@@ -152,8 +154,8 @@ def test_a_failed_computation_is_said_in_the_tab_escaped(demo_db, monkeypatch):
 
 def test_the_signals_are_read_once_per_refresh_not_per_target(labelled_db, monkeypatch):
     reads = []
-    compute = triage.current_signals  # the stored signals, recomputed where stale (issue 22)
-    monkeypatch.setattr("reviewer.services.triage.current_signals",
+    compute = triage.triage_inputs  # every trajectory's stored signals (issue 22)
+    monkeypatch.setattr("reviewer.services.triage.triage_inputs",
                         lambda store, *a, **k: reads.append(1) or compute(store, *a, **k))
     with Store(labelled_db) as store:
         panel = StatsPanel(state=ReviewState(store, reviewer="ann"))
@@ -177,3 +179,55 @@ def test_the_tables_are_plain_html_with_every_text_escaped():
     assert "nan" not in table.object.lower() and "<td></td>" in table.object  # no value: an empty cell
     _fill(table, None)
     assert not table.visible
+
+
+class ServedDoc:
+    """What StatsPanel.refresh needs of a served page's document: a session, and the callbacks its
+    computing threads hand back, run here by the test as the server's event loop would."""
+
+    session_context = object()
+
+    def __init__(self):
+        self.callbacks = queue.Queue()
+
+    def add_next_tick_callback(self, callback):
+        self.callbacks.put(callback)
+
+    def run(self, n: int) -> None:
+        for _ in range(n):
+            self.callbacks.get(timeout=120)()
+
+
+def served_refresh(store, doc: ServedDoc) -> StatsPanel:
+    panel = StatsPanel(state=ReviewState(store, reviewer="ann"))
+    with set_curdoc(doc):
+        panel.refresh()
+    return panel
+
+
+def test_pages_share_what_one_computed_and_show_it_marked_while_what_was_written_since_is_computed(labelled_db):
+    """Issue 22: one page's figures serve the next page at once while nothing they are read from was
+    written; after a write the next page shows them at once marked with their time, computes both
+    parts again, and then shows the new figures (never stuck on the old ones)."""
+    with Store(labelled_db) as store:
+        doc = ServedDoc()
+        first = served_refresh(store, doc)
+        assert first._pending == {"stats", "triage"} and "Computing the statistics" in first._status.object
+        doc.run(2)  # both parts computed (in threads) and shown
+        assert first._pending == set() and first._status.object == ""
+        raters = lambda panel: {r for _, r in panel._ratings._bars.data["x"]}  # noqa: E731 (the bars' raters)
+        assert "zed" not in raters(first)
+
+        second = served_refresh(store, doc)  # nothing written since: shown at once, nothing computed
+        assert second._pending == set() and second._status.object == "" and doc.callbacks.empty()
+        assert second.triage == first.triage and second._body.objects
+
+        tid = triage.compute_signals(store).index[0]
+        store.labels.add_rating(tid, "zed", 2, "1")
+        third = served_refresh(store, doc)
+        assert third._pending == {"stats", "triage"}
+        assert "Figures as of" in third._status.object and "computing them again" in third._status.object
+        assert third._body.objects and "zed" not in raters(third)  # the remembered ones, while the new compute
+        doc.run(2)
+        assert third._status.object == "" and third._pending == set()
+        assert "zed" in raters(third) and stats_snapshots.remembered(store, "stats").value["distributions"]["zed"]["n"] == 1

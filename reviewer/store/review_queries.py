@@ -54,6 +54,22 @@ def _write_error(exc: Exception, path) -> OSError:
     return OSError(code, os.strerror(code), str(path))
 
 
+def _newest_sql(table: str, who: str, value: str, scope: str, keep: str = "") -> str:
+    """Each `who`'s newest `value` per trajectory in a label table (its rows meeting `scope`), kept where
+    `keep` holds."""
+    return (f"SELECT * FROM (SELECT trajectory_id, {who}, {value} FROM {table} WHERE true {scope} "
+            f"QUALIFY row_number() OVER (PARTITION BY trajectory_id, {who} ORDER BY created_at DESC, seq DESC) = 1)"
+            f"{f' WHERE {keep}' if keep else ''}")
+
+
+def _pair_counts_sql(who: str, value: str) -> str:
+    """Over CTE `newest` (_newest_sql): for each pair of `who` (a < b) and pair of values, on how many
+    trajectories the two gave them."""
+    return (f"SELECT a.{who} AS {who}_a, b.{who} AS {who}_b, a.{value} AS {value}_a, b.{value} AS {value}_b, "
+            f"count(*) AS n FROM newest a JOIN newest b ON a.trajectory_id = b.trajectory_id AND a.{who} < b.{who} "
+            "GROUP BY ALL")
+
+
 class ReviewRepository:
     """Reads across the label tables (scoped to a session's frozen labels), resolutions, LLM judges'
     failures and whole-table exports. Resolutions register their merger with `labels`; a session is
@@ -220,12 +236,8 @@ class ReviewRepository:
         gave them: rater_a, rater_b, score_a, score_b, n. A rater's score of a trajectory is their newest,
         whatever its rubric version."""
         scope, params = self._scope(session, "ratings")
-        return self.db.frame(
-            f"WITH one AS (SELECT trajectory_id, rater, score FROM ratings WHERE true {scope} "
-            "QUALIFY row_number() OVER (PARTITION BY trajectory_id, rater ORDER BY created_at DESC, seq DESC) = 1) "
-            "SELECT a.rater AS rater_a, b.rater AS rater_b, a.score AS score_a, b.score AS score_b, count(*) AS n "
-            "FROM one a JOIN one b ON a.trajectory_id = b.trajectory_id AND a.rater < b.rater "
-            "GROUP BY ALL ORDER BY ALL", params)
+        return self.db.frame(f"WITH newest AS ({_newest_sql('ratings', 'rater', 'score', scope)}) "
+                             f"{_pair_counts_sql('rater', 'score')} ORDER BY ALL", params)
 
     def verdict_pairs(self, session: str | None = None) -> pd.DataFrame:
         """Each reviewer's current verdicts (`current_reviews`'), counted: for each pair of reviewers (reviewer_a <
@@ -233,14 +245,12 @@ class ReviewRepository:
         and action_b NULL, how many of each action each reviewer gave: reviewer_a, reviewer_b, action_a,
         action_b, n."""
         scope, params = self._scope(session, "reviews")
+        newest = _newest_sql("reviews", "reviewer", "action", scope, keep="action <> 'clear'")
         return self.db.frame(
-            f"WITH v AS (SELECT * FROM (SELECT trajectory_id, reviewer, action FROM reviews WHERE true {scope} "
-            "QUALIFY row_number() OVER (PARTITION BY trajectory_id, reviewer ORDER BY created_at DESC, seq DESC) = 1) "
-            "WHERE action <> 'clear') "
+            f"WITH newest AS ({newest}) "
             "SELECT reviewer AS reviewer_a, NULL::VARCHAR AS reviewer_b, action AS action_a, NULL::VARCHAR AS action_b, "
-            "count(*) AS n FROM v GROUP BY ALL UNION ALL "
-            "SELECT a.reviewer, b.reviewer, a.action, b.action, count(*) FROM v a JOIN v b "
-            "ON a.trajectory_id = b.trajectory_id AND a.reviewer < b.reviewer GROUP BY ALL ORDER BY ALL", params)
+            f"count(*) AS n FROM newest GROUP BY ALL UNION ALL {_pair_counts_sql('reviewer', 'action')} ORDER BY ALL",
+            params)
 
     # -- curation board ----------------------------------------------------------------------
     def curation_inputs(self, session: str | None = None, task: str | None = None) -> dict[str, list[dict[str, Any]]]:

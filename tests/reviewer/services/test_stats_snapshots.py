@@ -3,11 +3,11 @@ moves with every write the figures are read from and with none of the reads (whi
 rows: signals, synced consensus), and a figure computed from an older mark never replaces a newer."""
 from __future__ import annotations
 
-import shutil
 import threading
 from datetime import UTC, datetime
 
 import pytest
+from databases import own_copy
 
 from reviewer.services import stats, stats_snapshots, triage
 from reviewer.store import Store
@@ -15,9 +15,7 @@ from reviewer.store import Store
 
 @pytest.fixture
 def store(demo_template, tmp_path):
-    path = tmp_path / "demo.duckdb"
-    shutil.copyfile(demo_template, path)
-    with Store(path) as opened:
+    with Store(own_copy(demo_template, tmp_path)) as opened:
         yield opened
 
 

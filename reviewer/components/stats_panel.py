@@ -244,7 +244,10 @@ class StatsPanel(Viewer):
         # what any page computed last is shown at once; a part is computed again when something it is
         # read from was written since (or it never was)
         kept = [stats_snapshots.remembered(store, part, session) for part, session, _, _ in parts]
-        mark = store.reviews.stats_mark() if any(k is not None for k in kept) else None
+        try:
+            mark = store.reviews.stats_mark() if any(k is not None for k in kept) else None
+        except Exception:  # the store cannot be read: computing again says why, in the tab
+            mark = None
         stale = [p for p, k in zip(parts, kept, strict=True) if k is None or k.mark != mark]
         self._pending = {part for part, *_ in stale}
         self._as_of = min((k.computed_at for k in kept if k is not None and k.mark != mark), default=None)

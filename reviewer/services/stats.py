@@ -139,7 +139,7 @@ def _upper(rows: pd.DataFrame, column: str) -> pd.Series:
     """A text column upper-cased, missing values (or a missing column) as ''."""
     if column not in rows:
         return pd.Series("", index=rows.index)
-    return rows[column].astype(object).where(rows[column].notna(), "").astype(str).str.upper()
+    return rows[column].fillna("").astype(str).str.upper()
 
 
 def task_scores(rows: pd.DataFrame) -> pd.DataFrame:
@@ -149,8 +149,8 @@ def task_scores(rows: pd.DataFrame) -> pd.DataFrame:
     if rows.empty:
         return pd.DataFrame(columns=columns)
     # the rows counted by task, truth, answer and correctness: a few rows per task, whatever the labels
-    counts = pd.DataFrame({"task": rows["task"].to_numpy(object), "truth": _upper(rows, "truth").to_numpy(object),
-                           "predicted": _upper(rows, "predicted").to_numpy(object), "correct": _correct(rows)}
+    counts = pd.DataFrame({"task": rows["task"].to_numpy(), "truth": _upper(rows, "truth").to_numpy(),
+                           "predicted": _upper(rows, "predicted").to_numpy(), "correct": _correct(rows)}
                           ).value_counts().rename("n").reset_index()
     out = []
     for task, group in counts.groupby("task", sort=True):

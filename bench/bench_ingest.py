@@ -50,7 +50,7 @@ def corpus_files() -> list[Path]:
     from reviewer.services.ingest import find_spectrum_files
 
     files, _ = find_spectrum_files([spectra_dir()])
-    return files
+    return [Path(f) for f in files]
 
 
 def linked_tree(root: Path, sources: list[Path], n: int) -> Path:

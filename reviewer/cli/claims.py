@@ -56,7 +56,7 @@ def resolve_trajectories(store, items: list[str]) -> tuple[list[str], list[str]]
             files, _ = find_spectrum_files([item])
             sids = []
             for path in files:
-                sha = file_sha256(path)
+                sha = file_sha256(Path(path))
                 stored = ids_of_file(sha, store.spectra.targets_for_file(sha))
                 if not stored:
                     problems.append(f"{path}: not ingested (no trajectories)")

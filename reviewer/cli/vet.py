@@ -65,7 +65,7 @@ def resolve_items(store, items: list[str], console: Console, progress: TextIO | 
         if not Path(item).exists():
             problems.append(f"{item}: neither a stored spectrum id nor an existing path")
             continue
-        summary = ingest_paths(store, [item], progress=progress or False, check=console.check)
+        summary = ingest_paths(store, [item], progress=progress or False, check=console.check, with_file_ids=True)
         problems += [f"{where}: {why}" for where, why in summary.failed]
         ids += [sid for file_ids in summary.file_ids.values() for sid in file_ids]
     return list(dict.fromkeys(ids)), problems

@@ -43,7 +43,14 @@ class IngestSummary:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (path[#target], problem)
     files_seen: int = 0
     added_ids: list[str] = field(default_factory=list)
-    file_ids: dict[str, list[str]] = field(default_factory=dict)  # each file read: its spectra's ids, new or not
+    # with_file_ids: each file's spectra's ids, new or not (what `vet` on paths vets); else left empty
+    file_ids: dict[str, list[str]] = field(default_factory=dict)
+
+    with_file_ids: bool = False
+
+    def note_file(self, path: Path, sha: str, targets: Iterable[str | None]) -> None:
+        if self.with_file_ids:
+            self.file_ids[str(path)] = ids_of_file(sha, targets)
 
     @property
     def readable(self) -> int:
@@ -75,23 +82,26 @@ def is_spectrum_candidate(path: Path) -> bool:
     return name.endswith(SPECTRUM_SUFFIXES)
 
 
-def find_spectrum_files(paths: Iterable[str | os.PathLike]) -> tuple[list[Path], list[tuple[str, str]]]:
-    """Expand folders (recursively, sorted) into candidate files. Files named explicitly are always
-    tried. Returns (files, [(path, problem)] for paths that do not exist)."""
-    files: list[Path] = []
+def find_spectrum_files(paths: Iterable[str | os.PathLike]) -> tuple[list[str], list[tuple[str, str]]]:
+    """Expand folders (recursively, sorted as paths: by folder, then name) into candidate files, each
+    once (by its resolved path). Files named explicitly are always tried. Returns (files, [(path,
+    problem)] for paths that do not exist). Paths are kept as text: at 1M files a Path object each,
+    and a resolved one for the check, held most of a walk's memory."""
+    files: list[str] = []
     missing: list[tuple[str, str]] = []
     for raw in paths:
         path = Path(raw).expanduser()
         if path.is_dir():
-            files += sorted(p for p in path.rglob("*") if p.is_file() and is_spectrum_candidate(p))
+            found = [str(p) for p in path.rglob("*") if p.is_file() and is_spectrum_candidate(p)]
+            files += sorted(found, key=lambda f: f.replace(os.sep, "\0"))  # "a/x" before "a-b/y", as Paths sort
         elif path.is_file():
-            files.append(path)
+            files.append(str(path))
         else:
             missing.append((str(raw), "no such file or folder"))
-    seen: set[Path] = set()
+    seen: set[str] = set()
     unique = []
     for f in files:
-        key = f.resolve()
+        key = os.path.realpath(f)
         if key not in seen:
             seen.add(key)
             unique.append(f)
@@ -190,7 +200,7 @@ class _SpectrumWriter:
     def _count(self, read: _ReadFile) -> None:
         self.summary.added += len(read.records)
         self.summary.added_ids += [r["spectrum_id"] for r in read.records]
-        self.summary.file_ids[str(read.path)] = ids_of_file(read.sha, read.targets)
+        self.summary.note_file(read.path, read.sha, read.targets)
 
     def flush(self) -> None:
         files, self.files = self.files, []
@@ -231,7 +241,7 @@ def _ingest_file(store: Store, path: Path, summary: IngestSummary, stamp: tuple 
         known = writer.pending_targets(sha) or store.spectra.targets_for_file(sha)
         if known:
             summary.skipped_existing += len(known)
-            summary.file_ids[str(path)] = ids_of_file(sha, known)
+            summary.note_file(path, sha, known)
             writer.stamp(path, stamp, sha)
             return
         targets = [None if t is None else str(t) for t in (list_targets(path) or [None])]
@@ -270,29 +280,31 @@ def _unknown_files(store: Store, chunk: list[Path], summary: IngestSummary) -> l
         if known:
             summary.files_seen += 1
             summary.skipped_existing += len(known)
-            summary.file_ids[str(path)] = ids_of_file(same[resolved], known)
+            summary.note_file(path, same[resolved], known)
         else:
             todo.append((path, stamp))
     return todo
 
 
 def ingest_paths(store: Store, paths: Iterable[str | os.PathLike], progress: bool | TextIO = True,
-                 match_radius: float | None = None, check: Callable[[], None] | None = None) -> IngestSummary:
+                 match_radius: float | None = None, check: Callable[[], None] | None = None,
+                 with_file_ids: bool = False) -> IngestSummary:
     """Register every spectrum under `paths` (files or folders); idempotent. See the module doc. When
     spectra were added, the same-object cross-match runs again (reviewer.services.same_object; `match_radius`
     in arcsec, default 1.5 or $SPECREVIEW_MATCH_ARCSEC). `progress`: a bar on stderr, or on the stream
     given; `check()`, called before each file read, may raise to stop the walk (a forwarded command
     whose client went away): the files read so far are written and cross-matched, and a later run goes
-    on from there, passing them on a stat."""
+    on from there, passing them on a stat. `with_file_ids`: the summary lists each file's spectrum ids
+    (1M files' ids are ~0.3 GB: kept only for a caller that needs them)."""
     radius = radius_of(match_radius)  # a bad radius is refused before anything is read
     files, missing = find_spectrum_files(paths)
-    summary = IngestSummary(failed=list(missing))
+    summary = IngestSummary(failed=list(missing), with_file_ids=with_file_ids)
     writer = _SpectrumWriter(store, summary)
     bar = tqdm(total=len(files), desc="ingest", unit="file", disable=not progress, leave=False,
                file=progress if hasattr(progress, "write") else None)
     try:
         for start in range(0, len(files), STAT_CHUNK):
-            chunk = files[start:start + STAT_CHUNK]
+            chunk = [Path(f) for f in files[start:start + STAT_CHUNK]]
             todo = _unknown_files(store, chunk, summary)
             bar.update(len(chunk) - len(todo))
             for path, stamp in todo:

@@ -60,7 +60,7 @@ def sky_app(tmp_path_factory, shared_spectra):
     tmp = tmp_path_factory.mktemp("sky")
     store = Store(tmp / "sky.duckdb")
     files = [shared_spectra / f for f in (FIRST, SECOND, OTHER)]
-    summary = ingest_paths(store, files, progress=False)
+    summary = ingest_paths(store, files, progress=False, with_file_ids=True)
     ids = [summary.file_ids[str(f)][0] for f in files]
     for i, (sid, f, answer) in enumerate(zip(ids, files, ("YES", "NO", "NO"), strict=True)):
         store.trajectories.save_trajectory(_trajectory(sid, str(f), answer, i))

@@ -20,7 +20,8 @@ OTHER = "lamost_junhui_ccf/spec-55859-F5902_sp03-232.fits.gz"
 
 @pytest.fixture
 def pair(store, shared_spectra, make_trajectory, wait_for_background_renders):
-    summary = ingest_paths(store, [shared_spectra / f for f in (FIRST, SECOND, OTHER)], progress=False)
+    summary = ingest_paths(store, [shared_spectra / f for f in (FIRST, SECOND, OTHER)], progress=False,
+                           with_file_ids=True)
     ids = [summary.file_ids[str(shared_spectra / f)][0] for f in (FIRST, SECOND, OTHER)]
     for sid in ids:
         store.trajectories.save_trajectory(make_trajectory(spectrum_id=sid))

@@ -6,7 +6,7 @@ import pytest
 
 import agents.spectra
 from agents.spectra import SpectrumReadError, list_targets
-from reviewer.services.ingest import file_sha256, ingest_paths, spectrum_id_for
+from reviewer.services.ingest import file_sha256, find_spectrum_files, ingest_paths, spectrum_id_for
 
 MULTI = "desi_specutils/coadd-5-169-thru20210419.fits"
 
@@ -39,15 +39,16 @@ def test_sample_folder_registers_each_spectrum_once(store, sample_folder):
 
 
 def test_files_ingested_before_are_hashed_not_read_again(store, sample_folder, monkeypatch):
-    first = ingest_paths(store, [sample_folder], progress=False)
+    first = ingest_paths(store, [sample_folder], progress=False, with_file_ids=True)
 
     def opened(*_, **__):
         raise AssertionError("a file already in the store was opened again")
 
     monkeypatch.setattr(agents.spectra, "list_targets", opened)
     monkeypatch.setattr(agents.spectra, "read_spectrum", opened)
-    again = ingest_paths(store, [sample_folder], progress=False)
+    again = ingest_paths(store, [sample_folder], progress=False, with_file_ids=True)
     assert (again.added, again.skipped_existing, again.failed) == (0, 9, [])
+    assert ingest_paths(store, [sample_folder], progress=False).file_ids == {}  # kept only when asked for
     # each file's spectrum ids, in target order, whether new or known
     assert again.file_ids == first.file_ids and len(again.file_ids) == 5
     sha = file_sha256(sample_folder / MULTI)
@@ -112,7 +113,7 @@ def test_a_file_that_cannot_be_stored_takes_none_of_its_group_with_it(store, sam
         return original(record)
 
     monkeypatch.setattr(store.spectra, "add_spectrum", one_fails)
-    summary = ingest_paths(store, [sample_folder], progress=False)  # 5 files, one group
+    summary = ingest_paths(store, [sample_folder], progress=False, with_file_ids=True)  # 5 files, one group
     assert [where for where, _ in summary.failed] == [str(path)]
     assert summary.added == 4 and store.spectra.count_spectra() == 4
     assert str(path) not in summary.file_ids
@@ -175,7 +176,7 @@ def test_a_known_file_is_passed_on_its_stat_without_reading_it(store, sample_fol
     import reviewer.services.spectra_cache as spectra_cache
 
     monkeypatch.setattr(spectra_cache, "RACY_S", 0.0)  # the copies were just written: trust their stat now
-    first = ingest_paths(store, [sample_folder], progress=False)
+    first = ingest_paths(store, [sample_folder], progress=False, with_file_ids=True)
     assert store.db.scalar("SELECT count(*) FROM file_stamps") == 5
 
     def read(*_, **__):
@@ -184,7 +185,7 @@ def test_a_known_file_is_passed_on_its_stat_without_reading_it(store, sample_fol
     monkeypatch.setattr(ingest, "file_digest", read)
     monkeypatch.setattr(agents.spectra, "list_targets", read)
     monkeypatch.setattr(agents.spectra, "read_spectrum", read)
-    again = ingest_paths(store, [sample_folder], progress=False)
+    again = ingest_paths(store, [sample_folder], progress=False, with_file_ids=True)
     assert (again.added, again.skipped_existing, again.files_seen, again.failed) == (0, 9, 5, [])
     assert again.file_ids == first.file_ids
 
@@ -228,3 +229,17 @@ def test_files_are_written_a_group_at_a_time_each_whole(store, shared_spectra, m
     summary = ingest_paths(store, [folder], progress=False)
     assert (summary.added, summary.failed) == (7, []) and store.spectra.count_spectra() == 7
     assert len(commits) == 3  # 3 + 3 + 1 files
+
+
+def test_a_folder_is_walked_in_path_order_each_file_once(tmp_path):
+    """Folders expand to their candidate files as text, in the order Paths sort (by folder, then name:
+    "a/x" before "a-b/y", although "-" sorts before "/"), each file once however it is reached."""
+    for name in ("a/x.fits", "a-b/y.fits", "a/sub/z.fits", "a/w.fits", "a/readme.txt", "b.csv"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    (tmp_path / "link.fits").symlink_to(tmp_path / "a" / "w.fits")
+    files, missing = find_spectrum_files([tmp_path, tmp_path / "a" / "x.fits", tmp_path / "nope.fits"])
+    want = sorted(p for p in tmp_path.rglob("*") if p.is_file() and p.name != "readme.txt" and p.name != "link.fits")
+    assert files == [str(p) for p in want]  # the link and the file named again are the same files
+    assert [str(p.relative_to(tmp_path)) for p in want][:2] == ["a/sub/z.fits", "a/w.fits"]
+    assert missing == [(str(tmp_path / "nope.fits"), "no such file or folder")]

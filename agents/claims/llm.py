@@ -109,6 +109,13 @@ def new_claims(found: list[Claim], known: list[Claim]) -> list[Claim]:
     return out
 
 
+def with_llm_claims(chat_model, text: str, invoke: Callable[[str], Any] | None = None) -> list[Claim]:
+    """The patterns' claims of `text`, then the model's claims the patterns missed (for check_text's
+    `claims`). Raises ClaimExtractionError."""
+    patterns = extract_claims(text)
+    return patterns + new_claims(llm_claims(chat_model, text, invoke), patterns)
+
+
 def trajectory_llm_claims(chat_model, trajectory, invoke: Callable[[str], Any] | None = None) -> dict[int, list[Claim]]:
     """{step index: the model's claims the patterns missed} over the checked steps of a trajectory
     (for agents.claims.check_trajectory's `extra_claims`). Raises ClaimExtractionError naming the

@@ -1,6 +1,7 @@
 """Score the claim checker on the generated evaluation set (bench/claims_eval/claims_eval.jsonl).
 
     .venv/bin/python bench/claims_eval/score.py [--set PATH] [--subset all|dev|holdout] [--misses N] [--markdown]
+        [--extractor patterns|llm] [--config LLM_CONFIG]
 
 `--set` takes another generated set, e.g. claims_eval_blind.jsonl (from phrasings_blind.yaml, written
 without reading the extractor; all of it held out: score it without --misses).
@@ -15,6 +16,12 @@ parameter fitted on this set, so a survey's figures are its out-of-fold figures)
   flagged:              true sentences judged contradicted (the false-flag rate).
 `--subset dev` scores the spectra and phrasings used while the checker was improved; `holdout` the
 spectra (one in three, by a hash of the file name) and phrasings (`holdout: true`) kept apart.
+
+`--extractor llm`: each sentence's claims are the patterns' and, beside them, those a chat model finds
+that the patterns missed (reviewer.services.claims.LLMExtractor, as `specreview claims --backend
+openai`: the model only extracts, the same checker judges). The model is the agents.llm config's
+(`--config`, or SPECREVIEW_LLM_BASE_URL / _MODEL / _API_KEY); its requests run `concurrency` at a time.
+A sentence whose reply is unusable is judged on the patterns' claims alone and counted.
 """
 from __future__ import annotations
 
@@ -43,7 +50,34 @@ def verdict(results) -> str:
     return "contradicted" if "contradicted" in vs else "supported" if "supported" in vs else "unverifiable"
 
 
-def judge(rows: list[dict]) -> list[tuple[dict, str, list]]:
+def model_claims(rows: list[dict], config: str | None) -> tuple[dict[str, list], list[str], str]:
+    """({sentence: the patterns' and the model's claims}, [problems], model name) of every sentence."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agents.llm import load_config
+    from reviewer.services.claims import LLMExtractor
+
+    cfg = load_config(config)
+    extractor = LLMExtractor(cfg)
+    texts = list(dict.fromkeys(r["text"] for r in rows))
+
+    def one(text):
+        try:
+            return text, extractor.claims_of(text), None
+        except Exception as exc:  # an unusable reply, a failed call: that sentence keeps the patterns' claims
+            return text, None, f"{type(exc).__name__}: {exc}"
+
+    claims, problems = {}, []
+    with ThreadPoolExecutor(max(1, cfg.concurrency)) as pool:
+        for text, found, problem in pool.map(one, texts):
+            if found is not None:
+                claims[text] = found
+            else:
+                problems.append(problem)
+    return claims, problems, cfg.model
+
+
+def judge(rows: list[dict], claims: dict[str, list] | None = None) -> list[tuple[dict, str, list]]:
     base = spectra_dir()
     out, measurers = [], {}
     for r in rows:
@@ -54,7 +88,7 @@ def judge(rows: list[dict]) -> list[tuple[dict, str, list]]:
         m, pclass = measurers[r["file"]]
         ctx = Context(m, z=r["context_z"], z_source="pipeline" if r["context_z"] is not None else "unknown",
                       object_class=r["class"] if r["class"] == "STAR" else pclass)
-        res = check_text(r["text"], ctx)
+        res = check_text(r["text"], ctx, (claims or {}).get(r["text"]))
         out.append((r, verdict(res), res))
     return out
 
@@ -94,6 +128,8 @@ def main() -> None:
     ap.add_argument("--subset", choices=("all", "dev", "holdout"), default="all")
     ap.add_argument("--misses", type=int, default=0, help="print up to N wrong verdicts")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--extractor", choices=("patterns", "llm"), default="patterns")
+    ap.add_argument("--config", default=None, help="the LLM config file (agents.llm) for --extractor llm")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     if spectra_dir() is None:
@@ -104,13 +140,20 @@ def main() -> None:
     elif args.subset == "holdout":
         rows = [r for r in rows if r["holdout_spectrum"] or r["holdout_phrasing"]]
     t0 = time.perf_counter()
-    judged = judge(rows)
+    claims, extractor = None, "patterns"
+    if args.extractor == "llm":
+        claims, problems, model = model_claims(rows, args.config)
+        extractor = f"patterns+llm:{model}"
+        print(f"model replies: {len(claims)} used, {len(problems)} unusable (those sentences: patterns only)")
+        for problem in problems[:5]:
+            print(f"  {problem[:300]}")
+    judged = judge(rows, claims)
     secs = time.perf_counter() - t0
     by_survey, by_kind = defaultdict(list), defaultdict(list)
     for item in judged:
         by_survey[item[0]["survey"]].append(item)
         by_kind[item[0]["kind"]].append(item)
-    print(f"subset {args.subset}: {len(judged)} sentences, {secs:.1f} s")
+    print(f"subset {args.subset}: {len(judged)} sentences, extractor {extractor}, {secs:.1f} s")
     print("per survey (leave-one-survey-out folds):")
     print(table({k: figures(v) for k, v in sorted(by_survey.items())} | {"all": figures(judged)}, args.markdown))
     print("per claim kind:")

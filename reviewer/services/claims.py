@@ -114,17 +114,26 @@ class LLMExtractor:
         self.model = cfg.model
         self.chat = chat_model if chat_model is not None else make_chat_model(cfg)
 
+    def _invoke(self, prompt: str):
+        from agents.llm import invoke_with_retries
+
+        reply, _ = invoke_with_retries(lambda: self.chat.invoke(prompt), self.cfg)
+        return reply
+
     def extra_claims(self, trajectory) -> dict:
         """{step index: claims the patterns missed}; raises ClaimExtractionError (a reply that is not
         the JSON claims asked for, naming the step) or agents.llm.ModelCallFailed."""
         from agents.claims.llm import trajectory_llm_claims
-        from agents.llm import invoke_with_retries
 
-        def invoke(prompt):
-            reply, _ = invoke_with_retries(lambda: self.chat.invoke(prompt), self.cfg)
-            return reply
+        return trajectory_llm_claims(self.chat, trajectory, self._invoke)
 
-        return trajectory_llm_claims(self.chat, trajectory, invoke)
+    def claims_of(self, text: str) -> list:
+        """The claims of one text: the patterns', then the model's the patterns missed (what the
+        evaluation set is scored with, bench/claims_eval/score.py --extractor llm); raises as
+        `extra_claims`."""
+        from agents.claims.llm import with_llm_claims
+
+        return with_llm_claims(self.chat, text, self._invoke)
 
 
 @dataclass

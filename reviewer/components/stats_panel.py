@@ -245,7 +245,7 @@ class StatsPanel(Viewer):
         # read from was written since (or it never was)
         kept = [stats_snapshots.remembered(store, part, session) for part, session, _, _ in parts]
         try:
-            mark = store.reviews.stats_mark() if any(k is not None for k in kept) else None
+            mark = stats_snapshots.mark(store) if any(k is not None for k in kept) else None
         except Exception:  # the store cannot be read: computing again says why, in the tab
             mark = None
         stale = [p for p, k in zip(parts, kept, strict=True) if k is None or k.mark != mark]

@@ -48,17 +48,22 @@ def remembered(store, part: str, session: str | None = None) -> Snapshot | None:
         return found
 
 
+def mark(store) -> tuple:
+    """The store's stats mark now: a snapshot with another was computed before something it reads was written."""
+    return store.reviews.stats_mark()
+
+
 def is_current(store, snapshot: Snapshot) -> bool:
     """Nothing the figures are read from was written since the snapshot's mark was read."""
-    return snapshot.mark == store.reviews.stats_mark()
+    return snapshot.mark == mark(store)
 
 
 def compute(store, part: str, session: str | None, work: Callable[[], Any]) -> Snapshot:
     """`work()`, remembered with the mark read before it began: a write during it moves the mark, so
     the next opening computes again. A snapshot whose computing began later is never replaced by an
     older one (two pages computing at once)."""
-    started, mark = time.monotonic(), store.reviews.stats_mark()
-    snapshot = Snapshot(mark, now(), work(), started)
+    started, before = time.monotonic(), mark(store)
+    snapshot = Snapshot(before, now(), work(), started)
     key = _key(store, part, session)
     with _lock:
         kept = _kept.get(key)

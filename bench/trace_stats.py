@@ -1,6 +1,6 @@
 """When each part of the Stats tab appears, opened in Chromium on a built database (issue 22, item 1).
 
-    .venv/bin/python bench/trace_stats.py --db /tmp/bench/scale-1000000.duckdb [--repeats 3]
+    .venv/bin/python bench/trace_stats.py --db DIR/scale-1000000.duckdb [--repeats 3]   (a bench_scale.py --keep DIR database)
 
 Clicks the Stats tab in fresh pages and prints, for each opening, the time (ms from the click) of
 every change of what the tab shows: the number of plots, how many have a canvas, the length of the

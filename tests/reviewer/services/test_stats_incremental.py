@@ -533,3 +533,24 @@ def test_concurrent_stats_reads_and_verdicts_leave_the_settled_labels_current(de
     finally:
         background.drain()
         store.close()
+
+
+def test_signals_kept_stale_by_writers_are_computed_in_full_with_the_same_inputs(demo_db, tmp_path, monkeypatch):
+    """When concurrent writes keep the stored signals stale past STORE_TRIES, the triage computes every
+    signal instead (`_split_in_full`): the same labelled and unreviewed answers as the stored read."""
+    path = tmp_path / "demo.duckdb"
+    shutil.copyfile(demo_db, path)
+    store = Store(path)
+    try:
+        service = LabelService(store)
+        for i, tid in enumerate(r["id"] for r in store.trajectories.list_trajectories(limit=6)):
+            service.write_verdict("ann", store.trajectories.load_trajectory(tid), ("approve", "reject")[i % 2])
+        stored = triage.triage_inputs(store)
+        monkeypatch.setattr(triage, "_read_fresh", lambda *_: None)  # stale at every try
+        full = triage.triage_inputs(store)
+        assert len(stored.labelled) == 6 and len(stored.unreviewed) > 0
+        assert_same_frame(full.labelled, stored.labelled)
+        assert_same_frame(full.unreviewed, stored.unreviewed)
+    finally:
+        background.drain()
+        store.close()

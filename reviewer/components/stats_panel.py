@@ -187,7 +187,9 @@ class StatsPanel(Viewer):
             return exc
 
     def _failed(self, exc: Exception) -> None:
-        self._status.object = f"<p>Statistics could not be computed: {escape(type(exc).__name__)}: {escape(exc)}</p>"
+        shown = f" The figures shown are as of {self._as_of:%H:%M:%S} UTC." if self._as_of is not None else ""
+        self._status.object = (f"<p>Statistics could not be computed: {escape(type(exc).__name__)}: {escape(exc)}."
+                               f"{shown}</p>")
 
     def _show_review_stats(self, data: dict) -> None:
         rated = self._ratings.update(data["distributions"])

@@ -148,7 +148,7 @@ def test_a_failed_computation_is_said_in_the_tab_escaped(demo_db, monkeypatch):
     with Store(demo_db) as store:
         panel = StatsPanel(state=ReviewState(store, reviewer="ann"))
         panel.refresh()
-    assert panel._status.object == "<p>Statistics could not be computed: ValueError: &lt;b&gt;table missing&lt;/b&gt;</p>"
+    assert panel._status.object == "<p>Statistics could not be computed: ValueError: &lt;b&gt;table missing&lt;/b&gt;.</p>"
     assert panel._body.objects == []
 
 
@@ -205,7 +205,8 @@ def served_refresh(store, doc: ServedDoc) -> StatsPanel:
     return panel
 
 
-def test_pages_share_what_one_computed_and_show_it_marked_while_what_was_written_since_is_computed(labelled_db):
+def test_pages_share_what_one_computed_and_show_it_marked_while_what_was_written_since_is_computed(labelled_db,
+                                                                                                  monkeypatch):
     """Issue 22: one page's figures serve the next page at once while nothing they are read from was
     written; after a write the next page shows them at once marked with their time, computes both
     parts again, and then shows the new figures (never stuck on the old ones)."""
@@ -231,3 +232,11 @@ def test_pages_share_what_one_computed_and_show_it_marked_while_what_was_written
         doc.run(2)
         assert third._status.object == "" and third._pending == set()
         assert "zed" in raters(third) and stats_snapshots.remembered(store, "stats").value["distributions"]["zed"]["n"] == 1
+
+        # a computation that fails after the remembered figures were shown says so, and how old they are
+        store.labels.add_rating(tid, "yan", 4, "1")
+        monkeypatch.setattr("reviewer.services.stats.review_stats", lambda *_, **__: 1 / 0)
+        fourth = served_refresh(store, doc)
+        doc.run(2)
+        assert "could not be computed: ZeroDivisionError" in fourth._status.object
+        assert "The figures shown are as of" in fourth._status.object and "yan" not in raters(fourth)

@@ -348,6 +348,12 @@ def build_db(db: Path, n: int) -> dict:
                coalesce(pipeline_z, 0) + CASE WHEN name = 'bob' AND hash(spectrum_id) % 7 = 0 THEN 0.2 ELSE 0 END,
                pipeline_class, TIMESTAMPTZ '2026-10-10 00:00:00+00' + k * INTERVAL 1 HOUR
         FROM spectra, bench_who WHERE hash(spectrum_id) % 20 = 0 AND name IN ('alice', 'bob')""")
+    # the current verdicts and scores the store keeps with each label it writes (these were written in bulk)
+    from reviewer.store.schema import FILL_CURRENT_RATINGS, FILL_CURRENT_REVIEWS
+
+    for table, fill in (("current_reviews", FILL_CURRENT_REVIEWS), ("current_ratings", FILL_CURRENT_RATINGS)):
+        x(f"DELETE FROM {table}")
+        x(fill)
     # the triage weights a running survey has stored (the defaults: what `specreview triage` saves before
     # enough verdicts to fit); without any, the first verdict's priority refresh fits them on every item
     from reviewer.services import triage

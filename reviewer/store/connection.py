@@ -91,6 +91,9 @@ class SharedConnection:
         # release the file lock; entries of finished threads are pruned as new ones arrive.
         self._cursors: list[tuple[weakref.ref, duckdb.DuckDBPyConnection]] = []
         self._cursors_lock = threading.Lock()
+        # Database.write_together's writes, one thread at a time: DuckDB's optimistic concurrency fails
+        # one of two transactions that write the same row, and under many threads a retry fails again
+        self.together_lock = threading.Lock()
         self.closed = False
         self.pinned = False  # see pin()
         self.known_reviewers: set[str] = set()

@@ -5,10 +5,10 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 import pyarrow.compute as pc
@@ -29,6 +29,7 @@ PASS_MEMORY_LIMIT = "128MB"
 # DO NOTHING, since neither sees the other's uncommitted row. Run again, the statement sees the
 # committed row and does nothing, which is what it meant.
 _CONFLICT_RETRIES = 5
+T = TypeVar("T")
 _ROWS_PER_STATEMENT = 500
 
 
@@ -80,6 +81,23 @@ class Database:
         """All writes of this thread inside the block commit together or not at all."""
         with self._shared.transaction() as cur:
             yield cur
+
+    def write_together(self, write: Callable[[], T]) -> T:
+        """`write()` in one transaction (joined to this thread's open one, if any), one thread of the process
+        at a time. A conflict with a concurrent writer outside it (a transaction writing the same key: a
+        conflict, or a duplicate key neither saw the other insert, even under ON CONFLICT) runs it again,
+        as execute does a statement."""
+        if self.in_transaction():
+            return write()
+        for attempt in range(_CONFLICT_RETRIES):
+            try:
+                with self._shared.together_lock, self.transaction():
+                    return write()
+            except (duckdb.TransactionException, duckdb.ConstraintException) as exc:
+                if attempt == _CONFLICT_RETRIES - 1 or not _is_race("ON CONFLICT DO NOTHING", exc):
+                    raise
+                time.sleep(0.001 * (attempt + 1))
+        raise AssertionError("unreachable")
 
     def in_transaction(self) -> bool:
         """Whether this thread is inside `transaction()` (its writes may still be rolled back)."""

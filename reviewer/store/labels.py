@@ -24,6 +24,10 @@ RATER_KINDS = ("human", "llm")
 VI_ISSUES = "RCS"  # bad redshift fit, bad spectype fit, bad spectrum (prospect)
 LABEL_TABLES = ("reviews", "vi_labels", "annotations", "ratings", "preferences", "revisions", "curation_events")
 
+# The label tables whose current row per key (the newest by created_at, then seq) is kept in a table of its
+# own (reviewer/store/schema.py V13), written with the label: table -> (that table, key, columns kept)
+_CURRENT = {"reviews": ("current_reviews", ("trajectory_id", "reviewer"), ("action",)),
+            "ratings": ("current_ratings", ("trajectory_id", "rater", "rubric_version"), ("rater_kind", "score"))}
 _LATEST = "QUALIFY row_number() OVER (PARTITION BY {keys} ORDER BY created_at DESC, seq DESC) = 1"
 
 
@@ -70,6 +74,8 @@ class LabelRepository:
         is this very label, and nothing is written. Returns the id."""
         row = {"id": id or new_id(), **values, "created_at": created_at or now()}
         sql = f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})"
+        if table in _CURRENT:
+            return self.db.write_together(lambda: self._append_current(table, row, sql))
         if self.db.in_transaction():
             # a duplicate-key error would abort the caller's whole transaction
             self.db.execute(sql + " ON CONFLICT DO NOTHING", list(row.values()))
@@ -81,6 +87,23 @@ class LabelRepository:
         except duckdb.ConstraintException as exc:
             if not is_duplicate_key(exc):
                 raise
+        return row["id"]
+
+    def _append_current(self, table: str, row: dict[str, Any], sql: str) -> str:
+        """`append` of a label whose current row per key is kept (_CURRENT): the label, then that row
+        replaced by it when it is the newer; inside the caller's transaction."""
+        stored = self.db.execute(sql + " ON CONFLICT DO NOTHING RETURNING seq", list(row.values())).fetchall()
+        if not stored:  # this very label (its id) was stored before, and its current row then
+            return row["id"]
+        current, keys, kept = _CURRENT[table]
+        columns = (*keys, *kept, "created_at", "seq")
+        newer = (f"excluded.created_at > {current}.created_at OR "
+                 f"(excluded.created_at = {current}.created_at AND excluded.seq > {current}.seq)")
+        self.db.execute(
+            f"INSERT INTO {current} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)}) "
+            f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET "
+            f"{', '.join(f'{c} = excluded.{c}' for c in columns if c not in keys)} WHERE {newer}",
+            [*(row[c] for c in (*keys, *kept, "created_at")), stored[0][0]])
         return row["id"]
 
     # -- writers -----------------------------------------------------------------------------

@@ -226,18 +226,20 @@ class ReviewRepository:
         """How many of each rater's current scores (`ratings_frame`'s rows) have each value:
         rater, rater_kind, score, n."""
         scope, params = self._scope(session, "ratings")
-        return self.db.frame(
-            f"SELECT rater, any_value(rater_kind) AS rater_kind, score, count(*) AS n FROM (SELECT * FROM ratings "
-            f"WHERE true {scope} QUALIFY row_number() OVER (PARTITION BY trajectory_id, rater, rubric_version "
-            "ORDER BY created_at DESC, seq DESC) = 1) GROUP BY rater, score ORDER BY rater, score", params)
+        current = "current_ratings" if session is None else (
+            f"(SELECT * FROM ratings WHERE true {scope} QUALIFY row_number() OVER "
+            "(PARTITION BY trajectory_id, rater, rubric_version ORDER BY created_at DESC, seq DESC) = 1)")
+        return self.db.frame(f"SELECT rater, any_value(rater_kind) AS rater_kind, score, count(*) AS n FROM {current} "
+                             "GROUP BY rater, score ORDER BY rater, score", params)
 
     def rating_pairs(self, session: str | None = None) -> pd.DataFrame:
         """For each pair of raters (rater_a < rater_b) and pair of scores, on how many trajectories the two
         gave them: rater_a, rater_b, score_a, score_b, n. A rater's score of a trajectory is their newest,
         whatever its rubric version."""
         scope, params = self._scope(session, "ratings")
-        return self.db.frame(f"WITH newest AS ({_newest_sql('ratings', 'rater', 'score', scope)}) "
-                             f"{_pair_counts_sql('rater', 'score')} ORDER BY ALL", params)
+        newest = _newest_sql("ratings", "rater", "score", scope) if session is not None else (
+            "SELECT trajectory_id, rater, arg_max(score, (created_at, seq)) AS score FROM current_ratings GROUP BY ALL")
+        return self.db.frame(f"WITH newest AS ({newest}) {_pair_counts_sql('rater', 'score')} ORDER BY ALL", params)
 
     def verdict_pairs(self, session: str | None = None) -> pd.DataFrame:
         """Each reviewer's current verdicts (`current_reviews`'), counted: for each pair of reviewers (reviewer_a <
@@ -245,7 +247,8 @@ class ReviewRepository:
         and action_b NULL, how many of each action each reviewer gave: reviewer_a, reviewer_b, action_a,
         action_b, n."""
         scope, params = self._scope(session, "reviews")
-        newest = _newest_sql("reviews", "reviewer", "action", scope, keep="action <> 'clear'")
+        newest = _newest_sql("reviews", "reviewer", "action", scope, keep="action <> 'clear'") if session is not None \
+            else "SELECT trajectory_id, reviewer, action FROM current_reviews WHERE action <> 'clear'"
         return self.db.frame(
             f"WITH newest AS ({newest}) "
             "SELECT reviewer AS reviewer_a, NULL::VARCHAR AS reviewer_b, action AS action_a, NULL::VARCHAR AS action_b, "

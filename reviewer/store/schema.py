@@ -481,9 +481,42 @@ CREATE TABLE vi_state (
 );
 """)
 
+# Each reviewer's current verdict per trajectory and each rater's current score per trajectory and rubric
+# version (the newest row by created_at, then seq, as every reader of the label tables takes it), kept by
+# LabelRepository.append in the transaction that writes the label. The Stats tab and the triage read
+# them instead of numbering every label row (window functions over the label tables: ~0.2 s of a Stats
+# read at 1M trajectories). Filled here from the labels already written.
+FILL_CURRENT_REVIEWS = ("INSERT INTO current_reviews SELECT trajectory_id, reviewer, action, created_at, seq FROM reviews "
+                        "QUALIFY row_number() OVER (PARTITION BY trajectory_id, reviewer ORDER BY created_at DESC, seq DESC) = 1")
+FILL_CURRENT_RATINGS = ("INSERT INTO current_ratings SELECT trajectory_id, rater, rubric_version, rater_kind, score, "
+                        "created_at, seq FROM ratings QUALIFY row_number() OVER "
+                        "(PARTITION BY trajectory_id, rater, rubric_version ORDER BY created_at DESC, seq DESC) = 1")
+V13_CURRENT_LABELS = Migration("each reviewer's current verdict and each rater's current score, kept on write", f"""
+CREATE TABLE current_reviews (
+    trajectory_id VARCHAR NOT NULL,
+    reviewer VARCHAR NOT NULL,
+    action VARCHAR NOT NULL,          -- 'clear': the reviewer withdrew their verdict
+    created_at TIMESTAMPTZ NOT NULL,  -- of the reviews row it is (with seq: which one)
+    seq BIGINT NOT NULL,
+    PRIMARY KEY (trajectory_id, reviewer)
+);
+CREATE TABLE current_ratings (
+    trajectory_id VARCHAR NOT NULL,
+    rater VARCHAR NOT NULL,
+    rubric_version VARCHAR NOT NULL,
+    rater_kind VARCHAR NOT NULL,
+    score DOUBLE NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,  -- of the ratings row it is (with seq: which one)
+    seq BIGINT NOT NULL,
+    PRIMARY KEY (trajectory_id, rater, rubric_version)
+);
+{FILL_CURRENT_REVIEWS};
+{FILL_CURRENT_RATINGS};
+""")
+
 MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE, V4_CLAIM_RESULTS, V5_TRIAGE, V6_CLAIM_FLAGS,
                                V7_SAME_OBJECT, V8_TRIAGE_SIGNALS, V9_SETTLED_LABELS, V10_FILE_STAMPS,
-                               V11_ITEM_INDEXES, V12_VI_STATE]
+                               V11_ITEM_INDEXES, V12_VI_STATE, V13_CURRENT_LABELS]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -30,10 +30,9 @@ INPUTS_HASH = ("hash(t.spectrum_id, t.task, t.agent_name, t.backend, t.model, t.
 
 
 def _current_verdicts_sql(of: str = "") -> str:
-    """Each reviewer's current verdict per trajectory (as `current`), of the rows of `reviews` meeting `of`."""
-    where = f" WHERE {of}" if of else ""
-    return (f"current AS (SELECT trajectory_id, action FROM reviews{where} QUALIFY row_number() OVER "
-            "(PARTITION BY trajectory_id, reviewer ORDER BY created_at DESC, seq DESC) = 1)")
+    """Each reviewer's current verdict per trajectory (as `current`, from the table kept on write), of the
+    trajectories meeting `of`."""
+    return f"current AS (SELECT trajectory_id, action FROM current_reviews{f' WHERE {of}' if of else ''})"
 
 
 _CURRENT_VERDICTS_SQL = _current_verdicts_sql()

@@ -272,15 +272,15 @@ def test_a_whole_sync_is_skipped_until_something_is_written_and_a_write_during_o
     assert sync_verdict_states(store) == 1 and stored(a) == 1
     real, checks = store.verdict_state.verdict_states_behind, []
 
-    def counted(trajectory_id=None):
-        checks.append(trajectory_id)
-        return real(trajectory_id)
+    def counted(trajectory_id=None, answers_changed=True):
+        checks.append(answers_changed)
+        return real(trajectory_id, answers_changed)
 
     monkeypatch.setattr(store.verdict_state, "verdict_states_behind", counted)
     assert sync_verdict_states(store) == 0 and checks == []  # nothing written since: not even checked
 
-    def then_a_label_elsewhere(trajectory_id=None):  # written after the check read, before it stored
-        rows = counted(trajectory_id)
+    def then_a_label_elsewhere(trajectory_id=None, answers_changed=True):  # written after the check, before it stored
+        rows = counted(trajectory_id, answers_changed)
         if len(checks) == 1:
             store.labels.add_review(b, "bob", "approve", created_at=at(2))
         return rows
@@ -290,8 +290,9 @@ def test_a_whole_sync_is_skipped_until_something_is_written_and_a_write_during_o
     assert sync_verdict_states(store) == 1 and stored(a) == 2 and stored(b) is None
     assert sync_verdict_states(store) == 1 and stored(b) == 1  # the mark had moved: checked again
     assert sync_verdict_states(store) == 0 and len(checks) == 2  # and now in step: skipped
+    assert checks == [False, False]  # only labels written since: the answers were not compared again
 
     again = make_trajectory(spectrum_id="specA", task="a")  # a saved again with another answer
     again.id, again.outcome = a, {**again.outcome, "prediction": "NO", "answer": "NO"}
     store.trajectories.save_trajectory(again)
-    assert sync_verdict_states(store) == 1  # its settled label's prediction is behind
+    assert sync_verdict_states(store) == 1 and checks[-1] is True  # its settled label's prediction is behind

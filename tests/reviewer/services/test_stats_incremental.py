@@ -369,18 +369,21 @@ def test_signals_that_stay_stale_are_computed_in_full_with_the_same_truth(demo_d
     assert sorted(full.labelled.index) == sorted(ids) and (~full.labelled.loc[ids[0:1], "correct"]).all()
 
 
-def undo_versions_11_and_12(con) -> None:
-    """Undo schema versions 11 (indexes) and 12 (vi_state), for a file taken back to an earlier version."""
+def undo_versions_11_to_13(con) -> None:
+    """Undo schema versions 11 (indexes), 12 (vi_state) and 13 (current labels), for a file taken back
+    to an earlier version."""
     con.execute("DROP INDEX steps_trajectory")
     con.execute("DROP INDEX claim_results_trajectory")
     con.execute("DROP TABLE vi_state")
+    con.execute("DROP TABLE current_reviews")
+    con.execute("DROP TABLE current_ratings")
 
 
 def test_a_version_7_database_upgrades_and_fills_the_signals_on_first_read(demo_db, tmp_path):
     path = tmp_path / "v7.duckdb"
     shutil.copyfile(demo_db, path)
     con = duckdb.connect(str(path))
-    undo_versions_11_and_12(con)
+    undo_versions_11_to_13(con)
     con.execute("DROP TABLE file_stamps")
     con.execute("DROP TABLE settled_labels")
     con.execute("DROP TABLE triage_signals")
@@ -418,7 +421,7 @@ def test_a_version_8_database_upgrades_and_fills_the_settled_labels_on_first_syn
     finally:
         store.close()
     con = duckdb.connect(str(path))
-    undo_versions_11_and_12(con)
+    undo_versions_11_to_13(con)
     con.execute("DROP TABLE file_stamps")
     con.execute("DROP TABLE settled_labels")
     con.execute("DELETE FROM schema_version WHERE version >= 9")

@@ -100,6 +100,8 @@ class SharedConnection:
         # {derived table: the write mark at which every row of it was last found in step}; see
         # VerdictStateRepository.write_mark (a file another process writes still moves the mark)
         self.in_step_at: dict[str, tuple] = {}
+        # {derived table: how many times rows of it were dropped outside the writes its mark follows}
+        self.dropped: dict[str, int] = {}
         self.probed = False  # every table read through once (Store.probe)
         try:
             self.version = migrate(self.cursor())

@@ -113,6 +113,16 @@ class Database:
         """{derived table: the write mark at which all of it was last found in step}: process-wide, per file."""
         return self._shared.in_step_at
 
+    def dropped(self, table: str) -> int:
+        """How many times rows of a derived table were dropped by `drop_derived` (a mark recorded with an
+        older count is not in step: the rows may be missing at an unchanged mark)."""
+        return self._shared.dropped.get(table, 0)
+
+    def drop_derived(self, table: str, where: str = "true", params: Sequence[Any] = ()) -> None:
+        """Delete rows of a derived table that its write mark may not see go (a write that then fails)."""
+        self.execute(f"DELETE FROM {table} WHERE {where}", params)
+        self._shared.dropped[table] = self.dropped(table) + 1
+
     def cursor(self) -> duckdb.DuckDBPyConnection:
         return self._shared.cursor()
 
@@ -257,4 +267,4 @@ def forget_signals(db: Database, where: str, params: list[Any]) -> None:
         return
     # still conflicting after the retries: the write goes on; the readers' recheck finds its rows
     with contextlib.suppress(duckdb.TransactionException, duckdb.ConstraintException):
-        db.execute(f"DELETE FROM triage_signals WHERE {where}", params)
+        db.drop_derived("triage_signals", where, params)

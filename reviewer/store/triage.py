@@ -104,6 +104,12 @@ SELECT NOT EXISTS (SELECT 1 FROM trajectories WHERE saved_at >= now() - INTERVAL
    AND (SELECT coalesce(sum(hash(id)), 0) FROM trajectories)
        = (SELECT coalesce(sum(hash(trajectory_id)), 0) FROM triage_signals)
 """
+# What moves with every write the signals are computed from, in any order: the trajectories' and claim
+# results' counts and the sums of their write times (a save or a check deletes its rows and writes them
+# again, now). ~3 ms at 1M trajectories and 11M claim results: read before a check that finds nothing
+# stale, it says later that nothing can have become stale since (the check's ~35 ms skipped after a verdict).
+_INPUTS_MARK_SQL = ("SELECT (SELECT count(*) FROM trajectories), (SELECT sum(epoch_us(saved_at)) FROM trajectories), "
+                    "(SELECT count(*) FROM claim_results), (SELECT sum(epoch_us(created_at)) FROM claim_results)")
 # The inputs' hash of some trajectories now (one parameter: their ids), as CTE `now_` (id, h).
 _CURRENT_INPUTS_SQL = f"""
 WITH ids AS (SELECT unnest(?::VARCHAR[]) AS id),
@@ -184,10 +190,17 @@ class TriageRepository:
 
     # -- cached signals (triage_signals) ------------------------------------------------------
     def stale_signal_spectra(self) -> list[str | None]:
-        """Spectra whose cached signals must be recomputed (None: the trajectories without a spectrum)."""
-        if self.db.scalar(_SURELY_FRESH_SQL):
+        """Spectra whose cached signals must be recomputed (None: the trajectories without a spectrum).
+        Not checked again while nothing they are computed from was written since a check found none."""
+        # read before the check: a write during it moves the mark; rows dropped by a write that then failed
+        # leave it where it was, and are counted instead (Database.drop_derived)
+        mark = (self.db.dropped("triage_signals"), *self.db.execute(_INPUTS_MARK_SQL).fetchall()[0])
+        if self.db.in_step_at.get("triage_signals") == mark:
             return []
-        return [r[0] for r in self.db.execute(_STALE_SQL).fetchall()]
+        stale = [] if self.db.scalar(_SURELY_FRESH_SQL) else [r[0] for r in self.db.execute(_STALE_SQL).fetchall()]
+        if not stale:
+            self.db.in_step_at["triage_signals"] = mark
+        return stale
 
     def put_signals(self, spectrum_ids: list[str | None], rows: list[dict[str, Any]]) -> int:
         """Replace the cached signals of the given spectra's trajectories by `rows` (dicts: trajectory_id,
@@ -219,7 +232,7 @@ class TriageRepository:
                     [[r["trajectory_id"] for r in rows], *[[r[c] for r in rows] for c in columns]])
 
     def clear_signals(self) -> None:
-        self.db.execute("DELETE FROM triage_signals")
+        self.db.drop_derived("triage_signals")
 
     def cached_signals(self, task: str | None = None, columns: Iterable[str] = SIGNAL_COLUMNS, ordered: bool = True,
                        with_truth: bool = False, rows: str = "all", answered: bool = False,

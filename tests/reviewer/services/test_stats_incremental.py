@@ -27,6 +27,7 @@ from reviewer.services.consensus import DZ_MAX, agent_label, normalise_label, sa
 from reviewer.services.labels import LabelService, default_correction
 from reviewer.services.rows import group_rows
 from reviewer.store import Store
+from reviewer.store.database import forget_signals
 from reviewer.store.review_queries import UnknownSession
 from reviewer.store.schema import MIGRATIONS, migrate
 from reviewer.store.triage import _STALE_SQL
@@ -342,12 +343,55 @@ def test_old_writes_skip_the_joins_only_while_the_signals_cover_exactly_the_traj
         assert store.triage.stale_signal_spectra() == [] and _STALE_SQL not in ran
         first, second = store.db.execute("SELECT trajectory_id, spectrum_id FROM triage_signals "
                                          "ORDER BY trajectory_id LIMIT 2").fetchall()
+        # rows changed by hand move no mark (only the store's writers do): each check below is a first one
         store.db.execute("DELETE FROM triage_signals WHERE trajectory_id = ?", [first[0]])
+        store.db.in_step_at.clear()
         assert store.triage.stale_signal_spectra() == [first[1]] and _STALE_SQL in ran
         triage.current_signals(store)
         assert store.triage.stale_signal_spectra() == []
         store.db.execute("UPDATE triage_signals SET trajectory_id = 'gone' WHERE trajectory_id = ?", [second[0]])
+        store.db.in_step_at.clear()
         assert store.triage.stale_signal_spectra() == [second[1]]
+    finally:
+        store.close()
+
+
+def test_the_stale_check_is_skipped_until_something_the_signals_are_read_from_is_written(demo_db, tmp_path,
+                                                                                         monkeypatch):
+    """After a check that found nothing stale, the next is skipped while no trajectory, claim result or
+    dropped row moved the mark (a verdict does not: the signals count reviewers when read); a claim check,
+    a trajectory saved again, or rows dropped by a write that then failed, are found."""
+    path = tmp_path / "demo.duckdb"
+    shutil.copyfile(demo_db, path)
+    store = Store(path)
+    try:
+        ids = [t["id"] for t in store.trajectories.list_trajectories(limit=3)]
+        triage.current_signals(store)
+        ran = []
+        execute = store.db.execute
+        monkeypatch.setattr(store.db, "execute", lambda sql, params=None: (ran.append(sql), execute(sql, params))[1])
+
+        def checked() -> bool:
+            ran.clear()
+            assert store.triage.stale_signal_spectra() == []
+            return any(sql == _STALE_SQL or "NOT EXISTS" in sql for sql in ran)
+
+        assert not checked()
+        store.labels.add_review(ids[0], "ann", "reject")
+        assert not checked()
+        store.claims.save_claims(ids[0], "test-checker-9", [{"step_idx": 0, "claim_idx": 0, "kind": "feature",
+                                                             "claim_text": "c", "verdict": "contradicted"}])
+        assert triage.current_signals(store).loc[ids[0], "n_contradicted"] == 1
+        assert not checked()
+        traj = store.trajectories.load_trajectory(ids[1])
+        store.trajectories.save_trajectory(traj.model_copy(update={"created_at": traj.created_at + timedelta(minutes=1)}))
+        assert store.triage.stale_signal_spectra() != []
+        triage.current_signals(store)
+        assert not checked()
+        # a write that drops its rows, then fails: the mark of its inputs did not move
+        spectrum = store.trajectories.trajectory_summary(ids[2])["spectrum_id"]
+        forget_signals(store.db, "spectrum_id = ?", [spectrum])
+        assert store.triage.stale_signal_spectra() == [spectrum]
     finally:
         store.close()
 

@@ -108,7 +108,7 @@ def _settled_label(rows: list[dict[str, Any]], own: dict[str, Any], final: dict[
     truth = normalise_label(final["label"])
     predicted, predicted_z = own.get("answer", own.get("type")), own.get("z")
     answer, answer_z = truth.get("answer", truth.get("type")), truth.get("z")
-    return {"settled": True, "truth": answer, "truth_z": answer_z, "truth_source": final["source"],
+    return {"settled": True, "task": rows[0]["task"], "truth": answer, "truth_z": answer_z, "truth_source": final["source"],
             "predicted": predicted, "predicted_z": predicted_z, "credibility": _credibility(rows[0]),
             "correct": answer_correct(predicted, predicted_z, answer, answer_z)}
 
@@ -282,6 +282,17 @@ def evaluation_frame(store, session: str | None = None, task: str | None = None)
     trajectories and open conflicts left out), by trajectory id: trajectory_id, spectrum_id, task,
     agent_name, backend, model, credibility, predicted, predicted_z, truth, truth_z, truth_source and
     correct (`answer_correct`). Read from the stored settled labels (`_settled_label`), synced first."""
+    return store.verdict_state.settled_labels(_synced_scope(store, session), task)
+
+
+def settled_counts(store, session: str | None = None) -> pd.DataFrame:
+    """`evaluation_frame`'s rows counted (reviewer.store.verdict_state.settled_counts): task, truth, predicted,
+    credibility, correct, n."""
+    return store.verdict_state.settled_counts(_synced_scope(store, session))
+
+
+def _synced_scope(store, session: str | None) -> str:
+    """The stored settled labels' scope of a session ('' for every label), after they are synced."""
     scope = ""
     if session is not None:
         found = store.sessions.find_session(session)
@@ -289,7 +300,7 @@ def evaluation_frame(store, session: str | None = None, task: str | None = None)
             raise UnknownSession(f"no audit session named {session!r}")
         scope = found["id"]
     sync_verdict_states(store)
-    return store.verdict_state.settled_labels(scope, task)
+    return scope
 
 
 def verdicts_frame(store, session: str | None = None, task: str | None = None,

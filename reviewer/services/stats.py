@@ -4,7 +4,7 @@ Inputs are the small tables of counts the store's review queries return (rating_
 verdict_pairs: a few rows per rater or pair, whatever the number of labels) and:
 - evaluation rows: task, predicted, predicted_z, credibility, truth, truth_z (a trajectory's answer
   against the approved or overridden human label), and correct when the store has it (else each
-  row's `is_correct`).
+  row's `is_correct`); or those rows counted (conflicts.settled_counts: a column `n`).
 """
 from __future__ import annotations
 
@@ -142,16 +142,22 @@ def _upper(rows: pd.DataFrame, column: str) -> pd.Series:
     return rows[column].fillna("").astype(str).str.upper()
 
 
+def _weights(rows: pd.DataFrame) -> np.ndarray:
+    """How many evaluation rows each row stands for: its `n` (settled_counts' rows), else 1."""
+    return rows["n"].to_numpy(np.int64) if "n" in rows else np.ones(len(rows), np.int64)
+
+
 def task_scores(rows: pd.DataFrame) -> pd.DataFrame:
     """Per task: n, n_positive (truth YES), accuracy, positive-class F1 (vet tasks only; NaN for
-    verify), then a 'macro' row averaging the tasks' accuracy and F1 (F1 over vet tasks)."""
+    verify), then a 'macro' row averaging the tasks' accuracy and F1 (F1 over vet tasks). `rows`:
+    evaluation rows, or their counts (with `n`)."""
     columns = ["task", "n", "n_positive", "accuracy", "f1"]
     if rows.empty:
         return pd.DataFrame(columns=columns)
     # the rows counted by task, truth, answer and correctness: a few rows per task, whatever the labels
     counts = pd.DataFrame({"task": rows["task"].to_numpy(), "truth": _upper(rows, "truth").to_numpy(),
-                           "predicted": _upper(rows, "predicted").to_numpy(), "correct": _correct(rows)}
-                          ).value_counts().rename("n").reset_index()
+                           "predicted": _upper(rows, "predicted").to_numpy(), "correct": _correct(rows),
+                           "n": _weights(rows)}).groupby(["task", "truth", "predicted", "correct"]).sum().reset_index()
     out = []
     for task, group in counts.groupby("task", sort=True):
         n, truth, predicted = group["n"].to_numpy(np.int64), group["truth"].to_numpy(str), group["predicted"].to_numpy(str)
@@ -171,31 +177,34 @@ def task_scores(rows: pd.DataFrame) -> pd.DataFrame:
 def accuracy_vs_coverage(rows: pd.DataFrame, tiers: tuple[str, ...] = CREDIBILITY_TIERS) -> pd.DataFrame:
     """Accuracy when keeping only the most credible answers: for each tier in order (HIGH, then
     HIGH+MEDIUM, then all three), the coverage (kept / all rows, rows without a tier count in
-    'all' only) and the accuracy of what is kept; also each tier's own n and accuracy.
+    'all' only) and the accuracy of what is kept; also each tier's own n and accuracy. `rows`:
+    evaluation rows, or their counts (with `n`).
     Columns: tier, n_tier, accuracy_tier, n_kept, coverage, accuracy."""
     columns = ["tier", "n_tier", "accuracy_tier", "n_kept", "coverage", "accuracy"]
     if rows.empty:
         return pd.DataFrame(columns=columns)
-    correct = _correct(rows)
+    correct, n = _correct(rows), _weights(rows)
     cred = _upper(rows, "credibility").to_numpy(str)
     out, kept = [], np.zeros(len(rows), bool)
+
+    def accuracy(where: np.ndarray) -> float:
+        return float(n[where & correct].sum() / n[where].sum()) if n[where].sum() else float("nan")
+
     for tier in tiers:
         mine = cred == tier
         kept |= mine
-        out.append({"tier": tier, "n_tier": int(mine.sum()),
-                    "accuracy_tier": float(correct[mine].mean()) if mine.any() else float("nan"),
-                    "n_kept": int(kept.sum()), "coverage": float(kept.mean()),
-                    "accuracy": float(correct[kept].mean()) if kept.any() else float("nan")})
+        out.append({"tier": tier, "n_tier": int(n[mine].sum()), "accuracy_tier": accuracy(mine),
+                    "n_kept": int(n[kept].sum()), "coverage": float(n[kept].sum() / n.sum()), "accuracy": accuracy(kept)})
     return pd.DataFrame(out, columns=columns)
 
 
 def review_stats(store, session: str | None = None) -> dict[str, Any]:
     """Everything the Stats tab shows, for the whole store or one campaign."""
-    from reviewer.services.conflicts import evaluation_frame
+    from reviewer.services.conflicts import settled_counts
 
     counts = store.reviews.rating_counts(session)
     verdicts = store.reviews.verdict_pairs(session)
-    evaluation = evaluation_frame(store, session=session)
+    evaluation = settled_counts(store, session=session)
     settled = evaluation[evaluation["truth"].notna()] if not evaluation.empty else evaluation
     raters = sorted(counts["rater"].astype(str).unique())
     return {

@@ -485,13 +485,15 @@ CREATE TABLE vi_state (
 # version (the newest row by created_at, then seq, as every reader of the label tables takes it), kept by
 # LabelRepository.append in the transaction that writes the label. The Stats tab and the triage read
 # them instead of numbering every label row (window functions over the label tables: ~0.2 s of a Stats
-# read at 1M trajectories). Filled here from the labels already written.
+# read at 1M trajectories). Filled here from the labels already written. And each settled label's task,
+# so that the Stats tab counts them without a join with every trajectory (~60 ms at 1M).
 FILL_CURRENT_REVIEWS = ("INSERT INTO current_reviews SELECT trajectory_id, reviewer, action, created_at, seq FROM reviews "
                         "QUALIFY row_number() OVER (PARTITION BY trajectory_id, reviewer ORDER BY created_at DESC, seq DESC) = 1")
 FILL_CURRENT_RATINGS = ("INSERT INTO current_ratings SELECT trajectory_id, rater, rubric_version, rater_kind, score, "
                         "created_at, seq FROM ratings QUALIFY row_number() OVER "
                         "(PARTITION BY trajectory_id, rater, rubric_version ORDER BY created_at DESC, seq DESC) = 1")
-V13_CURRENT_LABELS = Migration("each reviewer's current verdict and each rater's current score, kept on write", f"""
+V13_CURRENT_LABELS = Migration("each reviewer's current verdict and score kept on write; each settled label's task",
+                               f"""
 CREATE TABLE current_reviews (
     trajectory_id VARCHAR NOT NULL,
     reviewer VARCHAR NOT NULL,
@@ -512,6 +514,8 @@ CREATE TABLE current_ratings (
 );
 {FILL_CURRENT_REVIEWS};
 {FILL_CURRENT_RATINGS};
+ALTER TABLE settled_labels ADD COLUMN task VARCHAR;  -- the trajectory's (in own_hash): the Stats tab's counts
+UPDATE settled_labels SET task = t.task FROM trajectories t WHERE t.id = settled_labels.trajectory_id;
 """)
 
 MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE, V4_CLAIM_RESULTS, V5_TRIAGE, V6_CLAIM_FLAGS,

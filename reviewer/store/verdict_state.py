@@ -25,7 +25,7 @@ _STATE_TYPES = {"trajectory_id": "VARCHAR", "scope": "VARCHAR", "n_reviews": "IN
 _SETTLED_TYPES = {"trajectory_id": "VARCHAR", "scope": "VARCHAR", "synced_seq": "BIGINT", "own_hash": "UBIGINT",
                   "n_reviews": "INTEGER", "settled": "BOOLEAN", "truth": "VARCHAR", "truth_z": "DOUBLE",
                   "truth_source": "VARCHAR", "predicted": "VARCHAR", "predicted_z": "DOUBLE", "credibility": "VARCHAR",
-                  "correct": "BOOLEAN"}
+                  "correct": "BOOLEAN", "task": "VARCHAR"}
 
 _WANTED_SQL = """
 WITH labels AS (
@@ -116,6 +116,12 @@ class VerdictStateRepository:
             "s.predicted, s.predicted_z, s.truth, s.truth_z, s.truth_source, s.correct "
             f"FROM settled_labels s JOIN trajectories t ON t.id = s.trajectory_id WHERE s.scope = ? AND s.settled {cond} "
             "ORDER BY s.trajectory_id", params)
+
+    def settled_counts(self, scope: str = "") -> pd.DataFrame:
+        """The stored settled labels of a scope counted by task, truth, predicted, credibility and correct
+        (a few rows per task, whatever the number of labels): those columns and n."""
+        return self.db.frame("SELECT task, truth, predicted, credibility, correct, count(*) AS n FROM settled_labels "
+                             "WHERE scope = ? AND settled GROUP BY ALL ORDER BY ALL", [scope])
 
     def conflicted_trajectory_ids(self, scope: str = "") -> list[str]:
         """Trajectories whose stored consensus is an open conflict."""

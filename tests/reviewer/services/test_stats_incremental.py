@@ -419,8 +419,14 @@ def undo_versions_11_to_13(con) -> None:
     con.execute("DROP INDEX steps_trajectory")
     con.execute("DROP INDEX claim_results_trajectory")
     con.execute("DROP TABLE vi_state")
+    undo_version_13(con)
+
+
+def undo_version_13(con) -> None:
+    """Undo schema version 13 (current labels, the settled labels' task)."""
     con.execute("DROP TABLE current_reviews")
     con.execute("DROP TABLE current_ratings")
+    con.execute("ALTER TABLE settled_labels DROP COLUMN task")
 
 
 def test_a_version_7_database_upgrades_and_fills_the_signals_on_first_read(demo_db, tmp_path):
@@ -485,6 +491,31 @@ def test_a_version_8_database_upgrades_and_fills_the_settled_labels_on_first_syn
         assert int(store.db.scalar("SELECT count(*) FROM settled_labels WHERE settled")) == len(reference_evaluation(store)) > 0
     finally:
         store.close()
+
+
+def test_a_version_12_database_upgrades_with_its_settled_labels_tasks_and_current_labels(demo_db, tmp_path):
+    """Settled labels stored at schema 12 gain their trajectory's task in the upgrade (no label written
+    since, so no sync recomputes them), and the statistics read after it are a full recompute's."""
+    path = tmp_path / "v12.duckdb"
+    shutil.copyfile(demo_db, path)
+    with Store(path) as store:
+        ids = [r["id"] for r in store.trajectories.list_trajectories(limit=N_ITEMS)]
+        service, acks = LabelService(store), {}
+        for op in [("verdict", "ann", 0, "approve"), ("verdict", "bob", 0, "approve"), ("verdict", "ann", 1, "override"),
+                   ("score", "ann", 1, 4), ("score", "bob", 1, 2), ("score", "ann", 1, 5), ("verdict", "ann", 4, "approve"),
+                   ("verdict", "cy", 5, "approve")]:
+            apply(store, service, ids, acks, op)
+        background.drain()
+        stats.review_stats(store)  # every settled label stored
+    con = duckdb.connect(str(path))
+    undo_version_13(con)
+    con.execute("DELETE FROM schema_version WHERE version = 13")
+    con.close()
+    with Store(path) as store:
+        assert store.verdict_state.verdict_states_behind() == []
+        assert store.db.scalar("SELECT count(*) FROM settled_labels s JOIN trajectories t ON t.id = s.trajectory_id "
+                               "WHERE s.settled AND s.task IS NOT DISTINCT FROM t.task") == 4
+        assert_equals_full_recompute(store)
 
 
 def test_a_closed_campaigns_settled_labels_are_its_frozen_ones(demo_db, tmp_path):

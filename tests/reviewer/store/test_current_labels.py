@@ -120,6 +120,7 @@ def test_a_version_12_file_with_labels_is_upgraded_with_its_current_rows(tmp_pat
     con = duckdb.connect(str(path))
     con.execute("DROP TABLE current_reviews")
     con.execute("DROP TABLE current_ratings")
+    con.execute("ALTER TABLE settled_labels DROP COLUMN task")
     con.execute("DELETE FROM schema_version WHERE version = 13")
     assert migrate(con) == len(MIGRATIONS) == 13
     con.close()

@@ -32,7 +32,7 @@ from reviewer.components.stats_figures import (
 )
 from reviewer.components.styles import STYLESHEETS
 from reviewer.review_state import ReviewState
-from reviewer.services import stats, stats_snapshots, triage
+from reviewer.services import stats_snapshots, triage
 
 __all__ = ["CALIBRATION_TITLE", "StatsPanel", "abstention_text"]
 
@@ -122,8 +122,8 @@ class StatsPanel(Viewer):
         self._refresh.on_click(lambda _: self.refresh())
         self._status = pn.pane.HTML("", css_classes=["sr-stats-status"])
         self._body = pn.FlexBox(css_classes=["sr-stats"], sizing_mode="stretch_width")
-        self.target = pn.widgets.FloatInput(label="Target accuracy", value=0.98, start=0.5, end=1.0, step=0.005,
-                                            width=140, css_classes=["sr-abstention-target"])
+        self.target = pn.widgets.FloatInput(label="Target accuracy", value=stats_snapshots.TARGET, start=0.5, end=1.0,
+                                            step=0.005, width=140, css_classes=["sr-abstention-target"])
         self.target.param.watch(lambda _: self.refresh_abstention(), "value")
         self._statement = pn.pane.Markdown("", width=W, css_classes=["sr-abstention"])
         self._ratings, self._correlation = RatingFigures(), CorrelationFigure()
@@ -171,14 +171,9 @@ class StatsPanel(Viewer):
     # (reviewer.services.stats_snapshots): the reviewers' statistics of the campaign (grow with the
     # labels) and the triage's signals with the report at the target (grow with the trajectories).
     def _parts(self) -> tuple:
-        store, session, target = self.state.store, self.state.session_id, float(self.target.value)
-
-        def triage_part():
-            inputs = triage.triage_inputs(store)
-            return inputs, triage.triage_report(store, target, inputs=inputs)
-
-        return (("stats", session, lambda: stats.review_stats(store, session=session), self._show_review_stats),
-                ("triage", None, triage_part, self._show_triage))
+        store, session = self.state.store, self.state.session_id
+        return (("stats", session, stats_snapshots.part_work(store, "stats", session), self._show_review_stats),
+                ("triage", None, stats_snapshots.part_work(store, "triage", None), self._show_triage))
 
     def _compute(self, part: str, session: str | None, work) -> stats_snapshots.Snapshot | Exception:
         try:

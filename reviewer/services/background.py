@@ -1,8 +1,9 @@
 """Background work a reviewer does not wait for, with one owner.
 
-Three lanes, one worker thread each (work runs in the order it was queued): "render" (the steps of an
-opened item rendered ahead), "read-ahead" (the next queue item's spectrum read into the cache) and
-"priority" (an item's review priority recomputed after a verdict). They start on first use and stop
+Four lanes, one worker thread each (work runs in the order it was queued): "render" (the steps of an
+opened item rendered ahead), "read-ahead" (the next queue item's spectrum read into the cache),
+"priority" (an item's review priority recomputed after a verdict) and "stats" (the Stats tab's
+figures computed again after labels are written: reviewer.services.stats_snapshots). They start on first use and stop
 with the server (reviewer/app_hooks.on_server_unloaded) or at the end of a test session: work still
 queued is dropped, running work finishes, and what registered with `when_stopping` (the render
 processes) is shut down. A lane used after `stop` starts again.
@@ -13,7 +14,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
-LANES = ("render", "read-ahead", "priority")
+LANES = ("render", "read-ahead", "priority", "stats")
 _lock = threading.Lock()
 _lanes: dict[str, ThreadPoolExecutor] = {}
 _on_stop: list[Callable[[], None]] = []
@@ -28,14 +29,19 @@ def submit(lane: str, fn: Callable, *args) -> Future:
         return _lanes[lane].submit(fn, *args)
 
 
+def wait_for(lane: str, timeout: float = 300.0) -> None:
+    """Wait until what was queued in `lane` so far has run (from another lane: work that reads what it writes)."""
+    with _lock:
+        pool = _lanes.get(lane)
+    if pool is not None:
+        pool.submit(lambda: None).result(timeout=timeout)
+
+
 def drain(timeout: float = 300.0) -> None:
     """Wait until what was queued so far has run, lane by lane in LANES order (a render may queue a
     read-ahead, never the reverse): a store is then not closed under work that reads it."""
     for lane in LANES:
-        with _lock:
-            pool = _lanes.get(lane)
-        if pool is not None:
-            pool.submit(lambda: None).result(timeout=timeout)
+        wait_for(lane, timeout)
 
 
 def when_stopping(fn: Callable[[], None]) -> None:

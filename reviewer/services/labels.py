@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from reviewer.services import background, triage
+from reviewer.services import background, stats_snapshots, triage
 from reviewer.services.conflicts import sync_verdict_states
 from reviewer.services.consensus import DZ_MAX, describe_label, labels_agree, normalise_label
 from reviewer.services.curation import curation_status, event_refusal
@@ -227,6 +227,7 @@ class LabelService:
                                               session_id=self._scope(campaign))
         sync_verdict_states(self.store, trajectory_id)
         _refresh_priority_later(self.store, trajectory_id)
+        stats_snapshots.written(self.store)
         return Ack(kind, what, name, row_id, trajectory_id, previous=previous)
 
     # ---- other labels -------------------------------------------------------------------------
@@ -235,6 +236,7 @@ class LabelService:
         if isinstance(score, bool) or not isinstance(score, int) or not 0 <= score <= 5:
             raise LabelRefused(f"A reasoning score is a whole number from 0 to 5; got {score!r}.")
         row = self.store.labels.add_rating(trajectory_id, name, score, rubric_version, session_id=self._scope(campaign))
+        stats_snapshots.written(self.store)
         return Ack("score", f"score {score}", name, row, trajectory_id)
 
     def write_note(self, reviewer, trajectory_id, step_index, comment, flags, campaign=None) -> Ack:
@@ -338,6 +340,7 @@ class LabelService:
         if item["kind"] == "trajectory":
             sync_verdict_states(self.store, item["item_id"])
             _refresh_priority_later(self.store, item["item_id"])
+            stats_snapshots.written(self.store)
         return Ack("resolution", "resolution", name, row, item["item_id"] if item["kind"] == "trajectory" else None)
 
     def write_revision(self, reviewer, trajectory, step, text, tool_args, spectrum, comment, campaign=None) -> Ack:

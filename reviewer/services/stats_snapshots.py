@@ -7,20 +7,35 @@ statistics of a campaign or of everything; the triage's inputs and report) is ke
 stats mark read before it was computed (ReviewRepository.stats_mark: a value that moves with every
 write the figures are read from). A page shows a remembered part at once: as it is when the mark
 has not moved, else marked with the time it was computed while the part is computed again.
+
+They are also kept up to date as labels are written (`written`, called by the label service): the parts
+some page showed in the last KEEP_FRESH_S are computed again in the background "stats" lane, so that
+the tab, opened after a verdict, finds them current (at 1M trajectories computing them takes ~0.5 s of
+a server whose page thread and browser share its cores: ~1.5 s to the figures when computed on
+opening). One refresh per database queued at a time, started no sooner than GAP_FACTOR times the last
+one's duration (at least MIN_GAP_S) after it ended, so that a stream of verdicts costs a bounded share
+of a core. A page and a refresh computing the same part at the same mark compute it once.
 """
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from reviewer.services import background, stats, triage
 from reviewer.store.codec import now
 
+log = logging.getLogger(__name__)
 KEPT = 16  # (database, campaign, part) entries: the newest used are kept (each holds ~10 MB at 1M trajectories)
+TARGET = 0.98  # the triage report's target accuracy as computed here (a page at another one recomputes the report)
+KEEP_FRESH_S = 15 * 60.0  # a part some page showed this recently is refreshed after writes
+GAP_FACTOR, MIN_GAP_S = 4.0, 2.0
 
 
 @dataclass(frozen=True)
@@ -32,6 +47,10 @@ class Snapshot:
 
 
 _kept: OrderedDict[tuple, Snapshot] = OrderedDict()
+_shown: dict[tuple, float] = {}  # key -> time.monotonic() a page last asked for it
+_computing: dict[tuple, tuple[tuple, Future]] = {}  # key -> (the mark it is computed at, its result)
+_queued: set[str] = set()  # databases with a refresh queued and not begun
+_last_refresh: dict[str, tuple[float, float]] = {}  # database -> (when its last refresh ended, its duration)
 _lock = threading.Lock()
 
 
@@ -39,12 +58,28 @@ def _key(store, part: str, session: str | None) -> tuple:
     return str(store.db.path), part, session
 
 
+def part_work(store, part: str, session: str | None) -> Callable[[], Any]:
+    """What a part is computed by: "stats" the reviewers' statistics of a campaign (or of everything),
+    "triage" the triage's inputs with its report at TARGET."""
+    if part == "stats":
+        return lambda: stats.review_stats(store, session=session)
+
+    def triage_part():
+        inputs = triage.triage_inputs(store)
+        return inputs, triage.triage_report(store, TARGET, inputs=inputs)
+
+    return triage_part
+
+
 def remembered(store, part: str, session: str | None = None) -> Snapshot | None:
-    """The part as last computed in this process (any page's), or None."""
+    """The part as last computed in this process (any page's), or None. Asking for it keeps it
+    refreshed after writes for KEEP_FRESH_S."""
+    key = _key(store, part, session)
     with _lock:
-        found = _kept.get(_key(store, part, session))
+        _shown[key] = time.monotonic()
+        found = _kept.get(key)
         if found is not None:
-            _kept.move_to_end(_key(store, part, session))
+            _kept.move_to_end(key)
         return found
 
 
@@ -61,10 +96,30 @@ def is_current(store, snapshot: Snapshot) -> bool:
 def compute(store, part: str, session: str | None, work: Callable[[], Any]) -> Snapshot:
     """`work()`, remembered with the mark read before it began: a write during it moves the mark, so
     the next opening computes again. A snapshot whose computing began later is never replaced by an
-    older one (two pages computing at once)."""
+    older one (two pages computing at once). While the part is being computed at the same mark
+    (another page, a refresh), that computation's result is waited for instead."""
     started, before = time.monotonic(), mark(store)
-    snapshot = Snapshot(before, now(), work(), started)
     key = _key(store, part, session)
+    with _lock:
+        running = _computing.get(key)
+        if running is not None and running[0] == before:
+            result = running[1]
+        else:
+            result = None
+            mine: Future = Future()
+            _computing[key] = (before, mine)
+    if result is not None:
+        return result.result()
+    try:
+        snapshot = Snapshot(before, now(), work(), started)
+    except BaseException as exc:
+        mine.set_exception(exc)
+        raise
+    finally:
+        with _lock:
+            if _computing.get(key, (None, None))[1] is mine:
+                del _computing[key]
+    mine.set_result(snapshot)
     with _lock:
         kept = _kept.get(key)
         if kept is None or kept.started <= started:
@@ -73,4 +128,57 @@ def compute(store, part: str, session: str | None, work: Callable[[], Any]) -> S
         while len(_kept) > KEPT:
             _kept.popitem(last=False)
     return snapshot
+
+
+def written(store) -> None:
+    """Something the figures are read from was written to `store`: the parts of it shown recently are
+    computed again in the background (one refresh queued per database; a write during one queues the next)."""
+    path = str(store.db.path)
+    with _lock:
+        if path in _queued or not _recently_shown(path):
+            return
+        _queued.add(path)
+    background.submit("stats", _refresh, store, path)
+
+
+def _recently_shown(path: str) -> list[tuple]:
+    since = time.monotonic() - KEEP_FRESH_S
+    return [key for key, at in _shown.items() if key[0] == path and at >= since]
+
+
+def next_refresh_at(ended: float, duration: float) -> float:
+    """When the refresh after one that ended at `ended` (monotonic) and took `duration` s may begin."""
+    return ended + max(MIN_GAP_S, GAP_FACTOR * duration)
+
+
+def _refresh(store, path: str) -> None:
+    with _lock:
+        last = _last_refresh.get(path)
+    if last is not None:
+        time.sleep(max(0.0, next_refresh_at(*last) - time.monotonic()))
+    with _lock:
+        _queued.discard(path)  # writes from now on queue the next refresh
+        keys = _recently_shown(path)
+    background.wait_for("priority")  # the priorities the same writes refresh (and the weights the first saves)
+    if not store.is_open:  # its page closed: the next write (or opening) computes
+        return
+    started = time.monotonic()
+    try:
+        now_mark = mark(store)
+        for _, part, session in keys:
+            kept = remembered_quietly(path, part, session)
+            if kept is None or kept.mark != now_mark:
+                compute(store, part, session, part_work(store, part, session))
+    except Exception as err:  # a page computing it says why; the labels are stored whatever happens here
+        if store.is_open:
+            log.warning("Stats figures not refreshed after a write: %s", err)
+    ended = time.monotonic()
+    with _lock:
+        _last_refresh[path] = (ended, ended - started)
+
+
+def remembered_quietly(path: str, part: str, session: str | None) -> Snapshot | None:
+    """The remembered part, without counting as shown."""
+    with _lock:
+        return _kept.get((path, part, session))
 

@@ -4,12 +4,14 @@ rows: signals, synced consensus), and a figure computed from an older mark never
 from __future__ import annotations
 
 import threading
+from concurrent.futures import Future
 from datetime import UTC, datetime
 
 import pytest
 from databases import own_copy
 
-from reviewer.services import stats, stats_snapshots, triage
+from reviewer.services import background, stats, stats_snapshots, triage
+from reviewer.services.labels import LabelService
 from reviewer.store import Store
 
 
@@ -64,3 +66,71 @@ def test_a_figure_from_an_older_mark_never_replaces_a_newer(store):
     assert kept == newer and kept.value == "new" and got["old"].value == "old"
     assert stats_snapshots.is_current(store, kept) and not stats_snapshots.is_current(store, got["old"])
     assert stats_snapshots.remembered(store, "x", "a campaign") is None  # kept per campaign
+
+
+def shown_and_computed(store) -> dict:
+    """Both parts as a page opening the tab asks for and computes them."""
+    out = {}
+    for part in ("stats", "triage"):
+        assert stats_snapshots.remembered(store, part) is None
+        out[part] = stats_snapshots.compute(store, part, None, stats_snapshots.part_work(store, part, None))
+    return out
+
+
+def test_a_verdict_refreshes_in_the_background_the_figures_a_page_showed(store):
+    before = shown_and_computed(store)
+    trajectory = store.trajectories.load_trajectory(store.trajectories.list_trajectories(limit=1)[0]["id"])
+    LabelService(store).write_verdict("ann", trajectory, "reject")
+    assert not stats_snapshots.is_current(store, before["stats"])
+    background.drain()
+    for part in ("stats", "triage"):
+        now = stats_snapshots.remembered(store, part)
+        assert now is not before[part] and stats_snapshots.is_current(store, now), part
+    scores = stats_snapshots.remembered(store, "stats").value["scores"]
+    assert scores.equals(stats.review_stats(store)["scores"])  # what a page computing now would show
+    inputs, report = stats_snapshots.remembered(store, "triage").value
+    assert report == triage.triage_report(store, stats_snapshots.TARGET)
+    assert trajectory.id in set(inputs.labelled.index)
+
+
+def test_figures_nobody_looked_at_lately_are_left_to_the_next_opening(store, monkeypatch):
+    before = shown_and_computed(store)
+    monkeypatch.setattr(stats_snapshots, "KEEP_FRESH_S", 0.0)
+    LabelService(store).write_score("ann", store.trajectories.list_trajectories(limit=1)[0]["id"], 4, "1")
+    background.drain()
+    assert stats_snapshots.remembered_quietly(str(store.db.path), "stats", None) is before["stats"]
+
+
+def test_a_part_computed_at_the_same_mark_meanwhile_is_waited_for_not_computed_again(store, monkeypatch):
+    started, release, waiting, runs = threading.Event(), threading.Event(), threading.Event(), []
+
+    class SeenWaiting(Future):
+        def result(self, timeout=None):
+            waiting.set()
+            return super().result(timeout)
+
+    monkeypatch.setattr(stats_snapshots, "Future", SeenWaiting)
+
+    def slow():
+        runs.append("slow")
+        started.set()
+        release.wait(30)
+        return "figures"
+
+    got = {}
+    first = threading.Thread(target=lambda: got.update(first=stats_snapshots.compute(store, "x", None, slow)))
+    first.start()
+    started.wait(30)
+    second = threading.Thread(target=lambda: got.update(
+        second=stats_snapshots.compute(store, "x", None, lambda: runs.append("again") or "again")))
+    second.start()
+    assert waiting.wait(30)  # the second page waits for the first's result
+    release.set()
+    first.join(30)
+    second.join(30)
+    assert runs == ["slow"] and got["second"] is got["first"] and got["first"].value == "figures"
+
+
+def test_refreshes_are_spaced_by_what_the_last_one_cost():
+    assert stats_snapshots.next_refresh_at(100.0, 0.1) == 100.0 + stats_snapshots.MIN_GAP_S
+    assert stats_snapshots.next_refresh_at(100.0, 2.0) == 100.0 + stats_snapshots.GAP_FACTOR * 2.0

@@ -4,9 +4,9 @@
 
 Clicks the Stats tab in fresh pages and prints, for each opening, the time (ms from the click) of
 every change of what the tab shows: the number of plots, how many have a canvas, the length of the
-abstention statement, and the status line. Each round: the first opening (after the server started,
-or after a verdict written from the same page), an opening in another page with nothing written since,
-and that page's Refresh. What bench_scale.py times as "ready" and "settled", taken apart.
+abstention statement, and the status line. Each round: the first opening (1 s after the server's first
+page, or `--after-verdict` s after a verdict written from the same page), an opening in another page
+with nothing written since, and that page's Refresh. What bench_scale.py times as "ready" and "settled", taken apart.
 """
 from __future__ import annotations
 
@@ -49,6 +49,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", type=Path, required=True)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--after-verdict", type=float, default=1.0,
+                        help="seconds from the verdict's acknowledgement to the click on the tab (the scenario, not a wait "
+                             "for something: 0 opens it at once, while the figures are computed again)")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -63,8 +66,9 @@ def main() -> None:
                 if i:
                     page.locator(".sr-step-view").first.click()
                     page.evaluate(TIMED_KEY_ACK, ["a", page.locator(".sr-ack").first.element_handle()])
-                page.wait_for_timeout(1000)
-                kind = "first opening after the server started" if i == 0 else "opening after a verdict"
+                page.wait_for_timeout(1000 if i == 0 else 1000 * args.after_verdict)
+                kind = ("first opening after the server started" if i == 0
+                        else f"opening {args.after_verdict:g} s after a verdict")
                 for label, page_now in ((kind, page), ("another page, nothing written since", None)):
                     if page_now is None:
                         page.close()

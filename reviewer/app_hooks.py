@@ -35,6 +35,7 @@ def on_server_loaded(server_context) -> None:
         if not limit_page_loads(app, PageLoadLimit.from_environment()):
             log.error("no page route found to limit page loads per client on")
     from reviewer.server_endpoint import start_endpoint
+    from reviewer.services import stats_snapshots
     from reviewer.services.conflicts import sync_verdict_states
     from reviewer.services.demo import seed_demo_if_empty
     from reviewer.store import Store, StoreUnavailable
@@ -48,6 +49,7 @@ def on_server_loaded(server_context) -> None:
     if store is not None:
         seed_demo_if_empty(store, claims_in_background=True)
         sync_verdict_states(store)
+        stats_snapshots.prepare(store)  # the Stats tab's figures, computed in the background
         if store.path is not None:  # `specreview` commands run through the app while it holds the file
             start_endpoint(store.path)
     import layouts  # noqa: F401 - imports Panel, HoloViews and the components before the first page

@@ -58,6 +58,9 @@ def _key(store, part: str, session: str | None) -> tuple:
     return str(store.db.path), part, session
 
 
+PARTS = ("stats", "triage")
+
+
 def part_work(store, part: str, session: str | None) -> Callable[[], Any]:
     """What a part is computed by: "stats" the reviewers' statistics of a campaign (or of everything),
     "triage" the triage's inputs with its report at TARGET."""
@@ -139,6 +142,15 @@ def written(store) -> None:
             return
         _queued.add(path)
     background.submit("stats", _refresh, store, path)
+
+
+def prepare(store) -> None:
+    """Compute the parts of everything (no campaign) in the background, as the server starts: the first
+    opening of the tab then finds them, and writes keep them refreshed as if a page had shown them."""
+    with _lock:
+        for part in PARTS:
+            _shown[_key(store, part, None)] = time.monotonic()
+    background.submit("stats", _refresh, store, str(store.db.path))
 
 
 def _recently_shown(path: str) -> list[tuple]:

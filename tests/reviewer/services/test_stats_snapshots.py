@@ -134,3 +134,11 @@ def test_a_part_computed_at_the_same_mark_meanwhile_is_waited_for_not_computed_a
 def test_refreshes_are_spaced_by_what_the_last_one_cost():
     assert stats_snapshots.next_refresh_at(100.0, 0.1) == 100.0 + stats_snapshots.MIN_GAP_S
     assert stats_snapshots.next_refresh_at(100.0, 2.0) == 100.0 + stats_snapshots.GAP_FACTOR * 2.0
+
+
+def test_the_server_computes_both_parts_as_it_starts(store):
+    stats_snapshots.prepare(store)
+    background.drain()
+    for part in stats_snapshots.PARTS:
+        kept = stats_snapshots.remembered_quietly(str(store.db.path), part, None)
+        assert kept is not None and stats_snapshots.is_current(store, kept), part

@@ -349,9 +349,9 @@ def build_db(db: Path, n: int) -> dict:
                pipeline_class, TIMESTAMPTZ '2026-10-10 00:00:00+00' + k * INTERVAL 1 HOUR
         FROM spectra, bench_who WHERE hash(spectrum_id) % 20 = 0 AND name IN ('alice', 'bob')""")
     # the current verdicts and scores the store keeps with each label it writes (these were written in bulk)
-    from reviewer.store.schema import FILL_CURRENT_RATINGS, FILL_CURRENT_REVIEWS
+    from reviewer.store.schema import KEPT_ON_WRITE
 
-    for table, fill in (("current_reviews", FILL_CURRENT_REVIEWS), ("current_ratings", FILL_CURRENT_RATINGS)):
+    for table, fill in KEPT_ON_WRITE:
         x(f"DELETE FROM {table}")
         x(fill)
     # the triage weights a running survey has stored (the defaults: what `specreview triage` saves before

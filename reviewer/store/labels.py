@@ -16,6 +16,7 @@ import duckdb
 from reviewer.store.codec import new_id, now, to_json
 from reviewer.store.database import Database
 from reviewer.store.duckdb_words import is_duplicate_key
+from reviewer.store.pair_counts import add_pairs, pairs_of
 
 REVIEW_ACTIONS = ("approve", "override", "reject", "clear")  # clear = withdraw my verdict
 PREFERENCE_OUTCOMES = ("win", "tie", "loss")  # for trajectory_a against trajectory_b
@@ -91,11 +92,13 @@ class LabelRepository:
 
     def _append_current(self, table: str, row: dict[str, Any], sql: str) -> str:
         """`append` of a label whose current row per key is kept (_CURRENT): the label, then that row
-        replaced by it when it is the newer; inside the caller's transaction."""
+        replaced by it when it is the newer, and its trajectory's pairs counted again
+        (reviewer/store/pair_counts.py); inside the caller's transaction."""
         stored = self.db.execute(sql + " ON CONFLICT DO NOTHING RETURNING seq", list(row.values())).fetchall()
         if not stored:  # this very label (its id) was stored before, and its current row then
             return row["id"]
         current, keys, kept = _CURRENT[table]
+        before = pairs_of(self.db, table, row["trajectory_id"])
         columns = (*keys, *kept, "created_at", "seq")
         newer = (f"excluded.created_at > {current}.created_at OR "
                  f"(excluded.created_at = {current}.created_at AND excluded.seq > {current}.seq)")
@@ -104,6 +107,7 @@ class LabelRepository:
             f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET "
             f"{', '.join(f'{c} = excluded.{c}' for c in columns if c not in keys)} WHERE {newer}",
             [*(row[c] for c in (*keys, *kept, "created_at")), stored[0][0]])
+        add_pairs(self.db, table, before, pairs_of(self.db, table, row["trajectory_id"]))
         return row["id"]
 
     # -- writers -----------------------------------------------------------------------------

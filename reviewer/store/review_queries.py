@@ -20,6 +20,7 @@ from reviewer.store.connection import damage_of
 from reviewer.store.database import PASS_MEMORY_LIMIT, Database
 from reviewer.store.duckdb_words import write_errno
 from reviewer.store.labels import LabelRepository
+from reviewer.store.pair_counts import NOBODY, own_and_pair_counts_sql, pair_counts_sql
 from reviewer.store.sessions import SessionRepository
 
 RESOLUTION_KINDS = ("trajectory", "spectrum")
@@ -60,14 +61,6 @@ def _newest_sql(table: str, who: str, value: str, scope: str, keep: str = "") ->
     return (f"SELECT * FROM (SELECT trajectory_id, {who}, {value} FROM {table} WHERE true {scope} "
             f"QUALIFY row_number() OVER (PARTITION BY trajectory_id, {who} ORDER BY created_at DESC, seq DESC) = 1)"
             f"{f' WHERE {keep}' if keep else ''}")
-
-
-def _pair_counts_sql(who: str, value: str) -> str:
-    """Over CTE `newest` (_newest_sql): for each pair of `who` (a < b) and pair of values, on how many
-    trajectories the two gave them."""
-    return (f"SELECT a.{who} AS {who}_a, b.{who} AS {who}_b, a.{value} AS {value}_a, b.{value} AS {value}_b, "
-            f"count(*) AS n FROM newest a JOIN newest b ON a.trajectory_id = b.trajectory_id AND a.{who} < b.{who} "
-            "GROUP BY ALL")
 
 
 class ReviewRepository:
@@ -236,24 +229,26 @@ class ReviewRepository:
         """For each pair of raters (rater_a < rater_b) and pair of scores, on how many trajectories the two
         gave them: rater_a, rater_b, score_a, score_b, n. A rater's score of a trajectory is their newest,
         whatever its rubric version."""
+        if session is None:  # counted as the scores are written
+            return self.db.frame("SELECT rater_a, rater_b, score_a, score_b, n FROM rating_pair_counts WHERE n > 0 "
+                                 "ORDER BY ALL")
         scope, params = self._scope(session, "ratings")
-        newest = _newest_sql("ratings", "rater", "score", scope) if session is not None else (
-            "SELECT trajectory_id, rater, arg_max(score, (created_at, seq)) AS score FROM current_ratings GROUP BY ALL")
-        return self.db.frame(f"WITH newest AS ({newest}) {_pair_counts_sql('rater', 'score')} ORDER BY ALL", params)
+        return self.db.frame(f"WITH newest AS ({_newest_sql('ratings', 'rater', 'score', scope)}) "
+                             f"{pair_counts_sql('rater', 'score')} ORDER BY ALL", params)
 
     def verdict_pairs(self, session: str | None = None) -> pd.DataFrame:
         """Each reviewer's current verdicts (`current_reviews`'), counted: for each pair of reviewers (reviewer_a <
         reviewer_b) and pair of actions, on how many trajectories the two gave them, and, with reviewer_b
         and action_b NULL, how many of each action each reviewer gave: reviewer_a, reviewer_b, action_a,
         action_b, n."""
+        if session is None:  # counted as the verdicts are written
+            return self.db.frame(f"SELECT reviewer_a, nullif(reviewer_b, '{NOBODY}') AS reviewer_b, action_a, "
+                                 f"nullif(action_b, '{NOBODY}') AS action_b, n FROM verdict_pair_counts WHERE n > 0 "
+                                 "ORDER BY ALL")
         scope, params = self._scope(session, "reviews")
-        newest = _newest_sql("reviews", "reviewer", "action", scope, keep="action <> 'clear'") if session is not None \
-            else "SELECT trajectory_id, reviewer, action FROM current_reviews WHERE action <> 'clear'"
-        return self.db.frame(
-            f"WITH newest AS ({newest}) "
-            "SELECT reviewer AS reviewer_a, NULL::VARCHAR AS reviewer_b, action AS action_a, NULL::VARCHAR AS action_b, "
-            f"count(*) AS n FROM newest GROUP BY ALL UNION ALL {_pair_counts_sql('reviewer', 'action')} ORDER BY ALL",
-            params)
+        newest = _newest_sql("reviews", "reviewer", "action", scope, keep="action <> 'clear'")
+        return self.db.frame(f"WITH newest AS ({newest}) "
+                             f"{own_and_pair_counts_sql('reviewer', 'action', 'NULL::VARCHAR')} ORDER BY ALL", params)
 
     # -- curation board ----------------------------------------------------------------------
     def curation_inputs(self, session: str | None = None, task: str | None = None) -> dict[str, list[dict[str, Any]]]:

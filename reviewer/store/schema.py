@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import duckdb
 
+from reviewer.store.pair_counts import rating_pairs_sql, verdict_pairs_sql
+
 BOOTSTRAP = """
 CREATE TABLE IF NOT EXISTS schema_version (
     version INTEGER PRIMARY KEY,
@@ -485,14 +487,21 @@ CREATE TABLE vi_state (
 # version (the newest row by created_at, then seq, as every reader of the label tables takes it), kept by
 # LabelRepository.append in the transaction that writes the label. The Stats tab and the triage read
 # them instead of numbering every label row (window functions over the label tables: ~0.2 s of a Stats
-# read at 1M trajectories). Filled here from the labels already written. And each settled label's task,
-# so that the Stats tab counts them without a join with every trajectory (~60 ms at 1M).
+# read at 1M trajectories), and the pairs of them counted (reviewer/store/pair_counts.py). Filled here from
+# the labels already written. And each settled label's task, so that the Stats tab counts them without a
+# join with every trajectory (~60 ms at 1M).
 FILL_CURRENT_REVIEWS = ("INSERT INTO current_reviews SELECT trajectory_id, reviewer, action, created_at, seq FROM reviews "
                         "QUALIFY row_number() OVER (PARTITION BY trajectory_id, reviewer ORDER BY created_at DESC, seq DESC) = 1")
 FILL_CURRENT_RATINGS = ("INSERT INTO current_ratings SELECT trajectory_id, rater, rubric_version, rater_kind, score, "
                         "created_at, seq FROM ratings QUALIFY row_number() OVER "
                         "(PARTITION BY trajectory_id, rater, rubric_version ORDER BY created_at DESC, seq DESC) = 1")
-V13_CURRENT_LABELS = Migration("each reviewer's current verdict and score kept on write; each settled label's task",
+# the tables kept on write from the label tables, each with the statement filling it from what is written
+# (in this order: the pair counts are counted from the current rows)
+KEPT_ON_WRITE = (("current_reviews", FILL_CURRENT_REVIEWS), ("current_ratings", FILL_CURRENT_RATINGS),
+                 ("verdict_pair_counts", f"INSERT INTO verdict_pair_counts {verdict_pairs_sql()}"),
+                 ("rating_pair_counts", f"INSERT INTO rating_pair_counts {rating_pairs_sql()}"))
+_FILLS = ";\n".join(fill for _, fill in KEPT_ON_WRITE)
+V13_CURRENT_LABELS = Migration("current verdicts and scores and their pair counts kept on write; settled tasks",
                                f"""
 CREATE TABLE current_reviews (
     trajectory_id VARCHAR NOT NULL,
@@ -512,8 +521,23 @@ CREATE TABLE current_ratings (
     seq BIGINT NOT NULL,
     PRIMARY KEY (trajectory_id, rater, rubric_version)
 );
-{FILL_CURRENT_REVIEWS};
-{FILL_CURRENT_RATINGS};
+CREATE TABLE verdict_pair_counts (  -- reviewer/store/pair_counts.py
+    reviewer_a VARCHAR NOT NULL,
+    reviewer_b VARCHAR NOT NULL,      -- '': reviewer_a's own verdicts
+    action_a VARCHAR NOT NULL,
+    action_b VARCHAR NOT NULL,
+    n BIGINT NOT NULL,                -- on how many trajectories (0: none any more)
+    PRIMARY KEY (reviewer_a, reviewer_b, action_a, action_b)
+);
+CREATE TABLE rating_pair_counts (
+    rater_a VARCHAR NOT NULL,
+    rater_b VARCHAR NOT NULL,
+    score_a DOUBLE NOT NULL,
+    score_b DOUBLE NOT NULL,
+    n BIGINT NOT NULL,
+    PRIMARY KEY (rater_a, rater_b, score_a, score_b)
+);
+{_FILLS};
 ALTER TABLE settled_labels ADD COLUMN task VARCHAR;  -- the trajectory's (in own_hash): the Stats tab's counts
 UPDATE settled_labels SET task = t.task FROM trajectories t WHERE t.id = settled_labels.trajectory_id;
 """)

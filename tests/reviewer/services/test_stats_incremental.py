@@ -423,9 +423,11 @@ def undo_versions_11_to_13(con) -> None:
 
 
 def undo_version_13(con) -> None:
-    """Undo schema version 13 (current labels, the settled labels' task)."""
+    """Undo schema version 13 (current labels and their pair counts, the settled labels' task)."""
     con.execute("DROP TABLE current_reviews")
     con.execute("DROP TABLE current_ratings")
+    con.execute("DROP TABLE verdict_pair_counts")
+    con.execute("DROP TABLE rating_pair_counts")
     con.execute("ALTER TABLE settled_labels DROP COLUMN task")
 
 

@@ -2,6 +2,7 @@
 are kept by the label writers: after any writes, and after an upgrade of a file with labels, they are what
 the newest label rows say (by created_at, then the order written), whatever order and ids they came in."""
 import threading
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 
 import duckdb
@@ -29,11 +30,29 @@ def kept_rows(store, table: str, key: list[str], kept: list[str]) -> pd.DataFram
     return store.db.frame(f"SELECT {', '.join([*key, *kept])} FROM {table}").sort_values(key).reset_index(drop=True)
 
 
+def counted_pairs(current: pd.DataFrame, who: str, value: str) -> Counter:
+    """{(a, b, a's value, b's value): n} over the trajectories both gave a value (a < b)."""
+    both = current.merge(current, on="trajectory_id", suffixes=("_a", "_b"))
+    both = both[both[f"{who}_a"] < both[f"{who}_b"]]
+    return Counter(both[[f"{who}_a", f"{who}_b", f"{value}_a", f"{value}_b"]].itertuples(index=False, name=None))
+
+
+def stored_pairs(store, table: str) -> Counter:
+    return Counter({tuple(r[:-1]): r[-1] for r in store.db.execute(f"SELECT * FROM {table} WHERE n <> 0").fetchall()})
+
+
 def assert_current_is_newest(store) -> None:
     for table, current, key, kept in (("reviews", "current_reviews", REVIEW_KEY, ["action"]),
                                       ("ratings", "current_ratings", RATING_KEY, ["rater_kind", "score"])):
         pd.testing.assert_frame_equal(kept_rows(store, current, key, kept), newest_rows(store, table, key, kept),
                                       check_dtype=False, obj=current)
+    # the pairs counted as the labels were written are those of the newest rows
+    verdicts = newest_rows(store, "reviews", REVIEW_KEY, ["action"])
+    verdicts = verdicts[verdicts["action"] != "clear"]
+    own = Counter((r, "", a, "") for r, a in verdicts[["reviewer", "action"]].itertuples(index=False, name=None))
+    assert stored_pairs(store, "verdict_pair_counts") == own + counted_pairs(verdicts, "reviewer", "action")
+    scores = newest_rows(store, "ratings", ["trajectory_id", "rater"], ["score"])  # whatever the rubric version
+    assert stored_pairs(store, "rating_pair_counts") == counted_pairs(scores, "rater", "score")
 
 
 label_writes = st.lists(st.one_of(
@@ -120,6 +139,8 @@ def test_a_version_12_file_with_labels_is_upgraded_with_its_current_rows(tmp_pat
     con = duckdb.connect(str(path))
     con.execute("DROP TABLE current_reviews")
     con.execute("DROP TABLE current_ratings")
+    con.execute("DROP TABLE verdict_pair_counts")
+    con.execute("DROP TABLE rating_pair_counts")
     con.execute("ALTER TABLE settled_labels DROP COLUMN task")
     con.execute("DELETE FROM schema_version WHERE version = 13")
     assert migrate(con) == len(MIGRATIONS) == 13

@@ -137,8 +137,7 @@ def one_seed(base_db: Path, work: Path, seed: int, truth: dict[str, tuple[bool, 
                  "verify": lift([t for t in queue if summaries[t]["agent_name"] == "verify"], correct, rng)}
 
         # abstention: thresholds from the reviewed half, applied to the unreviewed half
-        inputs = triage.triage_inputs(store)  # the weights `refresh` just stored
-        labelled, unreviewed = inputs.labelled, inputs.unreviewed
+        labelled, unreviewed = triage.answers(store, model)  # each answer's priority under the weights just stored
         unreviewed = unreviewed.loc[unreviewed.index.intersection(test)]
         table = triage.abstention(labelled, unreviewed, target, seed=seed)
         thresholds = {(r.task, r.agent): r.threshold for r in table.itertuples() if r.task != "all"}

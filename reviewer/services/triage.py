@@ -533,18 +533,21 @@ def abstention(labelled: pd.DataFrame, unreviewed: pd.DataFrame, target: float =
     items), how many labelled items fall below it and their accuracy (the estimate) with a percentile
     bootstrap interval (labelled items resampled per group, the threshold held; the Wilson interval
     where the accepted items hold no error, as the bootstrap has nothing to resample there), and the
-    share of the unreviewed queue (columns task, agent, priority) the threshold would accept."""
+    share of the unreviewed queue (columns task, agent, priority, and `n` when each row counts that many
+    answers: bin_unreviewed) the threshold would accept."""
     rng = np.random.default_rng(seed)
     rows, pooled = [], []
     # each group's rows found once (a comparison of the text columns per group cost ~0.6 s at 1M rows)
     in_lab, in_todo = _positions(labelled), _positions(unreviewed)
     all_p, all_ok = labelled["priority"].to_numpy(float), labelled["correct"].to_numpy(bool)
     todo_p = unreviewed["priority"].to_numpy(float)
+    # each unreviewed row stands for `n` answers (bin_unreviewed's counts), or for one
+    todo_n = unreviewed["n"].to_numpy(np.int64) if "n" in unreviewed else np.ones(len(unreviewed), np.int64)
     none = np.zeros(0, dtype=np.intp)
     for task, agent in sorted(set(in_lab) | set(in_todo)):
         lab = in_lab.get((task, agent), none)
         p, ok = all_p[lab], all_ok[lab]
-        todo = todo_p[in_todo.get((task, agent), none)]
+        todo, todo_count = todo_p[in_todo.get((task, agent), none)], todo_n[in_todo.get((task, agent), none)]
         thr = acceptance_threshold(p, ok, target, min_accept) if len(lab) else None
         accepted = p <= thr if thr is not None else np.zeros(len(p), bool)
         boot_correct = np.zeros(n_boot)
@@ -559,8 +562,8 @@ def abstention(labelled: pd.DataFrame, unreviewed: pd.DataFrame, target: float =
             boot_n = (draws[:, 0] + draws[:, 1]).astype(float)
         pooled.append((boot_correct, boot_n))
         lo, hi = _interval(boot_correct, boot_n, int(ok[accepted].sum()), int(accepted.sum()), level)
-        n_todo = len(todo)
-        n_accept = int((todo <= thr).sum()) if thr is not None else 0
+        n_todo = int(todo_count.sum())
+        n_accept = int(todo_count[todo <= thr].sum()) if thr is not None else 0
         rows.append({"task": task, "agent": agent, "target": target, "threshold": thr, "n_labelled": len(lab),
                      "labelled_accuracy": float(ok.mean()) if len(lab) else None,
                      "n_labelled_accepted": int(accepted.sum()),
@@ -634,13 +637,66 @@ def triage_inputs(store, refresh_cache: bool = False) -> TriageInputs:
     weights are refitted and every cached priority recomputed first; without it the stored weights are
     used (fitted, or the defaults, before any)."""
     model = (refresh(store) if refresh_cache else None) or stored_model(store) or fit_from_store(store)
+    cached = len(store.triage.priorities()) if refresh_cache else None
+    priced = _stored_inputs(store, model) if model.id is not None else None
+    if priced is not None:
+        labelled, unreviewed = priced
+        labelled = labelled.set_index("trajectory_id").assign(correct=labelled["correct"].to_numpy(bool))
+        return TriageInputs(model, labelled, unreviewed, cached)
+    # weights not stored (fitted for this read), or rows made stale or unpriced by writers all along
+    labelled, unreviewed = answers(store, model)
+    return TriageInputs(model, labelled, bin_unreviewed(unreviewed, labelled), cached)
+
+
+def answers(store, model: TriageModel) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every answered trajectory's priority under `model`, by trajectory id, the labelled ones (task, agent,
+    priority, correct) and the unreviewed ones (task, agent, priority) apart: what `triage_inputs` counts,
+    row by row (its weights not stored, or an evaluation that follows single answers)."""
     labelled, unreviewed = _read_fresh(store, lambda: tuple(
         store.triage.cached_signals(columns=TRIAGE_COLUMNS, ordered=False, rows=rows, answered=True,
                                     categories=("task", "agent"))
         for rows in ("labelled", "unreviewed"))) or _split_in_full(store)
     labelled = _priced(_with_seen(labelled.assign(correct=labelled["correct"].astype(bool))), model, keep=("correct",))
-    return TriageInputs(model, labelled, _priced(_with_seen(unreviewed), model),
-                        len(store.triage.priorities()) if refresh_cache else None)
+    return labelled, _priced(_with_seen(unreviewed), model)
+
+
+_UNPRICED = object()
+
+
+def _stored_inputs(store, model: TriageModel) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """`store.triage.priced_inputs` under the stored weights, once the signals are fresh and every answered
+    trajectory is priced (the unpriced ones priced here: every one after an upgrade or new weights, those
+    of a spectrum written since otherwise); None when writers keep making rows stale or unpriced."""
+    for _ in range(STORE_TRIES):
+        got = _read_fresh(store, lambda: store.triage.priced_inputs(model.id) or _UNPRICED)
+        if got is None:
+            return None
+        if got is not _UNPRICED:
+            return got
+        todo = store.triage.unpriced(model.id)
+        store.triage.put_prices(list(todo.index), model.score(todo.assign(seen=0.0)).tolist(), model.id)
+    return None
+
+
+def bin_unreviewed(unreviewed: pd.DataFrame, labelled: pd.DataFrame) -> pd.DataFrame:
+    """The unreviewed answers (task, agent, priority) counted by task, agent and the lowest labelled priority
+    of their task and agent at or above their own (+inf: above all of them): task, agent, priority, n.
+    Thresholds are labelled priorities (acceptance_threshold), so an answer is below one exactly when its
+    bin is: what the report needs of 900k answers, in a few rows (store.triage.priced_inputs counts the
+    same in DuckDB)."""
+    edges = {key: np.unique(labelled["priority"].to_numpy(float)[rows]) for key, rows in _positions(labelled).items()}
+    parts = []
+    priority = unreviewed["priority"].to_numpy(float)
+    for (task, agent), rows in _positions(unreviewed).items():
+        mine, at = priority[rows], edges.get((task, agent), np.zeros(0))
+        where = np.searchsorted(at, mine, side="left")
+        binned = np.full(len(mine), np.inf)
+        binned[where < len(at)] = at[where[where < len(at)]]
+        values, counts = np.unique(binned, return_counts=True)
+        parts.append(pd.DataFrame({"task": task, "agent": agent, "priority": values, "n": counts}))
+    columns = ["task", "agent", "priority", "n"]
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
+    return out[columns].sort_values(columns[:3], ignore_index=True)
 
 
 def _split_in_full(store) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -658,8 +714,8 @@ def _split_in_full(store) -> tuple[pd.DataFrame, pd.DataFrame]:
 @dataclass
 class TriageInputs:
     model: TriageModel
-    labelled: pd.DataFrame
-    unreviewed: pd.DataFrame
+    labelled: pd.DataFrame  # by trajectory id: task, agent, priority, correct
+    unreviewed: pd.DataFrame  # bin_unreviewed's counts: task, agent, priority, n
     cached_priorities: int | None = None
 
 

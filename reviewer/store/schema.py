@@ -489,7 +489,9 @@ CREATE TABLE vi_state (
 # them instead of numbering every label row (window functions over the label tables: ~0.2 s of a Stats
 # read at 1M trajectories), and the pairs of them counted (reviewer/store/pair_counts.py). Filled here from
 # the labels already written. And each settled label's task, so that the Stats tab counts them without a
-# join with every trajectory (~60 ms at 1M).
+# join with every trajectory (~60 ms at 1M); and each trajectory's triage priority before review, under
+# the stored weights (reviewer.services.triage prices the rows), so that the triage report counts the
+# unreviewed answers below a threshold in DuckDB instead of reading 900k of them at 1M.
 FILL_CURRENT_REVIEWS = ("INSERT INTO current_reviews SELECT trajectory_id, reviewer, action, created_at, seq FROM reviews "
                         "QUALIFY row_number() OVER (PARTITION BY trajectory_id, reviewer ORDER BY created_at DESC, seq DESC) = 1")
 FILL_CURRENT_RATINGS = ("INSERT INTO current_ratings SELECT trajectory_id, rater, rubric_version, rater_kind, score, "
@@ -501,7 +503,8 @@ KEPT_ON_WRITE = (("current_reviews", FILL_CURRENT_REVIEWS), ("current_ratings", 
                  ("verdict_pair_counts", f"INSERT INTO verdict_pair_counts {verdict_pairs_sql()}"),
                  ("rating_pair_counts", f"INSERT INTO rating_pair_counts {rating_pairs_sql()}"))
 _FILLS = ";\n".join(fill for _, fill in KEPT_ON_WRITE)
-V13_CURRENT_LABELS = Migration("current verdicts and scores and their pair counts kept on write; settled tasks",
+V13_CURRENT_LABELS = Migration("current verdicts and scores, their pairs counted, kept on write; settled tasks; "
+                               "triage priorities stored",
                                f"""
 CREATE TABLE current_reviews (
     trajectory_id VARCHAR NOT NULL,
@@ -538,6 +541,8 @@ CREATE TABLE rating_pair_counts (
     PRIMARY KEY (rater_a, rater_b, score_a, score_b)
 );
 {_FILLS};
+ALTER TABLE triage_signals ADD COLUMN priority DOUBLE;   -- before anyone reviewed it, under the weights:
+ALTER TABLE triage_signals ADD COLUMN priced_by VARCHAR;  -- the triage_models id (NULL: not priced yet)
 ALTER TABLE settled_labels ADD COLUMN task VARCHAR;  -- the trajectory's (in own_hash): the Stats tab's counts
 UPDATE settled_labels SET task = t.task FROM trajectories t WHERE t.id = settled_labels.trajectory_id;
 """)

@@ -271,6 +271,51 @@ class TriageRepository:
             f"{'JOIN trajectories t ON t.id = s.trajectory_id ' if ordered else ''}{joins}{where}"
             f"{' ORDER BY t.created_at, t.id' if ordered else ''}", params, categories=tuple(categories))
 
+    # -- priced signals (triage_signals.priority: the priority before review, under stored weights) ----
+    def unpriced(self, model_id: str) -> pd.DataFrame:
+        """The answered trajectories whose stored priority is not under the weights `model_id` (new rows,
+        or other weights): their features, by trajectory id."""
+        return self.db.frame("SELECT trajectory_id, contradicted, disagreement, low_credibility, closeness "
+                             "FROM triage_signals WHERE NOT unjudgeable AND priced_by IS DISTINCT FROM ?",
+                             [model_id]).set_index("trajectory_id")
+
+    def put_prices(self, trajectory_ids: list[str], priorities: list[float], model_id: str) -> bool:
+        """Store each trajectory's priority under the weights `model_id`. False when a concurrent write of the
+        same rows won (the caller reads again)."""
+        if not trajectory_ids:
+            return True
+        try:
+            self.db.execute("UPDATE triage_signals SET priority = p.priority, priced_by = ? FROM "
+                            "(SELECT unnest(?::VARCHAR[]) AS id, unnest(?::DOUBLE[]) AS priority) p "
+                            "WHERE triage_signals.trajectory_id = p.id", [model_id, trajectory_ids, priorities])
+        except (duckdb.TransactionException, duckdb.ConstraintException):
+            return False
+        return True
+
+    def priced_inputs(self, model_id: str) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+        """The triage report's inputs from the stored priorities under `model_id` (None while any answered
+        trajectory's is not): the labelled answers (trajectory_id, task, agent, priority, correct) and the
+        unreviewed ones counted by task, agent and the lowest labelled priority of their task and agent at
+        or above theirs (`priority`; +inf: above all), `n`. A threshold is a labelled priority, so the
+        answers below it are counted exactly (reviewer.services.triage.bin_unreviewed says the same in
+        Python); 900k unreviewed answers at 1M trajectories become a few rows. Refusals are left out."""
+        if self.db.scalar("SELECT count(*) FROM triage_signals WHERE NOT unjudgeable AND priced_by IS DISTINCT FROM ?",
+                          [model_id]):
+            return None
+        labelled = (f"WITH {_CURRENT_VERDICTS_SQL}, {_SEEN_SQL}, truth AS ({_TRUTH_SQL}), "
+                    "labelled AS (SELECT s.trajectory_id, s.task, s.agent, s.priority, h.correct FROM triage_signals s "
+                    "JOIN truth h ON h.trajectory_id = s.trajectory_id WHERE NOT s.unjudgeable)")
+        rows = self.db.frame(f"{labelled} SELECT * FROM labelled", categories=("task", "agent"))
+        binned = self.db.frame(
+            f"{labelled}, edges AS (SELECT DISTINCT task, agent, priority FROM labelled), "
+            "todo AS (SELECT s.task, s.agent, s.priority FROM triage_signals s "
+            "ANTI JOIN truth h ON h.trajectory_id = s.trajectory_id ANTI JOIN seen n ON n.trajectory_id = s.trajectory_id "
+            "WHERE NOT s.unjudgeable) "
+            "SELECT t.task, t.agent, coalesce(e.priority, 'inf'::DOUBLE) AS priority, count(*) AS n FROM todo t "
+            "ASOF LEFT JOIN edges e ON t.task = e.task AND t.agent = e.agent AND t.priority <= e.priority "
+            "GROUP BY ALL ORDER BY ALL", categories=("task", "agent"))
+        return rows, binned
+
     def labelled_truth(self) -> pd.DataFrame:
         """Per labelled trajectory (trajectory_id, correct): was the agent's answer right? As
         reviewer.services.triage.trajectory_truth decides it, in one aggregate: the latest trajectory resolution

@@ -96,9 +96,19 @@ def test_triage_puts_unjudgeable_items_first(store):
 def test_abstention_never_accepts_an_unjudgeable_item(store):
     """Abstention estimates which answers could be accepted unseen: a refusal is no answer, so it is in
     neither its labelled nor its unreviewed frame (nor in the training rows of the weights)."""
-    inputs = triage.triage_inputs(store)
     refused = _refused_ids(store)
-    assert not refused & set(inputs.labelled.index) and not refused & set(inputs.unreviewed.index)
+    for weights in ("fitted for the read", "stored (the priorities stored with the signals)"):
+        if weights.startswith("stored"):
+            triage.refresh(store)
+        inputs = triage.triage_inputs(store)
+        assert (inputs.model.id is not None) == weights.startswith("stored")
+        labelled, unreviewed = triage.answers(store, inputs.model)  # answer by answer
+        assert refused and not refused & set(inputs.labelled.index) and not refused & set(labelled.index)
+        assert not refused & set(unreviewed.index)
+        signals = triage.compute_signals(store)
+        unseen = signals[(signals["n_reviewers"] == 0) & ~signals.index.isin(labelled.index)]
+        # the report counts the unreviewed answers, the refusals not among them
+        assert inputs.unreviewed["n"].sum() == len(unreviewed) == len(unseen) - len(refused & set(unseen.index)) > 0
     history = [{"trajectory_id": t, "action": "override", "n_before": 0} for t in sorted(refused)]
     assert triage.training_rows(history, triage.compute_signals(store)).empty
 

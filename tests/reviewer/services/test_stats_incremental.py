@@ -66,6 +66,22 @@ def assert_same_frame(got: pd.DataFrame, want: pd.DataFrame) -> None:
             assert [None if pd.isna(x) else x for x in a] == [None if pd.isna(x) else x for x in b], column
 
 
+def reference_bins(unreviewed: pd.DataFrame, labelled: pd.DataFrame) -> list[tuple]:
+    """Each unreviewed answer under the lowest labelled priority of its task and agent at or above its own
+    (inf: none), counted: sorted (task, agent, that priority, n), one answer at a time."""
+    counts: dict[tuple, int] = {}
+    for task, agent, p in unreviewed[["task", "agent", "priority"]].itertuples(index=False, name=None):
+        mine = labelled[(labelled["task"] == task) & (labelled["agent"] == agent)]["priority"]
+        edge = float(mine[mine >= p].min()) if (mine >= p).any() else float("inf")
+        counts[(task, agent, edge)] = counts.get((task, agent, edge), 0) + 1
+    return sorted((*key, n) for key, n in counts.items())
+
+
+def binned_records(frame: pd.DataFrame) -> list[tuple]:
+    return sorted((str(t), str(a), float(p), int(n)) for t, a, p, n in
+                  frame[["task", "agent", "priority", "n"]].itertuples(index=False, name=None))
+
+
 def assert_triage_equals_full_recompute(store) -> None:
     assert_same_frame(triage.current_signals(store), triage.compute_signals(store))
     truth = triage.trajectory_truth(store.triage.review_history(), store.reviews.latest_resolutions("trajectory"))
@@ -74,7 +90,7 @@ def assert_triage_equals_full_recompute(store) -> None:
     inputs = triage.triage_inputs(store)
     labelled, unreviewed = reference_inputs(store)
     assert_same_frame(inputs.labelled, labelled)
-    assert_same_frame(inputs.unreviewed, unreviewed)
+    assert binned_records(inputs.unreviewed) == reference_bins(unreviewed, labelled)
     # the report (bootstrap intervals included, same seed) is then the one a full recompute gives
     mine = triage.triage_report(store, 0.9, inputs=inputs, n_boot=200)
     ref = triage.triage_report(store, 0.9, inputs=triage.TriageInputs(inputs.model, labelled, unreviewed), n_boot=200)
@@ -409,7 +425,7 @@ def test_signals_that_stay_stale_are_computed_in_full_with_the_same_truth(demo_d
         monkeypatch.setattr(type(store.triage), "stale_signal_spectra", lambda self: [None])
         full = triage.triage_inputs(store)
     assert_same_frame(full.labelled, stored.labelled)
-    assert_same_frame(full.unreviewed, stored.unreviewed)
+    assert binned_records(full.unreviewed) == binned_records(stored.unreviewed)
     assert sorted(full.labelled.index) == sorted(ids) and (~full.labelled.loc[ids[0:1], "correct"]).all()
 
 
@@ -423,12 +439,14 @@ def undo_versions_11_to_13(con) -> None:
 
 
 def undo_version_13(con) -> None:
-    """Undo schema version 13 (current labels and their pair counts, the settled labels' task)."""
+    """Undo schema version 13 (current labels and their pair counts, the settled labels task, the stored priorities)."""
     con.execute("DROP TABLE current_reviews")
     con.execute("DROP TABLE current_ratings")
     con.execute("DROP TABLE verdict_pair_counts")
     con.execute("DROP TABLE rating_pair_counts")
     con.execute("ALTER TABLE settled_labels DROP COLUMN task")
+    con.execute("ALTER TABLE triage_signals DROP COLUMN priority")
+    con.execute("ALTER TABLE triage_signals DROP COLUMN priced_by")
 
 
 def test_a_version_7_database_upgrades_and_fills_the_signals_on_first_read(demo_db, tmp_path):
@@ -628,9 +646,38 @@ def test_signals_kept_stale_by_writers_are_computed_in_full_with_the_same_inputs
         stored = triage.triage_inputs(store)
         monkeypatch.setattr(triage, "_read_fresh", lambda *_: None)  # stale at every try
         full = triage.triage_inputs(store)
-        assert len(stored.labelled) == 6 and len(stored.unreviewed) > 0
+        assert len(stored.labelled) == 6 and stored.unreviewed["n"].sum() > 0
         assert_same_frame(full.labelled, stored.labelled)
-        assert_same_frame(full.unreviewed, stored.unreviewed)
+        assert binned_records(full.unreviewed) == binned_records(stored.unreviewed)
     finally:
         background.drain()
         store.close()
+
+
+def test_stored_priorities_follow_the_weights_and_the_rows_written(demo_db, tmp_path):
+    """With weights stored, each answered trajectory's priority is stored with its signals: all of them
+    priced again under new weights, only a checked spectrum's rows after a claim check; the report's
+    inputs are those of a full recompute at every step."""
+    path = tmp_path / "demo.duckdb"
+    shutil.copyfile(demo_db, path)
+    with Store(path) as store:
+        ids = [t["id"] for t in store.trajectories.list_trajectories(limit=4)]
+        for i, tid in enumerate(ids):
+            store.labels.add_review(tid, "ann", "approve" if i % 2 else "reject")
+        first = triage.refresh(store)
+        assert_triage_equals_full_recompute(store)
+        answered = int(store.db.scalar("SELECT count(*) FROM triage_signals WHERE NOT unjudgeable"))
+        assert store.triage.unpriced(first.id).empty and answered > 10
+        store.triage.save_triage_model("default", list(triage.FEATURES), [-2.0, 2.0, 1.0, 1.0, 2.0, -1.0])
+        second = triage.stored_model(store)
+        assert len(store.triage.unpriced(second.id)) == answered
+        assert_triage_equals_full_recompute(store)
+        assert store.triage.unpriced(second.id).empty
+        spectrum = store.trajectories.trajectory_summary(ids[0])["spectrum_id"]
+        store.claims.save_claims(ids[0], "test-checker-9", [{"step_idx": 0, "claim_idx": 0, "kind": "feature",
+                                                             "claim_text": "c", "verdict": "contradicted"}])
+        triage.current_signals(store)  # the spectrum's signals stored again, not priced yet
+        siblings = int(store.db.scalar("SELECT count(*) FROM triage_signals WHERE spectrum_id = ? AND NOT unjudgeable",
+                                       [spectrum]))
+        assert len(store.triage.unpriced(second.id)) == siblings < answered
+        assert_triage_equals_full_recompute(store)

@@ -142,6 +142,8 @@ def test_a_version_12_file_with_labels_is_upgraded_with_its_current_rows(tmp_pat
     con.execute("DROP TABLE verdict_pair_counts")
     con.execute("DROP TABLE rating_pair_counts")
     con.execute("ALTER TABLE settled_labels DROP COLUMN task")
+    con.execute("ALTER TABLE triage_signals DROP COLUMN priority")
+    con.execute("ALTER TABLE triage_signals DROP COLUMN priced_by")
     con.execute("DELETE FROM schema_version WHERE version = 13")
     assert migrate(con) == len(MIGRATIONS) == 13
     con.close()

@@ -146,11 +146,8 @@ def written(store) -> None:
 
 def prepare(store) -> None:
     """Compute the parts of everything (no campaign) in the background, as the server starts: the first
-    opening of the tab then finds them, and writes keep them refreshed as if a page had shown them."""
-    with _lock:
-        for part in PARTS:
-            _shown[_key(store, part, None)] = time.monotonic()
-    background.submit("stats", _refresh, store, str(store.db.path))
+    opening of the tab then finds them (writes keep them refreshed only once a page has shown them)."""
+    background.submit("stats", _refresh, store, str(store.db.path), [_key(store, part, None) for part in PARTS])
 
 
 def _recently_shown(path: str) -> list[tuple]:
@@ -163,14 +160,16 @@ def next_refresh_at(ended: float, duration: float) -> float:
     return ended + max(MIN_GAP_S, GAP_FACTOR * duration)
 
 
-def _refresh(store, path: str) -> None:
+def _refresh(store, path: str, keys: list[tuple] | None = None) -> None:
+    """Compute again the parts `keys` (by default those of `path` shown recently) whose figures are missing
+    or older than the store's mark."""
     with _lock:
         last = _last_refresh.get(path)
     if last is not None:
         time.sleep(max(0.0, next_refresh_at(*last) - time.monotonic()))
     with _lock:
         _queued.discard(path)  # writes from now on queue the next refresh
-        keys = _recently_shown(path)
+        keys = _recently_shown(path) if keys is None else keys
     background.wait_for("priority")  # the priorities the same writes refresh (and the weights the first saves)
     if not store.is_open:  # its page closed: the next write (or opening) computes
         return

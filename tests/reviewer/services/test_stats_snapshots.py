@@ -136,9 +136,16 @@ def test_refreshes_are_spaced_by_what_the_last_one_cost():
     assert stats_snapshots.next_refresh_at(100.0, 2.0) == 100.0 + stats_snapshots.GAP_FACTOR * 2.0
 
 
-def test_the_server_computes_both_parts_as_it_starts(store):
+def test_the_server_computes_both_parts_as_it_starts_and_refreshes_them_once_a_page_shows_them(store):
     stats_snapshots.prepare(store)
     background.drain()
-    for part in stats_snapshots.PARTS:
-        kept = stats_snapshots.remembered_quietly(str(store.db.path), part, None)
-        assert kept is not None and stats_snapshots.is_current(store, kept), part
+    path, tid = str(store.db.path), store.trajectories.list_trajectories(limit=1)[0]["id"]
+    prepared = {part: stats_snapshots.remembered_quietly(path, part, None) for part in stats_snapshots.PARTS}
+    assert all(kept is not None and stats_snapshots.is_current(store, kept) for kept in prepared.values())
+    LabelService(store).write_score("ann", tid, 4, "1")  # nobody looked at them: left for the first opening
+    background.drain()
+    assert stats_snapshots.remembered_quietly(path, "stats", None) is prepared["stats"]
+    assert stats_snapshots.remembered(store, "stats") is prepared["stats"]  # a page opens the tab
+    LabelService(store).write_score("bob", tid, 2, "1")
+    background.drain()
+    assert stats_snapshots.is_current(store, stats_snapshots.remembered_quietly(path, "stats", None))

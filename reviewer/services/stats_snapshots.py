@@ -36,6 +36,7 @@ KEPT = 16  # (database, campaign, part) entries: the newest used are kept (each 
 TARGET = 0.98  # the triage report's target accuracy as computed here (a page at another one recomputes the report)
 KEEP_FRESH_S = 15 * 60.0  # a part some page showed this recently is refreshed after writes
 GAP_FACTOR, MIN_GAP_S = 4.0, 2.0
+PARTS = ("stats", "triage")  # the reviewers' statistics of a campaign or of everything; the triage's inputs and report
 
 
 @dataclass(frozen=True)
@@ -56,9 +57,6 @@ _lock = threading.Lock()
 
 def _key(store, part: str, session: str | None) -> tuple:
     return str(store.db.path), part, session
-
-
-PARTS = ("stats", "triage")
 
 
 def part_work(store, part: str, session: str | None) -> Callable[[], Any]:

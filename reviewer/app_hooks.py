@@ -7,6 +7,7 @@ database (reviewer/server_endpoint.py).
 from __future__ import annotations
 
 import logging
+import os
 import time
 
 from reviewer.csp import install_csp, require_csp
@@ -49,7 +50,8 @@ def on_server_loaded(server_context) -> None:
     if store is not None:
         seed_demo_if_empty(store, claims_in_background=True)
         sync_verdict_states(store)
-        stats_snapshots.prepare(store)  # the Stats tab's figures, computed in the background
+        if os.environ.get("SPECREVIEW_STATS_AT_START", "1") != "0":
+            stats_snapshots.prepare(store)  # the Stats tab's figures, computed (and their derived rows stored)
         if store.path is not None:  # `specreview` commands run through the app while it holds the file
             start_endpoint(store.path)
     import layouts  # noqa: F401 - imports Panel, HoloViews and the components before the first page

@@ -34,9 +34,9 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 90.0) -> N
 
 
 class ServedApp:
-    def __init__(self, db: Path, log: Path, extra_args: tuple[str, ...] = ()):
+    def __init__(self, db: Path, log: Path, extra_args: tuple[str, ...] = (), env: dict[str, str] | None = None):
         self.db, self.log, self.port = db, log, free_port()
-        env = dict(os.environ, SPECREVIEW_DB=str(db), PYTHONUNBUFFERED="1")
+        env = dict(os.environ, SPECREVIEW_DB=str(db), PYTHONUNBUFFERED="1", **(env or {}))
         # every test page comes from 127.0.0.1, often many to one server on a busy machine: a budget
         # of page-building time no person would exhaust (tests/security/test_page_limits.py sets its own)
         env.setdefault("SPECREVIEW_PAGE_BURST_SECONDS", "3600")

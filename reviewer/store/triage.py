@@ -308,10 +308,11 @@ class TriageRepository:
         rows = self.db.frame(f"{labelled} SELECT * FROM labelled", categories=("task", "agent"))
         binned = self.db.frame(
             f"{labelled}, edges AS (SELECT DISTINCT task, agent, priority FROM labelled), "
-            "todo AS (SELECT s.task, s.agent, s.priority FROM triage_signals s "
+            # counted by priority first: the ASOF join then takes one row per value, not per answer (~2x faster)
+            "todo AS (SELECT s.task, s.agent, s.priority, count(*) AS n FROM triage_signals s "
             "ANTI JOIN truth h ON h.trajectory_id = s.trajectory_id ANTI JOIN seen n ON n.trajectory_id = s.trajectory_id "
-            "WHERE NOT s.unjudgeable) "
-            "SELECT t.task, t.agent, coalesce(e.priority, 'inf'::DOUBLE) AS priority, count(*) AS n FROM todo t "
+            "WHERE NOT s.unjudgeable GROUP BY ALL) "
+            "SELECT t.task, t.agent, coalesce(e.priority, 'inf'::DOUBLE) AS priority, sum(t.n)::BIGINT AS n FROM todo t "
             "ASOF LEFT JOIN edges e ON t.task = e.task AND t.agent = e.agent AND t.priority <= e.priority "
             "GROUP BY ALL ORDER BY ALL", categories=("task", "agent"))
         return rows, binned

@@ -158,16 +158,16 @@ def next_refresh_at(ended: float, duration: float) -> float:
     return ended + max(MIN_GAP_S, GAP_FACTOR * duration)
 
 
-def _refresh(store, path: str, keys: list[tuple] | None = None) -> None:
-    """Compute again the parts `keys` (by default those of `path` shown recently) whose figures are missing
-    or older than the store's mark."""
+def _refresh(store, path: str, prepared: list[tuple] | None = None) -> None:
+    """Compute again the parts of `path` shown recently (or those `prepared` as the server starts) whose
+    figures are missing or older than the store's mark."""
     with _lock:
         last = _last_refresh.get(path)
     if last is not None:
         time.sleep(max(0.0, next_refresh_at(*last) - time.monotonic()))
     with _lock:
         _queued.discard(path)  # writes from now on queue the next refresh
-        keys = _recently_shown(path) if keys is None else keys
+        keys = _recently_shown(path) if prepared is None else prepared
     background.wait_for("priority")  # the priorities the same writes refresh (and the weights the first saves)
     if not store.is_open:  # its page closed: the next write (or opening) computes
         return
@@ -182,8 +182,9 @@ def _refresh(store, path: str, keys: list[tuple] | None = None) -> None:
         if store.is_open:
             log.warning("Stats figures not refreshed after a write: %s", err)
     ended = time.monotonic()
-    with _lock:
-        _last_refresh[path] = (ended, ended - started)
+    if prepared is None:  # the computation at start (with an upgrade's one-time fills) spaces nothing
+        with _lock:
+            _last_refresh[path] = (ended, ended - started)
 
 
 def remembered_quietly(path: str, part: str, session: str | None) -> Snapshot | None:

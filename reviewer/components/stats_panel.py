@@ -91,10 +91,6 @@ def abstention_frame(report: dict) -> pd.DataFrame | None:
                           "accept": g["n_accept"], "unreviewed": g["n_unreviewed"]} for g in groups]).round(3)
 
 
-# ms the new figures have before the remembered, older ones are shown in their place
-STALE_AFTER_MS = 300
-
-
 def _table(css_class: str) -> TextHTML:
     """A table of a few rows as plain HTML, every row and column in view and as wide as its data: two
     Tabulators (a grid library, shadow roots, a layout pass of their own) cost the tab ~0.25 s of its
@@ -251,26 +247,12 @@ class StatsPanel(Viewer):
             mark = None
         stale = [p for p, k in zip(parts, kept, strict=True) if k is None or k.mark != mark]
         self._pending = {part for part, *_ in stale}
-        older = [(part, show, k) for (part, _, _, show), k in zip(parts, kept, strict=True)
-                 if k is not None and k.mark != mark]
-        current = [(part, show, k) for (part, _, _, show), k in zip(parts, kept, strict=True)
-                   if k is not None and k.mark == mark]
-        for part, show, snapshot in current:
-            self._shown(part, show, snapshot, final=False)
-        if self._pending and not current:
+        self._as_of = min((k.computed_at for k in kept if k is not None and k.mark != mark), default=None)
+        for (part, _, _, show), snapshot in zip(parts, kept, strict=True):
+            if snapshot is not None:
+                self._shown(part, show, snapshot, final=False)
+        if self._pending and not any(kept):
             self._status.object = "<p><em>Computing the statistics…</em></p>"
-
-        def show_older():
-            # figures older than what was written, while the new ones take longer than STALE_AFTER_MS (a
-            # refresh after the write is often under way): drawing both costs the browser twice
-            waiting = [(part, show, k) for part, show, k in older if ticket == self._ticket and part in self._pending]
-            if waiting:
-                self._as_of = min(k.computed_at for _, _, k in waiting)
-                for part, show, k in waiting:
-                    self._shown(part, show, k, final=False)
-
-        if older:
-            doc.add_timeout_callback(show_older, STALE_AFTER_MS)
 
         def computed(part, session, work, show):
             got = self._compute(part, session, work)

@@ -189,19 +189,9 @@ class ServedDoc:
 
     def __init__(self):
         self.callbacks = queue.Queue()
-        self.timeouts: list = []
 
     def add_next_tick_callback(self, callback):
         self.callbacks.put(callback)
-
-    def add_timeout_callback(self, callback, timeout_milliseconds):
-        self.timeouts.append(callback)
-
-    def run_timeouts(self) -> None:
-        """The timeouts due, as the event loop runs them once their time has come."""
-        due, self.timeouts = self.timeouts, []
-        for callback in due:
-            callback()
 
     def run(self, n: int) -> None:
         for _ in range(n):
@@ -236,27 +226,17 @@ def test_pages_share_what_one_computed_and_show_it_marked_while_what_was_written
         tid = triage.compute_signals(store).index[0]
         store.labels.add_rating(tid, "zed", 2, "1")
         third = served_refresh(store, doc)
-        assert third._pending == {"stats", "triage"} and "Computing the statistics" in third._status.object
-        assert not third._body.objects  # the remembered figures wait STALE_AFTER_MS for the new ones
-        doc.run_timeouts()
+        assert third._pending == {"stats", "triage"}
         assert "Figures as of" in third._status.object and "computing them again" in third._status.object
         assert third._body.objects and "zed" not in raters(third)  # the remembered ones, while the new compute
         doc.run(2)
         assert third._status.object == "" and third._pending == set()
         assert "zed" in raters(third) and stats_snapshots.remembered(store, "stats").value["distributions"]["zed"]["n"] == 1
 
-        # new figures computed within STALE_AFTER_MS: the older ones are never drawn
-        store.labels.add_rating(tid, "xia", 5, "1")
-        quick = served_refresh(store, doc)
-        doc.run(2)
-        doc.run_timeouts()
-        assert "xia" in raters(quick) and quick._status.object == "" and quick._as_of is None
-
         # a computation that fails after the remembered figures were shown says so, and how old they are
         store.labels.add_rating(tid, "yan", 4, "1")
         monkeypatch.setattr("reviewer.services.stats.review_stats", lambda *_, **__: 1 / 0)
         fourth = served_refresh(store, doc)
-        doc.run_timeouts()
         doc.run(2)
         assert "could not be computed: ZeroDivisionError" in fourth._status.object
         assert "The figures shown are as of" in fourth._status.object and "yan" not in raters(fourth)

@@ -16,7 +16,7 @@ import duckdb
 from reviewer.store.codec import new_id, now, to_json
 from reviewer.store.database import Database
 from reviewer.store.duckdb_words import is_duplicate_key
-from reviewer.store.pair_counts import add_pairs, pairs_of
+from reviewer.store.pair_counts import add_pairs, pairs_in
 
 REVIEW_ACTIONS = ("approve", "override", "reject", "clear")  # clear = withdraw my verdict
 PREFERENCE_OUTCOMES = ("win", "tie", "loss")  # for trajectory_a against trajectory_b
@@ -98,16 +98,19 @@ class LabelRepository:
         if not stored:  # this very label (its id) was stored before, and its current row then
             return row["id"]
         current, keys, kept = _CURRENT[table]
-        before = pairs_of(self.db, table, row["trajectory_id"])
         columns = (*keys, *kept, "created_at", "seq")
+        before = self.db.rows(f"SELECT {', '.join(columns)} FROM {current} WHERE trajectory_id = ?",
+                              [row["trajectory_id"]])
         newer = (f"excluded.created_at > {current}.created_at OR "
                  f"(excluded.created_at = {current}.created_at AND excluded.seq > {current}.seq)")
-        self.db.execute(
+        replaced = self.db.rows(  # the row written, if this label is the newer (else none)
             f"INSERT INTO {current} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)}) "
             f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET "
-            f"{', '.join(f'{c} = excluded.{c}' for c in columns if c not in keys)} WHERE {newer}",
-            [*(row[c] for c in (*keys, *kept, "created_at")), stored[0][0]])
-        add_pairs(self.db, table, before, pairs_of(self.db, table, row["trajectory_id"]))
+            f"{', '.join(f'{c} = excluded.{c}' for c in columns if c not in keys)} WHERE {newer} "
+            f"RETURNING {', '.join(columns)}", [*(row[c] for c in (*keys, *kept, "created_at")), stored[0][0]])
+        if replaced:
+            after = [r for r in before if any(r[k] != replaced[0][k] for k in keys)] + replaced
+            add_pairs(self.db, table, pairs_in(table, before), pairs_in(table, after))
         return row["id"]
 
     # -- writers -----------------------------------------------------------------------------

@@ -4,7 +4,8 @@ kappa and Spearman's rho are computed from (reviewer.services.stats), kept as la
 
 Counting them from every current label took ~0.1 s of a Stats read at 1M trajectories (a self-join of
 250k current scores). A label changes only its own trajectory's pairs, so the writer counts that
-trajectory's pairs before and after it (a few rows) and adds the difference, in the label's transaction.
+trajectory's pairs before and after it (`pairs_in`, from its few current rows read once) and adds the
+difference, in the label's transaction.
 
 The pairs are those of the current rows (reviewer/store/schema.py V13): a reviewer's current verdict
 unless withdrawn ('clear'), with each reviewer's own counts as pairs with reviewer_b = '' (a key has no
@@ -13,6 +14,7 @@ NULL); a rater's newest score of the trajectory whatever its rubric version.
 from __future__ import annotations
 
 from collections import Counter
+from itertools import combinations
 from typing import Any
 
 # a reviewer's own verdicts are counted as a pair with nobody
@@ -46,29 +48,35 @@ def rating_pairs_sql(of: str = "") -> str:
             f"WHERE true {of} GROUP BY ALL) {pair_counts_sql('rater', 'score')}")
 
 
-# label table -> (its pair counts table, the query of one trajectory's pairs, the counts' key columns)
-PAIRS = {"reviews": ("verdict_pair_counts", verdict_pairs_sql, ("reviewer_a", "reviewer_b", "action_a", "action_b"),
-                     ("VARCHAR", "VARCHAR", "VARCHAR", "VARCHAR")),
-         "ratings": ("rating_pair_counts", rating_pairs_sql, ("rater_a", "rater_b", "score_a", "score_b"),
-                     ("VARCHAR", "VARCHAR", "DOUBLE", "DOUBLE"))}
+# label table -> (its pair counts table, the counts' key columns)
+PAIRS = {"reviews": ("verdict_pair_counts", ("reviewer_a", "reviewer_b", "action_a", "action_b")),
+         "ratings": ("rating_pair_counts", ("rater_a", "rater_b", "score_a", "score_b"))}
 
 
-def pairs_of(db, table: str, trajectory_id: str) -> Counter:
-    """One trajectory's pairs of the current rows of a label table."""
-    _, sql, _, _ = PAIRS[table]
-    return Counter({tuple(row[:-1]): row[-1] for row in
-                    db.execute(sql("AND trajectory_id = ?"), [trajectory_id]).fetchall()})
+def pairs_in(table: str, current: list[dict[str, Any]]) -> Counter:
+    """The pairs of one trajectory's current rows of a label table (rows of current_reviews or current_ratings),
+    as the SQL above counts them: read once around a label, two queries of a few ms each on its write path."""
+    if table == "reviews":
+        given = sorted((r["reviewer"], r["action"]) for r in current if r["action"] != "clear")
+        pairs = Counter((who, NOBODY, action, NOBODY) for who, action in given)
+    else:  # each rater's newest score, whatever the rubric version
+        newest: dict[str, dict[str, Any]] = {}
+        for r in sorted(current, key=lambda r: (r["created_at"], r["seq"])):
+            newest[r["rater"]] = r
+        given, pairs = sorted((who, r["score"]) for who, r in newest.items()), Counter()
+    # names compared as DuckDB compares them (UTF-8 bytes: the code points' order)
+    pairs.update((a, b, x, y) for (a, x), (b, y) in combinations(given, 2) if a < b)
+    return pairs
 
 
 def add_pairs(db, table: str, before: Counter, after: Counter) -> None:
     """Add `after` - `before` (one trajectory's pairs around a label) to the table's stored counts."""
-    counts, _, keys, types = PAIRS[table]
+    counts, keys = PAIRS[table]
     delta: dict[tuple, Any] = {k: after.get(k, 0) - before.get(k, 0) for k in before.keys() | after.keys()}
     delta = {k: n for k, n in delta.items() if n}
     if not delta:
         return
-    select = ", ".join(f"unnest(?::{kind}[]) AS {name}" for name, kind in zip((*keys, "n"), (*types, "BIGINT"),
-                                                                               strict=True))
-    db.execute(f"INSERT INTO {counts} ({', '.join(keys)}, n) SELECT {select} "
+    marks = ", ".join(f"({', '.join('?' for _ in (*keys, 'n'))})" for _ in delta)  # a few rows: VALUES
+    db.execute(f"INSERT INTO {counts} ({', '.join(keys)}, n) VALUES {marks} "
                f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET n = {counts}.n + excluded.n",
-               [*([k[i] for k in delta] for i in range(len(keys))), list(delta.values())])
+               [value for key, n in delta.items() for value in (*key, n)])

@@ -10,3 +10,14 @@ def own_copy(template: Path, folder: Path) -> Path:
     path = folder / template.name
     shutil.copyfile(template, path)
     return path
+
+
+def undo_version_13(con) -> None:
+    """Take a file (a DuckDB connection to it) back from schema version 13: the current labels and their
+    pair counts, the settled labels' task and the stored triage priorities gone, the version row too."""
+    for table in ("current_reviews", "current_ratings", "verdict_pair_counts", "rating_pair_counts"):
+        con.execute(f"DROP TABLE {table}")
+    con.execute("ALTER TABLE settled_labels DROP COLUMN task")
+    con.execute("ALTER TABLE triage_signals DROP COLUMN priority")
+    con.execute("ALTER TABLE triage_signals DROP COLUMN priced_by")
+    con.execute("DELETE FROM schema_version WHERE version = 13")

@@ -16,6 +16,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
+from databases import undo_version_13
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
@@ -438,17 +439,6 @@ def undo_versions_11_to_13(con) -> None:
     undo_version_13(con)
 
 
-def undo_version_13(con) -> None:
-    """Undo schema version 13 (current labels and their pair counts, the settled labels task, the stored priorities)."""
-    con.execute("DROP TABLE current_reviews")
-    con.execute("DROP TABLE current_ratings")
-    con.execute("DROP TABLE verdict_pair_counts")
-    con.execute("DROP TABLE rating_pair_counts")
-    con.execute("ALTER TABLE settled_labels DROP COLUMN task")
-    con.execute("ALTER TABLE triage_signals DROP COLUMN priority")
-    con.execute("ALTER TABLE triage_signals DROP COLUMN priced_by")
-
-
 def test_a_version_7_database_upgrades_and_fills_the_signals_on_first_read(demo_db, tmp_path):
     path = tmp_path / "v7.duckdb"
     shutil.copyfile(demo_db, path)
@@ -529,7 +519,6 @@ def test_a_version_12_database_upgrades_with_its_settled_labels_tasks_and_curren
         stats.review_stats(store)  # every settled label stored
     con = duckdb.connect(str(path))
     undo_version_13(con)
-    con.execute("DELETE FROM schema_version WHERE version = 13")
     con.close()
     with Store(path) as store:
         assert store.verdict_state.verdict_states_behind() == []

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import duckdb
 import pandas as pd
+from databases import undo_version_13
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -137,14 +138,7 @@ def test_a_version_12_file_with_labels_is_upgraded_with_its_current_rows(tmp_pat
         want = {t: kept_rows(store, t, k, c) for t, k, c in (("current_reviews", REVIEW_KEY, ["action"]),
                 ("current_ratings", RATING_KEY, ["rater_kind", "score"]))}
     con = duckdb.connect(str(path))
-    con.execute("DROP TABLE current_reviews")
-    con.execute("DROP TABLE current_ratings")
-    con.execute("DROP TABLE verdict_pair_counts")
-    con.execute("DROP TABLE rating_pair_counts")
-    con.execute("ALTER TABLE settled_labels DROP COLUMN task")
-    con.execute("ALTER TABLE triage_signals DROP COLUMN priority")
-    con.execute("ALTER TABLE triage_signals DROP COLUMN priced_by")
-    con.execute("DELETE FROM schema_version WHERE version = 13")
+    undo_version_13(con)
     assert migrate(con) == len(MIGRATIONS) == 13
     con.close()
     with Store(path) as store:

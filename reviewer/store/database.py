@@ -29,8 +29,8 @@ PASS_MEMORY_LIMIT = "128MB"
 # DO NOTHING, since neither sees the other's uncommitted row. Run again, the statement sees the
 # committed row and does nothing, which is what it meant.
 _CONFLICT_RETRIES = 5
-T = TypeVar("T")
 _ROWS_PER_STATEMENT = 500
+T = TypeVar("T")
 
 
 def _is_race(sql: str, exc: Exception) -> bool:

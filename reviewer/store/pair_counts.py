@@ -35,17 +35,11 @@ def own_and_pair_counts_sql(who: str, value: str, nobody: str) -> str:
             f"FROM newest GROUP BY ALL UNION ALL {pair_counts_sql(who, value)}")
 
 
-def verdict_pairs_sql(of: str = "") -> str:
-    """reviewer_a, reviewer_b, action_a, action_b, n of the current verdicts (of the rows meeting `of`,
-    "AND ..." over current_reviews)."""
-    return (f"WITH newest AS (SELECT trajectory_id, reviewer, action FROM current_reviews WHERE action <> 'clear' {of}) "
-            f"{own_and_pair_counts_sql('reviewer', 'action', repr(NOBODY))}")
-
-
-def rating_pairs_sql(of: str = "") -> str:
-    """rater_a, rater_b, score_a, score_b, n of the current scores (of the rows meeting `of`)."""
-    return ("WITH newest AS (SELECT trajectory_id, rater, arg_max(score, (created_at, seq)) AS score FROM current_ratings "
-            f"WHERE true {of} GROUP BY ALL) {pair_counts_sql('rater', 'score')}")
+# every pair of the current verdicts and of the current scores (what the migration fills the counts with)
+VERDICT_PAIRS_SQL = ("WITH newest AS (SELECT trajectory_id, reviewer, action FROM current_reviews WHERE action <> 'clear') "
+                     f"{own_and_pair_counts_sql('reviewer', 'action', repr(NOBODY))}")
+RATING_PAIRS_SQL = ("WITH newest AS (SELECT trajectory_id, rater, arg_max(score, (created_at, seq)) AS score "
+                    f"FROM current_ratings GROUP BY ALL) {pair_counts_sql('rater', 'score')}")
 
 
 # label table -> (its pair counts table, the counts' key columns)

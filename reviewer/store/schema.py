@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from reviewer.store.pair_counts import rating_pairs_sql, verdict_pairs_sql
+from reviewer.store.pair_counts import RATING_PAIRS_SQL, VERDICT_PAIRS_SQL
 
 BOOTSTRAP = """
 CREATE TABLE IF NOT EXISTS schema_version (
@@ -500,8 +500,8 @@ FILL_CURRENT_RATINGS = ("INSERT INTO current_ratings SELECT trajectory_id, rater
 # the tables kept on write from the label tables, each with the statement filling it from what is written
 # (in this order: the pair counts are counted from the current rows)
 KEPT_ON_WRITE = (("current_reviews", FILL_CURRENT_REVIEWS), ("current_ratings", FILL_CURRENT_RATINGS),
-                 ("verdict_pair_counts", f"INSERT INTO verdict_pair_counts {verdict_pairs_sql()}"),
-                 ("rating_pair_counts", f"INSERT INTO rating_pair_counts {rating_pairs_sql()}"))
+                 ("verdict_pair_counts", f"INSERT INTO verdict_pair_counts {VERDICT_PAIRS_SQL}"),
+                 ("rating_pair_counts", f"INSERT INTO rating_pair_counts {RATING_PAIRS_SQL}"))
 _FILLS = ";\n".join(fill for _, fill in KEPT_ON_WRITE)
 V13_CURRENT_LABELS = Migration("current verdicts and scores, their pairs counted, kept on write; settled tasks; "
                                "triage priorities stored",

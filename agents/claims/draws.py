@@ -5,13 +5,13 @@ per draw, in a few array operations instead of one Python call per draw.
 Every function here returns, for each row, the very number its one-row twin returns (NaN where that
 returns None): the same pixel windows, the same medians (a selection), sums over the same rows in the
 same order; tests/agents/claims/test_draws.py checks them equal bit for bit over the shared corpus.
-A kind without a twin here (`measure_rows` returns None) is drawn one row at a time, as before.
+A kind without a twin here (`measure_row_values` returns None) is drawn one row at a time, as before.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from agents.tools.measure import MIN_PIXELS, Arrays, _median, half_depth_width
+from agents.tools.measure import MIN_HALF_DEPTH, MIN_PIXELS, Arrays, _median, running_median
 
 
 def _medians(m: np.ndarray) -> np.ndarray:
@@ -20,7 +20,8 @@ def _medians(m: np.ndarray) -> np.ndarray:
     k = n // 2
     if n % 2:
         return np.partition(m, k, axis=1)[:, k]
-    return np.mean(np.partition(m, (k - 1, k), axis=1)[:, k - 1:k + 1], axis=1)
+    part = np.partition(m, (k - 1, k), axis=1)
+    return (part[:, k - 1] + part[:, k]) / 2.0  # np.mean of the two, without its overhead: the same sum
 
 
 def _side_level(a: Arrays, f: np.ndarray, band):
@@ -49,12 +50,7 @@ def _normalised(a: Arrays, f: np.ndarray, core, blue, red, smooth: int = 3):
     bad = np.any(c <= 0, axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = f[:, idx] / c
-    if smooth > 1 and ratio.shape[1] >= smooth:
-        pad = smooth // 2
-        padded = np.pad(ratio, ((0, 0), (pad, pad)), mode="edge")
-        ratio_s = np.median(np.lib.stride_tricks.sliding_window_view(padded, smooth, axis=1), axis=2)
-    else:
-        ratio_s = ratio
+    ratio_s = running_median(ratio, smooth) if smooth > 1 and ratio.shape[1] >= smooth else ratio
     return a.wave[idx], ratio, ratio_s, bad
 
 
@@ -101,19 +97,32 @@ def band_depth(a, f, *, band, side, side2=None, **_):
         return _where(level <= 0, 1.0 - np.median(f[:, idx], axis=1) / level)
 
 
-def _per_row(prof, fn):
+def _walked_widths(prof, sign: float, least: float) -> np.ndarray:
+    """Each row's width at half its extreme, walking out from it as the one-row measurements do
+    (agents.tools.measure.half_depth_width: sign -1, an absorption minimum at least `least` deep;
+    agents.claims.measure._width_at_half_maximum: sign +1, an emission peak above 0): the walk stops
+    at the first pixel not beyond the half level, or at an end. NaN where the row has no width."""
     w, _, r, bad = prof
-    out = np.full(r.shape[0], np.nan)
-    for i in np.flatnonzero(~bad):
-        v = fn(w, r[i])
-        if v is not None:
-            out[i] = v
-    return out
+    rows, n = np.arange(r.shape[0]), r.shape[1]
+    at = np.argmin(r, axis=1) if sign < 0 else np.argmax(r, axis=1)
+    if sign < 0:
+        extreme = 1.0 - r[rows, at]
+        half = 1.0 - extreme / 2.0
+        stops = ~(r < half[:, None])
+    else:
+        extreme = r[rows, at] - 1.0
+        half = 1.0 + extreme / 2.0
+        stops = ~(r > half[:, None])
+    j = np.arange(n)[None, :]
+    lo = np.where((stops | (j == 0)) & (j <= at[:, None]), j, -1).max(axis=1)
+    hi = np.where((stops | (j == n - 1)) & (j >= at[:, None]), j, n).min(axis=1)
+    # (a NaN extreme is not "too shallow": the walk stops at once and the width is 0, as one row's)
+    return np.where(bad | (extreme < least if sign < 0 else extreme <= least), np.nan, w[hi] - w[lo])
 
 
 def balmer_width(a, f, *, core, blue, red, **_):
     prof = _normalised(a, f, core, blue, red, smooth=5)
-    return None if prof is None else _per_row(prof, half_depth_width)
+    return None if prof is None else _walked_widths(prof, -1.0, MIN_HALF_DEPTH)
 
 
 def continuum_slope(a, f, *, blue, red, **_):
@@ -139,16 +148,12 @@ def local_snr(a, f, *, window, **_):
 
 
 def emission_fwhm(a, f, *, core, blue, red, **_):
-    from agents.claims.measure import _width_at_half_maximum
-
     prof = _normalised(a, f, core, blue, red)
-    return None if prof is None else _per_row(prof, _width_at_half_maximum)
+    return None if prof is None else _walked_widths(prof, 1.0, 0.0)
 
 
 def broad_fwhm(a, f, *, core, blue, red, smooth: float = 25.0, **_):
     from scipy.ndimage import median_filter
-
-    from agents.claims.measure import _width_at_half_maximum
 
     prof = _normalised(a, f, core, blue, red)
     if prof is None or prof[0].size < 7:
@@ -156,7 +161,7 @@ def broad_fwhm(a, f, *, core, blue, red, smooth: float = 25.0, **_):
     w, ratio, r, bad = prof
     k = max(3, int(smooth / float(np.median(np.diff(w)))) | 1)
     r = median_filter(r, size=(1, min(k, (r.shape[1] - 1) | 1)), mode="nearest")
-    return _per_row((w, ratio, r, bad), _width_at_half_maximum)
+    return _walked_widths((w, ratio, r, bad), 1.0, 0.0)
 
 
 def line_flux(a, f, *, core, blue, red, **_):
@@ -183,15 +188,15 @@ ROWS = {
 }
 
 
-def measure_rows(a: Arrays, fluxes: np.ndarray, kind: str, params: dict) -> list[float] | None:
-    """The finite values of measurement `kind` on each row of `fluxes` (the flux of `a` with noise
-    added; `a` gives the wavelengths, mask and ivar), in row order: what calling the one-row
-    measurement on each row and keeping its non-None results gives. None: `kind` has no row form."""
+def measure_row_values(a: Arrays, fluxes: np.ndarray, kind: str, params: dict) -> np.ndarray | None:
+    """Measurement `kind` on each row of `fluxes` (fluxes on the wavelengths of `a`, with its mask and
+    ivar): what calling the one-row measurement on each row gives, NaN where that gives None. None:
+    `kind` has no row form."""
     fn = ROWS.get(kind)
     if fn is None:
         return None
     values = fn(a, fluxes, **params)
-    if values is None:
-        return []
+    if values is None:  # a window without pixels: no row has a value
+        return np.full(fluxes.shape[0], np.nan)
     values = np.asarray(values, dtype=float)
-    return [float(v) for v in values if np.isfinite(v)]
+    return np.where(np.isfinite(values), values, np.nan)

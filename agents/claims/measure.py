@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.claims.draws import measure_rows
+from agents.claims.draws import measure_row_values
 from agents.tools.measure import Arrays, measure
 
 N_DRAWS = 24  # enough for a 15 % error on sigma, which is all a 3-sigma tolerance needs
@@ -130,6 +130,10 @@ EXTRA = {"emission_fwhm": emission_fwhm, "broad_fwhm": broad_fwhm, "line_flux": 
          "ew_over_far_continuum": ew_over_far_continuum}
 
 
+def _nan_for_none(v: float | None) -> float:
+    return np.nan if v is None else v
+
+
 def _call(a: Arrays, kind: str, params: dict) -> float | None:
     if kind in EXTRA:
         v = EXTRA[kind](a, **params)
@@ -182,23 +186,23 @@ class Measurer:
         sl = slice(i0, i1)
         sub = Arrays(self.a.wave[sl], self.a.flux[sl], None if self.a.ivar is None else self.a.ivar[sl],
                      self.a.good[sl])
-        value = _call(sub, kind, params)
-        if value is None:
-            return Value(None, None, (lo, hi))
         # a fixed seed per measurement: the same claim always gets the same verdict
         rng = np.random.default_rng(zlib.crc32(repr((kind, sorted(params.items()))).encode()))
         sig = np.where(np.isfinite(self.sigma[sl]), self.sigma[sl], 0.0)
-        # all draws at once (agents.claims.draws: the same numbers as one call per draw); the
-        # generator fills the rows in the order the one-draw-at-a-time loop drew them
-        fluxes = sub.flux[None, :] + rng.normal(size=(self.n_draws, sig.size)) * sig[None, :]
-        draws = measure_rows(sub, fluxes, kind, params)
-        if draws is None:  # a kind without a row form: one call per draw
-            draws = []
-            for row in fluxes:
-                v = _call(Arrays(sub.wave, row, sub.ivar, sub.good), kind, params)
-                if v is not None:
-                    draws.append(v)
-        sigma = float(np.std(draws, ddof=1)) if len(draws) >= self.n_draws // 2 else None
+        noise = rng.normal(size=(self.n_draws, sig.size))
+        # the value and all its draws in one stack, row 0 the spectrum itself (agents.claims.draws:
+        # each row the number one call on it gives; the generator fills the rows in the order the
+        # one-draw-at-a-time loop drew them)
+        fluxes = np.vstack([sub.flux, sub.flux[None, :] + noise * sig[None, :]])
+        rows = measure_row_values(sub, fluxes, kind, params)
+        if rows is None:  # a kind without a row form: one call per row
+            rows = np.array([_nan_for_none(_call(Arrays(sub.wave, f, sub.ivar, sub.good), kind, params))
+                             for f in fluxes])
+        value = float(rows[0])
+        if not np.isfinite(value):
+            return Value(None, None, (lo, hi))
+        draws = rows[1:][np.isfinite(rows[1:])]
+        sigma = float(np.std(draws, ddof=1)) if draws.size >= self.n_draws // 2 else None
         return Value(value, sigma, (lo, hi))
 
 

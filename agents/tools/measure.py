@@ -58,10 +58,9 @@ class Arrays:
 
     def window(self, lo: float, hi: float) -> np.ndarray:
         """Indices of good pixels with lo <= wave <= hi."""
-        i0, i1 = np.searchsorted(self.wave, [lo, hi], side="left")
-        i1 = np.searchsorted(self.wave, hi, side="right")
-        idx = np.arange(i0, i1)
-        return idx[self.good[idx]]
+        i0 = self.wave.searchsorted(lo, side="left")
+        i1 = self.wave.searchsorted(hi, side="right")
+        return i0 + np.flatnonzero(self.good[i0:i1])
 
 
 def _InverseVariance():
@@ -105,14 +104,34 @@ def _normalised(a: Arrays, core, blue, red, smooth: int = 3):
     if np.any(c <= 0):
         return None
     ratio = a.flux[idx] / c
-    if smooth > 1 and ratio.size >= smooth:
-        # running median: one hot pixel or cosmic must not set a depth
-        pad = smooth // 2
-        padded = np.pad(ratio, pad, mode="edge")
-        ratio_s = np.median(np.lib.stride_tricks.sliding_window_view(padded, smooth), axis=1)
-    else:
-        ratio_s = ratio
+    # running median: one hot pixel or cosmic must not set a depth
+    ratio_s = running_median(ratio, smooth) if smooth > 1 and ratio.size >= smooth else ratio
     return a.wave[idx], ratio, ratio_s
+
+
+def _median3(a, b, c):
+    return np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c))
+
+
+def _median5(a, b, c, d, e):
+    # Paeth's network: the median of the two pairs' inner values and e
+    return _median3(e, np.maximum(np.minimum(a, b), np.minimum(c, d)), np.minimum(np.maximum(a, b), np.maximum(c, d)))
+
+
+def running_median(x: np.ndarray, size: int) -> np.ndarray:
+    """np.median over the `size` pixels centred on each pixel along the last axis (odd size), the
+    ends padded with the end values. Sizes 3 and 5 use min/max networks: the same numbers (a median
+    of an odd count is one of its values; NaN spreads through min and max as through np.median)
+    without sorting each window, which cost the claim checker's noise draws a third of their time."""
+    pad = size // 2
+    padded = np.concatenate([np.repeat(x[..., :1], pad, axis=-1), x, np.repeat(x[..., -1:], pad, axis=-1)], axis=-1)
+    n = x.shape[-1]
+    cols = [padded[..., k:k + n] for k in range(size)]
+    if size == 3:
+        return _median3(*cols)
+    if size == 5:
+        return _median5(*cols)
+    return np.median(np.lib.stride_tricks.sliding_window_view(padded, size, axis=-1), axis=-1)
 
 
 def line_depth(a: Arrays, *, core, blue, red, **_) -> float | None:
@@ -177,12 +196,15 @@ def balmer_width(a: Arrays, *, core, blue, red, **_) -> float | None:
     return half_depth_width(w, r)
 
 
+MIN_HALF_DEPTH = 0.05  # a line shallower than 5 % has no half depth to walk to
+
+
 def half_depth_width(w: np.ndarray, r: np.ndarray) -> float | None:
     """Full width at half depth of the deepest point of a normalised profile `r` on wavelengths `w`
-    (None when shallower than 5 %): the walk balmer_width makes, shared with its batched noise draws."""
+    (None when shallower than MIN_HALF_DEPTH), walking out from it."""
     i_min = int(np.argmin(r))
     depth = 1.0 - r[i_min]
-    if depth < 0.05:
+    if depth < MIN_HALF_DEPTH:
         return None
     half = 1.0 - depth / 2.0
     lo = i_min

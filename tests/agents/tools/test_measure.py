@@ -46,3 +46,22 @@ def test_masked_or_missing_pixels_make_it_not_measurable():
 def test_the_fast_median_is_numpys(n, dtype):
     x = np.random.default_rng(n).normal(size=n).astype(dtype)
     assert _median(x) == float(np.median(x))
+
+
+@pytest.mark.parametrize("size", [3, 5, 7])
+def test_the_running_median_is_np_median_over_each_window(size):
+    """The min/max networks give the very numbers np.median gives on each edge-padded window, ties,
+    NaN and infinities included, on one profile and on a stack of rows."""
+    from agents.tools.measure import running_median
+
+    rng = np.random.default_rng(size)
+    x = rng.integers(0, 4, size=(40, 23)).astype(float)  # small integers: many ties
+    x[rng.random(x.shape) < 0.05] = np.nan
+    x[rng.random(x.shape) < 0.05] = np.inf
+    x[rng.random(x.shape) < 0.05] = -np.inf
+    x = np.vstack([x, rng.normal(size=(10, 23))])
+    pad = size // 2
+    windows = np.lib.stride_tricks.sliding_window_view(np.pad(x, ((0, 0), (pad, pad)), mode="edge"), size, axis=1)
+    expected = np.median(windows, axis=2)
+    assert np.array_equal(running_median(x, size), expected, equal_nan=True)
+    assert all(np.array_equal(running_median(row, size), want, equal_nan=True) for row, want in zip(x, expected))

@@ -196,9 +196,7 @@ class _SpectrumWriter:
 
     def _write(self, files: list[_ReadFile], stamps: list[tuple[str, tuple, str]]) -> None:
         with self.store.transaction():
-            for read in files:
-                for record in read.records:
-                    self.store.spectra.add_spectrum(record)
+            self.store.spectra.add_spectra([record for read in files for record in read.records])
             self.store.spectra.put_file_stamps(stamps + [(str(f.path.resolve()), f.stamp, f.sha) for f in files
                                                          if f.stamp is not None and not is_racy(f.stamp)])
 

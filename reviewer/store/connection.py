@@ -103,6 +103,7 @@ class SharedConnection:
         # {derived table: how many times rows of it were dropped outside the writes its mark follows}
         self.dropped: dict[str, int] = {}
         self.probed = False  # every table read through once (Store.probe)
+        self.column_types: dict[str, dict[str, str]] = {}  # {table: {column: SQL type}} (Database.insert_rows)
         try:
             self.version = migrate(self.cursor())
         except Exception as exc:

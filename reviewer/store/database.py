@@ -29,7 +29,6 @@ PASS_MEMORY_LIMIT = "128MB"
 # DO NOTHING, since neither sees the other's uncommitted row. Run again, the statement sees the
 # committed row and does nothing, which is what it meant.
 _CONFLICT_RETRIES = 5
-_ROWS_PER_STATEMENT = 500
 T = TypeVar("T")
 
 
@@ -37,12 +36,6 @@ def _is_race(sql: str, exc: Exception) -> bool:
     if isinstance(exc, duckdb.TransactionException):
         return True
     return is_duplicate_key(exc) and "ON CONFLICT DO NOTHING" in sql
-
-
-def insert_sql(table: str, columns: tuple[str, ...]) -> str:
-    """One row's INSERT into `table`, a row whose key is already there left as it is."""
-    marks = ", ".join("?" for _ in columns)
-    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}) ON CONFLICT DO NOTHING"
 
 
 class Database:
@@ -214,16 +207,27 @@ class Database:
             [[r.get(c) for r in rows] for c in types])
 
     def insert_rows(self, table: str, columns: Sequence[str], rows: list[Sequence[Any]],
-                     ignore_duplicates: bool = False) -> None:
-        """Insert many rows with multi-row VALUES statements (DuckDB's executemany runs one
-        statement per row, several times slower)."""
-        marks = "(" + ", ".join("?" for _ in columns) + ")"
-        for start in range(0, len(rows), _ROWS_PER_STATEMENT):
-            chunk = rows[start:start + _ROWS_PER_STATEMENT]
-            sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join(marks for _ in chunk)}"
-            if ignore_duplicates:
-                sql += " ON CONFLICT DO NOTHING"
-            self.execute(sql, [value for row in chunk for value in row])
+                    ignore_duplicates: bool = False) -> None:
+        """Insert many rows in one statement: each column bound as one list of its SQL type, the lists
+        zipped by unnest. A multi-row VALUES statement binds and parses every value apart (~175 ms for
+        a vet group's 960 steps, against ~25 ms this way); executemany runs one statement per row."""
+        if not rows:
+            return
+        types = self._column_types(table)
+        select = ", ".join(f"unnest(?::{types[c]}[])" for c in columns)
+        sql = f"INSERT INTO {table} ({', '.join(columns)}) SELECT {select}"
+        if ignore_duplicates:
+            sql += " ON CONFLICT DO NOTHING"
+        self.execute(sql, [list(values) for values in zip(*rows, strict=True)])
+
+    def _column_types(self, table: str) -> dict[str, str]:
+        types = self._shared.column_types.get(table)
+        if types is None:
+            types = dict(self.execute(
+                "SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = 'main' AND table_name = ?",
+                [table]).fetchall())
+            self._shared.column_types[table] = types
+        return types
 
     def rows(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
         cur = self.execute(sql, params)

@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewer.store.codec import now, to_json
-from reviewer.store.database import Database, insert_sql
+from reviewer.store.database import Database
 
 SPECTRUM_COLUMNS = (
     "spectrum_id", "source_path", "file_name", "target", "survey", "object_id", "ra", "dec",
@@ -16,6 +16,25 @@ SPECTRUM_COLUMNS = (
 _LIST_COLUMNS = ", ".join(c for c in SPECTRUM_COLUMNS if c != "header")
 
 
+def _spectrum_row(record: dict[str, Any]) -> list[Any]:
+    """A record's `spectra` row in SPECTRUM_COLUMNS order; ValueError names what is missing or unknown."""
+    missing = [k for k in ("spectrum_id", "source_path", "file_sha256") if not record.get(k)]
+    if missing:
+        raise ValueError(f"spectrum record lacks {', '.join(missing)}")
+    unknown = set(record) - set(SPECTRUM_COLUMNS)
+    if unknown:
+        raise ValueError(f"unknown spectrum fields: {', '.join(sorted(unknown))}")
+    values = dict(record)
+    values.setdefault("file_name", Path(values["source_path"]).name)
+    values["ingested_at"] = values.get("ingested_at") or now()
+    values["header"] = to_json(values.get("header"))
+    values["survey_ids"] = to_json(values.get("survey_ids"))
+    for key in ("object_id", "target"):
+        if values.get(key) is not None:
+            values[key] = str(values[key])
+    return [values.get(c) for c in SPECTRUM_COLUMNS]
+
+
 class SpectrumRepository:
     def __init__(self, db: Database):
         self.db = db
@@ -23,22 +42,13 @@ class SpectrumRepository:
     def add_spectrum(self, record: dict[str, Any]) -> str:
         """Register a spectrum (keys: SPECTRUM_COLUMNS; spectrum_id, source_path and file_sha256
         required). A spectrum_id already present is left as it is. Returns the spectrum_id."""
-        missing = [k for k in ("spectrum_id", "source_path", "file_sha256") if not record.get(k)]
-        if missing:
-            raise ValueError(f"spectrum record lacks {', '.join(missing)}")
-        unknown = set(record) - set(SPECTRUM_COLUMNS)
-        if unknown:
-            raise ValueError(f"unknown spectrum fields: {', '.join(sorted(unknown))}")
-        values = dict(record)
-        values.setdefault("file_name", Path(values["source_path"]).name)
-        values["ingested_at"] = values.get("ingested_at") or now()
-        values["header"] = to_json(values.get("header"))
-        values["survey_ids"] = to_json(values.get("survey_ids"))
-        for key in ("object_id", "target"):
-            if values.get(key) is not None:
-                values[key] = str(values[key])
-        self.db.execute(insert_sql("spectra", SPECTRUM_COLUMNS), [values.get(c) for c in SPECTRUM_COLUMNS])
-        return values["spectrum_id"]
+        return self.add_spectra([record])[0]
+
+    def add_spectra(self, records: list[dict[str, Any]]) -> list[str]:
+        """`add_spectrum` of many records in one statement (an ingest's group of files)."""
+        rows = [_spectrum_row(record) for record in records]
+        self.db.insert_rows("spectra", SPECTRUM_COLUMNS, rows, ignore_duplicates=True)
+        return [row[0] for row in rows]
 
     def get_spectrum(self, spectrum_id: str) -> dict[str, Any] | None:
         return self.db.row("SELECT * FROM spectra WHERE spectrum_id = ?", [spectrum_id])

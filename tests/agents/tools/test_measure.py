@@ -64,4 +64,4 @@ def test_the_running_median_is_np_median_over_each_window(size):
     windows = np.lib.stride_tricks.sliding_window_view(np.pad(x, ((0, 0), (pad, pad)), mode="edge"), size, axis=1)
     expected = np.median(windows, axis=2)
     assert np.array_equal(running_median(x, size), expected, equal_nan=True)
-    assert all(np.array_equal(running_median(row, size), want, equal_nan=True) for row, want in zip(x, expected))
+    assert all(np.array_equal(running_median(row, size), want, equal_nan=True) for row, want in zip(x, expected, strict=True))

@@ -82,37 +82,53 @@ def test_broken_and_missing_files_write_nothing(store, sample_folder, tmp_path):
 def test_failure_while_storing_rolls_back_the_whole_file(store, sample_folder, monkeypatch):
     path = sample_folder / MULTI
     calls = []
-    original = store.spectra.add_spectrum
+    original = store.spectra.add_spectra
     third = spectrum_id_for(file_sha256(path), sorted(list_targets(path))[2])
 
-    def third_fails(record):  # every time its third spectrum is written: the group's, then the file's own try
-        calls.append(record["spectrum_id"])
-        if record["spectrum_id"] == third:
+    def third_fails(records):  # every time its third spectrum is written: the group's, then the file's own try
+        ids = [r["spectrum_id"] for r in records]
+        calls.extend(ids)
+        if third in ids:
             raise RuntimeError("disk full (simulated)")
-        return original(record)
+        return original(records)
 
-    monkeypatch.setattr(store.spectra, "add_spectrum", third_fails)
+    monkeypatch.setattr(store.spectra, "add_spectra", third_fails)
     summary = ingest_paths(store, [path], progress=False)
     assert calls.count(third) == 2  # in its group's transaction, then in the file's own
     assert summary.added == 0 and len(summary.failed) == 1
     assert summary.failed[0][0] == str(path) and "disk full" in summary.failed[0][1]
     assert store.spectra.count_spectra() == 0
 
-    monkeypatch.setattr(store.spectra, "add_spectrum", original)
+    monkeypatch.setattr(store.spectra, "add_spectra", original)
     assert ingest_paths(store, [path], progress=False).added == 5
+
+
+def test_a_failure_after_the_spectra_are_inserted_leaves_none_of_them(store, sample_folder, monkeypatch):
+    """The file's spectra are inserted, then its stamp fails to be written in the same transaction:
+    none of them stays."""
+    path = sample_folder / MULTI
+
+    def stamps_fail(*_):
+        assert store.spectra.count_spectra() == 5  # inserted, not yet committed
+        raise RuntimeError("disk full (simulated)")
+
+    monkeypatch.setattr(store.spectra, "put_file_stamps", stamps_fail)
+    summary = ingest_paths(store, [path], progress=False)
+    assert summary.added == 0 and [where for where, _ in summary.failed] == [str(path)]
+    assert store.spectra.count_spectra() == 0
 
 
 def test_a_file_that_cannot_be_stored_takes_none_of_its_group_with_it(store, sample_folder, monkeypatch):
     path = sample_folder / MULTI
-    original = store.spectra.add_spectrum
+    original = store.spectra.add_spectra
     bad = spectrum_id_for(file_sha256(path), sorted(list_targets(path))[0])
 
-    def one_fails(record):
-        if record["spectrum_id"] == bad:
+    def one_fails(records):
+        if any(r["spectrum_id"] == bad for r in records):
             raise RuntimeError("constraint (simulated)")
-        return original(record)
+        return original(records)
 
-    monkeypatch.setattr(store.spectra, "add_spectrum", one_fails)
+    monkeypatch.setattr(store.spectra, "add_spectra", one_fails)
     summary = ingest_paths(store, [sample_folder], progress=False, with_file_ids=True)  # 5 files, one group
     assert [where for where, _ in summary.failed] == [str(path)]
     assert summary.added == 4 and store.spectra.count_spectra() == 4

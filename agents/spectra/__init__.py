@@ -83,11 +83,12 @@ from .errors import SpectrumReadError
 from .export import write_csv, write_fits
 from .labels import blank_pipeline_labels
 from .loaders import register as _register_loaders
-from .read import file_format, list_targets, read_spectrum
+from .read import FileSpectra, file_format, list_targets, read_spectrum
 
 _register_loaders()
 
 __all__ = [
+    "FileSpectra",
     "SpectrumReadError",
     "arm_ids",
     "blank_pipeline_labels",

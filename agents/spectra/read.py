@@ -5,6 +5,8 @@ SpectrumReadError naming the file and the problem.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from specutils import Spectrum
@@ -38,13 +40,20 @@ def read_spectrum(path: Any, target: str | int | None = None, *, expected_format
     ``format=`` calls pass it); a mismatch raises.
     """
     name = source_name(path)
-    try:
+    with _read_errors(name):
         return _read(path, name, target, expected_format)
+
+
+@contextmanager
+def _read_errors(name: str) -> Iterator[None]:
+    """The documented contract: no bare astropy/numpy traceback escapes a reader."""
+    try:
+        yield
     except SpectrumReadError:
         raise
     except MemoryError:
         raise SpectrumReadError(name, "file too large to read into memory") from None
-    except Exception as exc:  # the documented contract: no bare astropy/numpy traceback escapes
+    except Exception as exc:
         raise SpectrumReadError(name, f"unreadable ({type(exc).__name__}: {str(exc)[:160]})") from exc
 
 
@@ -86,7 +95,7 @@ def list_targets(path: Any) -> list[str]:
     """The `target=` values of a multi-target file (DESI TARGETIDs as strings, or row indices
     as strings when it has no ids); an empty list for single-spectrum files."""
     name = source_name(path)
-    try:
+    with _read_errors(name):
         head = read_head(path, name)
         if not head.startswith(FITS_MAGIC):
             sniff(path, name)  # raises for empty or binary junk; a text table holds one spectrum
@@ -95,10 +104,30 @@ def list_targets(path: Any) -> list[str]:
         if fits_format(fits, name) in MULTI_TARGET_FORMATS:
             return desi.list_targets_desi(fits, name)
         return []
-    except SpectrumReadError:
-        raise
-    except Exception as exc:
-        raise SpectrumReadError(name, f"unreadable ({type(exc).__name__}: {str(exc)[:160]})") from exc
+
+
+class FileSpectra:
+    """The spectra of one file from one read of it: `targets` (list_targets', or [None] for a
+    single-spectrum file) and `read(target)` (read_spectrum's spectrum and errors). A multi-target
+    file is read, decompressed and parsed once for all its targets, not once per target (a DESI coadd
+    of 500 targets was parsed 501 times by list_targets and read_spectrum)."""
+
+    def __init__(self, path: Any):
+        self.path, self.name = path, source_name(path)
+        self._fits = self._format = None
+        with _read_errors(self.name):
+            if read_head(path, self.name).startswith(FITS_MAGIC):
+                self._fits = load_fits(path, self.name)
+                self._format = fits_format(self._fits, self.name)
+        multi = self._format in MULTI_TARGET_FORMATS
+        self.targets: list[str | None] = (list(desi.list_targets_desi(self._fits, self.name)) if multi else []) or [None]
+
+    def read(self, target: str | None) -> Spectrum:
+        if self._fits is None:  # a text table (or empty, or junk): read_spectrum says which
+            return read_spectrum(self.path, target)
+        with _read_errors(self.name):
+            _check_single(self.name, self._format, target)
+            return FITS_READERS[self._format](self._fits, self.name, target)
 
 
 def file_format(path: Any) -> str:
@@ -107,4 +136,4 @@ def file_format(path: Any) -> str:
     return sniff(path, name)
 
 
-__all__ = ["FITS_FORMATS", "file_format", "list_targets", "read_spectrum"]
+__all__ = ["FITS_FORMATS", "FileSpectra", "file_format", "list_targets", "read_spectrum"]

@@ -236,7 +236,7 @@ def _ingest_file(store: Store, path: Path, summary: IngestSummary, stamp: tuple 
     """Hash one file and, when its content is new, read every spectrum of it for the writer. Known
     content is not opened again (a run over files ingested before only hashes them, and with their
     stamps stored not even that: `_unknown_files`)."""
-    from agents.spectra import list_targets, read_spectrum
+    from agents.spectra import FileSpectra
 
     summary.files_seen += 1
     try:
@@ -247,14 +247,15 @@ def _ingest_file(store: Store, path: Path, summary: IngestSummary, stamp: tuple 
             summary.note_file(path, sha, known)
             writer.stamp(path, stamp, sha)
             return
-        targets = [None if t is None else str(t) for t in (list_targets(path) or [None])]
+        spectra = FileSpectra(path)  # read and parsed once for all its targets
+        targets = [None if t is None else str(t) for t in spectra.targets]
     except Exception as exc:
         summary.failed.append((str(path), _describe(exc)))
         return
     records = []
     for target in targets:
         try:
-            spec = read_spectrum(path, target=target)
+            spec = spectra.read(target)
             records.append(spectrum_record(spec, path, sha, target))
         except Exception as exc:
             # One unreadable fibre fails the whole file: nothing of a file is half-registered.

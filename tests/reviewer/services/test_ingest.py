@@ -44,8 +44,7 @@ def test_files_ingested_before_are_hashed_not_read_again(store, sample_folder, m
     def opened(*_, **__):
         raise AssertionError("a file already in the store was opened again")
 
-    monkeypatch.setattr(agents.spectra, "list_targets", opened)
-    monkeypatch.setattr(agents.spectra, "read_spectrum", opened)
+    monkeypatch.setattr(agents.spectra, "FileSpectra", opened)
     again = ingest_paths(store, [sample_folder], progress=False, with_file_ids=True)
     assert (again.added, again.skipped_existing, again.failed) == (0, 9, [])
     assert ingest_paths(store, [sample_folder], progress=False).file_ids == {}  # kept only when asked for
@@ -138,14 +137,14 @@ def test_a_file_that_cannot_be_stored_takes_none_of_its_group_with_it(store, sam
 def test_one_unreadable_target_fails_its_file(store, sample_folder, monkeypatch):
     path = sample_folder / MULTI
     bad_target = list_targets(path)[2]
-    original = agents.spectra.read_spectrum
 
-    def reader(p, target=None):
-        if target == bad_target:
-            raise SpectrumReadError(p, "flux is all NaN (simulated)")
-        return original(p, target=target)
+    class OneBadTarget(agents.spectra.FileSpectra):
+        def read(self, target):
+            if target == bad_target:
+                raise SpectrumReadError(self.path, "flux is all NaN (simulated)")
+            return super().read(target)
 
-    monkeypatch.setattr(agents.spectra, "read_spectrum", reader)
+    monkeypatch.setattr(agents.spectra, "FileSpectra", OneBadTarget)
     summary = ingest_paths(store, [sample_folder / "desi_specutils", sample_folder / "pickles_pyhdust"],
                            progress=False)
     assert summary.failed == [(f"{path}#{bad_target}", "flux is all NaN (simulated)")]
@@ -199,8 +198,7 @@ def test_a_known_file_is_passed_on_its_stat_without_reading_it(store, sample_fol
         raise AssertionError("a file whose stat is unchanged was read")
 
     monkeypatch.setattr(ingest, "file_digest", read)
-    monkeypatch.setattr(agents.spectra, "list_targets", read)
-    monkeypatch.setattr(agents.spectra, "read_spectrum", read)
+    monkeypatch.setattr(agents.spectra, "FileSpectra", read)
     again = ingest_paths(store, [sample_folder], progress=False, with_file_ids=True)
     assert (again.added, again.skipped_existing, again.files_seen, again.failed) == (0, 9, 5, [])
     assert again.file_ids == first.file_ids

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -186,10 +187,9 @@ class Measurer:
         sl = slice(i0, i1)
         sub = Arrays(self.a.wave[sl], self.a.flux[sl], None if self.a.ivar is None else self.a.ivar[sl],
                      self.a.good[sl])
-        # a fixed seed per measurement: the same claim always gets the same verdict
-        rng = np.random.default_rng(zlib.crc32(repr((kind, sorted(params.items()))).encode()))
         sig = np.where(np.isfinite(self.sigma[sl]), self.sigma[sl], 0.0)
-        noise = rng.normal(size=(self.n_draws, sig.size))
+        # a fixed seed per measurement: the same claim always gets the same verdict
+        noise = _unit_noise(zlib.crc32(repr((kind, sorted(params.items()))).encode()), self.n_draws, sig.size)
         # the value and all its draws in one stack, row 0 the spectrum itself (agents.claims.draws:
         # each row the number one call on it gives; the generator fills the rows in the order the
         # one-draw-at-a-time loop drew them)
@@ -204,6 +204,16 @@ class Measurer:
         draws = rows[1:][np.isfinite(rows[1:])]
         sigma = float(np.std(draws, ddof=1)) if draws.size >= self.n_draws // 2 else None
         return Value(value, sigma, (lo, hi))
+
+
+@lru_cache(maxsize=64)  # at most ~25 MB: 64 x 24 draws x 2,000 pixels
+def _unit_noise(seed: int, rows: int, size: int) -> np.ndarray:
+    """rows x size standard normal draws of the generator seeded with `seed` (read-only). The seed
+    depends on the measurement and its windows only, so spectra measured in the same windows (a
+    campaign of one task on stars at z ~ 0) draw the same numbers: made once, not once a spectrum."""
+    noise = np.random.default_rng(seed).normal(size=(rows, size))
+    noise.setflags(write=False)
+    return noise
 
 
 def line_params(centre: float, half: float, gap: float | None = None, side: float | None = None) -> dict:

@@ -27,6 +27,22 @@ def test_the_generator_draws_the_same_noise_at_once():
     assert np.array_equal(np.random.default_rng(7).normal(size=(24, 13)), np.array(rows))
 
 
+def test_spectra_measured_in_the_same_windows_share_their_noise_and_keep_their_numbers(spectra):
+    """The draws of a seed are made once (measure._unit_noise): the generator's numbers, read-only, and
+    every spectrum's values and sigmas as with draws made afresh for it."""
+    from agents.claims.measure import Measurer, _unit_noise
+
+    assert np.array_equal(_unit_noise(7, 24, 13), np.random.default_rng(7).normal(size=(24, 13)))
+    assert _unit_noise(7, 24, 13) is _unit_noise(7, 24, 13) and not _unit_noise(7, 24, 13).flags.writeable
+    params = {"core": (6540.0, 6585.0), "blue": (6480.0, 6530.0), "red": (6600.0, 6650.0)}
+    shared = [Measurer.from_spectrum(s).run("equivalent_width", **params) for s in spectra]
+    fresh = []
+    for s in spectra:
+        _unit_noise.cache_clear()
+        fresh.append(Measurer.from_spectrum(s).run("equivalent_width", **params))
+    assert shared == fresh and sum(v.sigma is not None for v in shared) >= 3
+
+
 @pytest.fixture(scope="module")
 def spectra(manifest, shared_spectra):
     from agents.spectra import read_spectrum

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.tools.measure import MIN_HALF_DEPTH, MIN_PIXELS, Arrays, _median, running_median
+from agents.tools.measure import MIN_HALF_DEPTH, MIN_PIXELS, Arrays, _median, running_median, walked_widths
 
 
 def _medians(m: np.ndarray) -> np.ndarray:
@@ -98,26 +98,8 @@ def band_depth(a, f, *, band, side, side2=None, **_):
 
 
 def _walked_widths(prof, sign: float, least: float) -> np.ndarray:
-    """Each row's width at half its extreme, walking out from it as the one-row measurements do
-    (agents.tools.measure.half_depth_width: sign -1, an absorption minimum at least `least` deep;
-    agents.claims.measure._width_at_half_maximum: sign +1, an emission peak above 0): the walk stops
-    at the first pixel not beyond the half level, or at an end. NaN where the row has no width."""
     w, _, r, bad = prof
-    rows, n = np.arange(r.shape[0]), r.shape[1]
-    at = np.argmin(r, axis=1) if sign < 0 else np.argmax(r, axis=1)
-    if sign < 0:
-        extreme = 1.0 - r[rows, at]
-        half = 1.0 - extreme / 2.0
-        stops = ~(r < half[:, None])
-    else:
-        extreme = r[rows, at] - 1.0
-        half = 1.0 + extreme / 2.0
-        stops = ~(r > half[:, None])
-    j = np.arange(n)[None, :]
-    lo = np.where((stops | (j == 0)) & (j <= at[:, None]), j, -1).max(axis=1)
-    hi = np.where((stops | (j == n - 1)) & (j >= at[:, None]), j, n).min(axis=1)
-    # (a NaN extreme is not "too shallow": the walk stops at once and the width is 0, as one row's)
-    return np.where(bad | (extreme < least if sign < 0 else extreme <= least), np.nan, w[hi] - w[lo])
+    return _where(bad, walked_widths(w, r, sign, least))
 
 
 def balmer_width(a, f, *, core, blue, red, **_):

@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from agents.claims.draws import measure_row_values
-from agents.tools.measure import Arrays, measure
+from agents.tools.measure import Arrays, measure, walked_widths
 
 N_DRAWS = 24  # enough for a 15 % error on sigma, which is all a 3-sigma tolerance needs
 C_KMS = 299792.458
@@ -49,17 +49,8 @@ def emission_fwhm(a: Arrays, *, core, blue, red, **_) -> float | None:
 def _width_at_half_maximum(w, r) -> float | None:
     """Width (Angstrom) of a normalised emission profile `r` (continuum 1) at half its peak above the
     continuum, walking out from the peak; None without a peak."""
-    i = int(np.argmax(r))
-    peak = r[i] - 1.0
-    if peak <= 0:
-        return None
-    half = 1.0 + peak / 2.0
-    lo, hi = i, i
-    while lo > 0 and r[lo] > half:
-        lo -= 1
-    while hi < r.size - 1 and r[hi] > half:
-        hi += 1
-    return float(w[hi] - w[lo])
+    width = walked_widths(w, np.asarray(r)[None, :], 1.0, 0.0)[0]
+    return None if np.isnan(width) else float(width)
 
 
 def broad_fwhm(a: Arrays, *, core, blue, red, smooth: float = 25.0, **_) -> float | None:

@@ -202,18 +202,31 @@ MIN_HALF_DEPTH = 0.05  # a line shallower than 5 % has no half depth to walk to
 def half_depth_width(w: np.ndarray, r: np.ndarray) -> float | None:
     """Full width at half depth of the deepest point of a normalised profile `r` on wavelengths `w`
     (None when shallower than MIN_HALF_DEPTH), walking out from it."""
-    i_min = int(np.argmin(r))
-    depth = 1.0 - r[i_min]
-    if depth < MIN_HALF_DEPTH:
-        return None
-    half = 1.0 - depth / 2.0
-    lo = i_min
-    while lo > 0 and r[lo] < half:
-        lo -= 1
-    hi = i_min
-    while hi < r.size - 1 and r[hi] < half:
-        hi += 1
-    return float(w[hi] - w[lo])
+    width = walked_widths(w, r[None, :], -1.0, MIN_HALF_DEPTH)[0]
+    return None if np.isnan(width) else float(width)
+
+
+def walked_widths(w: np.ndarray, r: np.ndarray, sign: float, least: float) -> np.ndarray:
+    """The width of each row of `r` (normalised profiles on wavelengths `w`) at half its extreme,
+    walking out from the extreme to the first pixel not beyond the half level, or to an end. sign -1:
+    the absorption minimum, at least `least` deep; +1: the emission peak, more than `least` high. NaN
+    where a row has no such extreme. (A NaN extreme is not "too shallow": the walk stops at once, width
+    0.) One rule for a profile and for the claim checker's stack of noise draws."""
+    rows, n = np.arange(r.shape[0]), r.shape[1]
+    at = np.argmin(r, axis=1) if sign < 0 else np.argmax(r, axis=1)
+    if sign < 0:
+        extreme = 1.0 - r[rows, at]
+        half = 1.0 - extreme / 2.0
+        stops = ~(r < half[:, None])
+    else:
+        extreme = r[rows, at] - 1.0
+        half = 1.0 + extreme / 2.0
+        stops = ~(r > half[:, None])
+    j = np.arange(n)[None, :]
+    lo = np.where((stops | (j == 0)) & (j <= at[:, None]), j, -1).max(axis=1)
+    hi = np.where((stops | (j == n - 1)) & (j >= at[:, None]), j, n).min(axis=1)
+    too_small = extreme < least if sign < 0 else extreme <= least
+    return np.where(too_small, np.nan, w[hi] - w[lo])
 
 
 def continuum_slope(a: Arrays, *, blue, red, **_) -> float | None:

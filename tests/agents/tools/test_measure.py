@@ -65,3 +65,38 @@ def test_the_running_median_is_np_median_over_each_window(size):
     expected = np.median(windows, axis=2)
     assert np.array_equal(running_median(x, size), expected, equal_nan=True)
     assert all(np.array_equal(running_median(row, size), want, equal_nan=True) for row, want in zip(x, expected, strict=True))
+
+
+def _walk_one(w, r, sign, least):
+    """The walk written out for one profile: out from the extreme while beyond the half level."""
+    i = int(np.argmin(r) if sign < 0 else np.argmax(r))
+    extreme = 1.0 - r[i] if sign < 0 else r[i] - 1.0
+    if (extreme < least) if sign < 0 else (extreme <= least):
+        return np.nan
+    half = 1.0 - extreme / 2.0 if sign < 0 else 1.0 + extreme / 2.0
+    beyond = (lambda v: v < half) if sign < 0 else (lambda v: v > half)
+    lo = hi = i
+    while lo > 0 and beyond(r[lo]):
+        lo -= 1
+    while hi < r.size - 1 and beyond(r[hi]):
+        hi += 1
+    return w[hi] - w[lo]
+
+
+@pytest.mark.parametrize("sign,least", [(-1.0, 0.05), (1.0, 0.0)])
+def test_walked_widths_walk_each_row_as_one_profile_is_walked(sign, least):
+    """Lines at the ends, flat rows, NaN pixels and the extreme at either end, on a stack of rows."""
+    from agents.tools.measure import walked_widths
+
+    rng = np.random.default_rng(11)
+    w = np.cumsum(rng.uniform(0.5, 2.0, 31)) + 4000.0
+    centres = rng.integers(0, 31, (300, 1))
+    r = 1.0 + sign * rng.uniform(0.0, 1.0, (300, 31)) * np.exp(-0.5 * ((np.arange(31) - centres) / 4.0) ** 2)
+    r[:20] = 0.99  # too shallow a line, or no peak above the continuum
+    r[20:40, 0] = 1.0 + sign * 2.0  # the extreme at an end
+    r[40:60, -1] = 1.0 + sign * 2.0
+    r[60:80, rng.integers(0, 31, 20)] = np.nan
+    got = walked_widths(w, r, sign, least)
+    expected = np.array([_walk_one(w, row, sign, least) for row in r])
+    assert np.array_equal(got, expected, equal_nan=True)
+    assert np.isfinite(got).sum() > 200 and np.isnan(got[:20]).all()

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import duckdb
-import pyarrow.compute as pc
 
 from reviewer.store.codec import from_json, utc
 from reviewer.store.connection import SharedConnection, damage_of, release, shared_connection, unwritable_of
@@ -142,6 +141,8 @@ class Database:
         distinct values in many rows become codes without a string per row)."""
         with self._refusals():
             table = self.cursor().sql(sql, params=params).to_arrow_table()
+        import pyarrow.compute as pc  # here, not at import: most commands read no frame
+
         for name in categories:
             at = table.schema.get_field_index(name)
             table = table.set_column(at, name, pc.dictionary_encode(table.column(at)))

@@ -10,10 +10,9 @@ import errno
 import os
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pandas as pd
 
 from reviewer.store.codec import new_id, now, to_json
 from reviewer.store.connection import damage_of
@@ -22,6 +21,9 @@ from reviewer.store.duckdb_words import write_errno
 from reviewer.store.labels import LabelRepository
 from reviewer.store.pair_counts import NOBODY, own_and_pair_counts_sql, pair_counts_sql
 from reviewer.store.sessions import SessionRepository
+
+if TYPE_CHECKING:  # pandas is read only where a frame is made: a command that makes none does not import it
+    import pandas as pd
 
 RESOLUTION_KINDS = ("trajectory", "spectrum")
 RESOLUTION_ACTIONS = ("approve", "override", "reject")

@@ -8,14 +8,16 @@ the weight vectors it used and each trajectory's cached priority with its signal
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pandas as pd
 
 from reviewer.store.claims import CLAIM_COUNTS_SQL, _claim_counts_sql
 from reviewer.store.codec import new_id, now, to_json
 from reviewer.store.database import Database
+
+if TYPE_CHECKING:  # pandas is read only where a frame is made: a command that makes none does not import it
+    import pandas as pd
 
 TRIAGE_MODEL_KINDS = ("default", "fitted")
 

@@ -9,12 +9,14 @@ rows are behind the labels or the trajectory.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pandas as pd
 
 from reviewer.store.database import Database
+
+if TYPE_CHECKING:  # pandas is read only where a frame is made: a command that makes none does not import it
+    import pandas as pd
 
 # The trajectory's columns its own answer and credibility are read from (consensus.agent_label,
 # conflicts._credibility), over `trajectories t`: a settled label stored with another hash is behind.
@@ -36,6 +38,7 @@ WITH labels AS (
     UNION ALL
     SELECT trajectory_id, session_id, max(seq) FROM labels WHERE session_id IS NOT NULL {also} GROUP BY 1, 2
 )"""
+
 _LABELS_BEHIND = "v.synced_seq IS NULL OR v.synced_seq < w.seq OR s.synced_seq IS NULL OR s.synced_seq < w.seq"
 _STATES_SQL = """LEFT JOIN (SELECT * FROM verdict_state {where}) v ON v.trajectory_id = w.trajectory_id AND v.scope = w.scope
 LEFT JOIN (SELECT * FROM settled_labels {where}) s ON s.trajectory_id = w.trajectory_id AND s.scope = w.scope"""

@@ -37,6 +37,12 @@ def _is_race(sql: str, exc: Exception) -> bool:
     return is_duplicate_key(exc) and "ON CONFLICT DO NOTHING" in sql
 
 
+def _zipped_lists(types: dict[str, str], columns: Sequence[str]) -> str:
+    """The SELECT list of one statement that binds each column as one list of its SQL type
+    (`types`: column -> type) and zips the lists by unnest into rows."""
+    return ", ".join(f"unnest(?::{types[c]}[]) AS {c}" for c in columns)
+
+
 class Database:
     """One opened database file. The repositories each hold it and run their statements through it;
     `Store` opens it and closes it."""
@@ -200,7 +206,7 @@ class Database:
         consensus keyed by `keys`, replacing a stored row only by one that reflects a label row at least
         as new (`synced_seq` never goes back). One statement of column arrays, zipped by unnest:
         multi-row VALUES of 10k rows cost seconds to parse."""
-        select = ", ".join(f"unnest(?::{kind}[]) AS {name}" for name, kind in types.items())
+        select = _zipped_lists(types, types)
         updates = ", ".join(f"{c} = excluded.{c}" for c in types if c not in keys)
         self.execute(
             f"INSERT INTO {table} ({', '.join(types)}) SELECT {select} ON CONFLICT ({', '.join(keys)}) "
@@ -215,7 +221,7 @@ class Database:
         if not rows:
             return
         types = self._column_types(table)
-        select = ", ".join(f"unnest(?::{types[c]}[])" for c in columns)
+        select = _zipped_lists(types, columns)
         sql = f"INSERT INTO {table} ({', '.join(columns)}) SELECT {select}"
         if ignore_duplicates:
             sql += " ON CONFLICT DO NOTHING"

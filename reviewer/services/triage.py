@@ -664,39 +664,80 @@ _UNPRICED = object()
 
 
 def _stored_inputs(store, model: TriageModel) -> tuple[pd.DataFrame, pd.DataFrame] | None:
-    """`store.triage.priced_inputs` under the stored weights, once the signals are fresh and every answered
-    trajectory is priced (the unpriced ones priced here: every one after an upgrade or new weights, those
-    of a spectrum written since otherwise); None when writers keep making rows stale or unpriced."""
+    """The labelled answers and the unreviewed ones binned (bin_unreviewed) from the stored priorities under
+    the stored weights, once the signals are fresh and every answered trajectory is priced (the unpriced
+    ones priced here: every one after an upgrade or new weights, those of a spectrum written since
+    otherwise); None when writers keep making rows stale or unpriced."""
     for _ in range(STORE_TRIES):
-        got = _read_fresh(store, lambda: store.triage.priced_inputs(model.id) or _UNPRICED)
+        got = _read_fresh(store, lambda: _priced_read(store, model.id))
         if got is None:
             return None
         if got is not _UNPRICED:
-            return got
+            labelled, answers = got
+            # the unreviewed answers are every answer less the labelled ones (store.triage.priced_answers)
+            return labelled, _binned(answers, labelled, less=_sorted_by_group(labelled))
         todo = store.triage.unpriced(model.id)
         store.triage.put_prices(list(todo.index), model.score(todo.assign(seen=0.0)).tolist(), model.id)
     return None
+
+
+def _priced_read(store, model_id: str):
+    labelled = store.triage.priced_labelled(model_id)
+    return _UNPRICED if labelled is None else (labelled, _answer_priorities(store, model_id))
+
+
+_HELD_ANSWERS = "triage.answer_priorities"
+
+
+def _answer_priorities(store, model_id: str) -> dict[tuple, np.ndarray]:
+    """Every answer's stored priority, sorted, by (task, agent). Kept with the database while the signals'
+    mark and the weights stand: a verdict moves neither (their read and sort: ~0.3 s at 1M answers)."""
+    key = (model_id, store.triage.signals_mark())  # the mark None: not known in step, not kept
+    held = store.db.derived.get(_HELD_ANSWERS)
+    if key[1] is not None and held is not None and held[0] == key:
+        return held[1]
+    grouped = _sorted_by_group(store.triage.priced_answers())
+    if key[1] is not None:
+        store.db.derived[_HELD_ANSWERS] = (key, grouped)
+    return grouped
+
+
+def _sorted_by_group(frame: pd.DataFrame) -> dict[tuple, np.ndarray]:
+    priority = frame["priority"].to_numpy(float)
+    return {key: np.sort(priority[rows]) for key, rows in _positions(frame).items()}
 
 
 def bin_unreviewed(unreviewed: pd.DataFrame, labelled: pd.DataFrame) -> pd.DataFrame:
     """The unreviewed answers (task, agent, priority) counted by task, agent and the lowest labelled priority
     of their task and agent at or above their own (+inf: above all of them): task, agent, priority, n.
     Thresholds are labelled priorities (acceptance_threshold), so an answer is below one exactly when its
-    bin is: what the report needs of 900k answers, in a few rows (store.triage.priced_inputs counts the
-    same in DuckDB)."""
-    edges = {key: np.unique(labelled["priority"].to_numpy(float)[rows]) for key, rows in _positions(labelled).items()}
+    bin is: what the report needs of 900k answers, in a few rows."""
+    return _binned(_sorted_by_group(unreviewed), labelled)
+
+
+def _binned(answers: dict[tuple, np.ndarray], labelled: pd.DataFrame,
+            less: dict[tuple, np.ndarray] | None = None) -> pd.DataFrame:
+    """bin_unreviewed's counts of sorted priorities by (task, agent), less those of `less` (a subset)."""
+    priority = labelled["priority"].to_numpy(float)
+    edges = {key: np.unique(priority[rows]) for key, rows in _positions(labelled).items()}
     parts = []
-    priority = unreviewed["priority"].to_numpy(float)
-    for (task, agent), rows in _positions(unreviewed).items():
-        mine, at = priority[rows], edges.get((task, agent), np.zeros(0))
-        where = np.searchsorted(at, mine, side="left")
-        binned = np.full(len(mine), np.inf)
-        binned[where < len(at)] = at[where[where < len(at)]]
-        values, counts = np.unique(binned, return_counts=True)
-        parts.append(pd.DataFrame({"task": task, "agent": agent, "priority": values, "n": counts}))
+    for (task, agent), sorted_p in answers.items():
+        at = edges.get((task, agent), np.zeros(0))
+        n = _counts_in_bins(sorted_p, at)
+        if less is not None and (task, agent) in less:
+            n = n - _counts_in_bins(less[(task, agent)], at)
+        keep = n > 0
+        parts.append(pd.DataFrame({"task": task, "agent": agent, "priority": np.append(at, np.inf)[keep],
+                                   "n": n[keep]}))
     columns = ["task", "agent", "priority", "n"]
     out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
     return out[columns].sort_values(columns[:3], ignore_index=True)
+
+
+def _counts_in_bins(sorted_p: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """How many of `sorted_p` lie in each (edges[i-1], edges[i]], then above the last edge (NaN: above all)."""
+    at_or_below = np.searchsorted(sorted_p, edges, side="right")
+    return np.diff(np.concatenate(([0], at_or_below, [len(sorted_p)])))
 
 
 def _split_in_full(store) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -104,6 +104,7 @@ class SharedConnection:
         self.dropped: dict[str, int] = {}
         self.probed = False  # every table read through once (Store.probe)
         self.column_types: dict[str, dict[str, str]] = {}  # {table: {column: SQL type}} (Database.insert_rows)
+        self.derived: dict[str, tuple] = {}  # see Database.derived
         try:
             self.version = migrate(self.cursor())
         except Exception as exc:

@@ -111,6 +111,12 @@ class Database:
         """{derived table: the write mark at which all of it was last found in step}: process-wide, per file."""
         return self._shared.in_step_at
 
+    @property
+    def derived(self) -> dict[str, tuple]:
+        """{name: (the key it was derived at, what a service derived from this file)}: process-wide, per file;
+        a service keeps here what it may use again while its key (a write mark) stands."""
+        return self._shared.derived
+
     def dropped(self, table: str) -> int:
         """How many times rows of a derived table were dropped by `drop_derived` (a mark recorded with an
         older count is not in step: the rows may be missing at an unchanged mark)."""

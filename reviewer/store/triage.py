@@ -196,13 +196,22 @@ class TriageRepository:
         Not checked again while nothing they are computed from was written since a check found none."""
         # read before the check: a write during it moves the mark; rows dropped by a write that then failed
         # leave it where it was, and are counted instead (Database.drop_derived)
-        mark = (self.db.dropped("triage_signals"), *self.db.execute(_INPUTS_MARK_SQL).fetchall()[0])
+        mark = self._signals_mark()
         if self.db.in_step_at.get("triage_signals") == mark:
             return []
         stale = [] if self.db.scalar(_SURELY_FRESH_SQL) else [r[0] for r in self.db.execute(_STALE_SQL).fetchall()]
         if not stale:
             self.db.in_step_at["triage_signals"] = mark
         return stale
+
+    def signals_mark(self) -> tuple | None:
+        """The write mark of what the stored signals are computed from, when every signal was last found in
+        step at it (stale_signal_spectra); else None. In a transaction with a read: what that read saw."""
+        mark = self._signals_mark()
+        return mark if self.db.in_step_at.get("triage_signals") == mark else None
+
+    def _signals_mark(self) -> tuple:
+        return (self.db.dropped("triage_signals"), *self.db.execute(_INPUTS_MARK_SQL).fetchall()[0])
 
     def put_signals(self, spectrum_ids: list[str | None], rows: list[dict[str, Any]]) -> int:
         """Replace the cached signals of the given spectra's trajectories by `rows` (dicts: trajectory_id,
@@ -294,30 +303,22 @@ class TriageRepository:
             return False
         return True
 
-    def priced_inputs(self, model_id: str) -> tuple[pd.DataFrame, pd.DataFrame] | None:
-        """The triage report's inputs from the stored priorities under `model_id` (None while any answered
-        trajectory's is not): the labelled answers (trajectory_id, task, agent, priority, correct) and the
-        unreviewed ones counted by task, agent and the lowest labelled priority of their task and agent at
-        or above theirs (`priority`; +inf: above all), `n`. A threshold is a labelled priority, so the
-        answers below it are counted exactly (reviewer.services.triage.bin_unreviewed says the same in
-        Python); 900k unreviewed answers at 1M trajectories become a few rows. Refusals are left out."""
+    def priced_labelled(self, model_id: str) -> pd.DataFrame | None:
+        """The labelled answers (trajectory_id, task, agent, priority, correct) under the stored priorities of
+        `model_id`, None while any answered trajectory's is not priced under it. Refusals are left out."""
         if self.db.scalar("SELECT count(*) FROM triage_signals WHERE NOT unjudgeable AND priced_by IS DISTINCT FROM ?",
                           [model_id]):
             return None
-        labelled = (f"WITH {_CURRENT_VERDICTS_SQL}, {_SEEN_SQL}, truth AS ({_TRUTH_SQL}), "
-                    "labelled AS (SELECT s.trajectory_id, s.task, s.agent, s.priority, h.correct FROM triage_signals s "
-                    "JOIN truth h ON h.trajectory_id = s.trajectory_id WHERE NOT s.unjudgeable)")
-        rows = self.db.frame(f"{labelled} SELECT * FROM labelled", categories=("task", "agent"))
-        binned = self.db.frame(
-            f"{labelled}, edges AS (SELECT DISTINCT task, agent, priority FROM labelled), "
-            # counted by priority first: the ASOF join then takes one row per value, not per answer (~2x faster)
-            "todo AS (SELECT s.task, s.agent, s.priority, count(*) AS n FROM triage_signals s "
-            "ANTI JOIN truth h ON h.trajectory_id = s.trajectory_id ANTI JOIN seen n ON n.trajectory_id = s.trajectory_id "
-            "WHERE NOT s.unjudgeable GROUP BY ALL) "
-            "SELECT t.task, t.agent, coalesce(e.priority, 'inf'::DOUBLE) AS priority, sum(t.n)::BIGINT AS n FROM todo t "
-            "ASOF LEFT JOIN edges e ON t.task = e.task AND t.agent = e.agent AND t.priority <= e.priority "
-            "GROUP BY ALL ORDER BY ALL", categories=("task", "agent"))
-        return rows, binned
+        return self.db.frame(
+            f"WITH {_CURRENT_VERDICTS_SQL}, truth AS ({_TRUTH_SQL}) SELECT s.trajectory_id, s.task, s.agent, s.priority, "
+            "h.correct FROM triage_signals s JOIN truth h ON h.trajectory_id = s.trajectory_id WHERE NOT s.unjudgeable",
+            categories=("task", "agent"))
+
+    def priced_answers(self) -> pd.DataFrame:
+        """Every answered trajectory's stored priority (task, agent, priority), labelled or not; refusals left
+        out. The unreviewed answers are these less the labelled ones (a reviewer's verdict makes a truth)."""
+        return self.db.frame("SELECT task, agent, priority FROM triage_signals WHERE NOT unjudgeable",
+                             categories=("task", "agent"))
 
     def labelled_truth(self) -> pd.DataFrame:
         """Per labelled trajectory (trajectory_id, correct): was the agent's answer right? As

@@ -294,6 +294,7 @@ def apply(store, service: LabelService, ids: list[str], acks: dict, op: tuple) -
     elif kind == "read":
         background.drain()
         triage.current_signals(store)
+        triage.triage_inputs(store)  # the answers' priorities are kept at the signals' mark
         stats.review_stats(store)
 
 
@@ -303,6 +304,9 @@ def apply(store, service: LabelService, ids: list[str], acks: dict, op: tuple) -
 # a re-saved answer under a settled label (verify, vet): its prediction and correctness follow, no label written
 @example(ops=[("verdict", "ann", 0, "approve"), ("read",), ("reanswer", 0, 2)])
 @example(ops=[("verdict", "ann", 1, "override"), ("read",), ("reanswer", 1, 0)])
+# contradicted claims raise an unreviewed answer's priority after its task's priorities were read and kept
+@example(ops=[("verdict", "ann", 1, "approve"), ("verdict", "bob", 2, "reject"), ("read",), ("claims", 0, 3),
+              ("claims", 3, 2)])
 # a rater's newer score replaces their older one in the correlation of two raters
 @example(ops=[("score", "ann", 0, 5), ("score", "bob", 0, 1), ("score", "ann", 1, 2), ("score", "bob", 1, 4),
               ("score", "ann", 2, 3), ("score", "bob", 2, 3), ("read",), ("score", "ann", 0, 0)])
@@ -670,3 +674,43 @@ def test_stored_priorities_follow_the_weights_and_the_rows_written(demo_db, tmp_
                                        [spectrum]))
         assert len(store.triage.unpriced(second.id)) == siblings < answered
         assert_triage_equals_full_recompute(store)
+
+
+def test_the_answers_priorities_are_read_once_for_the_verdicts_and_again_after_a_trajectory(demo_db, tmp_path,
+                                                                                            monkeypatch):
+    """The report's unreviewed answers are every answer less the labelled ones: every answer's priority is
+    read once and kept while the signals' mark and the weights stand. Verdicts move neither, so they read
+    only the labelled answers; a new trajectory, a claim check or new weights read them all again."""
+    path = tmp_path / "demo.duckdb"
+    shutil.copyfile(demo_db, path)
+    with Store(path) as store:
+        reads = []
+        priced_answers = store.triage.priced_answers
+        monkeypatch.setattr(store.triage, "priced_answers", lambda: reads.append(1) or priced_answers())
+        ids = [t["id"] for t in store.trajectories.list_trajectories(limit=6)]
+        for i, tid in enumerate(ids[:3]):
+            store.labels.add_review(tid, "ann", "approve" if i % 2 else "reject")
+        triage.refresh(store)
+        before = triage.triage_inputs(store)
+        assert_triage_equals_full_recompute(store)
+        assert reads, "every answer's priority was never read"
+        reads.clear()
+        for i, tid in enumerate(ids[3:]):
+            store.labels.add_review(tid, "bob", "approve" if i % 2 else "reject")
+            assert_triage_equals_full_recompute(store)
+        assert not reads  # verdicts: the kept priorities
+        copy = store.trajectories.load_trajectory(ids[0]).model_copy(update={"id": "a-new-run-of-the-same-spectrum"})
+        store.trajectories.save_trajectory(copy)
+        after = triage.triage_inputs(store)
+        assert after.unreviewed["n"].sum() == before.unreviewed["n"].sum() - 3 + 1  # 3 more labelled, 1 new answer
+        assert_triage_equals_full_recompute(store)
+        assert reads
+        reads.clear()
+        store.claims.save_claims(ids[4], "test-checker-9", [{"step_idx": 0, "claim_idx": 0, "kind": "feature",
+                                                             "claim_text": "c", "verdict": "contradicted"}])
+        assert_triage_equals_full_recompute(store)
+        assert reads
+        reads.clear()
+        store.triage.save_triage_model("default", list(triage.FEATURES), [-2.0, 2.0, 1.0, 1.0, 2.0, -1.0])
+        assert_triage_equals_full_recompute(store)
+        assert reads

@@ -31,8 +31,8 @@ _SETTLED_TYPES = {"trajectory_id": "VARCHAR", "scope": "VARCHAR", "synced_seq": 
 
 _WANTED_SQL = """
 WITH labels AS (
-    SELECT trajectory_id, session_id, seq FROM reviews
-    UNION ALL SELECT item_id, session_id, seq FROM resolutions WHERE item_kind = 'trajectory'
+    SELECT trajectory_id, session_id, seq FROM reviews WHERE seq > ?
+    UNION ALL SELECT item_id, session_id, seq FROM resolutions WHERE item_kind = 'trajectory' AND seq > ?
 ), wanted AS (
     SELECT trajectory_id, '' AS scope, max(seq) AS seq FROM labels {where} GROUP BY 1
     UNION ALL
@@ -67,21 +67,23 @@ class VerdictStateRepository:
     def __init__(self, db: Database):
         self.db = db
 
-    def verdict_states_behind(self, trajectory_id: str | None = None,
-                              answers_changed: bool = True) -> list[dict[str, Any]]:
+    def verdict_states_behind(self, trajectory_id: str | None = None, answers_changed: bool = True,
+                              labels_after: tuple[int | None, int | None] | None = None) -> list[dict[str, Any]]:
         """(trajectory_id, scope, seq, own_hash) whose stored consensus or settled label predates their
         newest verdict or resolution, or whose settled label was computed from other answer columns of
         the trajectory (own_hash: the trajectory's now, read before the labels are). Without
         `answers_changed` (no trajectory saved or removed since the stored rows were last all in step)
-        only the labels are compared."""
-        where, also, where_id, params = "", "", "", []
+        only the labels are compared: with `labels_after` (the newest review and resolution `seq` when they
+        were), only the labels written since (a trajectory's newest label is then one of them)."""
+        after = [-1 if s is None else s for s in (labels_after or (None, None))]  # seq starts at 1
+        where, also, where_id, params = "", "", "", [*after]
         if trajectory_id is not None:  # each table read for the one trajectory (a join scanned 1M rows)
             where, also, where_id = "WHERE trajectory_id = ?", "AND trajectory_id = ?", "WHERE id = ?"
-            params = [trajectory_id] * 5
+            params += [trajectory_id] * 5
         if answers_changed:
             return self.db.rows(_BEHIND_SQL.format(where=where, also=also, where_id=where_id, own_hash=OWN_HASH),
                                 params)
-        behind = self.db.rows(_BEHIND_LABELS_SQL.format(where=where, also=also), params[:4])
+        behind = self.db.rows(_BEHIND_LABELS_SQL.format(where=where, also=also), params[:6])
         ids = list({r["trajectory_id"] for r in behind})
         # list_contains on a few ids is an index lookup (~1 ms; a join scanned the table)
         hashes = dict(self.db.execute(f"SELECT t.id, {OWN_HASH} FROM trajectories t WHERE list_contains(?, t.id)",

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from reviewer.cli.common import open_store, progress_stream
 from reviewer.cli.console import console_of
-from reviewer.services.ingest import file_sha256, find_spectrum_files, ids_of_file
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -45,6 +44,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def resolve_trajectories(store, items: list[str]) -> tuple[list[str], list[str]]:
     """Trajectory ids for trajectory ids, spectrum ids and paths (as `vet` resolves them, but nothing
     is ingested: a file not in the database has no trajectories); plus the problems met."""
+    from reviewer.services.ingest import file_sha256, find_spectrum_files, ids_of_file
+
     tids, problems = [], []
     for item in items:
         if store.trajectories.trajectory_summary(item) is not None:

@@ -5,7 +5,6 @@ import argparse
 
 from reviewer.cli.common import open_store, progress_stream
 from reviewer.cli.console import console_of
-from reviewer.services.ingest import ingest_paths
 
 EXIT_OK, EXIT_ALL_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -25,6 +24,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reviewer.services.ingest import ingest_paths
+
     console = console_of(args)
     store = open_store(args)
     if store is None:

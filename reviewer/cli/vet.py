@@ -34,9 +34,6 @@ from reviewer.cli.common import (
     render_processes,
 )
 from reviewer.cli.console import Console, console_of
-from reviewer.services.ingest import (
-    ingest_paths,
-)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -56,6 +53,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def resolve_items(store, items: list[str], console: Console, progress: TextIO | None) -> tuple[list[str], list[str]]:
     """Spectrum ids for ids and paths (ingesting unknown files); plus the problems met."""
+    from reviewer.services.ingest import ingest_paths
+
     ids, problems = [], []
     stored = store.spectra.get_spectra(items)  # the items that are stored ids, in one query
     for item in items:

@@ -675,7 +675,8 @@ def _stored_inputs(store, model: TriageModel) -> tuple[pd.DataFrame, pd.DataFram
         if got is not _UNPRICED:
             labelled, answers = got
             # the unreviewed answers are every answer less the labelled ones (store.triage.priced_answers)
-            return labelled, _binned(answers, labelled, less=_sorted_by_group(labelled))
+            edges = _sorted_by_group(labelled)
+            return labelled, _binned(answers, edges, less=edges)
         todo = store.triage.unpriced(model.id)
         store.triage.put_prices(list(todo.index), model.score(todo.assign(seen=0.0)).tolist(), model.id)
     return None
@@ -692,13 +693,13 @@ _HELD_ANSWERS = "triage.answer_priorities"
 def _answer_priorities(store, model_id: str) -> dict[tuple, np.ndarray]:
     """Every answer's stored priority, sorted, by (task, agent). Kept with the database while the signals'
     mark and the weights stand: a verdict moves neither (their read and sort: ~0.3 s at 1M answers)."""
-    key = (model_id, store.triage.signals_mark())  # the mark None: not known in step, not kept
+    mark = store.triage.signals_mark()  # None: not known in step, so not kept
     held = store.db.derived.get(_HELD_ANSWERS)
-    if key[1] is not None and held is not None and held[0] == key:
+    if mark is not None and held is not None and held[0] == (model_id, mark):
         return held[1]
     grouped = _sorted_by_group(store.triage.priced_answers())
-    if key[1] is not None:
-        store.db.derived[_HELD_ANSWERS] = (key, grouped)
+    if mark is not None:
+        store.db.derived[_HELD_ANSWERS] = ((model_id, mark), grouped)
     return grouped
 
 
@@ -712,17 +713,16 @@ def bin_unreviewed(unreviewed: pd.DataFrame, labelled: pd.DataFrame) -> pd.DataF
     of their task and agent at or above their own (+inf: above all of them): task, agent, priority, n.
     Thresholds are labelled priorities (acceptance_threshold), so an answer is below one exactly when its
     bin is: what the report needs of 900k answers, in a few rows."""
-    return _binned(_sorted_by_group(unreviewed), labelled)
+    return _binned(_sorted_by_group(unreviewed), _sorted_by_group(labelled))
 
 
-def _binned(answers: dict[tuple, np.ndarray], labelled: pd.DataFrame,
+def _binned(answers: dict[tuple, np.ndarray], labelled: dict[tuple, np.ndarray],
             less: dict[tuple, np.ndarray] | None = None) -> pd.DataFrame:
-    """bin_unreviewed's counts of sorted priorities by (task, agent), less those of `less` (a subset)."""
-    priority = labelled["priority"].to_numpy(float)
-    edges = {key: np.unique(priority[rows]) for key, rows in _positions(labelled).items()}
+    """bin_unreviewed's counts of sorted priorities by (task, agent) under the labelled priorities (sorted,
+    by task and agent), less those of `less` (a subset of the answers)."""
     parts = []
     for (task, agent), sorted_p in answers.items():
-        at = edges.get((task, agent), np.zeros(0))
+        at = np.unique(labelled.get((task, agent), np.zeros(0)))
         n = _counts_in_bins(sorted_p, at)
         if less is not None and (task, agent) in less:
             n = n - _counts_in_bins(less[(task, agent)], at)

@@ -38,7 +38,6 @@ WITH labels AS (
     UNION ALL
     SELECT trajectory_id, session_id, max(seq) FROM labels WHERE session_id IS NOT NULL {also} GROUP BY 1, 2
 )"""
-
 _LABELS_BEHIND = "v.synced_seq IS NULL OR v.synced_seq < w.seq OR s.synced_seq IS NULL OR s.synced_seq < w.seq"
 _STATES_SQL = """LEFT JOIN (SELECT * FROM verdict_state {where}) v ON v.trajectory_id = w.trajectory_id AND v.scope = w.scope
 LEFT JOIN (SELECT * FROM settled_labels {where}) s ON s.trajectory_id = w.trajectory_id AND s.scope = w.scope"""

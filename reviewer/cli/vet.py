@@ -52,19 +52,22 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def resolve_items(store, items: list[str], console: Console, progress: TextIO | None) -> tuple[list[str], list[str]]:
-    """Spectrum ids for ids and paths (ingesting unknown files); plus the problems met."""
+    """Spectrum ids for ids and paths, plus the problems met. The paths (a campaign's glob names every
+    file) are registered in one walk, as `specreview ingest` does: one lookup of the known files per
+    chunk and one cross-match of the new spectra, not one walk per file."""
     from reviewer.services.ingest import ingest_paths
 
-    ids, problems = [], []
+    ids, problems, paths = [], [], []
     stored = store.spectra.get_spectra(items)  # the items that are stored ids, in one query
     for item in items:
         if item in stored:
             ids.append(item)
-            continue
-        if not Path(item).exists():
+        elif Path(item).exists():
+            paths.append(item)
+        else:
             problems.append(f"{item}: neither a stored spectrum id nor an existing path")
-            continue
-        summary = ingest_paths(store, [item], progress=progress or False, check=console.check, with_file_ids=True)
+    if paths:
+        summary = ingest_paths(store, paths, progress=progress or False, check=console.check, with_file_ids=True)
         problems += [f"{where}: {why}" for where, why in summary.failed]
         ids += [sid for file_ids in summary.file_ids.values() for sid in file_ids]
     return list(dict.fromkeys(ids)), problems

@@ -45,6 +45,36 @@ def test_vet_rejects_unknown_task_and_missing_path(tmp_path, capsys):
     assert "neither a stored spectrum id nor an existing path" in capsys.readouterr().out
 
 
+def test_files_named_one_by_one_are_registered_in_one_walk(tmp_path, few_spectra, capsys, monkeypatch):
+    """A campaign names its files one by one (a shell glob): they are registered in one walk, as
+    `specreview ingest` would, not one walk, one cross-match and one lookup of the known each. Stored
+    ids and paths mixed keep their meaning, and a missing path is still named."""
+    import reviewer.services.ingest as ingest
+    from reviewer.store.spectra import SpectrumRepository
+
+    folder, picks = few_spectra
+    files = sorted(str(p) for p in folder.iterdir())
+    db = tmp_path / "glob.duckdb"
+    walks, lookups = [], []
+    monkeypatch.setattr(ingest, "add_to_groups", lambda store, ids, radius: walks.append(list(ids)))
+    looked_up = SpectrumRepository.file_stamps
+    monkeypatch.setattr(SpectrumRepository, "file_stamps",
+                        lambda self, paths: lookups.append(len(paths)) or looked_up(self, paths))
+    assert main(["vet", "--db", str(db), "--task", "a", "--no-progress", *files]) == 0
+    assert f"vetted: {len(picks)}" in capsys.readouterr().out
+    assert len(walks) == 1 and len(walks[0]) == len(picks)  # one cross-match of every new spectrum
+    assert lookups == [len(picks)]
+    with Store(db) as store:
+        first = next(r["spectrum_id"] for r in store.spectra.list_spectra()
+                     if r["source_path"] == str((folder / files[0]).resolve()))
+    lookups.clear()
+    missing = str(tmp_path / "missing.fits")
+    assert main(["vet", "--db", str(db), "--task", "a", "--force", "--no-progress", first, *files[1:], missing]) == 0
+    out = capsys.readouterr().out
+    assert f"vetted: {len(picks)}" in out and f"{missing}: neither a stored spectrum id nor an existing path" in out
+    assert lookups == [len(picks) - 1]  # the known files passed on their stat, in one lookup
+
+
 def test_vet_with_two_worker_processes(tmp_path, few_spectra, capsys):
     folder, picks = few_spectra
     db = tmp_path / "w.duckdb"

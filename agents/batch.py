@@ -9,7 +9,9 @@ back to the caller's thread: the caller alone writes the database, workers never
 
 - `threads=N`: N items at once in this process. For work that waits on a model server (the
   openai backend): the threads share one HTTP pool and one rate limiter (agents.llm.shared_chat).
-- `workers=N`: a process pool, for CPU-bound work (the rules policies).
+- `workers=N`: a process pool, for CPU-bound work (the rules policies). `pool=process_pool(N)`: a
+  pool the caller started earlier (its processes import while the caller prepares the items), also
+  of one process: the work then runs beside the caller's own per result (reviewer.cli.vet).
 - `dask="local"`, `"local:N"` (a LocalCluster of N worker processes) or a scheduler address
   (`tcp://host:8786`): one task per item on the cluster's workers. With `threads=T` as well, a
   LocalCluster's workers get T / N threads each: processes for the CPU work (renders), threads
@@ -46,8 +48,8 @@ def _progress(total: int | None, to: bool | TextIO | None, desc: str, unit: str)
 
 
 def run_batch(fn: Callable[[Any], Any], items: Iterable[Any], *, workers: int = 1, threads: int = 1,
-              dask_address: str | None = None, progress: bool | TextIO | None = True, desc: str = "batch",
-              unit: str = "item", total: int | None = None,
+              pool: ProcessPoolExecutor | None = None, dask_address: str | None = None,
+              progress: bool | TextIO | None = True, desc: str = "batch", unit: str = "item", total: int | None = None,
               postfix: Callable[[Any, Any], str | None] | None = None) -> Iterator[tuple[Any, Any]]:
     """Yield (item, result or exception) as items finish. `progress`: a bar on stderr (True), on the
     stream given, or none. `postfix(item, result)`, called once the caller has handled the item, may
@@ -60,11 +62,8 @@ def run_batch(fn: Callable[[Any], Any], items: Iterable[Any], *, workers: int = 
         source = _dask(fn, items, dask_address, threads)
     elif threads > 1:
         source = _pool(ThreadPoolExecutor(max_workers=threads), fn, items, threads)
-    elif workers > 1:
-        # spawned, not forked: a batch started by the serving app (a vet job through its endpoint)
-        # runs beside the server's threads, and a fork copies their locks in whatever state they are
-        source = _pool(ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")), fn, items,
-                       workers)
+    elif pool is not None or workers > 1:
+        source = _pool(pool or process_pool(workers), fn, items, workers)
     else:
         source = _serial(fn, items)
     try:
@@ -79,6 +78,24 @@ def run_batch(fn: Callable[[Any], Any], items: Iterable[Any], *, workers: int = 
         source.close()  # stops the pool or cluster even when the caller stops early (Ctrl-C)
         if bar is not None:
             bar.close()
+
+
+def process_pool(workers: int, warm: tuple[str, ...] = ()) -> ProcessPoolExecutor:
+    """A pool of `workers` processes. Spawned, not forked: a batch started by the serving app (a vet
+    job through its endpoint) runs beside the server's threads, and a fork copies their locks in
+    whatever state they are. With `warm` (module names), the processes start now and import them,
+    so that their start-up (seconds of imports) overlaps what the caller does before its first job."""
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+    for _ in range(workers if warm else 0):
+        pool.submit(_import, warm)
+    return pool
+
+
+def _import(modules: tuple[str, ...]) -> None:
+    import importlib
+
+    for name in modules:
+        importlib.import_module(name)
 
 
 def _serial(fn, items):

@@ -29,20 +29,38 @@ def vet_job(job: dict[str, Any], spectrum=None):
                         llm_config=cfg, spectrum_id=job["spectrum_id"])
 
 
+def _vet_then(job: dict[str, Any], then):
+    """(trajectory, then(trajectory, spectrum)) from one read of the job's spectrum; (trajectory, the
+    exception) when `then` failed: the trajectory is still stored, its claims checked later."""
+    from agents.spectra import read_spectrum
+
+    spec = read_spectrum(job["source_path"], job["target"])
+    traj = vet_job(job, spectrum=spec)
+    try:
+        return traj, then(traj, spec)
+    except Exception as exc:
+        return traj, exc
+
+
 def vet_and_check_job(job: dict[str, Any]):
     """`vet_job`, and the new trajectory's claims checked (agents.claims, the patterns' claims) against
     the spectrum it was made from, in the same worker: the file is read once and the check runs
     where the vetting did, beside it on every worker, not after it in the process that writes.
     Returns (trajectory, claim results), or (trajectory, the exception) when the check failed."""
     from agents.claims import check_trajectory
-    from agents.spectra import read_spectrum
 
-    spec = read_spectrum(job["source_path"], job["target"])
-    traj = vet_job(job, spectrum=spec)
-    try:
-        return traj, check_trajectory(traj, spec)
-    except Exception as exc:  # the trajectory is still stored; its claims are checked later
-        return traj, exc
+    return _vet_then(job, check_trajectory)
+
+
+def vet_and_measure_job(job: dict[str, Any]):
+    """`vet_job`, and what checking the new trajectory's claims needs of its spectrum: the Measurer
+    (agents.claims: the arrays in the observed frame and their noise), made from the spectrum the job
+    read. For a caller that checks the claims itself, beside this worker (reviewer.cli.vet with one
+    worker process): the file is still read once. Returns (trajectory, measurer), or (trajectory,
+    the exception) when the spectrum gives no measurer."""
+    from agents.claims import Measurer
+
+    return _vet_then(job, lambda traj, spec: Measurer.from_spectrum(spec))
 
 
 def verify_job(job: dict[str, Any]):

@@ -16,7 +16,10 @@ after round (the agent loop, then each tree's campaign: adjacent, so a shared ma
 them alike); medians over --repeat rounds. --tree NAME=DIR runs the CLI of another checkout (e.g. a
 git worktree of an earlier commit; default: this one). Reported per tree: end-to-end spectra/s
 (both commands' wall time), the same after process start-up (the wall time of both commands on one
-file taken off), and the vet command's own vetting rate ("run: ... /s").
+file taken off), and the vet command's own vetting rate ("run: ... /s"). --copies N: N distinct
+copies of each file (a header card each, so new content to the store), a run long enough for the
+per-spectrum rate to show past start-up; --one-command: `specreview vet` alone on the files (it
+registers them itself), no `ingest` before it.
 """
 from __future__ import annotations
 
@@ -119,6 +122,25 @@ def lamost_files() -> list[str]:
     return list(dict.fromkeys(files))
 
 
+def distinct_copies(files: list[str], copies: int, into: Path) -> list[str]:
+    """`copies` copies of each file, each with a header card of its own (BENCHCPY = k in the primary
+    header), so that every copy is new content to `specreview ingest` and `vet` (the store keys a
+    spectrum by its file's hash): a campaign of len(files) x copies distinct files with the same
+    spectra, for runs long enough that start-up does not hide the per-spectrum rate."""
+    from astropy.io import fits
+
+    out = []
+    into.mkdir(parents=True, exist_ok=True)
+    for k in range(copies):
+        for f in files:
+            dest = into / f"c{k}-{Path(f).name}"
+            with fits.open(f) as hdul:
+                hdul[0].header["BENCHCPY"] = (k, "bench_vet.py copy number")
+                hdul.writeto(dest, overwrite=True)
+            out.append(str(dest))
+    return out
+
+
 def agent_loop(files: list[str], check: bool = False) -> float:
     """The agent's own rate (spectra/s): read + vet_spectrum(task a), one process, imports warm. With
     `check`, each trajectory's claims checked too (check_trajectory): the work a campaign does for each
@@ -154,9 +176,10 @@ def _cli(tree: Path, args: list[str], log: Path) -> float:
     return wall
 
 
-def campaign(tree: Path, files: list[str], tmp: Path, workers: int = 1) -> dict:
+def campaign(tree: Path, files: list[str], tmp: Path, workers: int = 1, one_command: bool = False) -> dict:
     """`specreview ingest` + `specreview vet --task a` on `files` into a fresh database (and the same on
-    one file, for the start-up cost). Returns walls and rates."""
+    one file, for the start-up cost); with `one_command`, `specreview vet` alone (it registers the
+    files itself). Returns walls and rates."""
     import shutil
 
     out = {}
@@ -165,7 +188,8 @@ def campaign(tree: Path, files: list[str], tmp: Path, workers: int = 1) -> dict:
         shutil.rmtree(run, ignore_errors=True)
         run.mkdir(parents=True)
         db = str(run / "c.duckdb")
-        ingest = _cli(tree, ["ingest", "--db", db, "--no-progress", *some], run / "ingest.log")
+        ingest = 0.0 if one_command else _cli(tree, ["ingest", "--db", db, "--no-progress", *some],
+                                              run / "ingest.log")
         vet_args = ["vet", "--task", "a", "--db", db, "--no-progress", *some]
         if workers > 1:
             vet_args += ["--workers", str(workers)]
@@ -179,24 +203,26 @@ def campaign(tree: Path, files: list[str], tmp: Path, workers: int = 1) -> dict:
             "vet_s": out["all"]["vet_s"], "start_s": fixed}
 
 
-def campaigns(trees: dict[str, Path], workers: list[int], repeat: int) -> dict:
+def campaigns(trees: dict[str, Path], workers: list[int], repeat: int, copies: int = 1,
+              one_command: bool = False) -> dict:
     import os
     import statistics
     import tempfile
 
-    files = lamost_files()
     rounds: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="bench-vet-campaign-") as tmp:
+        files = lamost_files() if copies <= 1 else distinct_copies(lamost_files(), copies, Path(tmp) / "copies")
         for r in range(repeat):
             got = {"load_before": os.getloadavg()[0], "agent_per_s": agent_loop(files),
                    "checked_per_s": agent_loop(files, check=True)}
             for name, tree in trees.items():
                 for w in workers:
-                    got[f"{name}/w{w}"] = campaign(tree, files, Path(tmp) / f"r{r}", w)
+                    got[f"{name}/w{w}"] = campaign(tree, files, Path(tmp) / f"r{r}", w, one_command)
             got["load_after"] = os.getloadavg()[0]
             rounds.append(got)
             print(json.dumps(got), file=sys.stderr, flush=True)
-    med = {"n_files": len(files), "rounds": rounds, "agent_per_s": statistics.median(g["agent_per_s"] for g in rounds),
+    med = {"n_files": len(files), "one_command": one_command, "rounds": rounds,
+           "agent_per_s": statistics.median(g["agent_per_s"] for g in rounds),
            "checked_per_s": statistics.median(g["checked_per_s"] for g in rounds),
            "load": [min(min(g["load_before"], g["load_after"]) for g in rounds),
                     max(max(g["load_before"], g["load_after"]) for g in rounds)]}
@@ -221,11 +247,15 @@ def main():
                     help="--campaign: a checkout whose CLI to run (repeatable; default: this one, as 'after')")
     ap.add_argument("--workers", default="1", help="--campaign: comma-separated --workers values")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--copies", type=int, default=1,
+                    help="--campaign: N distinct copies of each file (a header card each): N x 228 files")
+    ap.add_argument("--one-command", action="store_true",
+                    help="--campaign: `specreview vet` on the files alone (it registers them), no `ingest` first")
     args = ap.parse_args()
     if args.campaign:
         trees = dict(t.split("=", 1) for t in args.tree) or {"after": str(ROOT)}
         res = campaigns({k: Path(v).resolve() for k, v in trees.items()},
-                        [int(w) for w in args.workers.split(",")], args.repeat)
+                        [int(w) for w in args.workers.split(",")], args.repeat, args.copies, args.one_command)
         res.update(machine=f"{platform.machine()} python {platform.python_version()}", date=date.today().isoformat())
         if args.json:
             print(json.dumps(res, indent=1))

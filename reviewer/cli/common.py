@@ -161,9 +161,10 @@ class TrajectoryWriter:
     there, and a run that reports its totals after `close` reports only committed work.
 
     With `claims` (a reviewer.services.claims.ClaimChecker), each trajectory's claims are checked when it
-    is added (unless its job checked them where it ran: `add(traj, checked)`), before it is saved,
-    and stored with it in the same transaction; a trajectory whose check fails (its spectrum
-    unreadable) is still stored, and the failure is in `claim_errors`.
+    is added (unless its job checked them where it ran: `add(traj, checked)`), against the Measurer
+    its job made when it hands one over (`add(traj, measurer)`), before it is saved, and stored with
+    it in the same transaction; a trajectory whose check fails (its spectrum unreadable) is still
+    stored, and the failure is in `claim_errors`.
 
     `background=True`: checking and writing happen on a thread of their own, and `add` only hands
     the trajectory over (it waits only when `4 x group` are already waiting). The loop that
@@ -190,7 +191,8 @@ class TrajectoryWriter:
 
     def add(self, traj, checked=None) -> None:
         """Store `traj` (with its claims: `checked`, the results or the exception of a check its job
-        already made, agents.jobs.vet_and_check_job; else the writer's checker checks it)."""
+        already made, agents.jobs.vet_and_check_job; else the writer's checker checks it, against the
+        Measurer `checked` holds when its job made one, agents.jobs.vet_and_measure_job)."""
         item = traj if checked is None else (traj, checked)
         if self._thread is None:
             self._add(item)
@@ -211,9 +213,16 @@ class TrajectoryWriter:
         rows = None
         if self.claims is not None:
             try:
+                from agents.claims import Measurer  # imported by then: the checker uses it
+
                 if isinstance(checked, BaseException):
                     raise checked
-                rows = self.claims.rows(traj) if checked is None else self.claims.accept(traj, checked)
+                if checked is None:
+                    rows = self.claims.rows(traj)
+                elif isinstance(checked, Measurer):
+                    rows = self.claims.rows(traj, checked)
+                else:
+                    rows = self.claims.accept(traj, checked)
             except Exception as exc:
                 self.claim_errors.append((traj, exc))
         self._pending.append((traj, rows))

@@ -73,6 +73,40 @@ def resolve_items(store, items: list[str], console: Console, progress: TextIO | 
     return list(dict.fromkeys(ids)), problems
 
 
+# From this many jobs on, one worker's jobs run in a process of their own, started before the items
+# are resolved (its imports, ~4 s, overlap this process's): docs/benchmarks.md, "The campaign, fourth pass"
+PIPELINE_FROM = 256
+JOB_MODULES = ("agents.spectra", "agents.vet", "agents.claims")  # what vet_and_measure_job imports
+
+
+def pipelined(args: argparse.Namespace, plan: dict, n_jobs: int) -> bool:
+    """Whether the jobs of a one-worker run go to a worker process of their own while this process
+    checks their claims (on the Measurer each job made from the spectrum it read) and writes them:
+    the two halves of the work then run on two cores, as the vetting and the writing already do with
+    --workers N. With more workers, each checks its own trajectories (vet_and_check_job): the check
+    then scales with them. Rules backend, claims checked, no Dask, and enough jobs."""
+    return (args.backend == "rules" and not args.no_claims and not plan.get("dask_address")
+            and plan.get("workers", 1) <= 1 and n_jobs >= PIPELINE_FROM)
+
+
+def likely_jobs(items: list[str], tasks: list[str]) -> int:
+    """The jobs a run will have at most, before its items are resolved, counted up to PIPELINE_FROM
+    (a folder's walk stops there)."""
+    import os
+
+    from reviewer.services.spectrum_files import is_spectrum_candidate
+
+    n = 0
+    for item in items:
+        if not os.path.isdir(item):
+            n += len(tasks)
+        for root, _, names in os.walk(item) if os.path.isdir(item) else ():
+            n += len(tasks) * sum(is_spectrum_candidate(Path(root, name)) for name in names)
+            if n >= PIPELINE_FROM:
+                return n
+    return n
+
+
 def warm_up(cfg) -> None:
     """What each thread of an in-process LLM run would otherwise do first, all at once, while the
     run's clock runs and the first requests wait: import the spectrum readers and make this
@@ -92,8 +126,8 @@ def _answer(traj) -> str:
 def run(args: argparse.Namespace) -> int:
     console = console_of(args)
     from agents import render_pool
-    from agents.batch import run_batch
-    from agents.jobs import vet_and_check_job, vet_job
+    from agents.batch import process_pool, run_batch
+    from agents.jobs import vet_and_check_job, vet_and_measure_job, vet_job
     from agents.llm import load_config
     from agents.usage import RunSummary, step_usages
     from agents.vet.rules_model import RULES_VERSION
@@ -111,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     progress = progress_stream(args)
     model = RULES_VERSION if cfg is None else cfg.model
+    pool = process_pool(1, JOB_MODULES) if pipelined(args, plan, likely_jobs(args.items, tasks)) else None
     try:
         # the render processes start now, and get ready while the items are resolved
         with render_pool.running(render_processes(args, plan)):
@@ -137,15 +172,19 @@ def run(args: argparse.Namespace) -> int:
             problems += refused
             in_process = not plan.get("dask_address") and plan.get("workers", 1) <= 1
             checker = claim_checker(args, store)
-            # each job checks its trajectory's claims where it ran, on the spectrum it read (one read
-            # of the file, the check spread over the workers); this process only writes
-            job_fn = vet_job if checker is None else vet_and_check_job
+            # one read of each file: each job checks its trajectory's claims where it ran, on the
+            # spectrum it read (the check spread over the workers), or, with one worker process,
+            # hands over the Measurer it made for this process to check beside it
+            if pool is None and pipelined(args, plan, len(jobs)):
+                pool = process_pool(1)
+            pipeline = pool is not None and checker is not None
+            job_fn = vet_job if checker is None else vet_and_measure_job if pipeline else vet_and_check_job
             writer = TrajectoryWriter(store, claims=checker, background=True)
             if jobs and cfg is not None and in_process:
                 warm_up(cfg)
             summary = RunSummary()  # the clock starts when the jobs do
             with writer:
-                for job, result in run_batch(job_fn, jobs, **plan, progress=progress,
+                for job, result in run_batch(job_fn, jobs, **plan, pool=pool if pipeline else None, progress=progress,
                                              desc="vet", unit="traj", postfix=lambda *_: summary.postfix()):
                     console.check()
                     if isinstance(result, BaseException):
@@ -164,6 +203,8 @@ def run(args: argparse.Namespace) -> int:
                 counts[_answer(traj)] -= 1
                 counts["failed"] += 1
     finally:
+        if pool is not None:  # unused when every job was done before (run_batch shuts the pool it used)
+            pool.shutdown(cancel_futures=True)
         store.close()
     console.say(f"database: {store.path}")
     breakdown = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()) if v)
@@ -171,6 +212,8 @@ def run(args: argparse.Namespace) -> int:
     console.say(f"skipped (already vetted): {skipped}")
     for line in summary.lines("trajectories"):
         console.say(line)
+    if jobs and pipeline:
+        console.say("vetted in one worker process; claims checked and stored beside it, in this one")
     for line in claims_report(writer):
         console.say(line)
     for p in problems:

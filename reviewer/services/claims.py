@@ -17,7 +17,6 @@ claims (stored under the patterns' version) and the problem names it.
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,13 +150,11 @@ class ClaimChecker:
     """Checks trajectories in the writing process of a batch run, reading each spectrum (and making
     its Measurer) once for all the trajectories on it (a few recent spectra are kept: a batch
     delivers one spectrum's tasks close together). With an `extractor` (LLMExtractor) the model's
-    claims are judged beside the patterns'. `handed(trajectory)`, if given, returns the spectrum the
-    trajectory's job already read in this process (or None): that one is used, not the file."""
+    claims are judged beside the patterns'."""
 
     def __init__(self, store=None, cache_size: int = 8, version: str = CHECKER_VERSION,
-                 extractor: LLMExtractor | None = None, handed: Callable[[Any], Any] | None = None):
+                 extractor: LLMExtractor | None = None):
         self.store, self.base_version, self.cache_size, self.extractor = store, version, cache_size, extractor
-        self.handed = handed
         self._cache: OrderedDict = OrderedDict()
         self.totals: Counter = Counter()  # verdict -> claims checked by this checker
         self.with_contradicted = 0  # trajectories with at least one contradicted claim
@@ -180,13 +177,10 @@ class ClaimChecker:
         return trajectory.source_path, None if trajectory.target is None else str(trajectory.target), None
 
     def spectrum(self, trajectory):
-        """(spectrum, measurer) of a trajectory: the one handed over, else from its stored spectrum
-        record, else from its own source path."""
+        """(spectrum, measurer) of a trajectory: from its stored spectrum record, else from its own
+        source path."""
         from agents.spectra import read_spectrum
 
-        given = self.handed(trajectory) if self.handed is not None else None
-        if given is not None:
-            return given, Measurer.from_spectrum(given)
         path, target, sha = self._location(trajectory)
         if not path or not Path(path).exists():
             raise FileNotFoundError(f"spectrum file unavailable: {path}")
@@ -205,13 +199,15 @@ class ClaimChecker:
             self._cache.popitem(last=False)
         return value
 
-    def run(self, trajectory) -> CheckedTrajectory:
-        """Check a trajectory (raises when its spectrum cannot be read). A model reply that cannot be
-        used is not an error of the check: the pattern claims are judged and the problem is returned."""
+    def run(self, trajectory, measurer: Measurer | None = None) -> CheckedTrajectory:
+        """Check a trajectory (raises when its spectrum cannot be read), against `measurer` when its
+        job made one from the spectrum it read (agents.jobs.vet_and_measure_job), else against its
+        spectrum read here. A model reply that cannot be used is not an error of the check: the
+        pattern claims are judged and the problem is returned."""
         from agents.claims.llm import ClaimExtractionError
         from agents.llm import ModelCallFailed
 
-        spectrum, measurer = self.spectrum(trajectory)
+        spectrum, measurer = (None, measurer) if measurer is not None else self.spectrum(trajectory)
         extra, problem = None, None
         if self.extractor is not None:
             try:
@@ -239,12 +235,12 @@ class ClaimChecker:
         self.with_contradicted += bool(counts["contradicted"])
         return claim_rows(results)
 
-    def check(self, trajectory) -> list[ClaimResult]:
+    def check(self, trajectory, measurer: Measurer | None = None) -> list[ClaimResult]:
         """The trajectory's claim results (raises when its spectrum cannot be read)."""
-        return self.run(trajectory).results
+        return self.run(trajectory, measurer).results
 
-    def rows(self, trajectory) -> list[dict[str, Any]]:
-        return claim_rows(self.check(trajectory))
+    def rows(self, trajectory, measurer: Measurer | None = None) -> list[dict[str, Any]]:
+        return claim_rows(self.check(trajectory, measurer))
 
     def run_and_store(self, trajectory) -> CheckedTrajectory:
         """`run`, and the results stored under the version of the extractors that found them."""

@@ -27,13 +27,9 @@ from reviewer.services.same_object import add_to_groups, refresh_groups
 from reviewer.services.same_object import match_radius as radius_of
 from reviewer.services.sky import obs_mjd, survey_ids
 from reviewer.services.spectra_cache import file_digest, file_stamp, is_racy
+from reviewer.services.spectrum_files import find_spectrum_files
 from reviewer.store import StoreUnavailable
 from reviewer.store.repository import Store
-
-SPECTRUM_SUFFIXES = (".fits", ".fits.gz", ".fit", ".fit.gz", ".fts", ".csv", ".ecsv", ".txt", ".dat")
-# Files that sit beside spectra but are not spectra: docs, listings, and redrock/zbest label
-# sidecars (the DESI reader picks those up itself for the coadd beside them).
-_SKIP_PREFIXES = ("readme", "manifest", "license", "licence", "redrock-", "zbest-", "rrdetails-", "changelog")
 
 
 @dataclass
@@ -73,39 +69,6 @@ def file_sha256(path: Path) -> str:
     """The file's sha256 (hex), kept per state of its stat (reviewer.services.spectra_cache.file_digest): the
     check that a stored spectrum's file is unchanged, before it is shown or vetted, then costs a stat."""
     return file_digest(path)
-
-
-def is_spectrum_candidate(path: Path) -> bool:
-    name = path.name.lower()
-    if name.startswith(".") or name.startswith(_SKIP_PREFIXES):
-        return False
-    return name.endswith(SPECTRUM_SUFFIXES)
-
-
-def find_spectrum_files(paths: Iterable[str | os.PathLike]) -> tuple[list[str], list[tuple[str, str]]]:
-    """Expand folders (recursively, sorted as paths: by folder, then name) into candidate files, each
-    once (by its resolved path). Files named explicitly are always tried. Returns (files, [(path,
-    problem)] for paths that do not exist). Paths are kept as text: at 1M files a Path object each,
-    and a resolved one for the check, held most of a walk's memory."""
-    files: list[str] = []
-    missing: list[tuple[str, str]] = []
-    for raw in paths:
-        path = Path(raw).expanduser()
-        if path.is_dir():
-            found = [str(p) for p in path.rglob("*") if p.is_file() and is_spectrum_candidate(p)]
-            files += sorted(found, key=lambda f: f.replace(os.sep, "\0"))  # "a/x" before "a-b/y", as Paths sort
-        elif path.is_file():
-            files.append(str(path))
-        else:
-            missing.append((str(raw), "no such file or folder"))
-    seen: set[str] = set()
-    unique = []
-    for f in files:
-        key = os.path.realpath(f)
-        if key not in seen:
-            seen.add(key)
-            unique.append(f)
-    return unique, missing
 
 
 def spectrum_record(spec: Any, path: Path, sha: str, target: str | None) -> dict[str, Any]:

@@ -102,6 +102,32 @@ def test_claims_checked_on_the_spectrum_a_job_read_are_those_of_a_fresh_read(tmp
     assert sum(len(rows) for rows in mine.values()) > 0  # there were claims to check
 
 
+def test_a_long_one_worker_run_vets_in_a_process_beside_the_check_and_stores_the_same(tmp_path, few_spectra,
+                                                                                       capsys, monkeypatch):
+    """From PIPELINE_FROM jobs on, one worker's jobs run in a process of their own and hand over the
+    Measurer made from the spectrum they read; this process checks the claims on it and writes. The
+    stored trajectories and claims are those of the run that does it all in one process."""
+    import reviewer.cli.vet as vet
+    from reviewer.services.claims import ClaimChecker
+
+    folder, picks = few_spectra
+    here, beside = tmp_path / "here.duckdb", tmp_path / "beside.duckdb"
+    assert main(["vet", "--db", str(here), "--task", "a,mg", "--no-progress", str(folder)]) == 0
+    assert "worker process" not in capsys.readouterr().out
+    monkeypatch.setattr(vet, "PIPELINE_FROM", 2 * len(picks))
+    monkeypatch.setattr(ClaimChecker, "spectrum", lambda self, traj: pytest.fail("a second read of the spectrum"))
+    assert main(["vet", "--db", str(beside), "--task", "a,mg", "--no-progress", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "vetted in one worker process; claims checked and stored beside it" in out
+    assert f"vetted: {2 * len(picks)}" in out
+    mine, theirs = _stored_claims(here), _stored_claims(beside)
+    assert len(mine) == 2 * len(picks) and mine == theirs and sum(map(len, mine.values())) > 0
+    with Store(here) as a, Store(beside) as b:
+        steps = [{(r["spectrum_id"], r["task"]): [(s.kind, s.text) for s in st.trajectories.load_trajectory(r["id"]).steps]
+                  for r in st.trajectories.list_trajectories()} for st in (a, b)]
+    assert steps[0] == steps[1]
+
+
 def test_trajectories_of_both_policies_reload_identically(tmp_path, shared_spectra, manifest):
     from agents.llm import LLMConfig
     from agents.spectra import read_spectrum

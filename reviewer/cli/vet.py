@@ -98,10 +98,9 @@ def likely_jobs(items: list[str], tasks: list[str]) -> int:
 
     n = 0
     for item in items:
-        if not os.path.isdir(item):
-            n += len(tasks)
-        for root, _, names in os.walk(item) if os.path.isdir(item) else ():
-            n += len(tasks) * sum(is_spectrum_candidate(Path(root, name)) for name in names)
+        walk = os.walk(item) if os.path.isdir(item) else [("", [], [item])]  # a file, an id: one job a task
+        for root, _, names in walk:
+            n += len(tasks) * sum(is_spectrum_candidate(Path(root, name)) or not root for name in names)
             if n >= PIPELINE_FROM:
                 return n
     return n

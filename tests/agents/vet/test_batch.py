@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from agents.batch import run_batch
+from agents.batch import process_pool, run_batch
 
 
 def sqrt_or_fail(x):
@@ -32,6 +32,24 @@ def test_worker_processes_are_spawned_not_forked(monkeypatch):
     monkeypatch.setattr("agents.batch._parent_only_marker", True, raising=False)
     got = dict(run_batch(parent_state_seen, [1, 2], workers=2, progress=False))
     assert got == {1: False, 2: False}
+
+
+def modules_and_pid(_):
+    import os
+
+    return "agents.spectra" in sys.modules, os.getpid()
+
+
+def test_a_pool_started_early_has_imported_what_it_was_told_and_runs_one_workers_items_beside_the_caller():
+    import os
+
+    pool = process_pool(1, ("agents.spectra",))
+    got = dict(run_batch(modules_and_pid, [1, 2, 3], pool=pool, progress=False))
+    assert {imported for imported, _ in got.values()} == {True}  # imported before the first item ran
+    pids = {pid for _, pid in got.values()}
+    assert len(pids) == 1 and os.getpid() not in pids  # one process, not this one
+    with pytest.raises(RuntimeError):  # shut down by run_batch at the end of the batch
+        pool.submit(modules_and_pid, 4)
 
 
 def test_dask_without_the_extra_says_how_to_install(monkeypatch):

@@ -176,14 +176,13 @@ def run(args: argparse.Namespace) -> int:
             # hands over the Measurer it made for this process to check beside it
             if pool is None and pipelined(args, plan, len(jobs)):
                 pool = process_pool(1)
-            pipeline = pool is not None and checker is not None
-            job_fn = vet_job if checker is None else vet_and_measure_job if pipeline else vet_and_check_job
+            job_fn = vet_job if checker is None else vet_and_check_job if pool is None else vet_and_measure_job
             writer = TrajectoryWriter(store, claims=checker, background=True)
             if jobs and cfg is not None and in_process:
                 warm_up(cfg)
             summary = RunSummary()  # the clock starts when the jobs do
             with writer:
-                for job, result in run_batch(job_fn, jobs, **plan, pool=pool if pipeline else None, progress=progress,
+                for job, result in run_batch(job_fn, jobs, **plan, pool=pool, progress=progress,
                                              desc="vet", unit="traj", postfix=lambda *_: summary.postfix()):
                     console.check()
                     if isinstance(result, BaseException):
@@ -211,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
     console.say(f"skipped (already vetted): {skipped}")
     for line in summary.lines("trajectories"):
         console.say(line)
-    if jobs and pipeline:
+    if jobs and pool is not None:
         console.say("vetted in one worker process; claims checked and stored beside it, in this one")
     for line in claims_report(writer):
         console.say(line)

@@ -48,22 +48,24 @@ def _progress(total: int | None, to: bool | TextIO | None, desc: str, unit: str)
 
 
 def run_batch(fn: Callable[[Any], Any], items: Iterable[Any], *, workers: int = 1, threads: int = 1,
-              pool: ProcessPoolExecutor | None = None, dask_address: str | None = None,
+              pool: ProcessPoolExecutor | None = None, dask_address: str | None = None, ahead: int = 0,
               progress: bool | TextIO | None = True, desc: str = "batch", unit: str = "item", total: int | None = None,
               postfix: Callable[[Any, Any], str | None] | None = None) -> Iterator[tuple[Any, Any]]:
     """Yield (item, result or exception) as items finish. `progress`: a bar on stderr (True), on the
     stream given, or none. `postfix(item, result)`, called once the caller has handled the item, may
     return a short text for the progress bar (calls, tokens). A caller that stops iterating (an
-    exception, a cancelled command) stops the pool: jobs not started are dropped."""
+    exception, a cancelled command) stops the pool: jobs not started are dropped. `ahead`: items taken
+    and submitted beyond two per worker, for items made in bursts as they are taken (a walk that reads
+    files a group at a time): the workers then have work while the next burst is made."""
     if total is None and hasattr(items, "__len__"):
         total = len(items)  # type: ignore[arg-type]
     bar = _progress(total, progress, desc, unit)
     if dask_address:
-        source = _dask(fn, items, dask_address, threads)
+        source = _dask(fn, items, dask_address, threads, ahead)
     elif threads > 1:
-        source = _pool(ThreadPoolExecutor(max_workers=threads), fn, items, threads)
+        source = _pool(ThreadPoolExecutor(max_workers=threads), fn, items, 2 * threads + ahead)
     elif pool is not None or workers > 1:
-        source = _pool(pool or process_pool(workers), fn, items, workers)
+        source = _pool(pool or process_pool(workers), fn, items, 2 * workers + ahead)
     else:
         source = _serial(fn, items)
     try:
@@ -107,14 +109,15 @@ def _serial(fn, items):
         yield item, result
 
 
-def _pool(pool, fn, items, width):
-    # keep at most 2 x width in flight: workers never idle, and a huge batch is not pickled up front
+def _pool(pool, fn, items, in_flight):
+    # keep at most in_flight (2 a worker, and `ahead`) submitted: workers never idle, and a huge batch
+    # is not pickled up front
     it = iter(items)
     pending: dict = {}
     try:
         for item in it:
             pending[pool.submit(fn, item)] = item
-            if len(pending) >= 2 * width:
+            if len(pending) >= in_flight:
                 break
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -165,7 +168,7 @@ def dask_client(spec: str, threads: int = 1):
     return Client(cluster), cluster
 
 
-def _dask(fn, items, spec, threads):
+def _dask(fn, items, spec, threads, ahead):
     client, cluster = dask_client(spec, threads)  # first: it says how to install Dask when it is missing
     from dask.distributed import as_completed
 
@@ -175,7 +178,7 @@ def _dask(fn, items, spec, threads):
         futures: dict = {}
         for item in it:
             futures[client.submit(fn, item, pure=False)] = item
-            if len(futures) >= 2 * width:
+            if len(futures) >= 2 * width + ahead:
                 break
         queue = as_completed(list(futures))
         for fut in queue:

@@ -15,7 +15,9 @@ local[:N]), where workers only compute and this process writes the database."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -52,12 +54,23 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def resolve_items(store, items: list[str], console: Console, progress: TextIO | None) -> tuple[list[str], list[str]]:
-    """Spectrum ids for ids and paths, plus the problems met. The paths (a campaign's glob names every
-    file) are registered in one walk, as `specreview ingest` does: one lookup of the known files per
-    chunk and one cross-match of the new spectra, not one walk per file."""
-    from reviewer.services.ingest import ingest_paths
+    """Spectrum ids for ids and paths, each once, plus the problems met (stream_items, drained)."""
+    problems: list[str] = []
+    ids = [sid for batch in stream_items(store, items, console, progress, problems) for sid in batch]
+    return list(dict.fromkeys(ids)), problems
 
-    ids, problems, paths = [], [], []
+
+def stream_items(store, items: list[str], console: Console, progress: TextIO | None,
+                 problems: list[str]) -> Iterator[list[str]]:
+    """The spectrum ids of `items`, a batch at a time as they become known: the stored ids first, then
+    the files' as the walk stores them (reviewer.services.ingest.ingest_stream), so that a run's first
+    jobs start while its later files are still being read. The paths (a campaign's glob names every
+    file) are registered in one walk, as `specreview ingest` does: one lookup of the known files per
+    chunk and one cross-match of the new spectra, not one walk per file. An id may come twice (a file
+    named twice, a copy of a file at another path). The problems met are appended to `problems`."""
+    from reviewer.services.ingest import ingest_stream
+
+    ids, paths = [], []
     stored = store.spectra.get_spectra(items)  # the items that are stored ids, in one query
     for item in items:
         if item in stored:
@@ -66,11 +79,11 @@ def resolve_items(store, items: list[str], console: Console, progress: TextIO | 
             paths.append(item)
         else:
             problems.append(f"{item}: neither a stored spectrum id nor an existing path")
+    if ids:
+        yield ids
     if paths:
-        summary = ingest_paths(store, paths, progress=progress or False, check=console.check, with_file_ids=True)
+        summary = yield from ingest_stream(store, paths, progress=progress or False, check=console.check)
         problems += [f"{where}: {why}" for where, why in summary.failed]
-        ids += [sid for file_ids in summary.file_ids.values() for sid in file_ids]
-    return list(dict.fromkeys(ids)), problems
 
 
 # From this many jobs on, one worker's jobs run in a process of their own, started before the items
@@ -117,6 +130,40 @@ def warm_up(cfg) -> None:
     shared_chat(cfg)
 
 
+def make_jobs(store, args: argparse.Namespace, tasks: list[str], model: str, llm, batches: Iterator[list[str]],
+              tally: Counter, counts: Counter, problems: list[str]) -> Iterator[dict]:
+    """A job per spectrum and task, a batch of spectra at a time as `batches` (stream_items) gives them:
+    those vetted before with this task, backend and model are skipped (unless --force), those whose file
+    changed since it was ingested are refused (a failure, said in `problems`). `tally` counts the
+    spectra, the jobs, the skipped and the refused."""
+    seen: set[str] = set()
+    with contextlib.closing(batches):  # closed with this generator: the walk's own ending (its cross-match) runs
+        for batch in batches:
+            ids = [sid for sid in dict.fromkeys(batch) if sid not in seen]
+            seen.update(ids)
+            tally["spectra"] += len(ids)
+            records = store.spectra.get_spectra(ids)  # one query each a batch, not one a spectrum
+            done = {task: set() if args.force else
+                    store.trajectories.spectra_with_trajectory(ids, task, args.backend, model) for task in tasks}
+            for sid in ids:
+                rec = records[sid]
+                changed = None  # checked once a job on this spectrum is wanted
+                for task in tasks:
+                    if sid in done[task]:
+                        tally["skipped"] += 1
+                        continue
+                    if changed is None:
+                        changed = changed_since_ingest(rec)
+                    if changed:  # not the file that was ingested: its trajectory would describe other data
+                        problems.append(f"{rec['source_path']}#{rec['target'] or ''} [{task}]: {changed}")
+                        tally["refused"] += 1
+                        counts["failed"] += 1
+                        continue
+                    tally["jobs"] += 1
+                    yield {"spectrum_id": sid, "source_path": rec["source_path"], "target": rec["target"],
+                           "task": task, "backend": args.backend, "llm": llm, "eager": args.eager_renders}
+
+
 def _answer(traj) -> str:
     out = traj.outcome
     return out.get("prediction") or out.get("status")
@@ -130,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
     from agents.llm import load_config
     from agents.usage import RunSummary, step_usages
     from agents.vet.rules_model import RULES_VERSION
+    from reviewer.services.ingest import WRITE_GROUP
 
     tasks = [t.strip() for t in args.task.split(",") if t.strip()]
     if not all(known_task(console, "vet", t) for t in tasks):
@@ -145,44 +193,29 @@ def run(args: argparse.Namespace) -> int:
     progress = progress_stream(args)
     model = RULES_VERSION if cfg is None else cfg.model
     pool = process_pool(1, JOB_MODULES) if pipelined(args, plan, likely_jobs(args.items, tasks)) else None
+    jobs = None
     try:
         # the render processes start now, and get ready while the items are resolved
         with render_pool.running(render_processes(args, plan)):
-            ids, problems = resolve_items(store, args.items, console, progress)
-            jobs, skipped, refused = [], 0, []
-            records = store.spectra.get_spectra(ids)  # one query each, not one a spectrum
-            done = {task: set() if args.force else
-                    store.trajectories.spectra_with_trajectory(ids, task, args.backend, model) for task in tasks}
-            for sid in ids:
-                rec = records[sid]
-                changed = None  # checked once a job on this spectrum is wanted
-                for task in tasks:
-                    if sid in done[task]:
-                        skipped += 1
-                        continue
-                    if changed is None:
-                        changed = changed_since_ingest(rec)
-                    if changed:  # not the file that was ingested: its trajectory would describe other data
-                        refused.append(f"{rec['source_path']}#{rec['target'] or ''} [{task}]: {changed}")
-                        continue
-                    jobs.append({"spectrum_id": sid, "source_path": rec["source_path"], "target": rec["target"],
-                                 "task": task, "backend": args.backend, "llm": llm, "eager": args.eager_renders})
-            counts: Counter = Counter(failed=len(refused)) if refused else Counter()
-            problems += refused
+            problems: list[str] = []
+            counts: Counter = Counter()
+            tally: Counter = Counter()  # spectra resolved, jobs made, skipped as vetted before
+            jobs = make_jobs(store, args, tasks, model, llm, stream_items(store, args.items, console, progress, problems),
+                             tally, counts, problems)
             in_process = not plan.get("dask_address") and plan.get("workers", 1) <= 1
             checker = claim_checker(args, store)
             # one read of each file: each job checks its trajectory's claims where it ran, on the
             # spectrum it read (the check spread over the workers), or, with one worker process,
             # hands over the Measurer it made for this process to check beside it
-            if pool is None and pipelined(args, plan, len(jobs)):
-                pool = process_pool(1)
             job_fn = vet_job if checker is None else vet_and_check_job if pool is None else vet_and_measure_job
             writer = TrajectoryWriter(store, claims=checker, background=True)
-            if jobs and cfg is not None and in_process:
+            if cfg is not None and in_process:
                 warm_up(cfg)
             summary = RunSummary()  # the clock starts when the jobs do
             with writer:
-                for job, result in run_batch(job_fn, jobs, **plan, pool=pool, progress=progress,
+                # jobs are made as the walk stores their files: a group's worth more in flight keeps
+                # the workers busy while this process reads the next group
+                for job, result in run_batch(job_fn, jobs, **plan, pool=pool, ahead=WRITE_GROUP, progress=progress,
                                              desc="vet", unit="traj", postfix=lambda *_: summary.postfix()):
                     console.check()
                     if isinstance(result, BaseException):
@@ -201,19 +234,21 @@ def run(args: argparse.Namespace) -> int:
                 counts[_answer(traj)] -= 1
                 counts["failed"] += 1
     finally:
+        if jobs is not None:  # a run stopped early: the walk writes what it read before the store closes
+            jobs.close()
         if pool is not None:  # unused when every job was done before (run_batch shuts the pool it used)
             pool.shutdown(cancel_futures=True)
         store.close()
     console.say(f"database: {store.path}")
     breakdown = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()) if v)
     console.say(f"vetted: {sum(v for k, v in counts.items() if k != 'failed')} ({breakdown})")
-    console.say(f"skipped (already vetted): {skipped}")
+    console.say(f"skipped (already vetted): {tally['skipped']}")
     for line in summary.lines("trajectories"):
         console.say(line)
-    if jobs and pool is not None:
+    if tally["jobs"] and pool is not None:
         console.say("vetted in one worker process; claims checked and stored beside it, in this one")
     for line in claims_report(writer):
         console.say(line)
     for p in problems:
         console.say(f"  problem: {p}")
-    return 0 if ids and counts.get("failed", 0) < max(len(jobs) + len(refused), 1) else 1
+    return 0 if tally["spectra"] and counts["failed"] < max(tally["jobs"] + tally["refused"], 1) else 1

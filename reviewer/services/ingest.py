@@ -9,6 +9,9 @@ group at a time, and a group that fails is written again one file at a time).
 At survey scale: each file's stat is stored beside its content hash (table file_stamps), and a walk
 over folders ingested before passes a file whose stat is unchanged without reading it, so a walk that
 stopped (Ctrl-C, a client gone) goes on at the cost of a stat per file done.
+
+`ingest_stream` is the same walk, handing over each file's spectrum ids once they are stored, so that a
+caller can start working on the first files while the later ones are read (`specreview vet` on paths).
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import contextlib
 import hashlib
 import math
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -43,10 +46,18 @@ class IngestSummary:
     file_ids: dict[str, list[str]] = field(default_factory=dict)
 
     with_file_ids: bool = False
+    stored_since: list[str] = field(default_factory=list)  # ids stored since the walk last handed them over
 
     def note_file(self, path: Path, sha: str, targets: Iterable[str | None]) -> None:
+        """A file whose spectra are now in the store (registered by this walk and committed, or known)."""
+        ids = ids_of_file(sha, targets)
+        self.stored_since += ids
         if self.with_file_ids:
-            self.file_ids[str(path)] = ids_of_file(sha, targets)
+            self.file_ids[str(path)] = ids
+
+    def take_stored(self) -> list[str]:
+        ids, self.stored_since = self.stored_since, []
+        return ids
 
     @property
     def readable(self) -> int:
@@ -263,6 +274,20 @@ def ingest_paths(store: Store, paths: Iterable[str | os.PathLike], progress: boo
     whose client went away): the files read so far are written and cross-matched, and a later run goes
     on from there, passing them on a stat. `with_file_ids`: the summary lists each file's spectrum ids
     (1M files' ids are ~0.3 GB: kept only for a caller that needs them)."""
+    walk = ingest_stream(store, paths, progress, match_radius, check, with_file_ids)
+    while True:
+        try:
+            next(walk)
+        except StopIteration as done:
+            return done.value
+
+
+def ingest_stream(store: Store, paths: Iterable[str | os.PathLike], progress: bool | TextIO = True,
+                  match_radius: float | None = None, check: Callable[[], None] | None = None,
+                  with_file_ids: bool = False) -> Generator[list[str], None, IngestSummary]:
+    """`ingest_paths` as a generator: it yields the spectrum ids of the files walked as they are stored
+    (known files' at once, new files' once their group is committed), and returns the summary. Closing
+    it stops the walk as `check()` raising does: what was read is written and cross-matched."""
     radius = radius_of(match_radius)  # a bad radius is refused before anything is read
     files, missing = find_spectrum_files(paths)
     summary = IngestSummary(failed=list(missing), with_file_ids=with_file_ids)
@@ -274,12 +299,18 @@ def ingest_paths(store: Store, paths: Iterable[str | os.PathLike], progress: boo
             chunk = [Path(f) for f in files[start:start + STAT_CHUNK]]
             todo = _unknown_files(store, chunk, summary)
             bar.update(len(chunk) - len(todo))
+            if summary.stored_since:
+                yield summary.take_stored()
             for path, stamp in todo:
                 if check is not None:
                     check()
                 _ingest_file(store, path, summary, stamp, writer)
                 bar.update(1)
+                if summary.stored_since:
+                    yield summary.take_stored()
         writer.flush()
+        if summary.stored_since:
+            yield summary.take_stored()
     except BaseException:  # stopped: what was read is still written (a failing store: nothing more to do)
         with contextlib.suppress(Exception):
             writer.flush()

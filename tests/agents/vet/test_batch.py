@@ -80,3 +80,23 @@ def test_items_are_pulled_lazily_a_few_per_worker():
     assert len(pulled) <= 2 * 2  # never the whole list up front
     results.close()  # stops the pool
     assert len(pulled) < 1000
+
+
+@pytest.mark.parametrize("ahead", [0, 5])
+def test_items_made_in_bursts_keep_ahead_more_in_flight(ahead):
+    """`ahead`: items a caller makes in bursts (a walk registering files a group at a time) are taken
+    that many further ahead, so the workers have work while the next burst is made; never more."""
+    pulled = []
+
+    def candidates():
+        for i in range(1000):
+            pulled.append(i)
+            yield i
+
+    results = run_batch(sqrt_or_fail, candidates(), threads=2, ahead=ahead, progress=False)
+    next(results)
+    assert len(pulled) == 2 * 2 + ahead
+    for _ in range(10):
+        next(results)
+    assert len(pulled) == 2 * 2 + ahead + 10  # one taken for each one handed back
+    results.close()

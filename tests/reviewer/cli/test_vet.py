@@ -75,6 +75,33 @@ def test_files_named_one_by_one_are_registered_in_one_walk(tmp_path, few_spectra
     assert lookups == [len(picks) - 1]  # the known files passed on their stat, in one lookup
 
 
+def test_a_campaign_vets_its_first_files_while_its_last_are_still_being_read(tmp_path, few_spectra, capsys,
+                                                                            monkeypatch):
+    """The paths are registered a group at a time, and a group's jobs start once it is stored: a campaign
+    over a survey's files does not read them all before it vets the first. A spectrum named twice (its
+    id and its file) is vetted once."""
+    import agents.jobs as jobs
+    import agents.spectra as spectra
+    import reviewer.services.ingest as ingest
+
+    folder, picks = few_spectra
+    files = sorted(str(p) for p in folder.iterdir())
+    monkeypatch.setattr(ingest, "WRITE_GROUP", 1)
+    events, FileSpectra, job = [], spectra.FileSpectra, jobs.vet_and_check_job
+    monkeypatch.setattr(spectra, "FileSpectra", lambda path: events.append("read") or FileSpectra(path))
+    monkeypatch.setattr(jobs, "vet_and_check_job", lambda j: events.append("vet") or job(j))
+    db = tmp_path / "stream.duckdb"
+    assert main(["vet", "--db", str(db), "--task", "a", "--no-progress", *files]) == 0
+    assert f"vetted: {len(picks)}" in capsys.readouterr().out
+    assert events.count("read") == events.count("vet") == len(picks)
+    assert events.index("vet") < len(events) - 1 - events[::-1].index("read")  # the first vetted before the last read
+    with Store(db) as store:
+        assert store.trajectories.count_trajectories(task="a") == len(picks)
+        first = store.spectra.list_spectra()[0]["spectrum_id"]
+    assert main(["vet", "--db", str(db), "--task", "a", "--force", "--no-progress", first, *files]) == 0
+    assert f"vetted: {len(picks)} " in capsys.readouterr().out
+
+
 def test_vet_with_two_worker_processes(tmp_path, few_spectra, capsys):
     folder, picks = few_spectra
     db = tmp_path / "w.duckdb"

@@ -278,3 +278,49 @@ def test_the_stamps_of_known_files_are_written_a_group_at_a_time(store, sample_f
     assert written == [2, 2, 1]
     monkeypatch.setattr(ingest, "file_digest", lambda *_: pytest.fail("a copy whose stat is stored was hashed"))
     assert ingest_paths(store, [copies], progress=False).skipped_existing == summary.skipped_existing
+
+
+def test_a_streamed_walk_hands_over_each_files_ids_once_they_are_stored(store, shared_spectra, manifest, tmp_path,
+                                                                        monkeypatch):
+    """`ingest_stream` hands over the ids of a group's files once the group is committed, before the
+    next group is read (a vet campaign starts on them meanwhile), known files' at once; it returns
+    the summary `ingest_paths` gives. Closed part-way, it writes what it read and cross-matches it."""
+    import agents.spectra as spectra
+    import reviewer.services.ingest as ingest
+
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for r in [r for r in manifest if "LAMOST-LRS" in r["survey"]][:7]:
+        shutil.copy(shared_spectra / r["file"], folder / r["file"].split("/")[-1])
+    monkeypatch.setattr(ingest, "WRITE_GROUP", 3)
+    reads, FileSpectra = [], spectra.FileSpectra
+    monkeypatch.setattr(spectra, "FileSpectra", lambda path: reads.append(path) or FileSpectra(path))
+    walk = ingest.ingest_stream(store, [folder], progress=False)
+    handed = []
+    while True:
+        try:
+            batch = next(walk)
+        except StopIteration as done:
+            summary = done.value
+            break
+        assert set(store.spectra.get_spectra(batch)) == set(batch)  # stored when handed over
+        handed.append((len(reads), batch))
+    assert [(n, len(batch)) for n, batch in handed] == [(3, 3), (6, 3), (7, 1)]  # group by group, as read
+    assert (summary.added, summary.failed) == (7, [])
+    assert [sid for _, batch in handed for sid in batch] == summary.added_ids
+
+    more = tmp_path / "more"
+    shutil.copytree(folder, more / "b-copies")
+    for r in [r for r in manifest if "LAMOST-LRS" in r["survey"]][7:12]:
+        (more / "a-new").mkdir(exist_ok=True)
+        shutil.copy(shared_spectra / r["file"], more / "a-new" / r["file"].split("/")[-1])
+    matched = []
+    monkeypatch.setattr(ingest, "add_to_groups", lambda store, ids, radius: matched.append(list(ids)))
+    walk = ingest.ingest_stream(store, [more], progress=False)
+    first = next(walk)
+    assert len(first) == 3 and len(reads) == 10  # three new files read and written: the first group
+    second = next(walk)  # two more new files read, not yet written; then a copy of known content
+    assert len(reads) == 12 and len(second) == 1 and second[0] in summary.added_ids
+    walk.close()  # stopped: what was read is written and cross-matched, nothing more read
+    assert len(reads) == 12 and store.spectra.count_spectra() == 12
+    assert len(matched) == 1 and matched[0][:3] == first and len(matched[0]) == 5

@@ -18,10 +18,6 @@ from agents.tools.measure import Arrays
 from agents.tools.zoom import TOOL_NAME
 from agents.vet.evidence import Measurement, decide, decision_margin, derive, measure_window
 
-# rules-2: task a thresholds by CV (issue 9); rules-3: task a K/H-delta veto; rules-4: task a thresholds
-# start at the A/F boundary and hold across survey releases (issue 20)
-RULES_VERSION = "rules-4"
-
 
 class RulesVetModel(BaseChatModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)

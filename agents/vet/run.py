@@ -23,7 +23,8 @@ from agents.vet.answer import parse_answer
 from agents.vet.graph import MAX_TOOL_CALLS, vet_graph
 from agents.vet.prompt import task_prompt
 from agents.vet.protocols import Call, Protocol, make_protocol, text_of
-from agents.vet.rules_model import RULES_VERSION, RulesVetModel
+from agents.vet.rules_model import RulesVetModel
+from agents.vet.rules_version import RULES_VERSION
 
 BACKENDS = ("rules", "openai")
 

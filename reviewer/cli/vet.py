@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
     from agents.jobs import vet_and_check_job, vet_and_measure_job, vet_job
     from agents.llm import load_config
     from agents.usage import RunSummary, step_usages
-    from agents.vet.rules_model import RULES_VERSION
+    from agents.vet.rules_version import RULES_VERSION
     from reviewer.services.ingest import WRITE_GROUP
 
     tasks = [t.strip() for t in args.task.split(",") if t.strip()]

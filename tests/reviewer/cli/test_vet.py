@@ -155,6 +155,26 @@ def test_a_long_one_worker_run_vets_in_a_process_beside_the_check_and_stores_the
     assert steps[0] == steps[1]
 
 
+def test_the_process_beside_the_worker_never_imports_the_vetting_policy(tmp_path, few_spectra):
+    """A run vetting in a worker process of its own only registers, checks and writes here: its start-up
+    does not import LangChain, LangGraph or the vetting graph, which the worker imports meanwhile."""
+    import subprocess
+    import sys
+
+    folder, _ = few_spectra
+    probe = ("import sys\nimport reviewer.cli.vet as vet\nfrom reviewer.cli import main\n"
+             "if __name__ == '__main__':\n"
+             "    vet.PIPELINE_FROM = 1\n"
+             f"    rc = main(['vet', '--db', {str(tmp_path / 'p.duckdb')!r}, '--task', 'a', '--no-progress', {str(folder)!r}])\n"
+             "    heavy = ('langchain_core', 'langgraph', 'agents.vet.graph', 'agents.vet.rules_model')\n"
+             "    print(rc, ','.join(m for m in heavy if m in sys.modules))\n")
+    script = tmp_path / "probe.py"
+    script.write_text(probe)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert "vetted in one worker process" in out.stdout, out.stdout + out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "0"
+
+
 def test_trajectories_of_both_policies_reload_identically(tmp_path, shared_spectra, manifest):
     from agents.llm import LLMConfig
     from agents.spectra import read_spectrum

@@ -1,0 +1,7 @@
+"""The rules policy's version, recorded as the model of its trajectories: a campaign finds by it the
+spectra it vetted before. A module of its own so that a command that only stores what a worker process
+vetted (reviewer.cli.vet) knows it without importing LangChain with the policy (~1 s of start-up)."""
+
+# rules-2: task a thresholds by CV (issue 9); rules-3: task a K/H-delta veto; rules-4: task a thresholds
+# start at the A/F boundary and hold across survey releases (issue 20)
+RULES_VERSION = "rules-4"

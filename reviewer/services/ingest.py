@@ -152,10 +152,16 @@ class _SpectrumWriter:
         self.store, self.summary = store, summary
         self.files: list[_ReadFile] = []
         self.stamps: list[tuple[str, tuple, str]] = []  # known content: only the stamp to store
+        self.written: dict[str, set[str | None]] = {}  # content committed since the store was looked up
 
-    def pending_targets(self, sha: str) -> set[str | None]:
-        """The targets of a content read in this group, not yet written (a copy of it at another path)."""
-        return next((set(f.targets) for f in self.files if f.sha == sha), set())
+    def looked_up(self) -> None:
+        """The caller looked the store up: what was committed before is in its answer."""
+        self.written = {}
+
+    def targets_read(self, sha: str) -> set[str | None]:
+        """The targets of a content read since the store was looked up: committed since, or waiting in
+        the group being filled (a copy of it at another path)."""
+        return self.written.get(sha) or next((set(f.targets) for f in self.files if f.sha == sha), set())
 
     def add(self, read: _ReadFile) -> None:
         self.files.append(read)
@@ -175,6 +181,7 @@ class _SpectrumWriter:
                                                          if f.stamp is not None and not is_racy(f.stamp)])
 
     def _count(self, read: _ReadFile) -> None:
+        self.written[read.sha] = set(read.targets)
         self.summary.added += len(read.records)
         self.summary.added_ids += [r["spectrum_id"] for r in read.records]
         self.summary.note_file(read.path, read.sha, read.targets)
@@ -205,22 +212,35 @@ class _SpectrumWriter:
             self._count(read)
 
 
-def _ingest_file(store: Store, path: Path, summary: IngestSummary, stamp: tuple | None,
+def _hashed(paths: list[tuple[Path, tuple | None]], summary: IngestSummary,
+            check: Callable[[], None] | None) -> list[tuple[Path, tuple | None, str]]:
+    """(path, stamp, content sha256) of each file; a file that cannot be read is counted and said."""
+    out = []
+    for path, stamp in paths:
+        if check is not None:
+            check()
+        try:
+            out.append((path, stamp, file_sha256(path) if stamp is None else file_digest(path, stamp)))
+        except Exception as exc:
+            summary.files_seen += 1
+            summary.failed.append((str(path), _describe(exc)))
+    return out
+
+
+def _ingest_file(path: Path, sha: str, known: set[str | None], summary: IngestSummary, stamp: tuple | None,
                  writer: _SpectrumWriter) -> None:
-    """Hash one file and, when its content is new, read every spectrum of it for the writer. Known
-    content is not opened again (a run over files ingested before only hashes them, and with their
-    stamps stored not even that: `_unknown_files`)."""
+    """Read every spectrum of one hashed file for the writer when its content is new (`known`: its
+    targets, when stored or read before; then it is not opened again: a run over files ingested before
+    only hashes them, and with their stamps stored not even that: `_unknown_files`)."""
     from agents.spectra import FileSpectra
 
     summary.files_seen += 1
+    if known:
+        summary.skipped_existing += len(known)
+        summary.note_file(path, sha, known)
+        writer.stamp(path, stamp, sha)
+        return
     try:
-        sha = file_sha256(path) if stamp is None else file_digest(path, stamp)
-        known = writer.pending_targets(sha) or store.spectra.targets_for_file(sha)
-        if known:
-            summary.skipped_existing += len(known)
-            summary.note_file(path, sha, known)
-            writer.stamp(path, stamp, sha)
-            return
         spectra = FileSpectra(path)  # read and parsed once for all its targets
         targets = [None if t is None else str(t) for t in spectra.targets]
     except Exception as exc:
@@ -247,7 +267,7 @@ def _unknown_files(store: Store, chunk: list[Path], summary: IngestSummary) -> l
         try:
             stamped.append((path, str(path.resolve()), file_stamp(path)))
         except OSError:
-            stamped.append((path, None, None))  # _ingest_file says why
+            stamped.append((path, None, None))  # _hashed says why
     stored = store.spectra.file_stamps([resolved for _, resolved, _ in stamped if resolved])
     same = {resolved: stored[resolved][1] for _, resolved, stamp in stamped
             if resolved in stored and stored[resolved][0] == stamp}
@@ -301,13 +321,16 @@ def ingest_stream(store: Store, paths: Iterable[str | os.PathLike], progress: bo
             bar.update(len(chunk) - len(todo))
             if summary.stored_since:
                 yield summary.take_stored()
-            for path, stamp in todo:
-                if check is not None:
-                    check()
-                _ingest_file(store, path, summary, stamp, writer)
-                bar.update(1)
-                if summary.stored_since:
-                    yield summary.take_stored()
+            for start_part in range(0, len(todo), WRITE_GROUP):  # hashed, then looked up in one query
+                hashed = _hashed(todo[start_part:start_part + WRITE_GROUP], summary, check)
+                writer.looked_up()
+                stored = store.spectra.targets_for_files([sha for _, _, sha in hashed])
+                for path, stamp, sha in hashed:
+                    _ingest_file(path, sha, stored.get(sha) or writer.targets_read(sha), summary, stamp, writer)
+                    bar.update(1)
+                    if summary.stored_since:
+                        yield summary.take_stored()
+                bar.update(len(todo[start_part:start_part + WRITE_GROUP]) - len(hashed))
         writer.flush()
         if summary.stored_since:
             yield summary.take_stored()

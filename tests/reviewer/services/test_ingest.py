@@ -324,3 +324,31 @@ def test_a_streamed_walk_hands_over_each_files_ids_once_they_are_stored(store, s
     walk.close()  # stopped: what was read is written and cross-matched, nothing more read
     assert len(reads) == 12 and store.spectra.count_spectra() == 12
     assert len(matched) == 1 and matched[0][:3] == first and len(matched[0]) == 5
+
+
+def test_a_groups_contents_are_looked_up_at_once_and_a_copy_of_one_just_written_is_not_read_again(
+        store, shared_spectra, manifest, tmp_path, monkeypatch):
+    """The files to read are hashed WRITE_GROUP at a time and their contents looked up in one query, not
+    one a file. A copy of a content read after that lookup (its group written meanwhile) is known
+    without reading it again."""
+    import agents.spectra as spectra
+    import reviewer.services.ingest as ingest
+    from reviewer.store.spectra import SpectrumRepository
+
+    lamost = [shared_spectra / r["file"] for r in manifest if "LAMOST-LRS" in r["survey"]][:3]
+    ingest_paths(store, [lamost[0]], progress=False)  # K: stored before
+    folder = tmp_path / "walk"
+    folder.mkdir()
+    for name, source in (("a1.fits", lamost[1]), ("a2.fits", lamost[0]), ("a3.fits", lamost[2]), ("a4.fits", lamost[2])):
+        shutil.copy(source, folder / name)  # X new; K known; Y new; Y again, after Y's group is written
+    monkeypatch.setattr(ingest, "WRITE_GROUP", 2)
+    reads, FileSpectra = [], spectra.FileSpectra
+    monkeypatch.setattr(spectra, "FileSpectra", lambda path: reads.append(path.name) or FileSpectra(path))
+    lookups, looked_up = [], SpectrumRepository.targets_for_files
+    monkeypatch.setattr(SpectrumRepository, "targets_for_files",
+                        lambda self, shas: lookups.append(len(shas)) or looked_up(self, shas))
+    monkeypatch.setattr(SpectrumRepository, "targets_for_file", lambda *_: pytest.fail("one lookup a file"))
+    summary = ingest_paths(store, [folder], progress=False)
+    assert reads == ["a1.fits", "a3.fits"] and lookups == [2, 2]
+    assert (summary.added, summary.skipped_existing, summary.files_seen, summary.failed) == (2, 2, 4, [])
+    assert store.spectra.count_spectra() == 3

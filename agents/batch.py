@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import (
     FIRST_COMPLETED,
@@ -65,7 +67,7 @@ def run_batch(fn: Callable[[Any], Any], items: Iterable[Any], *, workers: int = 
     elif threads > 1:
         source = _pool(ThreadPoolExecutor(max_workers=threads), fn, items, 2 * threads + ahead)
     elif pool is not None or workers > 1:
-        source = _pool(pool or process_pool(workers), fn, items, 2 * workers + ahead)
+        source = _quick_switches(_pool(pool or process_pool(workers), fn, items, 2 * workers + ahead))
     else:
         source = _serial(fn, items)
     try:
@@ -98,6 +100,30 @@ def _import(modules: tuple[str, ...]) -> None:
 
     for name in modules:
         importlib.import_module(name)
+
+
+# While worker processes hand results back, this process's threads take turns on the GIL every 0.5 ms,
+# not Python's 5 ms: the thread that reads a result (~140 KB with a Measurer) off the pipe needs the GIL
+# for each 64 KB, and a writer thread checking claims held it for whole intervals while the worker,
+# its pipe full, waited (~3 ms a result; a campaign of 684 files: 16.8-17.9 s -> 14.7-15.3 s)
+RESULT_SWITCH_S = 0.0005
+_switches = {"batches": 0, "before": None}  # process-wide: batches may run at once (the app's vet jobs)
+_switches_lock = threading.Lock()
+
+
+def _quick_switches(source):
+    with _switches_lock:
+        if _switches["batches"] == 0:
+            _switches["before"] = sys.getswitchinterval()
+            sys.setswitchinterval(min(_switches["before"], RESULT_SWITCH_S))
+        _switches["batches"] += 1
+    try:
+        yield from source
+    finally:
+        with _switches_lock:  # the last batch to end puts the interval back
+            _switches["batches"] -= 1
+            if _switches["batches"] == 0:
+                sys.setswitchinterval(_switches["before"])
 
 
 def _serial(fn, items):

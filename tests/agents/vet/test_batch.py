@@ -100,3 +100,26 @@ def test_items_made_in_bursts_keep_ahead_more_in_flight(ahead):
         next(results)
     assert len(pulled) == 2 * 2 + ahead + 10  # one taken for each one handed back
     results.close()
+
+
+def test_threads_switch_quickly_while_worker_processes_hand_results_back_and_as_before_after():
+    """While a process pool's results come back, the GIL changes hands every RESULT_SWITCH_S (the thread
+    reading a result off the pipe must not wait out a writer's 5 ms); the last of two batches running
+    at once puts the interval back."""
+    import agents.batch as batch
+
+    before = sys.getswitchinterval()
+    seen = []
+
+    def items():
+        for i in (4, 9):
+            seen.append(sys.getswitchinterval())
+            yield i
+
+    first = run_batch(sqrt_or_fail, items(), workers=2, progress=False)
+    second = run_batch(sqrt_or_fail, [16], workers=2, progress=False)
+    next(first)
+    assert dict(second) == {16: 4.0}  # ended while the first still runs
+    assert sys.getswitchinterval() == batch.RESULT_SWITCH_S
+    assert dict(first) and seen == [batch.RESULT_SWITCH_S] * 2
+    assert sys.getswitchinterval() == before

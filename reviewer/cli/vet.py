@@ -87,7 +87,8 @@ def stream_items(store, items: list[str], console: Console, progress: TextIO | N
 
 
 # From this many jobs on, one worker's jobs run in a process of their own, started before the items
-# are resolved (its imports, ~4 s, overlap this process's): docs/benchmarks.md, "The campaign, fourth pass" and "fifth pass"
+# are resolved (its imports, ~4 s, overlap this process's): docs/benchmarks.md, "The campaign, fourth
+# pass" and "fifth pass"
 PIPELINE_FROM = 256
 # what vet_and_measure_job imports (agents.vet's names are imported when first used: its graph is in .run)
 JOB_MODULES = ("agents.spectra", "agents.vet.run", "agents.claims")

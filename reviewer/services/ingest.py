@@ -212,13 +212,10 @@ class _SpectrumWriter:
             self._count(read)
 
 
-def _hashed(paths: list[tuple[Path, tuple | None]], summary: IngestSummary,
-            check: Callable[[], None] | None) -> list[tuple[Path, tuple | None, str]]:
+def _hashed(paths: list[tuple[Path, tuple | None]], summary: IngestSummary) -> list[tuple[Path, tuple | None, str]]:
     """(path, stamp, content sha256) of each file; a file that cannot be read is counted and said."""
     out = []
     for path, stamp in paths:
-        if check is not None:
-            check()
         try:
             out.append((path, stamp, file_sha256(path) if stamp is None else file_digest(path, stamp)))
         except Exception as exc:
@@ -322,10 +319,12 @@ def ingest_stream(store: Store, paths: Iterable[str | os.PathLike], progress: bo
             if summary.stored_since:
                 yield summary.take_stored()
             for start_part in range(0, len(todo), WRITE_GROUP):  # hashed, then looked up in one query
-                hashed = _hashed(todo[start_part:start_part + WRITE_GROUP], summary, check)
+                hashed = _hashed(todo[start_part:start_part + WRITE_GROUP], summary)
                 writer.looked_up()
                 stored = store.spectra.targets_for_files([sha for _, _, sha in hashed])
                 for path, stamp, sha in hashed:
+                    if check is not None:  # before each file's read: a stop keeps every file read before it
+                        check()
                     _ingest_file(path, sha, stored.get(sha) or writer.targets_read(sha), summary, stamp, writer)
                     bar.update(1)
                     if summary.stored_since:

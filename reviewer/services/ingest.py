@@ -319,7 +319,8 @@ def ingest_stream(store: Store, paths: Iterable[str | os.PathLike], progress: bo
             if summary.stored_since:
                 yield summary.take_stored()
             for start_part in range(0, len(todo), WRITE_GROUP):  # hashed, then looked up in one query
-                hashed = _hashed(todo[start_part:start_part + WRITE_GROUP], summary)
+                part = todo[start_part:start_part + WRITE_GROUP]
+                hashed = _hashed(part, summary)
                 writer.looked_up()
                 stored = store.spectra.targets_for_files([sha for _, _, sha in hashed])
                 for path, stamp, sha in hashed:
@@ -329,7 +330,7 @@ def ingest_stream(store: Store, paths: Iterable[str | os.PathLike], progress: bo
                     bar.update(1)
                     if summary.stored_since:
                         yield summary.take_stored()
-                bar.update(len(todo[start_part:start_part + WRITE_GROUP]) - len(hashed))
+                bar.update(len(part) - len(hashed))  # those that could not be hashed
         writer.flush()
         if summary.stored_since:
             yield summary.take_stored()

@@ -82,3 +82,37 @@ def test_a_false_number_in_rules_wording_is_contradicted(manifest, shared_spectr
     assert summarize(honest)["contradicted"] == 0
     flagged = [r for r in lied if r.verdict == "contradicted"]
     assert len(flagged) == 1 and flagged[0].step_index == step.index and flagged[0].view == [4640.0, 5090.0]
+
+
+def _identities(value) -> set[int]:
+    """The ids of every mutable container inside `value` (what a copy must not share)."""
+    found: set[int] = set()
+    if isinstance(value, (dict, list)):
+        found.add(id(value))
+    for item in value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else ():
+        found |= _identities(item)
+    return found
+
+
+def test_a_results_dict_is_a_deep_copy_equal_to_asdicts(manifest, shared_spectra):
+    """ClaimResult.to_dict is written out by hand (dataclasses.asdict was a quarter of a campaign's claim
+    check): on every result of real trajectories for every task it equals asdict's, types included, and
+    shares no list or dict with the result."""
+    import dataclasses
+
+    import numpy as np
+
+    from agents.claims import ClaimResult, extract_claims
+
+    picks = [r for r in manifest if r["survey"].startswith(("LAMOST", "SDSS", "DESI"))][::40][:6]
+    results = [res for _row, spec in _read(manifest, shared_spectra, picks) for task_id in kb.tasks()
+               for res in check_trajectory(vet_spectrum(spec, task_id), spec)]
+    claim = extract_claims("Hβ FWHM ~ 2000 km/s.")[0]
+    results.append(ClaimResult(claim, "supported", 1.0, 0.5, [1.0, 2.0], None, "r", 2,
+                               {"nested": {"pair": (1, [2.0, np.float64(3.5)]), "none": None}, "n": np.int64(4)}))
+    assert len(results) > 200 and {r.verdict for r in results} >= {"supported", "unverifiable"}
+    for res in results:
+        plain, reference = res.to_dict(), dataclasses.asdict(res)
+        assert plain == reference and repr(plain) == repr(reference)
+        own = _identities([res.details, res.window, res.view, res.claim.lines])
+        assert not _identities(plain) & own

@@ -100,3 +100,34 @@ def test_every_kind_with_and_without_ivar(spectra, kind):
             assert got == _one_row_at_a_time(sub, fluxes, kind, params)
             compared += any(v is not None for v in got)
     assert compared  # some spectrum covered the windows
+
+
+def test_a_measurer_crosses_to_another_process_in_half_the_bytes_with_every_number_kept(spectra):
+    """A one-worker campaign sends each job's Measurer back through a pipe (agents.jobs.vet_and_measure_job).
+    Pickled, it carries as float32 the arrays a survey stored as float32 (exactly: they were widened on
+    reading) and not its noise, recomputed on arrival; unpickled, every array, the noise and every
+    measurement are the same as the sender's, for spectra with ivar and without (the scatter)."""
+    import pickle
+
+    from agents.claims.measure import Measurer
+
+    params = {"core": (6540.0, 6585.0), "blue": (6480.0, 6530.0), "red": (6600.0, 6650.0)}
+    sources, lamost = set(), 0
+    measurers = [Measurer.from_spectrum(spec) for spec in spectra]
+    a = measurers[0].a  # and one without ivar: its noise is the scatter of its flux
+    measurers.append(Measurer(Arrays(a.wave, a.flux, None, a.good)))
+    for spec, sent in zip([*spectra, None], measurers, strict=True):
+        blob = pickle.dumps(sent, protocol=pickle.HIGHEST_PROTOCOL)
+        got = pickle.loads(blob)
+        for name in ("wave", "flux", "ivar", "good"):
+            a, b = getattr(sent.a, name), getattr(got.a, name)
+            assert (a is None) == (b is None), name
+            assert a is None or (a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)), name
+        assert np.array_equal(sent.sigma, got.sigma, equal_nan=True) and got.noise_source == sent.noise_source
+        assert got.n_draws == sent.n_draws and got.run("equivalent_width", **params) == sent.run(
+            "equivalent_width", **params)
+        sources.add(sent.noise_source)
+        if spec is not None and "LAMOST" in (spec.meta.get("survey") or ""):  # float32 flux and ivar, a float64 wavelength grid
+            lamost += 1
+            assert len(blob) < 0.55 * (4 * sent.a.wave.nbytes + sent.a.good.nbytes)
+    assert sources == {"ivar", "scatter"} and lamost == 3

@@ -57,9 +57,12 @@ def vet_and_measure_job(job: dict[str, Any]):
     (agents.claims: the arrays in the observed frame and their noise), made from the spectrum the job
     read. For a caller that checks the claims itself, beside this worker (reviewer.cli.vet with one
     worker process): the file is still read once. Returns (trajectory, measurer), or (trajectory,
-    the exception) when the spectrum gives no measurer."""
+    the exception) when the spectrum gives no measurer; the trajectory alone when the caller made the
+    measurer from its own read of the same file (`job["measured"]`: it registered the file)."""
     from agents.claims import Measurer
 
+    if job.get("measured"):
+        return vet_job(job)
     return _vet_then(job, lambda traj, spec: Measurer.from_spectrum(spec))
 
 

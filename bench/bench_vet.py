@@ -16,7 +16,8 @@ after round (the agent loop, then each tree's campaign: adjacent, so a shared ma
 them alike); medians over --repeat rounds. --tree NAME=DIR runs the CLI of another checkout (e.g. a
 git worktree of an earlier commit; default: this one). Reported per tree: end-to-end spectra/s
 (both commands' wall time), the same after process start-up (the wall time of both commands on one
-file taken off), and the vet command's own vetting rate ("run: ... /s"). --copies N: N distinct
+file taken off), the vet command's own vetting rate ("run: ... /s"), and its steady rate: trajectories
+committed a second between the 10th and 90th percentile of their commit times. --copies N: N distinct
 copies of each file (a header card each, so new content to the store), a run long enough for the
 per-spectrum rate to show past start-up; --one-command: `specreview vet` alone on the files (it
 registers them itself), no `ingest` before it.
@@ -195,12 +196,27 @@ def campaign(tree: Path, files: list[str], tmp: Path, workers: int = 1, one_comm
             vet_args += ["--workers", str(workers)]
         vet = _cli(tree, vet_args, run / "vet.log")
         said = re.search(r"run: .*\(([\d.]+)/s\)", (run / "vet.log").read_text())
-        out[key] = {"ingest_s": ingest, "vet_s": vet, "vet_run_per_s": float(said.group(1)) if said else None}
+        out[key] = {"ingest_s": ingest, "vet_s": vet, "vet_run_per_s": float(said.group(1)) if said else None,
+                    "steady_per_s": steady_rate(db)}
     n = len(files)
     wall, fixed = out["all"]["ingest_s"] + out["all"]["vet_s"], out["one"]["ingest_s"] + out["one"]["vet_s"]
     return {"per_s": n / wall, "per_s_after_start": (n - 1) / max(wall - fixed, 1e-9),
-            "vet_run_per_s": out["all"]["vet_run_per_s"], "ingest_s": out["all"]["ingest_s"],
-            "vet_s": out["all"]["vet_s"], "start_s": fixed}
+            "vet_run_per_s": out["all"]["vet_run_per_s"], "steady_per_s": out["all"]["steady_per_s"],
+            "ingest_s": out["all"]["ingest_s"], "vet_s": out["all"]["vet_s"], "start_s": fixed}
+
+
+def steady_rate(db: str) -> float | None:
+    """Trajectories committed a second between the 10th and the 90th percentile of their commit times
+    (`saved_at`): the campaign once it runs, its start-up and its last group left out, the rate that
+    decides how long a survey's million candidates take. None under 100 trajectories."""
+    import duckdb
+
+    with duckdb.connect(db, read_only=True) as con:
+        times = sorted(t for (t,) in con.execute("SELECT epoch(saved_at) FROM trajectories").fetchall())
+    if len(times) < 100:
+        return None
+    lo, hi = len(times) // 10, len(times) * 9 // 10
+    return (hi - lo) / max(times[hi] - times[lo], 1e-9)
 
 
 def campaigns(trees: dict[str, Path], workers: list[int], repeat: int, copies: int = 1,
@@ -235,6 +251,8 @@ def campaigns(trees: dict[str, Path], workers: list[int], repeat: int, copies: i
                                                               for g in rounds)
             med[key]["ratio_checked_after_start"] = statistics.median(g[key]["per_s_after_start"] / g["checked_per_s"]
                                                                       for g in rounds)
+            if all(g[key]["steady_per_s"] for g in rounds):
+                med[key]["ratio_steady"] = statistics.median(g[key]["steady_per_s"] / g["agent_per_s"] for g in rounds)
     return med
 
 
@@ -268,6 +286,8 @@ def main():
                 print(f"{key}: {v['per_s']:.2f}/s end to end ({100 * v['ratio']:.0f} % of the agent), "
                       f"{v['per_s_after_start']:.2f}/s after start-up ({100 * v['ratio_after_start']:.0f} %; "
                       f"{100 * v['ratio_checked_after_start']:.0f} % of the checked loop), "
+                      + (f"steady {v['steady_per_s']:.2f}/s ({100 * v['ratio_steady']:.0f} %), " if "ratio_steady" in v
+                         else "") +
                       f"vet step {v.get('vet_run_per_s', float('nan')):.2f}/s; ingest {v['ingest_s']:.1f} s, "
                       f"vet {v['vet_s']:.1f} s, start-up {v['start_s']:.1f} s")
         return

@@ -61,13 +61,14 @@ def resolve_items(store, items: list[str], console: Console, progress: TextIO | 
 
 
 def stream_items(store, items: list[str], console: Console, progress: TextIO | None,
-                 problems: list[str]) -> Iterator[list[str]]:
+                 problems: list[str], keep=None) -> Iterator[list[str]]:
     """The spectrum ids of `items`, a batch at a time as they become known: the stored ids first, then
     the files' as the walk stores them (reviewer.services.ingest.ingest_stream), so that a run's first
     jobs start while its later files are still being read. The paths (a campaign's glob names every
     file) are registered in one walk, as `specreview ingest` does: one lookup of the known files per
     chunk and one cross-match of the new spectra, not one walk per file. An id may come twice (a file
-    named twice, a copy of a file at another path). The problems met are appended to `problems`."""
+    named twice, a copy of a file at another path). The problems met are appended to `problems`;
+    `keep(spectrum_id, spectrum)` is given each spectrum the walk reads (MeasuredOnRegistering)."""
     from reviewer.services.ingest import ingest_stream
 
     ids, paths = [], []
@@ -82,7 +83,7 @@ def stream_items(store, items: list[str], console: Console, progress: TextIO | N
     if ids:
         yield ids
     if paths:
-        summary = yield from ingest_stream(store, paths, progress=progress or False, check=console.check)
+        summary = yield from ingest_stream(store, paths, progress=progress or False, check=console.check, keep=keep)
         problems += [f"{where}: {why}" for where, why in summary.failed]
 
 
@@ -102,6 +103,47 @@ def pipelined(args: argparse.Namespace, plan: dict, n_jobs: int) -> bool:
     then scales with them. Rules backend, claims checked, no Dask, and enough jobs."""
     return (args.backend == "rules" and not args.no_claims and not plan.get("dask_address")
             and plan.get("workers", 1) <= 1 and n_jobs >= PIPELINE_FROM)
+
+
+class MeasuredOnRegistering:
+    """The Measurers (agents.claims: arrays and noise) of the spectra a pipelined run reads to register
+    them, for the claim check of their jobs: the worker then reads the file to vet it and hands back the
+    trajectory alone (~8 KB), not a Measurer of its own read as well (~70 KB a LAMOST spectrum, more than
+    the 64 KB pipe holds: the worker waited on this process to drain it). Each is held from the read until
+    its spectrum's last job is back, and at most `limit` at once (a DESI coadd's 500 spectra are not all
+    held): a spectrum not held is measured where it is vetted (agents.jobs.vet_and_measure_job)."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._held: dict = {}
+        self._jobs: Counter = Counter()  # spectrum id -> its jobs not back yet
+
+    def keep(self, spectrum_id: str, spectrum) -> None:
+        if len(self._held) < self.limit:
+            from agents.claims import Measurer
+
+            self._held[spectrum_id] = Measurer.from_spectrum(spectrum)
+
+    def claim(self, spectrum_id: str) -> bool:
+        """Whether a job on the spectrum can leave its measuring here (then `take` once it is back)."""
+        if spectrum_id in self._held:
+            self._jobs[spectrum_id] += 1
+            return True
+        return False
+
+    def drop_unclaimed(self, ids: list[str]) -> None:
+        """Let go of the spectra no job was made for (vetted before, or changed since the read)."""
+        for sid in ids:
+            if not self._jobs[sid]:
+                self._held.pop(sid, None)
+
+    def take(self, spectrum_id: str):
+        """The Measurer for a job on the spectrum that is back (done or failed)."""
+        self._jobs[spectrum_id] -= 1
+        if self._jobs[spectrum_id] > 0:
+            return self._held[spectrum_id]
+        del self._jobs[spectrum_id]
+        return self._held.pop(spectrum_id)
 
 
 def likely_jobs(items: list[str], tasks: list[str]) -> int:
@@ -133,11 +175,13 @@ def warm_up(cfg) -> None:
 
 
 def make_jobs(store, args: argparse.Namespace, tasks: list[str], model: str, llm, batches: Iterator[list[str]],
-              tally: Counter, counts: Counter, problems: list[str]) -> Iterator[dict]:
+              tally: Counter, counts: Counter, problems: list[str],
+              measured: MeasuredOnRegistering | None = None) -> Iterator[dict]:
     """A job per spectrum and task, a batch of spectra at a time as `batches` (stream_items) gives them:
     those vetted before with this task, backend and model are skipped (unless --force), those whose file
     changed since it was ingested are refused (a failure, said in `problems`). `tally` counts the
-    spectra, the jobs, the skipped and the refused."""
+    spectra, the jobs, the skipped and the refused. A job's `measured` says that its Measurer is in
+    `measured`, made here."""
     seen: set[str] = set()
     with contextlib.closing(batches):  # closed with this generator: the walk's own ending (its cross-match) runs
         for batch in batches:
@@ -163,7 +207,10 @@ def make_jobs(store, args: argparse.Namespace, tasks: list[str], model: str, llm
                         continue
                     tally["jobs"] += 1
                     yield {"spectrum_id": sid, "source_path": rec["source_path"], "target": rec["target"],
-                           "task": task, "backend": args.backend, "llm": llm, "eager": args.eager_renders}
+                           "task": task, "backend": args.backend, "llm": llm, "eager": args.eager_renders,
+                           "measured": measured is not None and measured.claim(sid)}
+            if measured is not None:
+                measured.drop_unclaimed(ids)
 
 
 def _answer(traj) -> str:
@@ -202,8 +249,9 @@ def run(args: argparse.Namespace) -> int:
             problems: list[str] = []
             counts: Counter = Counter()
             tally: Counter = Counter()  # spectra resolved, jobs made, skipped as vetted before
-            jobs = make_jobs(store, args, tasks, model, llm, stream_items(store, args.items, console, progress, problems),
-                             tally, counts, problems)
+            measured = None if pool is None else MeasuredOnRegistering(limit=4 * WRITE_GROUP)
+            batches = stream_items(store, args.items, console, progress, problems, measured and measured.keep)
+            jobs = make_jobs(store, args, tasks, model, llm, batches, tally, counts, problems, measured)
             in_process = not plan.get("dask_address") and plan.get("workers", 1) <= 1
             checker = claim_checker(args, store)
             # one read of each file: each job checks its trajectory's claims where it ran, on the
@@ -220,13 +268,14 @@ def run(args: argparse.Namespace) -> int:
                 for job, result in run_batch(job_fn, jobs, **plan, pool=pool, ahead=WRITE_GROUP, progress=progress,
                                              desc="vet", unit="traj", postfix=lambda *_: summary.postfix()):
                     console.check()
+                    here = measured.take(job["spectrum_id"]) if job["measured"] else None
                     if isinstance(result, BaseException):
                         problems.append(f"{job['source_path']}#{job['target'] or ''} [{job['task']}]: "
                                         f"{type(result).__name__}: {result}")
                         counts["failed"] += 1
                         summary.add(ok=False)
                         continue
-                    traj, checked = result if isinstance(result, tuple) else (result, None)
+                    traj, checked = result if isinstance(result, tuple) else (result, here)
                     writer.add(traj, checked)
                     summary.add(step_usages(traj), ok=traj.outcome.get("status") != "error")
                     counts[_answer(traj)] += 1

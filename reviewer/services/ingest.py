@@ -225,10 +225,11 @@ def _hashed(paths: list[tuple[Path, tuple | None]], summary: IngestSummary) -> l
 
 
 def _ingest_file(path: Path, sha: str, known: set[str | None], summary: IngestSummary, stamp: tuple | None,
-                 writer: _SpectrumWriter) -> None:
+                 writer: _SpectrumWriter, keep: Callable[[str, Any], None] | None = None) -> None:
     """Read every spectrum of one hashed file for the writer when its content is new (`known`: its
     targets, when stored or read before; then it is not opened again: a run over files ingested before
-    only hashes them, and with their stamps stored not even that: `_unknown_files`)."""
+    only hashes them, and with their stamps stored not even that: `_unknown_files`). `keep(spectrum_id,
+    spectrum)` is given each spectrum of a file read whole."""
     from agents.spectra import FileSpectra
 
     summary.files_seen += 1
@@ -243,17 +244,21 @@ def _ingest_file(path: Path, sha: str, known: set[str | None], summary: IngestSu
     except Exception as exc:
         summary.failed.append((str(path), _describe(exc)))
         return
-    records = []
+    records, read = [], []
     for target in targets:
         try:
             spec = spectra.read(target)
             records.append(spectrum_record(spec, path, sha, target))
+            read.append(spec)
         except Exception as exc:
             # One unreadable fibre fails the whole file: nothing of a file is half-registered.
             where = str(path) if target is None or len(targets) == 1 else f"{path}#{target}"
             summary.failed.append((where, _describe(exc)))
             return
     writer.add(_ReadFile(path, sha, targets, records, stamp))
+    if keep is not None:
+        for record, spec in zip(records, read, strict=True):
+            keep(record["spectrum_id"], spec)
 
 
 def _unknown_files(store: Store, chunk: list[Path], summary: IngestSummary) -> list[tuple[Path, tuple | None]]:
@@ -301,10 +306,13 @@ def ingest_paths(store: Store, paths: Iterable[str | os.PathLike], progress: boo
 
 def ingest_stream(store: Store, paths: Iterable[str | os.PathLike], progress: bool | TextIO = True,
                   match_radius: float | None = None, check: Callable[[], None] | None = None,
-                  with_file_ids: bool = False) -> Generator[list[str], None, IngestSummary]:
+                  with_file_ids: bool = False, keep: Callable[[str, Any], None] | None = None
+                  ) -> Generator[list[str], None, IngestSummary]:
     """`ingest_paths` as a generator: it yields the spectrum ids of the files walked as they are stored
     (known files' at once, new files' once their group is committed), and returns the summary. Closing
-    it stops the walk as `check()` raising does: what was read is written and cross-matched."""
+    it stops the walk as `check()` raising does: what was read is written and cross-matched. `keep(spectrum_id,
+    spectrum)` is given each spectrum read (the new files'), before its id is yielded, for a caller that
+    works on it next (reviewer.cli.vet)."""
     radius = radius_of(match_radius)  # a bad radius is refused before anything is read
     files, missing = find_spectrum_files(paths)
     summary = IngestSummary(failed=list(missing), with_file_ids=with_file_ids)
@@ -326,7 +334,7 @@ def ingest_stream(store: Store, paths: Iterable[str | os.PathLike], progress: bo
                 for path, stamp, sha in hashed:
                     if check is not None:  # before each file's read: a stop keeps every file read before it
                         check()
-                    _ingest_file(path, sha, stored.get(sha) or writer.targets_read(sha), summary, stamp, writer)
+                    _ingest_file(path, sha, stored.get(sha) or writer.targets_read(sha), summary, stamp, writer, keep)
                     bar.update(1)
                     if summary.stored_since:
                         yield summary.take_stored()

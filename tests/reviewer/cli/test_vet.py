@@ -155,6 +155,35 @@ def test_a_long_one_worker_run_vets_in_a_process_beside_the_check_and_stores_the
     assert steps[0] == steps[1]
 
 
+def test_a_run_checks_the_files_it_registers_on_its_own_read_and_the_worker_hands_back_trajectories_alone(
+        tmp_path, few_spectra, capsys, monkeypatch):
+    """A pipelined run reads the files it registers (their records); the claim check uses that read (the
+    Measurer made then), so the worker hands back each trajectory alone: no Measurer comes through the
+    pipe. Spectra registered before (the forced second run) are measured where they are vetted, as
+    before. Both runs store the same claims."""
+    import agents.claims.measure as measure
+    import reviewer.cli.vet as vet
+
+    arrived, unpickle = [], measure._measurer
+    monkeypatch.setattr(measure, "_measurer", lambda *a: arrived.append(a[0].size) or unpickle(*a))
+    monkeypatch.setattr(vet, "PIPELINE_FROM", 1)
+    folder, picks = few_spectra
+    db = tmp_path / "p.duckdb"
+    assert main(["vet", "--db", str(db), "--task", "a,mg", "--no-progress", str(folder)]) == 0
+    assert "vetted in one worker process" in capsys.readouterr().out and arrived == []
+    first = _stored_claims(db)
+    assert main(["vet", "--db", str(db), "--task", "a,mg", "--force", "--no-progress", str(folder)]) == 0
+    assert f"vetted: {2 * len(picks)}" in capsys.readouterr().out and len(arrived) == 2 * len(picks)
+    with Store(db) as store:
+        rows = store.trajectories.list_trajectories()
+        claims = {}
+        for r in rows:
+            claims.setdefault((r["spectrum_id"], r["task"]), []).append(
+                [(c["kind"], c["claim_text"], c["verdict"], c["measured"]) for c in store.claims.claims_for(r["id"])])
+    assert len(first) == len(claims) == 2 * len(picks) and sum(map(len, first.values())) > 0
+    assert all(len(both) == 2 and both[0] == both[1] and both[0] for both in claims.values())
+
+
 def test_the_process_beside_the_worker_never_imports_the_vetting_policy(tmp_path, few_spectra):
     """A run vetting in a worker process of its own only registers, checks and writes here: its start-up
     does not import LangChain, LangGraph or the vetting graph, which the worker imports meanwhile."""

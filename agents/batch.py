@@ -103,7 +103,7 @@ def _import(modules: tuple[str, ...]) -> None:
 
 
 # While worker processes hand results back, this process's threads take turns on the GIL every 0.5 ms,
-# not Python's 5 ms: the thread that reads a result (~140 KB with a Measurer) off the pipe needs the GIL
+# not Python's 5 ms: the thread that reads a result (~70 KB with a Measurer) off the pipe needs the GIL
 # for each 64 KB, and a writer thread checking claims held it for whole intervals while the worker,
 # its pipe full, waited (~3 ms a result; a campaign of 684 files: 16.8-17.9 s -> 14.7-15.3 s)
 RESULT_SWITCH_S = 0.0005

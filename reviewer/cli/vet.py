@@ -97,7 +97,8 @@ JOB_MODULES = ("agents.spectra", "agents.vet.run", "agents.claims")
 
 def pipelined(args: argparse.Namespace, plan: dict, n_jobs: int) -> bool:
     """Whether the jobs of a one-worker run go to a worker process of their own while this process
-    checks their claims (on the Measurer each job made from the spectrum it read) and writes them:
+    checks their claims (on the Measurer made from its own read of a file it registered, else the one
+    the job made from the spectrum it read) and writes them:
     the two halves of the work then run on two cores, as the vetting and the writing already do with
     --workers N. With more workers, each checks its own trajectories (vet_and_check_job): the check
     then scales with them. Rules backend, claims checked, no Dask, and enough jobs."""

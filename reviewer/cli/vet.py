@@ -2,8 +2,8 @@
 agent on spectra and store the trajectories. Paths not yet in the database are ingested first;
 spectra already vetted with the same task/backend/model are skipped unless --force, so an
 interrupted run resumes where it stopped (trajectories are stored as they finish, in small groups).
-Each new trajectory's claims are checked against its spectrum (agents/claims) by the job that made
-it, on the spectrum that job read, and stored with it in the same transaction (--no-claims: not now;
+Each new trajectory's claims are checked against its spectrum (agents/claims) on the spectrum its job
+read (or this run read, to register it), and stored with it in the same transaction (--no-claims: not now;
 `specreview claims` does it later). The totals printed at the end count committed trajectories.
 
 The openai backend keeps --concurrency requests in flight from this one process (threads sharing

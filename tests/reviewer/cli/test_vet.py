@@ -184,6 +184,32 @@ def test_a_run_checks_the_files_it_registers_on_its_own_read_and_the_worker_hand
     assert all(len(both) == 2 and both[0] == both[1] and both[0] for both in claims.values())
 
 
+def test_measurers_made_on_registering_are_held_until_their_spectrums_last_job_is_back(shared_spectra, manifest):
+    """At most `limit` held (a spectrum past it is measured in the worker); one per spectrum whatever its
+    jobs; let go when the last of them is back, or at once when no job wanted it."""
+    from agents.spectra import read_spectrum
+    from reviewer.cli.vet import MeasuredOnRegistering
+
+    row = next(r for r in manifest if "LAMOST-LRS" in r["survey"])
+    spec = read_spectrum(shared_spectra / row["file"])
+    held = MeasuredOnRegistering(limit=2)
+    for sid in ("s1", "s2", "s3"):
+        held.keep(sid, spec)
+    assert [held.claim(sid) for sid in ("s1", "s1", "s2", "s3")] == [True, True, True, False]
+    first = held.take("s1")
+    assert held.take("s1") is first and first.a.wave.size == spec.flux.size
+    assert not held.claim("s1")  # its two jobs are back: let go
+    held.keep("s4", spec)
+    held.keep("s5", spec)  # one over the limit while s2 is held
+    assert held.claim("s4") and not held.claim("s5")
+    held.keep("s6", spec)  # no room for it yet
+    held.drop_unclaimed(["s2", "s4"])  # s2 and s4 have jobs out: kept
+    assert held.take("s2") is not None and held.take("s4") is not None and not held.claim("s6")
+    held.keep("s7", spec)
+    held.drop_unclaimed(["s7"])  # vetted before: no job wanted it
+    assert not held.claim("s7")
+
+
 def test_the_process_beside_the_worker_never_imports_the_vetting_policy(tmp_path, few_spectra):
     """A run vetting in a worker process of its own only registers, checks and writes here: its start-up
     does not import LangChain, LangGraph or the vetting graph, which the worker imports meanwhile."""

@@ -209,10 +209,10 @@ def steady_rate(db: str) -> float | None:
     """Trajectories committed a second between the 10th and the 90th percentile of their commit times
     (`saved_at`): the campaign once it runs, its start-up and its last group left out, the rate that
     decides how long a survey's million candidates take. None under 100 trajectories."""
-    import duckdb
+    from reviewer.store import Store
 
-    with duckdb.connect(db, read_only=True) as con:
-        times = sorted(t for (t,) in con.execute("SELECT epoch(saved_at) FROM trajectories").fetchall())
+    with Store(db) as store:
+        times = sorted(r["saved_at"].timestamp() for r in store.trajectories.list_trajectories())
     if len(times) < 100:
         return None
     lo, hi = len(times) // 10, len(times) * 9 // 10

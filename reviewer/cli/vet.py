@@ -17,9 +17,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from reviewer.cli.common import (
     TrajectoryWriter,
@@ -61,7 +61,7 @@ def resolve_items(store, items: list[str], console: Console, progress: TextIO | 
 
 
 def stream_items(store, items: list[str], console: Console, progress: TextIO | None,
-                 problems: list[str], keep=None) -> Iterator[list[str]]:
+                 problems: list[str], keep: Callable[[str, Any], None] | None = None) -> Iterator[list[str]]:
     """The spectrum ids of `items`, a batch at a time as they become known: the stored ids first, then
     the files' as the walk stores them (reviewer.services.ingest.ingest_stream), so that a run's first
     jobs start while its later files are still being read. The paths (a campaign's glob names every

@@ -714,3 +714,66 @@ def test_the_answers_priorities_are_read_once_for_the_verdicts_and_again_after_a
         store.triage.save_triage_model("default", list(triage.FEATURES), [-2.0, 2.0, 1.0, 1.0, 2.0, -1.0])
         assert_triage_equals_full_recompute(store)
         assert reads
+
+
+def test_after_labels_alone_only_the_trajectories_labelled_since_are_read_again(demo_db, tmp_path, monkeypatch):
+    """The labelled answers are kept with the database while the signals' mark and the weights stand: after
+    verdicts, undos and resolutions only the trajectories they name are read again and their rows replaced,
+    and the report's inputs stay those of a full recompute."""
+    path = tmp_path / "demo.duckdb"
+    shutil.copyfile(demo_db, path)
+    with Store(path) as store:
+        service = LabelService(store)
+        read = []
+        priced_labelled = store.triage.priced_labelled
+        monkeypatch.setattr(store.triage, "priced_labelled",
+                            lambda model_id, ids=None: read.append(ids) or priced_labelled(model_id, ids))
+        trajectories = store.trajectories.list_trajectories(limit=6)
+        ids = [t["id"] for t in trajectories]
+        for i, tid in enumerate(ids[:3]):
+            store.labels.add_review(tid, "ann", "approve" if i % 2 else "reject")
+        triage.refresh(store)
+        assert_triage_equals_full_recompute(store)
+        assert None in read  # the first read is whole
+        read.clear()
+        assert_triage_equals_full_recompute(store)
+        assert read == []  # nothing written: the kept rows
+        ack = service.write_verdict("bob", store.trajectories.load_trajectory(ids[3]), "reject")
+        assert_triage_equals_full_recompute(store)
+        assert read == [[ids[3]]]
+        read.clear()
+        service.undo_verdict("bob", ack)  # its only verdict withdrawn: its row leaves the labelled answers
+        inputs = triage.triage_inputs(store)
+        assert ids[3] not in inputs.labelled.index and read == [[ids[3]]]
+        assert_triage_equals_full_recompute(store)
+        read.clear()
+        store.labels.add_review(ids[0], "bob", "approve")  # ann rejected it: a conflict, then resolved
+        assert_triage_equals_full_recompute(store)
+        store.reviews.add_resolution("trajectory", ids[0], "merger", "approve")
+        assert_triage_equals_full_recompute(store)
+        assert read == [[ids[0]], [ids[0]]]
+        assert triage.triage_inputs(store).labelled.loc[ids[0], "correct"]
+        read.clear()
+        signals = triage.compute_signals(store)
+        refusal = signals.index[signals["unjudgeable"].to_numpy(bool)][0]  # the demo holds refusals
+        store.labels.add_review(refusal, "bob", "reject")  # a refusal has no answer to accept unseen
+        assert refusal not in triage.triage_inputs(store).labelled.index and read == [[refusal]]
+        assert_triage_equals_full_recompute(store)
+
+
+def test_the_trajectories_labelled_between_two_marks_and_a_row_committed_out_of_order(demo_db, tmp_path):
+    path = tmp_path / "demo.duckdb"
+    shutil.copyfile(demo_db, path)
+    with Store(path) as store:
+        ids = [t["id"] for t in store.trajectories.list_trajectories(limit=3)]
+        before = store.triage.labels_mark()
+        store.labels.add_review(ids[1], "ann", "approve")
+        store.labels.add_review(ids[1], "bob", "reject")
+        store.reviews.add_resolution("trajectory", ids[2], "merger", "reject")
+        after = store.triage.labels_mark()
+        assert store.triage.labelled_between(before, after) == sorted(ids[1:])
+        assert store.triage.labelled_between(after, after) == []
+        # one row more than those above the earlier newest seq: a row took its seq before that mark was
+        # read and committed after it, which `seq >` cannot find
+        assert store.triage.labelled_between((before[0] - 1, *before[1:]), after) is None
+        assert store.triage.labelled_between((*before[:2], before[2] - 1, before[3]), after) is None

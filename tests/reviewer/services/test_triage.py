@@ -260,6 +260,44 @@ def test_abstention_threshold_estimate_and_interval():
     assert pooled["n_accept"] == group["n_accept"] and pooled["n_unreviewed"] == len(unreviewed)
 
 
+def _threshold_by_definition(priority, correct, target, min_accept):
+    """The highest labelled priority t whose answers at or below it number at least `min_accept` and are right
+    at least `target` of the time, tried one t at a time."""
+    best = None
+    for t in np.unique(priority):
+        below = priority <= t
+        if below.sum() >= min_accept and correct[below].mean() >= target:
+            best = float(t)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_acceptance_threshold_is_the_highest_priority_meeting_the_target(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    # few distinct priorities in half the cases: ties, which a threshold takes all of or none of
+    priority = rng.integers(0, 8, n) / 8.0 if seed % 2 else rng.uniform(0, 1, n)
+    correct = rng.uniform(size=n) > priority ** int(rng.integers(1, 6))
+    target, min_accept = float(rng.choice([0.5, 0.8, 0.9, 0.98, 1.0])), int(rng.integers(1, n + 2))
+    assert triage.acceptance_threshold(priority, correct, target, min_accept) == \
+        _threshold_by_definition(priority, correct, target, min_accept)
+
+
+def test_the_acceptance_threshold_counts_exactly_min_accept_answers_and_takes_ties_whole():
+    p, ok = np.array([0.1, 0.2, 0.3, 0.3]), np.array([True, True, True, False])
+    assert triage.acceptance_threshold(p, ok, 1.0, min_accept=2) == 0.2  # two answers, both right
+    assert triage.acceptance_threshold(p, ok, 1.0, min_accept=3) is None  # the third's tie brings an error
+    assert triage.acceptance_threshold(p, ok, 0.75, min_accept=4) == 0.3
+
+
+def test_a_bootstrap_interval_leaves_out_resamples_with_nothing_to_measure():
+    boot_n = np.array([0.0, 10.0, 10.0, 10.0, 0.0])
+    boot_correct = np.array([0.0, 9.0, 8.0, 10.0, 0.0])
+    lo, hi = triage._interval(boot_correct, boot_n, successes=9, n=10, level=0.5)
+    assert (lo, hi) == pytest.approx((0.85, 0.95))  # the middle half of 0.8, 0.9 and 1.0; the two empty resamples left out
+    assert triage._interval(np.zeros(3), np.zeros(3), 0, 0, 0.95) == (None, None)
+
+
 def test_accuracy_by_priority_bins_for_the_stats_tab():
     labelled, _ = abstention_frames(1)
     bins = triage.accuracy_by_priority(labelled, n_bins=4, n_boot=300)

@@ -491,9 +491,10 @@ def accuracy_by_priority(labelled: pd.DataFrame, n_bins: int = 5, n_boot: int = 
     priority_hi, priority_mid, n, accuracy, ci_low, ci_high."""
     rng = np.random.default_rng(seed)
     out = []
-    for (task, agent), group in labelled.groupby(["task", "agent"], sort=True):
-        p = group["priority"].to_numpy(float)
-        ok = group["correct"].to_numpy(bool)
+    all_p, all_ok = labelled["priority"].to_numpy(float), labelled["correct"].to_numpy(bool)
+    groups = _positions(labelled)
+    for task, agent in sorted(groups):  # the draws in the order of the groups, sorted
+        p, ok = all_p[groups[(task, agent)]], all_ok[groups[(task, agent)]]
         edges = np.unique(np.quantile(p, np.linspace(0, 1, n_bins + 1)))
         which = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, max(len(edges) - 2, 0))
         for b in range(max(len(edges) - 1, 1)):

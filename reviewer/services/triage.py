@@ -695,10 +695,12 @@ def _labelled_answers(store, model_id: str) -> pd.DataFrame | None:
     after labels alone only the trajectories labelled since are read again and their rows replaced (the
     whole read: ~75 ms at 1M trajectories, for the one row a verdict changes). Read in the caller's
     snapshot (_read_fresh), the labels' mark first: a label written during the read is read again next time."""
-    mark, labels = store.triage.signals_mark(), store.triage.labels_mark()
-    held = store.db.derived.get(_HELD_LABELLED)
+    mark = store.triage.signals_mark()
+    if mark is None:  # not known in step: nothing kept
+        return store.triage.priced_labelled(model_id)
+    labels, held = store.triage.labels_mark(), store.db.derived.get(_HELD_LABELLED)
     frame = None
-    if mark is not None and held is not None and held[0][:2] == (model_id, mark):
+    if held is not None and held[0][:2] == (model_id, mark):
         if held[0][2] == labels:
             return held[1]
         changed = store.triage.labelled_between(held[0][2], labels)
@@ -708,8 +710,7 @@ def _labelled_answers(store, model_id: str) -> pd.DataFrame | None:
         frame = store.triage.priced_labelled(model_id)
         if frame is None:
             return None
-    if mark is not None:
-        store.db.derived[_HELD_LABELLED] = ((model_id, mark, labels), frame)
+    store.db.derived[_HELD_LABELLED] = ((model_id, mark, labels), frame)
     return frame
 
 

@@ -4,9 +4,12 @@
 
 Clicks the Stats tab in fresh pages and prints, for each opening, the time (ms from the click) of
 every change of what the tab shows: the number of plots, how many have a canvas, the length of the
-abstention statement, and the status line. Each round: the first opening (1 s after the server's first
-page, or `--after-verdict` s after a verdict written from the same page), an opening in another page
-with nothing written since, and that page's Refresh. What bench_scale.py times as "ready" and "settled", taken apart.
+abstention statement, and the status line. Each round: the first opening (`--settle` s after the
+server's first page has shown its item, or `--after-verdict` s after a verdict written `--settle` s
+after the page showed its item), an opening in another page with nothing written since (`--settle` s
+after it showed its item), and that page's Refresh. What bench_scale.py times as "ready" and
+"settled", taken apart. A page prepares the tab 2 s after it loaded (layouts.audit.PREPARE_AFTER_LOAD_MS):
+`--settle 1` times an opening before that.
 """
 from __future__ import annotations
 
@@ -52,6 +55,8 @@ def main() -> None:
     parser.add_argument("--after-verdict", type=float, default=1.0,
                         help="seconds from the verdict's acknowledgement to the click on the tab (the scenario, not a wait "
                              "for something: 0 opens it at once, while the figures are computed again)")
+    parser.add_argument("--settle", type=float, default=3.0,
+                        help="seconds a page is looked at, from showing its item to the verdict (or the click)")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -63,17 +68,18 @@ def main() -> None:
             for i in range(args.repeats):
                 # a verdict first (after the first round): what the figures are read from has changed
                 page, _ = open_review_page(browser, app, f"trace{i}")
+                page.wait_for_timeout(1000 * args.settle)
                 if i:
                     page.locator(".sr-step-view").first.click()
                     page.evaluate(TIMED_KEY_ACK, ["a", page.locator(".sr-ack").first.element_handle()])
-                page.wait_for_timeout(1000 if i == 0 else 1000 * args.after_verdict)
+                    page.wait_for_timeout(1000 * args.after_verdict)
                 kind = ("first opening after the server started" if i == 0
                         else f"opening {args.after_verdict:g} s after a verdict")
                 for label, page_now in ((kind, page), ("another page, nothing written since", None)):
                     if page_now is None:
                         page.close()
                         page, _ = open_review_page(browser, app, f"again{i}")
-                        page.wait_for_timeout(1000)
+                        page.wait_for_timeout(1000 * args.settle)
                     print(f"{label} ({i + 1}):")
                     for at, what in opened(page):
                         print(f"  {at:6d} ms  {what}")

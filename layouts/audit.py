@@ -81,11 +81,20 @@ def identity_prompt(state: ReviewState):
 
 class LazyTab(pn.Column):
     """A tab whose component is built the first time the tab is opened (a page load builds only what
-    is on screen), and refreshed, when it has a `refresh`, each time it is opened."""
+    is on screen), or earlier by `prepare`, and refreshed, when it has a `refresh`, each time it is opened."""
 
     def __init__(self, build, refresh_on_open: bool = True, **params):
         super().__init__(sizing_mode="stretch_width", **params)
         self._build, self._refresh_on_open, self.component = build, refresh_on_open, None
+
+    def prepare(self) -> None:
+        """Build the component and put it in the (hidden) tab before anyone opens it, filled with what it
+        can show without computing (its `prepare`): opening it then only refreshes what changed."""
+        if self.component is not None:
+            return
+        self.component = self._build()
+        getattr(self.component, "prepare", lambda: None)()
+        self.objects = [self.component]
 
     def open(self):
         built = self.component is not None
@@ -121,6 +130,21 @@ def lazy_tabs(views: dict, *tabs: tuple, **params) -> pn.Tabs:
     return widget
 
 
+# The Stats tab is built and sent to the browser (hidden) this long after a served page has loaded: its
+# six plots cost ~0.3 s of the server and as much of the browser, which the first opening then does not
+# wait for (0.6-0.7 s to the figures at 1M trajectories, docs/benchmarks.md, issue 22). Not at once:
+# the page's own first drawing comes first.
+PREPARE_AFTER_LOAD_MS = 2000
+
+
+def prepare_after_load(tab: pn.viewable.Viewable) -> None:
+    """In a served page, `tab.prepare()` once, PREPARE_AFTER_LOAD_MS after the browser has shown the page
+    (unless it was opened before)."""
+    doc = pn.state.curdoc
+    if isinstance(tab, LazyTab) and doc is not None and doc.session_context is not None:
+        pn.state.onload(lambda: pn.state.add_periodic_callback(tab.prepare, period=PREPARE_AFTER_LOAD_MS, count=1))
+
+
 # At 1440x900 the plot's data area is at least 380 px tall (issue 19) with the player, the strip (70
 # steps in 3 rows), the step text and its render under it, all on one screen: the render gives way.
 PLOT_HEIGHT_PX = 446
@@ -137,6 +161,7 @@ def main_area(state: ReviewState, plot: SpectrumPlot, views: dict) -> pn.Tabs:
              ("Curation", "curation", lambda: CurationBoard(state=state)),
              ("Stats", "stats", lambda: StatsPanel(state=state))]
     tabs = lazy_tabs(views, *specs, css_classes=["sr-main-tabs"])
+    prepare_after_load(tabs.objects[-1])
     state.main_tab = "review"
     tabs.param.watch(lambda e: setattr(state, "main_tab", specs[e.new][1]), "active")
     state.param.watch(lambda _: setattr(tabs, "active", 0), "item")  # opening an item shows it

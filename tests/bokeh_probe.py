@@ -91,6 +91,11 @@ FIGURE_GLYPHS_JS = _figure_glyphs_js("1")
 # their rows of data, per glyph type (a multi-line: its lines)
 FIGURE_ROWS_JS = _figure_glyphs_js("n")
 
+# whether the page holds a figure titled `title` (drawn or not: a hidden tab's too)
+FIGURE_PRESENT_JS = "(title) => {" + MODELS + """
+  return models.some(m => m.title && m.title.text === title);
+}"""
+
 # titles of the figures that draw a legend inside their frame (over the data)
 LEGENDS_OVER_DATA_JS = "() => {" + MODELS + """
   return models.filter(f => f.title && f.center && f.center.some(r => r.type === 'Legend'))

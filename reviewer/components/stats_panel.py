@@ -3,10 +3,11 @@ verdicts, accuracy and F1 per task, accuracy versus coverage by credibility, and
 abstention of the triage (reviewer.services.triage): the accuracy of each agent's answers against their review
 priority with its bootstrap interval as an area, and, for the target accuracy in the widget, the share
 of the unreviewed queue that could be accepted without review and its estimated accuracy: the numbers
-of `specreview triage --target T --json` (the same `triage_report`). Built when first opened and re-read
-on Refresh: the plots (reviewer.components.stats_figures) are made once and refilled in place, the
-tables' values replaced; fixed-size plots, so they draw even when built in a hidden tab, one per row of
-the centre column at 1440 px, legends beside the frame (never over the data) and tables as wide as
+of `specreview triage --target T --json` (the same `triage_report`). Built when first opened (in a
+served page, hidden, a moment after the page loaded: `prepare`) and re-read on opening and on Refresh:
+the plots (reviewer.components.stats_figures) are made once and refilled in place, the tables' values
+replaced; fixed-size plots, so they draw even when built in a hidden tab, one per row of the centre
+column at 1440 px, legends beside the frame (never over the data) and tables as wide as
 their columns. Rater, reviewer and agent names reach the page only as Bokeh text (drawn, not parsed),
 escaped tooltip fields and table cells."""
 from __future__ import annotations
@@ -148,6 +149,9 @@ class StatsPanel(Viewer):
         self._ticket = 0  # the latest refresh; an older one's result is dropped
         self._pending: set[str] = set()  # the parts of the latest refresh not computed yet
         self._as_of = None  # when the figures shown while those are computed were (None: they are current)
+        p = self._plots  # the blocks in their order, each hidden until it has something to show
+        self._body.objects = [*p["bars"].parts, *p["cdf"].parts, *p["correlation"].parts, self._kappa_block,
+                              self._kappa_note, *p["scores"].parts, *p["coverage"].parts, self.calibration]
 
     @property
     def abstention_text(self) -> str:
@@ -196,10 +200,6 @@ class StatsPanel(Viewer):
         self._kappa_block.visible, self._kappa_note.visible = not kappas.empty, kappas.empty
         self._plots["scores"].show(self._scores.update(data["scores"]))
         self._plots["coverage"].show(self._coverage.update(data["coverage"]))
-        if not self._body.objects:  # the first time: the blocks, in their order, then only refilled
-            p = self._plots
-            self._body.objects = [*p["bars"].parts, *p["cdf"].parts, *p["correlation"].parts, self._kappa_block,
-                                  self._kappa_note, *p["scores"].parts, *p["coverage"].parts, self.calibration]
 
     def _show_triage(self, computed: tuple) -> None:
         self._inputs, report = computed
@@ -226,6 +226,15 @@ class StatsPanel(Viewer):
         else:
             self._status.object = ("<p><em>Estimating the abstention over every trajectory…</em></p>"
                                    if self._pending == {"triage"} else "<p><em>Computing the statistics…</em></p>")
+
+    def prepare(self) -> None:
+        """The figures as this process last computed them, if it did (nothing computed, nothing said): a tab
+        sent to the page before it is opened (layouts.audit.LazyTab.prepare) then changes, when opened,
+        only what was written since."""
+        for part, session, _, show in self._parts():
+            kept = stats_snapshots.remembered(self.state.store, part, session, shown=False)
+            if kept is not None:
+                show(kept.value)
 
     def refresh(self):
         parts = self._parts()

@@ -72,12 +72,13 @@ def part_work(store, part: str, session: str | None) -> Callable[[], Any]:
     return triage_part
 
 
-def remembered(store, part: str, session: str | None = None) -> Snapshot | None:
-    """The part as last computed in this process (any page's), or None. Asking for it keeps it
-    refreshed after writes for KEEP_FRESH_S."""
+def remembered(store, part: str, session: str | None = None, shown: bool = True) -> Snapshot | None:
+    """The part as last computed in this process (any page's), or None. Asking for it to be shown keeps
+    it refreshed after writes for KEEP_FRESH_S."""
     key = _key(store, part, session)
     with _lock:
-        _shown[key] = time.monotonic()
+        if shown:
+            _shown[key] = time.monotonic()
         found = _kept.get(key)
         if found is not None:
             _kept.move_to_end(key)
@@ -97,11 +98,15 @@ def is_current(store, snapshot: Snapshot) -> bool:
 def compute(store, part: str, session: str | None, work: Callable[[], Any]) -> Snapshot:
     """`work()`, remembered with the mark read before it began: a write during it moves the mark, so
     the next opening computes again. A snapshot whose computing began later is never replaced by an
-    older one (two pages computing at once). While the part is being computed at the same mark
-    (another page, a refresh), that computation's result is waited for instead."""
+    older one (two pages computing at once). A part kept at the same mark (computed since the caller
+    looked) is returned as it is, and while it is being computed at that mark (another page, a refresh
+    after a write) that computation's result is waited for instead."""
     started, before = time.monotonic(), mark(store)
     key = _key(store, part, session)
     with _lock:
+        kept = _kept.get(key)
+        if kept is not None and kept.mark == before:  # computed at this mark since the caller looked
+            return kept
         running = _computing.get(key)
         if running is not None and running[0] == before:
             result = running[1]

@@ -10,6 +10,7 @@ import pytest
 from bokeh_probe import (
     AXIS_LABELS_JS,
     FIGURE_GLYPHS_JS,
+    FIGURE_PRESENT_JS,
     FIGURE_ROWS_JS,
     LABEL_X_JS,
     LEGENDS_OVER_DATA_JS,
@@ -294,6 +295,23 @@ def test_stats_plots_draw_glyphs(cockpit, screen):
     expect(screen.locator(".sr-stats")).to_contain_text("Cohen's kappa on verdicts")
     pair = screen.locator(".sr-kappa-table tbody tr").filter(has_text="cal").filter(has_text="dov")
     expect(pair.first).to_be_visible()  # the kappa table has the pair of reviewers who share verdicts
+    no_server_errors(cockpit)
+
+
+def test_a_page_is_sent_the_stats_plots_before_the_tab_is_opened(cockpit, screen):
+    """Issue 22: a moment after a page has loaded, the Stats tab's plots are sent to it, hidden
+    (layouts.audit.prepare_after_load), so that opening the tab waits neither for their making nor for
+    their drawing; opening it then fills and shows them."""
+    from reviewer.components.stats_panel import CALIBRATION_TITLE
+
+    open_as(screen, cockpit, "kim")
+    screen.wait_for_function(FIGURE_PRESENT_JS, arg=CALIBRATION_TITLE, timeout=30_000)
+    expect(screen.locator(".sr-stats")).to_be_hidden()  # in the page, not on screen: the Review tab is
+    open_tab(screen, "Stats")
+    probe = f"(({FIGURE_GLYPHS_JS})({CALIBRATION_TITLE!r})['MultiLine'] || 0) >= 1"
+    screen.wait_for_function(probe, timeout=30_000)
+    expect(screen.locator(".sr-stats")).to_be_visible()
+    screen.wait_for_function(f"(({STATS_GLYPHS_JS})()['VBar'] || 0) >= 2", timeout=30_000)
     no_server_errors(cockpit)
 
 

@@ -149,7 +149,35 @@ def test_a_failed_computation_is_said_in_the_tab_escaped(demo_db, monkeypatch):
         panel = StatsPanel(state=ReviewState(store, reviewer="ann"))
         panel.refresh()
     assert panel._status.object == "<p>Statistics could not be computed: ValueError: &lt;b&gt;table missing&lt;/b&gt;.</p>"
-    assert panel._body.objects == []
+    failed = [panel._plots[name] for name in ("bars", "cdf", "correlation", "scores", "coverage")]
+    assert not any(part.visible for plot in failed for part in plot.parts)  # the reviewers' part: nothing drawn
+    assert not panel._kappa_block.visible and not panel._kappa_note.visible
+
+
+def test_a_prepared_panel_shows_what_the_process_remembers_without_computing_or_asking_for_it(labelled_db,
+                                                                                            monkeypatch):
+    """A served page sends the tab, hidden, before it is opened (layouts.audit.LazyTab.prepare), filled
+    with the figures this process computed last: nothing is computed, and the parts are not counted as
+    shown (the figures of a tab nobody opened are not computed again after each write)."""
+    with Store(labelled_db) as store:
+        empty = StatsPanel(state=ReviewState(store, reviewer="ann"))
+        empty.prepare()  # nothing remembered yet: nothing shown
+        assert not any(part.visible for plot in empty._plots.values() for part in plot.parts)
+        assert not empty.calibration.visible and empty._status.object == ""
+
+        first = StatsPanel(state=ReviewState(store, reviewer="ann"))
+        first.refresh()  # computed, and remembered for the process
+        broken = lambda *_, **__: 1 / 0  # noqa: E731
+        monkeypatch.setattr("reviewer.services.stats.review_stats", broken)
+        monkeypatch.setattr("reviewer.services.triage.triage_inputs", broken)
+        prepared = StatsPanel(state=ReviewState(store, reviewer="bob"))
+        prepared.prepare()
+        shown = lambda panel: {name: plot.pane.visible for name, plot in panel._plots.items()}  # noqa: E731
+        assert shown(prepared) == shown(first) and sum(shown(first).values()) >= 3
+        assert prepared._scores._source.data == first._scores._source.data
+        assert prepared.triage == first.triage and prepared.abstention_text == first.abstention_text
+        assert prepared.calibration.visible and prepared._status.object == ""
+        assert not any(key[0] == str(store.db.path) for key in stats_snapshots._shown)
 
 
 def test_the_signals_are_read_once_per_refresh_not_per_target(labelled_db, monkeypatch):
@@ -221,14 +249,14 @@ def test_pages_share_what_one_computed_and_show_it_marked_while_what_was_written
 
         second = served_refresh(store, doc)  # nothing written since: shown at once, nothing computed
         assert second._pending == set() and second._status.object == "" and doc.callbacks.empty()
-        assert second.triage == first.triage and second._body.objects
+        assert second.triage == first.triage and second._plots["scores"].pane.visible
 
         tid = triage.compute_signals(store).index[0]
         store.labels.add_rating(tid, "zed", 2, "1")
         third = served_refresh(store, doc)
         assert third._pending == {"stats", "triage"}
         assert "Figures as of" in third._status.object and "computing them again" in third._status.object
-        assert third._body.objects and "zed" not in raters(third)  # the remembered ones, while the new compute
+        assert third._plots["scores"].pane.visible and "zed" not in raters(third)  # the remembered ones, while the new compute
         doc.run(2)
         assert third._status.object == "" and third._pending == set()
         assert "zed" in raters(third) and stats_snapshots.remembered(store, "stats").value["distributions"]["zed"]["n"] == 1

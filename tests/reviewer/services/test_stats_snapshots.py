@@ -68,6 +68,19 @@ def test_a_figure_from_an_older_mark_never_replaces_a_newer(store):
     assert stats_snapshots.remembered(store, "x", "a campaign") is None  # kept per campaign
 
 
+def test_a_part_kept_at_the_mark_read_is_returned_not_computed_again(store):
+    """A page that found the part stale and asks for it after another computation finished at the same
+    mark (the refresh a verdict started, another page) gets that one: at 1M trajectories computing it
+    again took the page ~0.8 s of a busy server (docs/benchmarks.md, issue 22)."""
+    works = []
+    first = stats_snapshots.compute(store, "x", None, lambda: works.append(1) or "first")
+    again = stats_snapshots.compute(store, "x", None, lambda: works.append(2) or "again")
+    assert again is first and works == [1]
+    store.labels.add_review(store.trajectories.list_trajectories(limit=1)[0]["id"], "ann", "approve")
+    after = stats_snapshots.compute(store, "x", None, lambda: works.append(3) or "after")
+    assert after.value == "after" and works == [1, 3] and stats_snapshots.is_current(store, after)
+
+
 def shown_and_computed(store) -> dict:
     """Both parts as a page opening the tab asks for and computes them."""
     out = {}

@@ -71,6 +71,14 @@ DEEP = """const deep = (sel, root = document, out = []) => {
   root.querySelectorAll('*').forEach(e => { if (e.shadowRoot) deep(sel, e.shadowRoot, out); });
   return out;
 };
+// on screen: rendered, not inside a hidden tab or a pane not shown (a page holds the Stats tab hidden before it is opened)
+const shown = e => e.checkVisibility ? e.checkVisibility() : e.getClientRects().length > 0;
+// a canvas Bokeh has drawn into (its centre pixel not transparent: the frame's fill), not only made
+const painted = c => {
+  if (!c.width || !c.height) return false;
+  const g = c.getContext('2d');
+  return !g || g.getImageData(c.width >> 1, c.height >> 1, 1, 1).data[3] > 0;
+};
 // the words shown in an element (and its shadow root): a shadow root's textContent holds its stylesheets too
 const text = e => {
   const walk = document.createTreeWalker(e.shadowRoot || e, NodeFilter.SHOW_TEXT);
@@ -125,14 +133,14 @@ TIMED_KEY_ACK = """([key, ack]) => new Promise(resolve => {
 TAB_CONTENT = {
     # the reviewers' plots, shown first; the abstention (every trajectory's signals) follows
     "Stats:plots": """() => {
-      const plots = deep('.sr-stats-plot');
-      const drawn = plots.filter(p => deep('canvas', p.shadowRoot || p).length > 0).length;
+      const plots = deep('.sr-stats-plot').filter(shown);
+      const drawn = plots.filter(p => deep('canvas', p.shadowRoot || p).some(painted)).length;
       return [drawn > 0, `${plots.length}:${drawn}`];
     }""",
     "Stats": """() => {
-      const plots = deep('.sr-stats-plot');
-      const drawn = plots.filter(p => deep('canvas', p.shadowRoot || p).length > 0).length;
-      const said = deep('.sr-abstention').map(text).join('');
+      const plots = deep('.sr-stats-plot').filter(shown);
+      const drawn = plots.filter(p => deep('canvas', p.shadowRoot || p).some(painted)).length;
+      const said = deep('.sr-abstention').filter(shown).map(text).join('');
       return [drawn > 0 && said.length > 0, `${plots.length}:${drawn}:${said.length}`];
     }""",
     "Conflicts": """() => {

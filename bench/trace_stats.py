@@ -3,7 +3,7 @@
     .venv/bin/python bench/trace_stats.py --db DIR/scale-1000000.duckdb [--repeats 3]   (a bench_scale.py --keep DIR database)
 
 Clicks the Stats tab in fresh pages and prints, for each opening, the time (ms from the click) of
-every change of what the tab shows: the number of plots, how many have a canvas, the length of the
+every change of what the tab shows on screen: the number of plots, how many Bokeh has drawn, the length of the
 abstention statement, and the status line. Each round: the first opening (`--settle` s after the
 server's first page has shown its item, or `--after-verdict` s after a verdict written `--settle` s
 after the page showed its item), an opening in another page with nothing written since (`--settle` s
@@ -29,10 +29,10 @@ TRACE = """(tab) => new Promise(resolve => {
   tab.click();
   const poll = () => {
     const now = performance.now();
-    const plots = deep('.sr-stats-plot');
-    const drawn = plots.filter(p => deep('canvas', p.shadowRoot || p).length > 0).length;
-    const said = deep('.sr-abstention').map(text).join('').length;
-    const status = deep('.sr-stats-status').map(text).join('').trim().slice(0, 50);
+    const plots = deep('.sr-stats-plot').filter(shown);
+    const drawn = plots.filter(p => deep('canvas', p.shadowRoot || p).some(painted)).length;
+    const said = deep('.sr-abstention').filter(shown).map(text).join('').length;
+    const status = deep('.sr-stats-status').filter(shown).map(text).join('').trim().slice(0, 50);
     const sig = `plots ${plots.length}, drawn ${drawn}, statement ${said} chars, status "${status}"`;
     if (sig !== last) { seen.push([Math.round(now - start), sig]); last = sig; quiet = now; }
     if (now - quiet > 2000 && drawn > 0 && said > 0) resolve(seen);

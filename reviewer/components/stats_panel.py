@@ -228,13 +228,18 @@ class StatsPanel(Viewer):
                                    if self._pending == {"triage"} else "<p><em>Computing the statistics…</em></p>")
 
     def prepare(self) -> None:
-        """The figures as this process last computed them, if it did (nothing computed, nothing said): a tab
-        sent to the page before it is opened (layouts.audit.LazyTab.prepare) then changes, when opened,
-        only what was written since."""
-        for part, session, _, show in self._parts():
-            kept = stats_snapshots.remembered(self.state.store, part, session, shown=False)
-            if kept is not None:
-                show(kept.value)
+        """The figures as this process last computed them, if it did (nothing computed), marked with their
+        time until an opening has checked that nothing was written since: a tab sent to the page before it
+        is opened (layouts.audit.LazyTab.prepare) then changes, when opened, only what was written since."""
+        kept = [(stats_snapshots.remembered(self.state.store, part, session, shown=False), show)
+                for part, session, _, show in self._parts()]
+        for snapshot, show in kept:
+            if snapshot is not None:
+                show(snapshot.value)
+        computed = [snapshot.computed_at for snapshot, _ in kept if snapshot is not None]
+        if computed:
+            self._status.object = (f"<p><em>Figures as of {min(computed):%H:%M:%S} UTC: looking for labels or "
+                                   "trajectories written since…</em></p>")
 
     def refresh(self):
         parts = self._parts()

@@ -176,7 +176,9 @@ def test_a_prepared_panel_shows_what_the_process_remembers_without_computing_or_
         assert shown(prepared) == shown(first) and sum(shown(first).values()) >= 3
         assert prepared._scores._source.data == first._scores._source.data
         assert prepared.triage == first.triage and prepared.abstention_text == first.abstention_text
-        assert prepared.calibration.visible and prepared._status.object == ""
+        assert prepared.calibration.visible and "Figures as of" in prepared._status.object  # until opened
+        prepared.refresh()  # the opening: nothing was written since
+        assert prepared._status.object == "" and prepared.triage == first.triage
         assert not any(key[0] == str(store.db.path) for key in stats_snapshots._shown)
 
 

@@ -149,6 +149,7 @@ class StatsPanel(Viewer):
         self._ticket = 0  # the latest refresh; an older one's result is dropped
         self._pending: set[str] = set()  # the parts of the latest refresh not computed yet
         self._as_of = None  # when the figures shown while those are computed were (None: they are current)
+        self._failure = False  # the latest refresh failed (the status says why)
         p = self._plots  # the blocks in their order, each hidden until it has something to show
         self._body.objects = [*p["bars"].parts, *p["cdf"].parts, *p["correlation"].parts, self._kappa_block,
                               self._kappa_note, *p["scores"].parts, *p["coverage"].parts, self.calibration]
@@ -187,6 +188,7 @@ class StatsPanel(Viewer):
 
     def _failed(self, exc: Exception) -> None:
         shown = f" The figures shown are as of {self._as_of:%H:%M:%S} UTC." if self._as_of is not None else ""
+        self._failure = True
         self._status.object = (f"<p>Statistics could not be computed: {escape(type(exc).__name__)}: {escape(exc)}."
                                f"{shown}</p>")
 
@@ -216,7 +218,7 @@ class StatsPanel(Viewer):
             self._failed(got)
             return
         show(got.value)
-        if "could not be computed" in self._status.object:
+        if self._failure:
             return
         if not self._pending:
             self._status.object = ""
@@ -243,9 +245,12 @@ class StatsPanel(Viewer):
 
     def refresh(self):
         parts = self._parts()
-        self._status.object, self._as_of = "", None
+        # the status line is set once below, never emptied first: figures that may be old (a prepared tab's)
+        # never stand on the page without their time
+        self._as_of, self._failure = None, False
         doc = pn.state.curdoc
         if doc is None or doc.session_context is None:  # tests, notebooks: computed before refresh returns
+            self._status.object = ""
             self._pending = {part for part, *_ in parts}
             for part, session, work, show in parts:
                 self._shown(part, show, self._compute(part, session, work))

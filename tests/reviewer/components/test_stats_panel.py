@@ -263,6 +263,19 @@ def test_pages_share_what_one_computed_and_show_it_marked_while_what_was_written
         assert third._status.object == "" and third._pending == set()
         assert "zed" in raters(third) and stats_snapshots.remembered(store, "stats").value["distributions"]["zed"]["n"] == 1
 
+        # a page sent the tab before it was opened (filled, marked with its time): opened after a write, its
+        # status goes from that mark to the one saying they are computed again, never through nothing
+        prepared = StatsPanel(state=ReviewState(store, reviewer="bob"))
+        prepared.prepare()
+        statuses = []
+        prepared._status.param.watch(lambda e: statuses.append(e.new), "object")
+        store.labels.add_rating(tid, "xia", 1, "1")
+        with set_curdoc(doc):
+            prepared.refresh()
+        assert len(statuses) == 1 and "labels or trajectories were written since" in statuses[0]
+        doc.run(2)
+        assert statuses[-1] == "" and "xia" in raters(prepared)
+
         # a computation that fails after the remembered figures were shown says so, and how old they are
         store.labels.add_rating(tid, "yan", 4, "1")
         monkeypatch.setattr("reviewer.services.stats.review_stats", lambda *_, **__: 1 / 0)

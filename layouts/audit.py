@@ -131,9 +131,8 @@ def lazy_tabs(views: dict, *tabs: tuple, **params) -> pn.Tabs:
 
 
 # The Stats tab is built and sent to the browser (hidden) this long after a served page has loaded: its
-# six plots cost ~0.3 s of the server and as much of the browser, which the first opening then does not
-# wait for (0.6-0.7 s to the figures at 1M trajectories, docs/benchmarks.md, issue 22). Not at once:
-# the page's own first drawing comes first.
+# six plots cost ~0.25 s of the server and 0.2-0.35 s of the browser, which the opening then does not wait
+# for (docs/benchmarks.md, issue 22). Not at once: the page's own first drawing comes first.
 PREPARE_AFTER_LOAD_MS = 2000
 
 

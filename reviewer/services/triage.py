@@ -493,8 +493,8 @@ def accuracy_by_priority(labelled: pd.DataFrame, n_bins: int = 5, n_boot: int = 
     out = []
     all_p, all_ok = labelled["priority"].to_numpy(float), labelled["correct"].to_numpy(bool)
     groups = _positions(labelled)
-    for task, agent in sorted(groups):  # the draws in the order of the groups, sorted
-        p, ok = all_p[groups[(task, agent)]], all_ok[groups[(task, agent)]]
+    for (task, agent), rows in sorted(groups.items(), key=lambda group: group[0]):  # the draws in the groups' order
+        p, ok = all_p[rows], all_ok[rows]
         edges = np.unique(np.quantile(p, np.linspace(0, 1, n_bins + 1)))
         which = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, max(len(edges) - 2, 0))
         for b in range(max(len(edges) - 1, 1)):

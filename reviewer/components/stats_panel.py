@@ -233,8 +233,8 @@ class StatsPanel(Viewer):
         """The figures as this process last computed them, if it did (nothing computed), marked with their
         time until an opening has checked that nothing was written since: a tab sent to the page before it
         is opened (layouts.audit.LazyTab.prepare) then changes, when opened, only what was written since."""
-        path = str(self.state.store.db.path)
-        kept = [(stats_snapshots.remembered_quietly(path, part, session), show) for part, session, _, show in self._parts()]
+        kept = [(stats_snapshots.remembered(self.state.store, part, session, shown=False), show)
+                for part, session, _, show in self._parts()]
         for snapshot, show in kept:
             if snapshot is not None:
                 show(snapshot.value)

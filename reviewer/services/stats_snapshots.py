@@ -72,12 +72,13 @@ def part_work(store, part: str, session: str | None) -> Callable[[], Any]:
     return triage_part
 
 
-def remembered(store, part: str, session: str | None = None) -> Snapshot | None:
-    """The part as last computed in this process (any page's), or None. Asking for it keeps it
-    refreshed after writes for KEEP_FRESH_S."""
+def remembered(store, part: str, session: str | None = None, shown: bool = True) -> Snapshot | None:
+    """The part as last computed in this process (any page's), or None. Asking for it to be shown keeps
+    it refreshed after writes for KEEP_FRESH_S."""
     key = _key(store, part, session)
     with _lock:
-        _shown[key] = time.monotonic()
+        if shown:
+            _shown[key] = time.monotonic()
         found = _kept.get(key)
         if found is not None:
             _kept.move_to_end(key)

@@ -173,23 +173,37 @@ def _refresh(store, path: str, prepared: list[tuple] | None = None) -> None:
     with _lock:
         _queued.discard(path)  # writes from now on queue the next refresh
         keys = _recently_shown(path) if prepared is None else prepared
-    background.wait_for("priority")  # the priorities the same writes refresh (and the weights the first saves)
     if not store.is_open:  # its page closed: the next write (or opening) computes
         return
     started = time.monotonic()
-    try:
-        now_mark = mark(store)
-        for _, part, session in keys:
-            kept = remembered_quietly(path, part, session)
-            if kept is None or kept.mark != now_mark:
-                compute(store, part, session, part_work(store, part, session))
-    except Exception as err:  # a page computing it says why; the labels are stored whatever happens here
-        if store.is_open:
-            log.warning("Stats figures not refreshed after a write: %s", err)
+    # the parts at once, as a page computes them (StatsPanel.refresh): most of each is DuckDB's, which
+    # leaves the GIL, and the reviewers' part reads no priority, so it does not wait for them
+    helpers = [threading.Thread(target=_refresh_part, args=(store, part, session), daemon=True,
+                                name="specreview-stats-part") for _, part, session in keys[1:]]
+    for helper in helpers:
+        helper.start()
+    if keys:
+        _refresh_part(store, *keys[0][1:])
+    for helper in helpers:
+        helper.join()
     ended = time.monotonic()
     if prepared is None:  # the computation at start (with an upgrade's one-time fills) spaces nothing
         with _lock:
             _last_refresh[path] = (ended, ended - started)
+
+
+def _refresh_part(store, part: str, session: str | None) -> None:
+    """Compute the part again unless it is kept at the store's mark (`compute` looks)."""
+    try:
+        # the triage's report reads the priorities the same writes refresh; the reviewers' part reads none,
+        # but waits too while no weights are stored: the first writes' priorities store them, moving the mark
+        if part == "triage" or triage.stored_model(store) is None:
+            background.wait_for("priority")
+        if store.is_open:  # its page closed: the next write (or opening) computes
+            compute(store, part, session, part_work(store, part, session))
+    except Exception as err:  # a page computing it says why; the labels are stored whatever happens here
+        if store.is_open:
+            log.warning("Stats figures not refreshed after a write: %s", err)
 
 
 def remembered_quietly(path: str, part: str, session: str | None) -> Snapshot | None:

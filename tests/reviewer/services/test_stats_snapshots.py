@@ -4,6 +4,7 @@ rows: signals, synced consensus), and a figure computed from an older mark never
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import Future
 from datetime import UTC, datetime
 
@@ -104,6 +105,31 @@ def test_a_verdict_refreshes_in_the_background_the_figures_a_page_showed(store):
     inputs, report = stats_snapshots.remembered(store, "triage").value
     assert report == triage.triage_report(store, stats_snapshots.TARGET)
     assert trajectory.id in set(inputs.labelled.index)
+
+
+def test_a_verdicts_refresh_computes_the_reviewers_part_without_waiting_for_the_priorities(store):
+    """The reviewers' statistics read no priority: the refresh a verdict starts computes them while the
+    triage's part waits for the verdict's priority (which its report reads), not after both. (Before any
+    weights are stored it waits too: test_a_verdict_refreshes_in_the_background_the_figures_a_page_showed.)"""
+    triage.refresh(store)  # weights stored: a database past its first verdicts
+    before = shown_and_computed(store)
+    priorities_held, release = threading.Event(), threading.Event()
+    background.submit("priority", lambda: priorities_held.set() or release.wait(60))
+    try:
+        assert priorities_held.wait(30)
+        trajectory = store.trajectories.load_trajectory(store.trajectories.list_trajectories(limit=1)[0]["id"])
+        LabelService(store).write_verdict("ann", trajectory, "reject")
+        path = str(store.db.path)
+        deadline = time.monotonic() + 30
+        while not stats_snapshots.is_current(store, stats_snapshots.remembered_quietly(path, "stats", None)):
+            assert time.monotonic() < deadline, "the reviewers' part waited for the priorities"
+            time.sleep(0.05)
+        assert stats_snapshots.remembered_quietly(path, "triage", None) is before["triage"]
+    finally:
+        release.set()
+    background.drain()
+    inputs, report = stats_snapshots.remembered(store, "triage").value
+    assert report == triage.triage_report(store, stats_snapshots.TARGET) and trajectory.id in set(inputs.labelled.index)
 
 
 def test_figures_nobody_looked_at_lately_are_left_to_the_next_opening(store, monkeypatch):

@@ -12,6 +12,7 @@ from reviewer.components.curation_board import CurationBoard
 from reviewer.components.feedback import AckView, OthersView
 from reviewer.components.keyboard import KEY_MAP, Keyboard
 from reviewer.components.metadata import MetadataPanel
+from reviewer.components.panes import TextHTML
 from reviewer.components.preference_form import PreferenceForm
 from reviewer.components.queue import QueueView
 from reviewer.components.review_form import ReviewForm
@@ -61,7 +62,7 @@ def identity_prompt(state: ReviewState):
     name = pn.widgets.TextInput(placeholder="Your name", css_classes=["sr-reviewer-name"], width=220, max_length=64)
     start = pn.widgets.Button(label="Start reviewing", color="primary", css_classes=["sr-reviewer-start"],
                               description="Review under this name (kept in the address and in this browser).")
-    why = pn.pane.HTML("", css_classes=["sr-identity-error"])
+    why = TextHTML("", css_classes=["sr-identity-error"])
     box = pn.Column(pn.pane.HTML("<b>Who is reviewing?</b> Your labels are saved under this name."),
                     pn.Row(name, start), why, css_classes=["sr-identity"], visible=not state.reviewer)
 

@@ -7,6 +7,7 @@ import param
 from panel.viewable import Viewer
 
 from reviewer.components.claims_view import ClaimFlags
+from reviewer.components.panes import TextHTML
 from reviewer.review_state import ReviewState
 
 STEP_FLAGS = {
@@ -22,7 +23,7 @@ class AnnotationForm(Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._target = pn.pane.HTML("", css_classes=["sr-annotation-target"])
+        self._target = TextHTML("", css_classes=["sr-annotation-target"])
         self.claim_flags = ClaimFlags(state=self.state)
         self._comment = pn.widgets.TextAreaInput(label="Note on this step", height=70, max_length=5000,
                                                  css_classes=["sr-annotation-comment"])

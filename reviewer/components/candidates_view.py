@@ -10,6 +10,7 @@ from panel.viewable import Viewer
 
 import kb
 from agents.tools.lines import shown_for
+from reviewer.components.panes import TextHTML
 from reviewer.components.row_table import RowTable
 from reviewer.components.safe_text import escape
 from reviewer.components.spectrum_plot import SpectrumPlot
@@ -30,11 +31,11 @@ class CandidatesView(Viewer):
         self._table = RowTable(columns=COLUMNS, key_column="key", sizing_mode="stretch_width", height=170,
                                css_classes=["sr-candidates"])
         self._table.on_click(self.choose)
-        self._detail = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["sr-candidate-detail"])
+        self._detail = TextHTML("", sizing_mode="stretch_width", css_classes=["sr-candidate-detail"])
         self._hide = pn.widgets.Button(label="Hide the model", color="light", css_classes=["sr-candidate-hide"],
                                        description="Stop drawing the template (the frame keeps its z)")
         self._hide.on_click(lambda _: self.state.choose_candidate(None))
-        self._marked = pn.pane.HTML("<em>Shift-click a feature on the plot to mark it.</em>",
+        self._marked = TextHTML("<em>Shift-click a feature on the plot to mark it.</em>",
                                     sizing_mode="stretch_width", css_classes=["sr-marked"])
         self._line = pn.widgets.Select(label="Which line is it?", options={}, css_classes=["sr-mark-line"], width=220)
         self._set_z = pn.widgets.Button(label="Set z from this line", color="primary", disabled=True,

@@ -7,6 +7,7 @@ import param
 from panel.viewable import Viewer
 
 from reviewer.components.next_tick import refresh_after_labels
+from reviewer.components.panes import TextHTML
 from reviewer.components.row_table import RowTable
 from reviewer.components.safe_text import escape
 from reviewer.components.z_input import ZInput
@@ -60,12 +61,12 @@ class ConflictQueue(Viewer):
                                key_column="key", sizing_mode="stretch_width", height=220,
                                css_classes=["sr-conflict-table"])
         self._table.on_click(self._choose)
-        self._detail = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["sr-conflict-detail"])
+        self._detail = TextHTML("", sizing_mode="stretch_width", css_classes=["sr-conflict-detail"])
         self._open = pn.widgets.Button(label="Open in the Review tab", color="light", css_classes=["sr-conflict-open"],
                                        description="Open this conflict's item in the Review tab (to see it, or to "
                                                    "save your own label on it first).")
         self._open.on_click(lambda _: self.open_current())
-        self._who = pn.pane.HTML("", css_classes=["sr-resolve-who"], sizing_mode="stretch_width")
+        self._who = TextHTML("", css_classes=["sr-resolve-who"], sizing_mode="stretch_width")
         self._start = pn.widgets.Select(label="Start from a disputed label", options={}, sizing_mode="stretch_width",
                                         css_classes=["sr-resolve-start"])
         self._start.param.watch(lambda e: self._apply_choice(e.new), "value")
@@ -87,7 +88,7 @@ class ConflictQueue(Viewer):
                              self._comment.param.value_input),
             description="Store the merger's resolution: the label above, with your comment saying why it wins.")
         self._button.on_click(lambda _: self.submit())
-        self._count = pn.pane.HTML("", css_classes=["sr-conflict-count"], sizing_mode="stretch_width")
+        self._count = TextHTML("", css_classes=["sr-conflict-count"], sizing_mode="stretch_width")
         self._newer = pn.widgets.Button(label="Newer ›", color="light", css_classes=["sr-conflict-newer"],
                                         disabled=True, description="The next conflicts, less old.")
         self._older = pn.widgets.Button(label="‹ Older", color="light", css_classes=["sr-conflict-older"],

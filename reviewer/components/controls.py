@@ -17,6 +17,7 @@ from panel.viewable import Viewer
 
 import kb
 from agents.spectra import write_csv, write_fits
+from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import plain_alert
 from reviewer.components.spectrum_plot import ARM_COLOUR_NAMES, SpectrumPlot
 from reviewer.review_state import ReviewState
@@ -109,7 +110,7 @@ class Controls(Viewer):
         self._arms_offered()
         self._unit_shown()
         self._status = pn.pane.Str(plot.param.status, css_classes=["sr-status"])
-        self._message = pn.pane.HTML(pn.bind(plain_alert, self.param.message, "warning"), visible=False)
+        self._message = TextHTML(pn.bind(plain_alert, self.param.message, "warning"), visible=False)
         self.param.watch(lambda e: setattr(self._message, "visible", bool(e.new)), "message")
         self._ymode = pn.widgets.RadioButtonGroup.from_param(
             plot.param.y_mode, label="Flux axis", color="light", css_classes=["sr-y-mode"],

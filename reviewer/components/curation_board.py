@@ -10,6 +10,7 @@ from panel.viewable import Viewer
 
 from reviewer.components.next_tick import refresh_after_labels
 from reviewer.components.paged_table import TrajectoryTable
+from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.review_state import ReviewState
 from reviewer.services.curation import BOARD_FILTERS, curation_page, status_text, trajectory_curation_status
@@ -80,12 +81,12 @@ class CurationBoard(Viewer):
         self._text = pn.widgets.TextAreaInput(label="Step text", height=110, css_classes=["sr-revise-text"])
         self._args = pn.widgets.TextInput(label="Tool arguments (JSON)", css_classes=["sr-revise-args"])
         self._comment = pn.widgets.TextInput(label="Comment")
-        self._message = pn.pane.HTML("", css_classes=["sr-curation-status"])
+        self._message = TextHTML("", css_classes=["sr-curation-status"])
         # which item and step the form edits, and where its curation stands (what counts next)
-        self._target = pn.pane.HTML(pn.bind(lambda *_: f"<b>{escape(self.target_text())}</b>", self.state.param.item,
+        self._target = TextHTML(pn.bind(lambda *_: f"<b>{escape(self.target_text())}</b>", self.state.param.item,
                                             self.state.param.step_index),
                                     css_classes=["sr-revise-target"], sizing_mode="stretch_width", margin=(5, 10, 0, 10))
-        self._now = pn.pane.HTML(pn.bind(self._status_html, self.state.param.item, self.state.param.labels_version),
+        self._now = TextHTML(pn.bind(self._status_html, self.state.param.item, self.state.param.labels_version),
                                  css_classes=["sr-curation-now"], sizing_mode="stretch_width", margin=(0, 10))
         buttons = {
             "Save revision": ("revise", None, "primary", "Store the step text and tool arguments above as a revision "

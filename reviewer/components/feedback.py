@@ -18,8 +18,8 @@ class AckView(Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._ack = pn.pane.HTML("", css_classes=["sr-ack"], sizing_mode="stretch_width", margin=(0, 5))
-        self._error = pn.pane.HTML("", visible=False, css_classes=["sr-error"], sizing_mode="stretch_width")
+        self._ack = TextHTML("", css_classes=["sr-ack"], sizing_mode="stretch_width", margin=(0, 5))
+        self._error = TextHTML("", visible=False, css_classes=["sr-error"], sizing_mode="stretch_width")
         self.state.param.watch(self._show, ["ack", "error"])
         self._show()  # a problem found while the page was built (the address, the login) shows at once
 

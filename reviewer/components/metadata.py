@@ -72,7 +72,7 @@ class MetadataPanel(Viewer):
         self._table = TextHTML(sizing_mode="stretch_width", height=430, css_classes=["sr-metadata"], stylesheets=STYLESHEETS,
                                styles={"overflow-y": "auto"})
         self._links = TextHTML(sizing_mode="stretch_width", css_classes=["sr-metadata-links"], stylesheets=STYLESHEETS)
-        self._header = pn.pane.HTML(sizing_mode="stretch_width", max_height=320, stylesheets=STYLESHEETS,
+        self._header = TextHTML(sizing_mode="stretch_width", max_height=320, stylesheets=STYLESHEETS,
                                     styles={"overflow": "auto"})
         self._copy = pn.widgets.Button(label="Copy metadata (JSON)", color="light",
                                        sizing_mode="stretch_width",

@@ -12,6 +12,7 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
+from reviewer.components.panes import TextHTML
 from reviewer.components.row_table import RowTable
 from reviewer.components.safe_text import escape
 from reviewer.review_state import ReviewState
@@ -44,7 +45,7 @@ class PagedTable(Viewer):
                                             description="Next page of the list")
         self._prev_page.on_click(lambda _: self.go_to_page(self.page - 1))
         self._next_page.on_click(lambda _: self.go_to_page(self.page + 1))
-        self._where = pn.pane.HTML("", css_classes=[f"{self.css}-where"], margin=(8, 4))
+        self._where = TextHTML("", css_classes=[f"{self.css}-where"], margin=(8, 4))
 
     # ---- to implement ---------------------------------------------------------------------------
     def count(self) -> int:

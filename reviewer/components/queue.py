@@ -8,6 +8,7 @@ import panel as pn
 from agents.trajectory import UNJUDGEABLE
 from reviewer.components.next_tick import refresh_after_labels
 from reviewer.components.paged_table import TrajectoryTable
+from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.queue_filters import FILTERS
 from reviewer.services.labels import VERDICT_KINDS
@@ -38,7 +39,7 @@ class QueueView(TrajectoryTable):
                                        description="Open the next item of the filtered queue (n).")
         self._prev.on_click(lambda _: self._step(-1))
         self._next.on_click(lambda _: self._step(+1))
-        self._progress = pn.pane.HTML("", css_classes=["sr-progress"], sizing_mode="stretch_width")
+        self._progress = TextHTML("", css_classes=["sr-progress"], sizing_mode="stretch_width")
         self.state.param.watch(self.refresh, ["reviewer", "campaign"])
         self.state.filters.param.watch(self.refresh, list(FILTERS))
         # written elsewhere (the CLI, other reviewers): the same page again, with its new counts and rows

@@ -121,7 +121,7 @@ class StatsPanel(Viewer):
         self._refresh = pn.widgets.Button(label="Refresh", color="light", css_classes=["sr-stats-refresh"],
                                           description="Compute the statistics again from the labels stored now.")
         self._refresh.on_click(lambda _: self.refresh())
-        self._status = pn.pane.HTML("", css_classes=["sr-stats-status"])
+        self._status = TextHTML("", css_classes=["sr-stats-status"])
         self._body = pn.FlexBox(css_classes=["sr-stats"], sizing_mode="stretch_width")
         self.target = pn.widgets.FloatInput(label="Target accuracy", value=stats_snapshots.TARGET, start=0.5, end=1.0,
                                             step=0.005, width=140, css_classes=["sr-abstention-target"])

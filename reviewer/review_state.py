@@ -101,6 +101,7 @@ class LabelKind:
 def _verdict_saved(state: ReviewState, ack: Ack) -> dict[str, Any]:
     """A verdict is what `u` withdraws, and the form starts afresh after it."""
     state._acks.append(ack)
+    state._own_verdict_seen()
     return {**state._cleared_form(), "undoable": ack}
 
 
@@ -348,6 +349,16 @@ class ReviewState(param.Parameterized):
         if mark[2] != self.labels_seen:
             self.labels_seen = mark[2]
         return True
+
+    def _own_verdict_seen(self) -> None:
+        """After this page's verdict, when it is all that was stored since the page last looked: the mark taken
+        as seen, quietly. The lists re-read with its acknowledgement already; the next poll would read them
+        again for the same verdict (~150-300 ms of the page thread at 1M trajectories). Anything stored
+        elsewhere meanwhile leaves the mark to the poll, as before."""
+        seen, mark = self.store_mark, self.store.queue.content_mark()
+        if mark[:2] == seen[:2] and self.store.queue.verdicts_after(seen[2]) == 1:
+            with param.parameterized.discard_events(self):
+                self.param.update(store_mark=mark, labels_seen=mark[2])
 
     # ---- writing labels -------------------------------------------------------------------------
     def _attempt(self, write, subject: str | None = None, after=None) -> Ack | None:

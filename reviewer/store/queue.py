@@ -93,6 +93,10 @@ class QueueRepository:
                           "(SELECT coalesce(max(seq), 0) FROM reviews) AS r")
         return (int(row["s"]), int(row["t"]), int(row["r"])) if row else (0, 0, 0)
 
+    def verdicts_after(self, seq: int) -> int:
+        """How many verdict rows were stored after the one numbered `seq` (a content_mark's third value)."""
+        return int(self.db.scalar("SELECT count(*) FROM reviews WHERE seq > ?", [seq]))
+
     def _queue_query(self, columns: str, reviewer: str | None, *, task=None, agent_name=None, backend=None,
                      credibility=None, state: str = "all", disagreement: bool | None = None,
                      reviewed_by: str | None = None, session_id: str | None = None, contradicted: bool | None = None,

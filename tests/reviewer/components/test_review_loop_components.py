@@ -20,6 +20,7 @@ from reviewer.components.controls import Controls
 from reviewer.components.curation_board import CurationBoard
 from reviewer.components.feedback import OthersView
 from reviewer.components.preference_form import PreferenceForm
+from reviewer.components.queue import QueueView
 from reviewer.components.review_form import ReviewForm
 from reviewer.components.spectrum_list import SpectrumListView
 from reviewer.components.trajectory_player import TrajectoryPlayer
@@ -116,6 +117,27 @@ def test_other_reviewers_follow_labels_saved_elsewhere(db):
     pia.save("verdict", action="reject")  # another session (another browser)
     assert ola.poll_store()  # what the page's periodic callback does
     assert "pia" in view._pane.object
+
+
+def test_a_pages_own_verdict_is_not_read_again_as_one_stored_elsewhere(db):
+    """The queue re-reads its page with a verdict's acknowledgement; the page's next poll does not re-read
+    it for the same verdict (~150-300 ms of the page thread at 1M trajectories). A verdict stored
+    elsewhere before the page's own still moves the lists at the poll."""
+    first, second = (r["trajectory_id"] for r in queue(db, "mg")[4:6])
+    ola, pia = opened(db, "ola", first), opened(db, "pia", first)
+    ola.poll_store()
+    view = QueueView(state=ola)
+    reads = []
+    view.fetch = lambda offset, limit: reads.append(offset) or QueueView.fetch(view, offset, limit)
+    ola.save("verdict", action="approve")
+    assert ola.ack is not None and len(reads) == 1  # with the acknowledgement (outside a served page: at once)
+    assert not ola.poll_store() and len(reads) == 1
+    pia.save("verdict", action="reject")  # another browser, before ola's next verdict
+    assert ola.open_item(trajectory_id=second)
+    reads.clear()
+    ola.save("verdict", action="approve")
+    assert len(reads) == 1 and ola.poll_store() and len(reads) == 2
+    assert ola.store_mark == db.queue.content_mark()
 
 
 def test_the_spectrum_list_rereads_for_new_spectra_not_for_every_verdict_stored_elsewhere(db):

@@ -36,7 +36,7 @@ class CandidatesView(Viewer):
                                        description="Stop drawing the template (the frame keeps its z)")
         self._hide.on_click(lambda _: self.state.choose_candidate(None))
         self._marked = TextHTML("<em>Shift-click a feature on the plot to mark it.</em>",
-                                    sizing_mode="stretch_width", css_classes=["sr-marked"])
+                                sizing_mode="stretch_width", css_classes=["sr-marked"])
         self._line = pn.widgets.Select(label="Which line is it?", options={}, css_classes=["sr-mark-line"], width=220)
         self._set_z = pn.widgets.Button(label="Set z from this line", color="primary", disabled=True,
                                         css_classes=["sr-mark-apply"], description="z = marked / rest - 1")

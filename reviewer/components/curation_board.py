@@ -84,10 +84,10 @@ class CurationBoard(Viewer):
         self._message = TextHTML("", css_classes=["sr-curation-status"])
         # which item and step the form edits, and where its curation stands (what counts next)
         self._target = TextHTML(pn.bind(lambda *_: f"<b>{escape(self.target_text())}</b>", self.state.param.item,
-                                            self.state.param.step_index),
-                                    css_classes=["sr-revise-target"], sizing_mode="stretch_width", margin=(5, 10, 0, 10))
+                                        self.state.param.step_index),
+                                css_classes=["sr-revise-target"], sizing_mode="stretch_width", margin=(5, 10, 0, 10))
         self._now = TextHTML(pn.bind(self._status_html, self.state.param.item, self.state.param.labels_version),
-                                 css_classes=["sr-curation-now"], sizing_mode="stretch_width", margin=(0, 10))
+                             css_classes=["sr-curation-now"], sizing_mode="stretch_width", margin=(0, 10))
         buttons = {
             "Save revision": ("revise", None, "primary", "Store the step text and tool arguments above as a revision "
                               "of this step (a new round: audits and votes start again)."),

@@ -73,7 +73,7 @@ class MetadataPanel(Viewer):
                                styles={"overflow-y": "auto"})
         self._links = TextHTML(sizing_mode="stretch_width", css_classes=["sr-metadata-links"], stylesheets=STYLESHEETS)
         self._header = TextHTML(sizing_mode="stretch_width", max_height=320, stylesheets=STYLESHEETS,
-                                    styles={"overflow": "auto"})
+                                styles={"overflow": "auto"})
         self._copy = pn.widgets.Button(label="Copy metadata (JSON)", color="light",
                                        sizing_mode="stretch_width",
                                        description="Copy the spectrum's metadata above to the clipboard, as JSON.")

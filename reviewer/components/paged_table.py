@@ -6,6 +6,7 @@ Subclasses say how to count and fetch rows (`count()`, `fetch(offset, limit)`) a
 """
 from __future__ import annotations
 
+import logging
 from typing import ClassVar
 
 import panel as pn
@@ -16,6 +17,9 @@ from reviewer.components.panes import TextHTML
 from reviewer.components.row_table import RowTable
 from reviewer.components.safe_text import escape
 from reviewer.review_state import ReviewState
+from reviewer.services import background
+
+log = logging.getLogger(__name__)
 
 ROW_HEIGHT_PX = 42  # a row whose object name wraps onto two lines
 
@@ -33,6 +37,7 @@ class PagedTable(Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
+        self._reads = 0  # reads begun: one put in the page carries the number it had
         # a fixed height: the last, shorter page does not re-lay-out the column around it
         self._table = RowTable(
             columns=[{"key": k, "title": t, "width": self.widths.get(k)} for k, t in self.columns.items()],
@@ -66,12 +71,51 @@ class PagedTable(Viewer):
 
     # ---- paging ---------------------------------------------------------------------------------
     def refresh(self, *_) -> None:
+        self._reads += 1  # a read begun before this one (refresh_later) is not put in after it
+        self.show_read(self.read(self.page), self.page)
+
+    def refresh_later(self, *_) -> None:
+        """`refresh` for a change the reviewer is not waiting on (a verdict's, one made elsewhere) in a
+        served page: the reads run on the "lists" lane and what they found goes in at the document's next
+        tick, unless a newer read went in first. The page's thread stays free for the reviewer's next key
+        meanwhile (at 1M trajectories the queue's reads hold it 60-300 ms). Outside a served page: now."""
+        doc = pn.state.curdoc
+        if doc is None or doc.session_context is None:
+            self.refresh()
+            return
+        self._reads += 1
+        ticket, page = self._reads, self.page
+
+        def read():
+            try:
+                found = self.read(page)
+            except Exception as err:  # the next change reads again; nothing on the page is changed meanwhile
+                log.warning("the list was not read again: %s", err)
+                return
+
+            def put_in():
+                if ticket == self._reads:
+                    with pn.io.hold():  # one patch message
+                        self.show_read(found, page)
+
+            doc.add_next_tick_callback(put_in)
+
+        background.submit("lists", read)
+
+    def read(self, page: int) -> dict:
+        """What `show_read` puts in the page: the total, and the rows of `page` (the last one, if fewer now)."""
         total = self.count()
-        last = max(0, (total - 1) // self.page_size)
-        if self.page > last:
-            self.page = last
+        page = min(page, max(0, (total - 1) // self.page_size))
+        return {"total": total, "page": page, "rows": self.fetch(page * self.page_size, self.page_size)}
+
+    def show_read(self, found: dict, page: int) -> None:
+        """`found` (read for `page`): all of it, or its total alone when the reviewer turned the page since
+        (the rows on screen were read after it)."""
+        if self.page != page:
+            self.total = found["total"]
+            return
         # one update: the "a-b of N" line follows a new total even when the page's rows are the same
-        self.param.update(total=total, rows=self.fetch(self.page * self.page_size, self.page_size))
+        self.param.update(total=found["total"], page=found["page"], rows=found["rows"])
 
     def go_to_page(self, page: int) -> None:
         last = max(0, (self.total - 1) // self.page_size)

@@ -43,9 +43,9 @@ class QueueView(TrajectoryTable):
         self.state.param.watch(self.refresh, ["reviewer", "campaign"])
         self.state.filters.param.watch(self.refresh, list(FILTERS))
         # written elsewhere (the CLI, other reviewers): the same page again, with its new counts and rows
-        self.state.param.watch(self.refresh, "store_mark")
+        self.state.param.watch(self.refresh_later, "store_mark")
         # a score or a note changes nothing the queue shows; a verdict changes "Me", "≠" and progress
-        refresh_after_labels(self.state, VERDICT_KINDS, self.refresh)
+        refresh_after_labels(self.state, VERDICT_KINDS, self.refresh_later)
         self.state.param.watch(self._follow_item, "item")
         self.refresh()
         self._follow_item()  # an item opened before the queue was built (by its address): its page
@@ -71,9 +71,13 @@ class QueueView(TrajectoryTable):
                 "split": "≠" if row.get("disagreement") else "",
                 "bad": str(row["contradicted"]) if row.get("contradicted") else ""}  # contradicted claims
 
-    def refresh(self, *_) -> None:
-        super().refresh()
-        self._show_progress()
+    def read(self, page: int) -> dict:
+        found = super().read(page)
+        return {**found, "progress": self._progress_html(found["total"])}
+
+    def show_read(self, found: dict, page: int) -> None:
+        super().show_read(found, page)
+        self._progress.object = found["progress"]
 
     def _follow_item(self, *_):
         tid = self.current_id()
@@ -84,7 +88,8 @@ class QueueView(TrajectoryTable):
             self.show_position(position)
         self.select_current()
 
-    def _show_progress(self) -> None:
+    def _progress_html(self, total: int) -> str:
+        """Each reviewer's progress (the campaign's, else the reviewer's own), or how many items the list has."""
         state = self.state
         people = list(state.campaign["reviewers"]) if state.campaign else []
         if state.reviewer and state.reviewer not in people:
@@ -97,7 +102,7 @@ class QueueView(TrajectoryTable):
         if state.campaign:
             closed = ", closed" if state.campaign.get("closed_at") else ""
             head = f"<b>Campaign {escape(state.campaign['name'])}</b> ({escape(state.campaign['mode'])}{closed})<br>"
-        self._progress.object = f"<div>{head}{'<br>'.join(lines) or f'{self.total} items'}</div>"
+        return f"<div>{head}{'<br>'.join(lines) or f'{total} items'}</div>"
 
     def __panel__(self):
         return pn.Column(self._table, self.pager(), pn.Row(self._prev, self._next), self._progress,

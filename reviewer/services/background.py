@@ -1,9 +1,10 @@
 """Background work a reviewer does not wait for, with one owner.
 
-Four lanes, one worker thread each (work runs in the order it was queued): "render" (the steps of an
+Five lanes, one worker thread each (work runs in the order it was queued): "render" (the steps of an
 opened item rendered ahead), "read-ahead" (the next queue item's spectrum read into the cache),
-"priority" (an item's review priority recomputed after a verdict) and "stats" (the Stats tab's
-figures computed again after labels are written: reviewer.services.stats_snapshots). They start on first use and stop
+"priority" (an item's review priority recomputed after a verdict), "stats" (the Stats tab's
+figures computed again after labels are written: reviewer.services.stats_snapshots) and "lists" (a
+page's list read again after a verdict or a write elsewhere). They start on first use and stop
 with the server (reviewer/app_hooks.on_server_unloaded) or at the end of a test session: work still
 queued is dropped, running work finishes, and what registered with `when_stopping` (the render
 processes) is shut down. A lane used after `stop` starts again.
@@ -14,7 +15,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
-LANES = ("render", "read-ahead", "priority", "stats")
+LANES = ("render", "read-ahead", "priority", "stats", "lists")
 _lock = threading.Lock()
 _lanes: dict[str, ThreadPoolExecutor] = {}
 _on_stop: list[Callable[[], None]] = []

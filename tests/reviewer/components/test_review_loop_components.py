@@ -5,11 +5,14 @@ item, "Compare with" offers the same task, the address keeps the typed name, and
 the page has a title."""
 from __future__ import annotations
 
+import threading
 from urllib.parse import parse_qs
 
 import panel as pn
 import pytest
 from bokeh.document import Document
+from panel.io.state import set_curdoc
+from served_doc import ServedDoc
 
 from layouts import create_app
 from layouts.audit import LazyTab
@@ -25,6 +28,7 @@ from reviewer.components.review_form import ReviewForm
 from reviewer.components.spectrum_list import SpectrumListView
 from reviewer.components.trajectory_player import TrajectoryPlayer
 from reviewer.review_state import ReviewState
+from reviewer.services import background
 from reviewer.services.conflicts import conflict_queue
 from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
@@ -138,6 +142,36 @@ def test_a_pages_own_verdict_is_not_read_again_as_one_stored_elsewhere(db):
     ola.save("verdict", action="approve")
     assert len(reads) == 1 and ola.poll_store() and len(reads) == 2
     assert ola.store_mark == db.queue.content_mark()
+
+
+def test_a_served_pages_queue_reads_again_off_its_thread_and_an_older_read_never_overwrites_a_newer(db):
+    """After a verdict, or a write elsewhere, a served page's queue reads its page on the "lists" lane: the
+    page's thread stays free for the reviewer's next key (at 1M trajectories these reads take 60-300 ms).
+    What was read goes in at the next tick, unless a newer read (the reviewer's filter) went in first."""
+    first, second = (r["trajectory_id"] for r in queue(db, "mg")[6:8])
+    ola, pia = opened(db, "ola", first), opened(db, "pia", first)
+    ola.filters.reviewed_by = "pia"
+    view = QueueView(state=ola)
+    before, readers, doc = view.total, [], ServedDoc()
+    view.fetch = lambda offset, limit: readers.append(threading.current_thread().name) or QueueView.fetch(
+        view, offset, limit)
+    pia.save("verdict", action="approve")  # another browser
+    with set_curdoc(doc):
+        assert ola.poll_store()
+    assert view.total == before  # nothing read on the page's thread
+    doc.run(1)
+    assert [name.split("_")[0] for name in readers] == ["specreview-lists"]
+    assert view.total == before + 1 and first in [r["trajectory_id"] for r in view.rows]
+
+    assert pia.open_item(trajectory_id=second)
+    pia.save("verdict", action="reject")
+    with set_curdoc(doc):
+        assert ola.poll_store()
+    background.wait_for("lists")  # read with the filter then on screen (reviewed by pia)...
+    ola.filters.reviewed_by = ""  # ...then the reviewer clears it: read and put in at once
+    everything = view.total
+    doc.run(1)  # the earlier read's result, after: not put in
+    assert view.total == everything > before + 2 and ola.filters.reviewed_by == ""
 
 
 def test_the_spectrum_list_rereads_for_new_spectra_not_for_every_verdict_stored_elsewhere(db):

@@ -5,13 +5,13 @@ queue that could be accepted without review and its estimated accuracy: the very
 from __future__ import annotations
 
 import json
-import queue
 import shutil
 
 import pytest
 from bokeh.embed import json_item
 from databases import own_copy
 from panel.io.state import set_curdoc
+from served_doc import ServedDoc
 
 from reviewer.cli import main
 from reviewer.components.stats_figures import CalibrationFigure
@@ -209,23 +209,6 @@ def test_the_tables_are_plain_html_with_every_text_escaped():
     assert "nan" not in table.object.lower() and "<td></td>" in table.object  # no value: an empty cell
     _fill(table, None)
     assert not table.visible
-
-
-class ServedDoc:
-    """What StatsPanel.refresh needs of a served page's document: a session, and the callbacks its
-    computing threads hand back, run here by the test as the server's event loop would."""
-
-    session_context = object()
-
-    def __init__(self):
-        self.callbacks = queue.Queue()
-
-    def add_next_tick_callback(self, callback):
-        self.callbacks.put(callback)
-
-    def run(self, n: int) -> None:
-        for _ in range(n):
-            self.callbacks.get(timeout=120)()
 
 
 def served_refresh(store, doc: ServedDoc) -> StatsPanel:

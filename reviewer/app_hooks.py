@@ -6,6 +6,7 @@ database (reviewer/server_endpoint.py).
 """
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import time
@@ -56,9 +57,20 @@ def on_server_loaded(server_context) -> None:
             start_endpoint(store.path)
     import layouts  # noqa: F401 - imports Panel, HoloViews and the components before the first page
 
+    leave_to_refcounting()
     if store is not None:
         log.warning("database %s ready in %.1f s", store.path.name if store.path else ":memory:",
                     time.perf_counter() - start)
+
+
+def leave_to_refcounting() -> None:
+    """What the server has loaded to serve pages for its whole life (modules, the store, the knowledge base)
+    moved out of the cyclic collector's walks. Panel runs a full gc.collect() on the page thread 5 s after
+    a page's document is destroyed (a page closed), and walking all of it held every page ~290 ms at 100k
+    trajectories (~70 ms after this: docs/benchmarks.md). Garbage left from the start is collected first:
+    what is frozen is only ever freed by reference counting."""
+    gc.collect()
+    gc.freeze()
 
 
 def start_endpoint_once_opened() -> None:

@@ -31,6 +31,7 @@ CALLS = {
     "bokeh.server.views.ws": ["WSHandler._receive"],
     "bokeh.document.models": ["DocumentModelManager.recompute"],  # the walk of every model in a page
     "reviewer.components.keyboard": ["Keyboard.press"],
+    "panel.io.document": ["_garbage_collect"],  # Panel's gc.collect() after a page's document is destroyed
 }
 _out = None
 _out_lock = threading.Lock()

@@ -5,6 +5,8 @@ says which verdict on which item it withdrew; Other reviewers follows a verdict 
 browser. Every wait is on a condition."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 from served_app import ServedApp, seeded_db
@@ -60,7 +62,9 @@ def test_a_typed_name_playback_undo_and_others_across_items_and_a_reload(loop_ap
     assert page.locator(".sr-step-strip button").first.get_attribute("title").startswith("Step 1 of ")
     page.locator(".sr-player-play").click()
     expect(page.locator(".sr-player-play")).to_have_attribute("aria-pressed", "true")
-    step_is(page, 2)
+    # playback has moved on: any later step (one shown for less than the wait's polling interval, as step 2
+    # can be on a busy machine, is not missed)
+    expect(page.locator(".sr-step-view")).to_contain_text(re.compile(r"Step ([2-9]|1\d)/"), timeout=20_000)
     focus(page)
     page.keyboard.press("n")
     expect(page.locator(".sr-player-play")).to_have_attribute("aria-pressed", "false")

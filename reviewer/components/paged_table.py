@@ -13,6 +13,7 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
+from reviewer.components.next_tick import NewestReads
 from reviewer.components.panes import TextHTML
 from reviewer.components.row_table import RowTable
 from reviewer.components.safe_text import escape
@@ -37,7 +38,7 @@ class PagedTable(Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._reads = 0  # reads begun: one put in the page carries the number it had
+        self._reads = NewestReads()
         # a fixed height: the last, shorter page does not re-lay-out the column around it
         self._table = RowTable(
             columns=[{"key": k, "title": t, "width": self.widths.get(k)} for k, t in self.columns.items()],
@@ -71,7 +72,7 @@ class PagedTable(Viewer):
 
     # ---- paging ---------------------------------------------------------------------------------
     def refresh(self, *_) -> None:
-        self._reads += 1  # a read begun before this one (refresh_later) is not put in after it
+        self._reads.begin()  # a read begun before this one (refresh_later) is not put in after it
         self.show_read(self.read(self.page), self.page)
 
     def refresh_later(self, *_) -> None:
@@ -83,8 +84,7 @@ class PagedTable(Viewer):
         if doc is None or doc.session_context is None:
             self.refresh()
             return
-        self._reads += 1
-        ticket, page = self._reads, self.page
+        ticket, page = self._reads.begin(), self.page
 
         def read():
             try:
@@ -92,13 +92,7 @@ class PagedTable(Viewer):
             except Exception as err:  # the next change reads again; nothing on the page is changed meanwhile
                 log.warning("the list was not read again: %s", err)
                 return
-
-            def put_in():
-                if ticket == self._reads:
-                    with pn.io.hold():  # one patch message
-                        self.show_read(found, page)
-
-            doc.add_next_tick_callback(put_in)
+            self._reads.put_in_later(doc, ticket, lambda: self.show_read(found, page))
 
         background.submit("lists", read)
 

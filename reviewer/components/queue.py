@@ -6,7 +6,7 @@ from typing import ClassVar
 import panel as pn
 
 from agents.trajectory import UNJUDGEABLE
-from reviewer.components.next_tick import refresh_after_labels
+from reviewer.components.next_tick import on_labels
 from reviewer.components.paged_table import TrajectoryTable
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
@@ -45,7 +45,7 @@ class QueueView(TrajectoryTable):
         # written elsewhere (the CLI, other reviewers): the same page again, with its new counts and rows
         self.state.param.watch(self.refresh_later, "store_mark")
         # a score or a note changes nothing the queue shows; a verdict changes "Me", "≠" and progress
-        refresh_after_labels(self.state, VERDICT_KINDS, self.refresh_later)
+        on_labels(self.state, VERDICT_KINDS, self.refresh_later)  # read off the page: nothing to wait for
         self.state.param.watch(self._follow_item, "item")
         self.refresh()
         self._follow_item()  # an item opened before the queue was built (by its address): its page

@@ -19,6 +19,7 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
+from reviewer.components.next_tick import NewestReads
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.components.stats_figures import (
@@ -146,7 +147,7 @@ class StatsPanel(Viewer):
                                      css_classes=["sr-calibration"], visible=False)
         self.triage: dict = {}
         self._inputs: triage.TriageInputs | None = None
-        self._ticket = 0  # the latest refresh; an older one's result is dropped
+        self._refreshes = NewestReads()  # an older refresh's result is dropped
         self._pending: set[str] = set()  # the parts of the latest refresh not computed yet
         self._as_of = None  # when the figures shown while those are computed were (None: they are current)
         self._failure = False  # the latest refresh failed (the status says why)
@@ -255,8 +256,7 @@ class StatsPanel(Viewer):
             for part, session, work, show in parts:
                 self._shown(part, show, self._compute(part, session, work))
             return
-        self._ticket += 1
-        ticket, store = self._ticket, self.state.store
+        ticket, store = self._refreshes.begin(), self.state.store
         # what any page computed last is shown at once; a part is computed again when something it is
         # read from was written since (or it never was)
         kept = [stats_snapshots.remembered(store, part, session) for part, session, _, _ in parts]
@@ -275,8 +275,7 @@ class StatsPanel(Viewer):
 
         def computed(part, session, work, show):
             got = self._compute(part, session, work)
-            # Bokeh documents take changes from other threads only through add_next_tick_callback
-            doc.add_next_tick_callback(lambda: ticket == self._ticket and self._shown(part, show, got))
+            self._refreshes.put_in_later(doc, ticket, lambda: self._shown(part, show, got))
 
         # the two parts at once: most of either is DuckDB's (which leaves the GIL), so the triage's read
         # overlaps the reviewers' statistics and their drawing (docs/benchmarks.md, issue 22)

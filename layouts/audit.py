@@ -161,7 +161,7 @@ def main_area(state: ReviewState, plot: SpectrumPlot, views: dict) -> pn.Tabs:
              ("Curation", "curation", lambda: CurationBoard(state=state)),
              ("Stats", "stats", lambda: StatsPanel(state=state))]
     tabs = lazy_tabs(views, *specs, css_classes=["sr-main-tabs"])
-    prepare_after_load(tabs.objects[-1])
+    prepare_after_load(tabs.objects[[name for _, name, _ in specs].index("stats")])
     state.main_tab = "review"
     tabs.param.watch(lambda e: setattr(state, "main_tab", specs[e.new][1]), "active")
     state.param.watch(lambda _: setattr(tabs, "active", 0), "item")  # opening an item shows it

@@ -204,10 +204,3 @@ def _refresh_part(store, part: str, session: str | None) -> None:
     except Exception as err:  # a page computing it says why; the labels are stored whatever happens here
         if store.is_open:
             log.warning("Stats figures not refreshed after a write: %s", err)
-
-
-def remembered_quietly(path: str, part: str, session: str | None) -> Snapshot | None:
-    """The remembered part, without counting as shown."""
-    with _lock:
-        return _kept.get((path, part, session))
-

@@ -119,12 +119,11 @@ def test_a_verdicts_refresh_computes_the_reviewers_part_without_waiting_for_the_
         assert priorities_held.wait(30)
         trajectory = store.trajectories.load_trajectory(store.trajectories.list_trajectories(limit=1)[0]["id"])
         LabelService(store).write_verdict("ann", trajectory, "reject")
-        path = str(store.db.path)
         deadline = time.monotonic() + 30
-        while not stats_snapshots.is_current(store, stats_snapshots.remembered_quietly(path, "stats", None)):
+        while not stats_snapshots.is_current(store, stats_snapshots.remembered(store, "stats", shown=False)):
             assert time.monotonic() < deadline, "the reviewers' part waited for the priorities"
             time.sleep(0.05)
-        assert stats_snapshots.remembered_quietly(path, "triage", None) is before["triage"]
+        assert stats_snapshots.remembered(store, "triage", shown=False) is before["triage"]
     finally:
         release.set()
     background.drain()
@@ -137,7 +136,7 @@ def test_figures_nobody_looked_at_lately_are_left_to_the_next_opening(store, mon
     monkeypatch.setattr(stats_snapshots, "KEEP_FRESH_S", 0.0)
     LabelService(store).write_score("ann", store.trajectories.list_trajectories(limit=1)[0]["id"], 4, "1")
     background.drain()
-    assert stats_snapshots.remembered_quietly(str(store.db.path), "stats", None) is before["stats"]
+    assert stats_snapshots.remembered(store, "stats", shown=False) is before["stats"]
 
 
 def test_a_part_computed_at_the_same_mark_meanwhile_is_waited_for_not_computed_again(store, monkeypatch):
@@ -178,13 +177,13 @@ def test_refreshes_are_spaced_by_what_the_last_one_cost():
 def test_the_server_computes_both_parts_as_it_starts_and_refreshes_them_once_a_page_shows_them(store):
     stats_snapshots.prepare(store)
     background.drain()
-    path, tid = str(store.db.path), store.trajectories.list_trajectories(limit=1)[0]["id"]
-    prepared = {part: stats_snapshots.remembered_quietly(path, part, None) for part in stats_snapshots.PARTS}
+    tid = store.trajectories.list_trajectories(limit=1)[0]["id"]
+    prepared = {part: stats_snapshots.remembered(store, part, shown=False) for part in stats_snapshots.PARTS}
     assert all(kept is not None and stats_snapshots.is_current(store, kept) for kept in prepared.values())
     LabelService(store).write_score("ann", tid, 4, "1")  # nobody looked at them: left for the first opening
     background.drain()
-    assert stats_snapshots.remembered_quietly(path, "stats", None) is prepared["stats"]
+    assert stats_snapshots.remembered(store, "stats", shown=False) is prepared["stats"]
     assert stats_snapshots.remembered(store, "stats") is prepared["stats"]  # a page opens the tab
     LabelService(store).write_score("bob", tid, 2, "1")
     background.drain()
-    assert stats_snapshots.is_current(store, stats_snapshots.remembered_quietly(path, "stats", None))
+    assert stats_snapshots.is_current(store, stats_snapshots.remembered(store, "stats", shown=False))

@@ -8,8 +8,8 @@ abstention statement, and the status line. Each round: the first opening (`--set
 server's first page has shown its item, or `--after-verdict` s after a verdict written `--settle` s
 after the page showed its item), an opening in another page with nothing written since (`--settle` s
 after it showed its item), and that page's Refresh. What bench_scale.py times as "ready" and
-"settled", taken apart. A page prepares the tab 2 s after it loaded (layouts.audit.PREPARE_AFTER_LOAD_MS):
-`--settle 1` times an opening before that.
+"settled", taken apart. A page prepares the tab 0.5 s after it loaded (layouts.audit.PREPARE_AFTER_LOAD_MS):
+`--settle 0` times an opening before that.
 """
 from __future__ import annotations
 

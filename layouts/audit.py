@@ -132,9 +132,10 @@ def lazy_tabs(views: dict, *tabs: tuple, **params) -> pn.Tabs:
 
 
 # The Stats tab is built and sent to the browser (hidden) this long after a served page has loaded: its
-# six plots cost ~0.25 s of the server and 0.2-0.35 s of the browser, which the opening then does not wait
-# for (docs/benchmarks.md, issue 22). Not at once: the page's own first drawing comes first.
-PREPARE_AFTER_LOAD_MS = 2000
+# six plots cost ~0.25 s of the server and 0.3-0.5 s of the browser, which the opening then does not wait
+# for; opened before, it takes 0.9-1.6 s at any size (docs/benchmarks.md, issue 22). Not at once: the
+# page's own first drawing comes first. Soon after: a reviewer looks at the first spectrum for longer.
+PREPARE_AFTER_LOAD_MS = 500
 
 
 def prepare_after_load(tab: pn.viewable.Viewable) -> None:

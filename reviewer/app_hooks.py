@@ -50,9 +50,10 @@ def on_server_loaded(server_context) -> None:
         store = None
     if store is not None:
         seed_demo_if_empty(store, claims_in_background=True)
-        sync_verdict_states(store)
-        if os.environ.get("SPECREVIEW_STATS_AT_START", "1") != "0":
-            stats_snapshots.prepare(store)  # the Stats tab's figures, computed (and their derived rows stored)
+        if checked_and_matched(store):
+            sync_verdict_states(store)
+            if os.environ.get("SPECREVIEW_STATS_AT_START", "1") != "0":
+                stats_snapshots.prepare(store)  # the Stats tab's figures, computed (and their derived rows stored)
         if store.path is not None:  # `specreview` commands run through the app while it holds the file
             start_endpoint(store.path)
     import layouts  # noqa: F401 - imports Panel, HoloViews and the components before the first page
@@ -61,6 +62,24 @@ def on_server_loaded(server_context) -> None:
     if store is not None:
         log.warning("database %s ready in %.1f s", store.path.name if store.path else ":memory:",
                     time.perf_counter() - start)
+
+
+def checked_and_matched(store) -> bool:
+    """What the first page of the process would otherwise wait for, done as the server starts: the pass
+    over every row that finds a damaged file (Database.probe, once per process: ~4 s at 1M trajectories)
+    and the same-object cross-match of spectra added since the last one (same_object.ensure_groups: ~4 s
+    for 200k new spectra). False, with the reason logged, when the file cannot be used; every page then
+    says why (it probes again)."""
+    from reviewer.services.same_object import ensure_groups
+    from reviewer.store import StoreUnavailable
+
+    try:
+        store.probe()
+    except StoreUnavailable as err:
+        log.error("cannot use the review database: %s", err)
+        return False
+    ensure_groups(store)
+    return True
 
 
 def leave_to_refcounting() -> None:

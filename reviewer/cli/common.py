@@ -147,6 +147,20 @@ def progress_stream(args: argparse.Namespace) -> TextIO | None:
     return console.err if console.shows_progress(getattr(args, "no_progress", False)) else None
 
 
+def store_triage_signals(store) -> str | None:
+    """After a campaign's trajectories are all stored: their triage signals (reviewer.services.triage.
+    store_signals), and the line that says so (None: none to store). A failure is said in that line and
+    leaves them to the first read."""
+    from reviewer.services import triage
+
+    started = time.monotonic()
+    try:
+        done = triage.store_signals(store)
+    except Exception as exc:  # derived rows: the campaign's trajectories are stored whatever happens here
+        return f"triage signals not stored ({type(exc).__name__}: {exc}): the first read computes them"
+    return f"triage signals stored for {done} spectra in {time.monotonic() - started:.1f} s" if done else None
+
+
 class TrajectoryWriter:
     """Stores a batch run's trajectories a few at a time, in one transaction per group: a commit
     per trajectory (~40 ms of wall time, mostly the write-ahead log) would cap a fast LLM run at

@@ -28,6 +28,7 @@ from reviewer.cli.common import (
     llm_overrides,
     open_store,
     progress_stream,
+    store_triage_signals,
 )
 from reviewer.cli.console import console_of
 
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     summary = RunSummary()
     counts: Counter = Counter()
     problems: list[str] = []
-    skipped = 0
+    skipped, signals = 0, None
     try:
         ids, problems = resolve_items(store, args.items, console, progress)
         jobs = []
@@ -120,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
         for traj, exc in writer.errors:
             problems.append(f"{traj.source_path}#{traj.target or ''}: not stored: {exc}")
             counts["failed"] += 1
+        signals = store_triage_signals(store)  # a run stopped early leaves them to the first read
     finally:
         store.close()
     out = console.err if args.json else console.out
@@ -132,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
         print(line, file=out)
     for line in claims_report(writer):
         print(line, file=out)
+    if signals:
+        print(signals, file=out)
     for p in problems:
         print(f"  problem: {p}", file=out)
     return 0 if ids and not counts.get("failed") else 1

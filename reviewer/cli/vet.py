@@ -34,6 +34,7 @@ from reviewer.cli.common import (
     open_store,
     progress_stream,
     render_processes,
+    store_triage_signals,
 )
 from reviewer.cli.console import Console, console_of
 
@@ -243,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
     progress = progress_stream(args)
     model = RULES_VERSION if cfg is None else cfg.model
     pool = process_pool(1, JOB_MODULES) if pipelined(args, plan, likely_jobs(args.items, tasks)) else None
-    jobs = None
+    jobs, signals = None, None
     try:
         # the render processes start now, and get ready while the items are resolved
         with render_pool.running(render_processes(args, plan)):
@@ -285,6 +286,7 @@ def run(args: argparse.Namespace) -> int:
                 problems.append(f"{traj.source_path}#{traj.target or ''} [{traj.task}]: not stored: {exc}")
                 counts[_answer(traj)] -= 1
                 counts["failed"] += 1
+        signals = store_triage_signals(store)  # a run stopped early leaves them to the first read
     finally:
         if jobs is not None:  # a run stopped early: the walk writes what it read before the store closes
             jobs.close()
@@ -301,6 +303,8 @@ def run(args: argparse.Namespace) -> int:
         console.say("vetted in one worker process; claims checked and stored beside it, in this one")
     for line in claims_report(writer):
         console.say(line)
+    if signals:
+        console.say(signals)
     for p in problems:
         console.say(f"  problem: {p}")
     return 0 if tally["spectra"] and counts["failed"] < max(tally["jobs"] + tally["refused"], 1) else 1

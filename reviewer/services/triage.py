@@ -352,16 +352,37 @@ def _read_fresh(store, read: Callable[[], T]) -> T | None:
             return got
         if attempt == STORE_TRIES:
             return None
-        items = store.triage.triage_items(spectrum_ids=stale)
-        missing = [r["trajectory_id"] for r in items
-                   if r["agent_name"] == "vet" and _recorded_margin(r["margin"], r["answer"]) is None]
-        fresh = signals_frame(items, store.triage.recorded_measurements(missing) if missing else {})
-        hashes = {r["trajectory_id"]: r["inputs_hash"] for r in items}
-        records = fresh.reset_index().to_dict("records")
-        store.triage.put_signals(stale, [{**{c: _plain(r[c]) for c in SIGNAL_COLUMNS},
-                                          "trajectory_id": r["trajectory_id"],
-                                          "inputs_hash": hashes[r["trajectory_id"]]} for r in records])
+        _store_signals_of(store, stale)
     return None
+
+
+def _store_signals_of(store, spectrum_ids: list[str | None]) -> None:
+    """Compute the signals of these spectra's trajectories and store them (put_signals)."""
+    items = store.triage.triage_items(spectrum_ids=spectrum_ids)
+    missing = [r["trajectory_id"] for r in items
+               if r["agent_name"] == "vet" and _recorded_margin(r["margin"], r["answer"]) is None]
+    fresh = signals_frame(items, store.triage.recorded_measurements(missing) if missing else {})
+    hashes = {r["trajectory_id"]: r["inputs_hash"] for r in items}
+    records = fresh.reset_index().to_dict("records")
+    store.triage.put_signals(spectrum_ids, [{**{c: _plain(r[c]) for c in SIGNAL_COLUMNS},
+                                             "trajectory_id": r["trajectory_id"],
+                                             "inputs_hash": hashes[r["trajectory_id"]]} for r in records])
+
+
+def store_signals(store) -> int:
+    """Compute and store the signals of every spectrum whose trajectories changed since theirs were
+    stored (after a campaign: its new ones); how many spectra were. A campaign ends with this, so that
+    the first read after it (the server's start, the Stats tab, the priority queue) finds them stored:
+    left to that read, they are ~90 s of a server's background work at 1M trajectories, which slows
+    every page meanwhile (docs/benchmarks.md, issue 22)."""
+    done = 0
+    for _ in range(STORE_TRIES):
+        stale = store.triage.stale_signal_spectra()
+        if not stale:
+            break
+        _store_signals_of(store, stale)
+        done += len(stale)
+    return done
 
 
 def _plain(value: Any) -> Any:

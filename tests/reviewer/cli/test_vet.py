@@ -422,3 +422,22 @@ def test_a_group_that_fails_part_way_rolls_back_and_stores_the_others_whole(tmp_
             if t is not bad:
                 assert len(store.trajectories.load_trajectory(t.id).steps) == len(t.steps)
                 assert len(store.claims.claims_for(t.id, "test")) == 1
+
+
+def test_a_campaign_ends_with_its_trajectories_triage_signals_stored(tmp_path, few_spectra, capsys):
+    """The first read after a campaign (the server's start, the Stats tab, the priority queue) finds the
+    triage signals of its trajectories stored: left to that read, they were ~90 s of a server's background
+    work at 1M trajectories (docs/benchmarks.md, issue 22)."""
+    from reviewer.services import triage
+
+    folder, picks = few_spectra
+    db = tmp_path / "signals.duckdb"
+    assert main(["vet", "--db", str(db), "--task", "a,mg", "--no-progress", str(folder)]) == 0
+    assert f"triage signals stored for {len(picks)} spectra" in capsys.readouterr().out
+    with Store(db) as store:
+        assert store.triage.stale_signal_spectra() == []
+        stored = store.triage.cached_signals(columns=triage.SIGNALS_OUT, ordered=False).set_index("trajectory_id")
+        computed = triage.compute_signals(store)
+        assert len(stored) == 2 * len(picks)
+        for column in ("task", "agent", "answer", "n_contradicted", "margin", *(f for f in triage.FEATURES if f != "seen")):
+            assert stored[column].reindex(computed.index).tolist() == computed[column].tolist(), column

@@ -37,9 +37,6 @@ def on_server_loaded(server_context) -> None:
         if not limit_page_loads(app, PageLoadLimit.from_environment()):
             log.error("no page route found to limit page loads per client on")
     from reviewer.server_endpoint import start_endpoint
-    from reviewer.services import stats_snapshots
-    from reviewer.services.conflicts import sync_verdict_states
-    from reviewer.services.demo import seed_demo_if_empty
     from reviewer.store import Store, StoreUnavailable
 
     try:
@@ -48,28 +45,27 @@ def on_server_loaded(server_context) -> None:
         log.error("cannot open the review database: %s", err)
         start_endpoint_once_opened()
         store = None
-    if store is not None:
-        seed_demo_if_empty(store, claims_in_background=True)
-        if checked_and_matched(store):
-            sync_verdict_states(store)
-            if os.environ.get("SPECREVIEW_STATS_AT_START", "1") != "0":
-                stats_snapshots.prepare(store)  # the Stats tab's figures, computed (and their derived rows stored)
-        if store.path is not None:  # `specreview` commands run through the app while it holds the file
-            start_endpoint(store.path)
+    ready = store is not None and prepared_for_pages(store)
+    if store is not None and store.path is not None:  # `specreview` commands run through the app while it holds the file
+        start_endpoint(store.path)
     import layouts  # noqa: F401 - imports Panel, HoloViews and the components before the first page
 
     leave_to_refcounting()
-    if store is not None:
+    if ready:
         log.warning("database %s ready in %.1f s", store.path.name if store.path else ":memory:",
                     time.perf_counter() - start)
 
 
-def checked_and_matched(store) -> bool:
+def prepared_for_pages(store) -> bool:
     """What the first page of the process would otherwise wait for, done as the server starts: the pass
-    over every row that finds a damaged file (Database.probe, once per process: ~4 s at 1M trajectories)
-    and the same-object cross-match of spectra added since the last one (same_object.ensure_groups: ~4 s
-    for 200k new spectra). False, with the reason logged, when the file cannot be used; every page then
-    says why (it probes again)."""
+    over every row that finds a damaged file (Database.probe, once per process: ~4 s at 1M trajectories),
+    the demo on an empty file, the same-object cross-match of spectra added since the last one
+    (same_object.ensure_groups: ~4 s for 200k new spectra), the stored consensus brought up to date, and
+    the Stats tab's figures (computed in the background). False, with the reason logged and nothing else
+    done, when the file cannot be used; every page then says why (it probes again)."""
+    from reviewer.services import stats_snapshots
+    from reviewer.services.conflicts import sync_verdict_states
+    from reviewer.services.demo import seed_demo_if_empty
     from reviewer.services.same_object import ensure_groups
     from reviewer.store import StoreUnavailable
 
@@ -78,7 +74,11 @@ def checked_and_matched(store) -> bool:
     except StoreUnavailable as err:
         log.error("cannot use the review database: %s", err)
         return False
+    seed_demo_if_empty(store, claims_in_background=True)
     ensure_groups(store)
+    sync_verdict_states(store)
+    if os.environ.get("SPECREVIEW_STATS_AT_START", "1") != "0":
+        stats_snapshots.prepare(store)  # the Stats tab's figures, computed (and their derived rows stored)
     return True
 
 

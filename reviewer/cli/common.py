@@ -147,20 +147,6 @@ def progress_stream(args: argparse.Namespace) -> TextIO | None:
     return console.err if console.shows_progress(getattr(args, "no_progress", False)) else None
 
 
-def store_triage_signals(store) -> str | None:
-    """After a campaign's trajectories are all stored: their triage signals (reviewer.services.triage.
-    store_signals), and the line that says so (None: none to store). A failure is said in that line and
-    leaves them to the first read."""
-    from reviewer.services import triage
-
-    started = time.monotonic()
-    try:
-        done = triage.store_signals(store)
-    except Exception as exc:  # derived rows: the campaign's trajectories are stored whatever happens here
-        return f"triage signals not stored ({type(exc).__name__}: {exc}): the first read computes them"
-    return f"triage signals stored for {done} spectra in {time.monotonic() - started:.1f} s" if done else None
-
-
 class TrajectoryWriter:
     """Stores a batch run's trajectories a few at a time, in one transaction per group: a commit
     per trajectory (~40 ms of wall time, mostly the write-ahead log) would cap a fast LLM run at
@@ -196,6 +182,7 @@ class TrajectoryWriter:
         self.errors: list[tuple[object, Exception]] = []  # (trajectory, why it could not be stored)
         self.claim_errors: list[tuple[object, Exception]] = []  # (trajectory, why its claims were not checked)
         self.stored = 0  # trajectories committed
+        self.spectra: set[str] = set()  # the spectra of those
         self._queue: queue.Queue | None = None
         self._thread: threading.Thread | None = None
         if background:
@@ -292,11 +279,14 @@ class TrajectoryWriter:
             with self.store.transaction():
                 self._save_group(pending)
             self.stored += len(pending)
+            self.spectra.update(traj.spectrum_id for traj, _ in pending if traj.spectrum_id)
         except Exception:
             for traj, rows in pending:
                 try:
                     self._save(traj, rows)
                     self.stored += 1
+                    if traj.spectrum_id:
+                        self.spectra.add(traj.spectrum_id)
                 except Exception as exc:
                     self.errors.append((traj, exc))
 
@@ -344,3 +334,17 @@ def claims_report(writer: TrajectoryWriter) -> list[str]:
     lines += [f"  problem: {getattr(t, 'source_path', '')}#{getattr(t, 'target', None) or ''}: claims not checked: "
               f"{type(exc).__name__}: {exc}" for t, exc in writer.claim_errors]
     return lines
+
+
+def store_triage_signals(store, writer: TrajectoryWriter) -> str | None:
+    """After a campaign's trajectories are all stored (`writer` closed): their triage signals
+    (reviewer.services.triage.store_signals), and the line that says so (None: none to store). A failure
+    is said in that line and leaves them to the first read."""
+    from reviewer.services import triage
+
+    started = time.monotonic()
+    try:
+        done = triage.store_signals(store, writer.spectra)
+    except Exception as exc:  # derived rows: the campaign's trajectories are stored whatever happens here
+        return f"triage signals not stored ({type(exc).__name__}: {exc}): the first read computes them"
+    return f"triage signals stored for {done} trajectories in {time.monotonic() - started:.1f} s" if done else None

@@ -6,6 +6,7 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
+from reviewer.components.next_tick import on_labels
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape, plain_alert
 from reviewer.review_state import ReviewState
@@ -42,7 +43,7 @@ class OthersView(Viewer):
         self._pane = TextHTML("", sizing_mode="stretch_width", css_classes=["sr-others"])
         # labels_seen: verdicts stored elsewhere (another browser, the CLI), noticed by the page's poll
         self.state.param.watch(self._show, ["item", "reviewer", "blind", "labels_seen"])
-        self.state.param.watch(lambda e: e.new is not None and e.new.kind in VERDICT_KINDS and self._show(), "ack")
+        on_labels(self.state, VERDICT_KINDS, self._show)
         self._show()
 
     def _show(self, *_):

@@ -356,33 +356,32 @@ def _read_fresh(store, read: Callable[[], T]) -> T | None:
     return None
 
 
-def _store_signals_of(store, spectrum_ids: list[str | None]) -> None:
-    """Compute the signals of these spectra's trajectories and store them (put_signals)."""
+def _store_signals_of(store, spectrum_ids: list[str | None]) -> int:
+    """Compute the signals of these spectra's trajectories and store them (put_signals); how many rows were."""
     items = store.triage.triage_items(spectrum_ids=spectrum_ids)
     missing = [r["trajectory_id"] for r in items
                if r["agent_name"] == "vet" and _recorded_margin(r["margin"], r["answer"]) is None]
     fresh = signals_frame(items, store.triage.recorded_measurements(missing) if missing else {})
     hashes = {r["trajectory_id"]: r["inputs_hash"] for r in items}
     records = fresh.reset_index().to_dict("records")
-    store.triage.put_signals(spectrum_ids, [{**{c: _plain(r[c]) for c in SIGNAL_COLUMNS},
-                                             "trajectory_id": r["trajectory_id"],
-                                             "inputs_hash": hashes[r["trajectory_id"]]} for r in records])
+    return store.triage.put_signals(spectrum_ids, [{**{c: _plain(r[c]) for c in SIGNAL_COLUMNS},
+                                                    "trajectory_id": r["trajectory_id"],
+                                                    "inputs_hash": hashes[r["trajectory_id"]]} for r in records])
 
 
-def store_signals(store) -> int:
-    """Compute and store the signals of every spectrum whose trajectories changed since theirs were
-    stored (after a campaign: its new ones); how many spectra were. A campaign ends with this, so that
-    the first read after it (the server's start, the Stats tab, the priority queue) finds them stored:
-    left to that read, they are ~90 s of a server's background work at 1M trajectories, which slows
-    every page meanwhile (docs/benchmarks.md, issue 22)."""
-    done = 0
-    for _ in range(STORE_TRIES):
-        stale = store.triage.stale_signal_spectra()
+def store_signals(store, spectrum_ids: set[str]) -> int:
+    """Compute and store the signals of the trajectories of these spectra (a campaign's) that are not
+    stored as they are now; how many trajectories' signals were stored. A campaign ends with this, so that
+    the first read after it (the server's start, the Stats tab, the priority queue) does not compute them:
+    at 1M trajectories that read spent ~90 s on them and the Stats figures (docs/benchmarks.md, issue 22).
+    Other spectra whose signals are stale (an import) are left to that read."""
+    stored = 0
+    for _ in range(STORE_TRIES):  # a concurrent write may make some stale again: put_signals skips those
+        stale = [sid for sid in store.triage.stale_signal_spectra() if sid in spectrum_ids]
         if not stale:
             break
-        _store_signals_of(store, stale)
-        done += len(stale)
-    return done
+        stored += _store_signals_of(store, stale)
+    return stored
 
 
 def _plain(value: Any) -> Any:

@@ -73,27 +73,31 @@ def test_what_the_server_loaded_is_left_out_of_the_collectors_walks():
         gc.unfreeze()
 
 
-
 def test_the_server_checks_the_file_and_matches_new_spectra_before_any_page(tmp_path, monkeypatch, caplog):
     """The integrity pass and the cross-match of spectra added since the last one run as the server starts
-    (reviewer.app_hooks.checked_and_matched), not in the first reviewer's page; a file the pass refuses is
+    (reviewer.app_hooks.prepared_for_pages), not in the first reviewer's page; a file the pass refuses is
     logged and nothing more is done with it (each page probes again and says why)."""
-    from reviewer.app_hooks import checked_and_matched
-    from reviewer.services.demo import seed_demo_if_empty
+    import reviewer.services.conflicts as conflicts
+    import reviewer.services.demo as demo
+    from reviewer.app_hooks import prepared_for_pages
     from reviewer.store import Store, StoreDamaged
 
+    monkeypatch.setenv("SPECREVIEW_STATS_AT_START", "0")
     with Store(tmp_path / "review.duckdb") as store:
-        seed_demo_if_empty(store)
+        demo.seed_demo_if_empty(store)
         store.db.execute("DELETE FROM object_match")  # spectra added some other way than an ingest
         assert not store.db._shared.probed
-        assert checked_and_matched(store)
+        assert prepared_for_pages(store)
         assert store.db._shared.probed
         assert store.objects.last_match()["n_spectra"] == store.objects.count_positioned() > 0
 
+    done = []
+    monkeypatch.setattr(demo, "seed_demo_if_empty", lambda *a, **k: done.append("seed"))
+    monkeypatch.setattr(conflicts, "sync_verdict_states", lambda *a, **k: done.append("sync"))
     with Store(tmp_path / "other.duckdb") as store:
         def refuse():
             raise StoreDamaged("the database file other.duckdb is damaged or unreadable (a bad block)")
 
         monkeypatch.setattr(store, "probe", refuse)
-        assert not checked_and_matched(store)
-        assert "other.duckdb is damaged" in caplog.text and store.objects.last_match() is None
+        assert not prepared_for_pages(store)
+        assert "other.duckdb is damaged" in caplog.text and done == [] and store.objects.last_match() is None

@@ -433,7 +433,7 @@ def test_a_campaign_ends_with_its_trajectories_triage_signals_stored(tmp_path, f
     folder, picks = few_spectra
     db = tmp_path / "signals.duckdb"
     assert main(["vet", "--db", str(db), "--task", "a,mg", "--no-progress", str(folder)]) == 0
-    assert f"triage signals stored for {len(picks)} spectra" in capsys.readouterr().out
+    assert f"triage signals stored for {2 * len(picks)} trajectories" in capsys.readouterr().out
     with Store(db) as store:
         assert store.triage.stale_signal_spectra() == []
         stored = store.triage.cached_signals(columns=triage.SIGNALS_OUT, ordered=False).set_index("trajectory_id")

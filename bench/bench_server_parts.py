@@ -6,12 +6,16 @@
   successive items;
 - `conflicts`: the Conflicts tab's read (ConflictQueue.refresh: the open conflicts a reviewer may see);
 - `stats`: the Stats tab's Bokeh models: StatsPanel made, refreshed (the services) and turned into a
-  document's models (`get_root`), as a first opening of the tab does.
+  document's models (`get_root`), as a first opening of the tab does;
+- `signals`: the triage signals of every trajectory stored, as a campaign that wrote them all ends
+  (`triage.store_signals`), then the triage's inputs read (once each: run it on a database whose signals
+  were never stored, e.g. a fresh `bench_scale.py --build-only`).
 
 The database is copied, never changed. To measure the code before a change beside the code after it,
 run this script with PYTHONPATH set to each checkout (e.g. a `git worktree` of the earlier commit).
 
-Run: nice .venv/bin/python bench/bench_server_parts.py --db DIR/scale-N.duckdb [--part switch,label,conflicts,stats] [--repeats 8]
+Run: nice .venv/bin/python bench/bench_server_parts.py --db DIR/scale-N.duckdb [--repeats 8]
+     [--part switch,label,conflicts,stats,signals]
 """
 from __future__ import annotations
 
@@ -62,6 +66,16 @@ def bench_conflicts(store, repeats: int) -> dict:
     return {"refresh": [ms(view.refresh) for _ in range(repeats)]}
 
 
+def bench_signals(store, repeats: int) -> dict:
+    """What the end of a campaign that wrote every trajectory of the store costs (triage.store_signals on
+    all its spectra), then the read a Stats opening makes of them; once each (the first fills them)."""
+    from reviewer.services import triage
+
+    spectra = set(store.triage.stale_signal_spectra())  # on a fresh build: every spectrum with trajectories
+    return {"store_all": [ms(lambda: triage.store_signals(store, spectra))],
+            "inputs_after": [ms(lambda: triage.triage_inputs(store))]}
+
+
 def bench_stats(store, repeats: int) -> dict:
     import panel as pn
     from bokeh.document import Document
@@ -91,7 +105,8 @@ def main() -> None:
     args = parser.parse_args()
     from reviewer.store import Store
 
-    parts = {"switch": bench_switch, "label": bench_label, "conflicts": bench_conflicts, "stats": bench_stats}
+    parts = {"switch": bench_switch, "label": bench_label, "conflicts": bench_conflicts, "stats": bench_stats,
+             "signals": bench_signals}
     with tempfile.TemporaryDirectory(prefix="bench_server_parts_") as tmp:
         db = Path(tmp) / args.db.name
         shutil.copyfile(args.db, db)

@@ -59,9 +59,9 @@ class ObjectRepository:
     def merge_group(self, members: list[str]) -> None:
         """Make these spectra one group (each was in none, or in a group all of whose members are here)."""
         members = sorted(set(members))
-        marks = ", ".join("?" for _ in members)
-        with self.db.transaction() as cur:
-            cur.execute(f"DELETE FROM object_groups WHERE spectrum_id IN ({marks})", members)
+        with self.db.transaction():
+            # the ids bound as one list: a group of a position visited 15,000 times is one parameter, not 15,000
+            self.db.execute("DELETE FROM object_groups WHERE spectrum_id IN (SELECT unnest(?::VARCHAR[]))", [members])
             self.db.insert_rows("object_groups", _GROUP_COLUMNS, [(sid, members[0], len(members)) for sid in members])
 
     def record_match(self, radius_arcsec: float, n_spectra: int) -> None:

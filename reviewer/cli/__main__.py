@@ -1,6 +1,4 @@
-import sys
-
-from reviewer.cli import main
+from reviewer.cli import script
 
 if __name__ == "__main__":  # importing this module (a web route naming it, say) runs nothing
-    sys.exit(main())
+    script()

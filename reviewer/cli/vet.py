@@ -107,6 +107,20 @@ def pipelined(args: argparse.Namespace, plan: dict, n_jobs: int) -> bool:
             and plan.get("workers", 1) <= 1 and n_jobs >= PIPELINE_FROM)
 
 
+def worker_pool(plan: dict, one_beside: bool):
+    """The rules backend's worker processes, started before this process imports its own spectrum
+    readers, so that the two import at once: the workers' ~3.5 s of imports then end ~2.3 s sooner, and
+    the first results with them (docs/benchmarks.md, issue 22). The one worker beside this process of a
+    pipelined run, or --workers N; None where the jobs run here, in threads, or on Dask."""
+    from agents.batch import process_pool
+
+    if one_beside:
+        return process_pool(1, JOB_MODULES)
+    if "threads" in plan or plan.get("dask_address") or plan.get("workers", 1) <= 1:
+        return None
+    return process_pool(plan["workers"], JOB_MODULES)
+
+
 class MeasuredOnRegistering:
     """The Measurers (agents.claims: arrays and noise) of the spectra a pipelined run reads to register
     them, for the claim check of their jobs: the worker then reads the file to vet it and hands back the
@@ -222,13 +236,7 @@ def _answer(traj) -> str:
 
 def run(args: argparse.Namespace) -> int:
     console = console_of(args)
-    from agents import render_pool
-    from agents.batch import process_pool, run_batch
-    from agents.jobs import vet_and_check_job, vet_and_measure_job, vet_job
     from agents.llm import load_config
-    from agents.usage import RunSummary, step_usages
-    from agents.vet.rules_version import RULES_VERSION
-    from reviewer.services.ingest import WRITE_GROUP
 
     tasks = [t.strip() for t in args.task.split(",") if t.strip()]
     if not all(known_task(console, "vet", t) for t in tasks):
@@ -241,17 +249,26 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(args)
     if store is None:
         return 1
-    progress = progress_stream(args)
-    model = RULES_VERSION if cfg is None else cfg.model
-    pool = process_pool(1, JOB_MODULES) if pipelined(args, plan, likely_jobs(args.items, tasks)) else None
+    one_beside = pipelined(args, plan, likely_jobs(args.items, tasks))
+    pool = worker_pool(plan, one_beside)
     jobs, signals = None, None
     try:
+        # imported once the workers are importing the same (~2.5 s of spectrum readers): not one after the other
+        from agents import render_pool
+        from agents.batch import run_batch
+        from agents.jobs import vet_and_check_job, vet_and_measure_job, vet_job
+        from agents.usage import RunSummary, step_usages
+        from agents.vet.rules_version import RULES_VERSION
+        from reviewer.services.ingest import WRITE_GROUP
+
+        progress = progress_stream(args)
+        model = RULES_VERSION if cfg is None else cfg.model
         # the render processes start now, and get ready while the items are resolved
         with render_pool.running(render_processes(args, plan)):
             problems: list[str] = []
             counts: Counter = Counter()
             tally: Counter = Counter()  # spectra resolved, jobs made, skipped as vetted before
-            measured = None if pool is None else MeasuredOnRegistering(limit=4 * WRITE_GROUP)
+            measured = MeasuredOnRegistering(limit=4 * WRITE_GROUP) if one_beside else None
             batches = stream_items(store, args.items, console, progress, problems, measured and measured.keep)
             jobs = make_jobs(store, args, tasks, model, llm, batches, tally, counts, problems, measured)
             in_process = not plan.get("dask_address") and plan.get("workers", 1) <= 1
@@ -259,7 +276,7 @@ def run(args: argparse.Namespace) -> int:
             # one read of each file: each job checks its trajectory's claims where it ran, on the
             # spectrum it read (the check spread over the workers), or, with one worker process,
             # hands over the Measurer it made for this process to check beside it
-            job_fn = vet_job if checker is None else vet_and_check_job if pool is None else vet_and_measure_job
+            job_fn = vet_job if checker is None else vet_and_measure_job if one_beside else vet_and_check_job
             writer = TrajectoryWriter(store, claims=checker, background=True)
             if cfg is not None and in_process:
                 warm_up(cfg)
@@ -299,7 +316,7 @@ def run(args: argparse.Namespace) -> int:
     console.say(f"skipped (already vetted): {tally['skipped']}")
     for line in summary.lines("trajectories"):
         console.say(line)
-    if tally["jobs"] and pool is not None:
+    if tally["jobs"] and one_beside:
         console.say("vetted in one worker process; claims checked and stored beside it, in this one")
     for line in claims_report(writer):
         console.say(line)

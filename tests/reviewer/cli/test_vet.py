@@ -230,6 +230,34 @@ def test_the_process_beside_the_worker_never_imports_the_vetting_policy(tmp_path
     assert out.stdout.strip().splitlines()[-1] == "0"
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_workers_start_before_this_process_imports_the_spectrum_readers(tmp_path, few_spectra, workers):
+    """The worker processes of a rules run (the one beside a pipelined run, or --workers N) are started
+    before this process imports its spectrum readers (agents.spectra: specutils, ~2.5 s), so that both
+    import at once and the first results come that much sooner."""
+    import subprocess
+    import sys
+
+    folder, _ = few_spectra
+    probe = ("import sys\nimport agents.batch as batch\nimport reviewer.cli.vet as vet\nfrom reviewer.cli import main\n"
+             "if __name__ == '__main__':\n"
+             "    vet.PIPELINE_FROM = 1\n"
+             "    made = batch.process_pool\n"
+             "    def pool(*a, **kw):\n"
+             "        print('readers imported when the workers started:', 'agents.spectra' in sys.modules)\n"
+             "        return made(*a, **kw)\n"
+             "    batch.process_pool = pool\n"
+             f"    rc = main(['vet', '--db', {str(tmp_path / 'p.duckdb')!r}, '--task', 'a', '--no-progress',"
+             f" '--workers', '{workers}', {str(folder)!r}])\n"
+             "    print(rc)\n")
+    script = tmp_path / "probe.py"
+    script.write_text(probe)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    lines = out.stdout.strip().splitlines()
+    assert lines[-1] == "0", out.stdout + out.stderr
+    assert "readers imported when the workers started: False" in lines, out.stdout + out.stderr
+
+
 def test_trajectories_of_both_policies_reload_identically(tmp_path, shared_spectra, manifest):
     from agents.llm import LLMConfig
     from agents.spectra import read_spectrum

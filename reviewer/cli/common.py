@@ -336,15 +336,15 @@ def claims_report(writer: TrajectoryWriter) -> list[str]:
     return lines
 
 
-def store_triage_signals(store, writer: TrajectoryWriter) -> str | None:
-    """After a campaign's trajectories are all stored (`writer` closed): their triage signals
-    (reviewer.services.triage.store_signals), and the line that says so (None: none to store). A failure
-    is said in that line and leaves them to the first read."""
+def store_triage_signals(store, spectrum_ids: set[str]) -> str | None:
+    """After a campaign's or an import's trajectories are all stored: the triage signals of those of
+    these spectra (reviewer.services.triage.store_signals), and the line that says so (None: none to
+    store). A failure is said in that line and leaves them to the first read."""
     from reviewer.services import triage
 
     started = time.monotonic()
     try:
-        done = triage.store_signals(store, writer.spectra)
-    except Exception as exc:  # derived rows: the campaign's trajectories are stored whatever happens here
+        done = triage.store_signals(store, spectrum_ids)
+    except Exception as exc:  # derived rows: the trajectories are stored whatever happens here
         return f"triage signals not stored ({type(exc).__name__}: {exc}): the first read computes them"
     return f"triage signals stored for {done} trajectories in {time.monotonic() - started:.1f} s" if done else None

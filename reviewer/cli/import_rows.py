@@ -39,7 +39,7 @@ from typing import Any
 
 # MAX_JSON_DEPTH is imported from here by tests and callers: the rule itself lives in agents/interop/jsonrows.py
 from agents.interop.jsonrows import MAX_JSON_DEPTH, TOO_DEEP, JSONFileError, jsonl_rows, too_deep  # noqa: F401
-from reviewer.cli.common import db_path, known_task, open_store
+from reviewer.cli.common import db_path, known_task, open_store, store_triage_signals
 from reviewer.cli.console import console_of
 from reviewer.store import StoreUnavailable
 
@@ -72,6 +72,14 @@ class ImportSummary:
     refused: list[str] = field(default_factory=list)  # rows not imported: "<file> line N: why"
     problems: list[str] = field(default_factory=list)  # imported, with a warning (a missing image, no label)
     labels_file: Path | None = None
+    spectra: set[str] = field(default_factory=set)  # of the trajectories added: their triage signals are stored
+
+    def save(self, store, traj) -> None:
+        """Store an imported trajectory and count it."""
+        store.trajectories.save_trajectory(traj)
+        self.added += 1
+        if traj.spectrum_id:
+            self.spectra.add(traj.spectrum_id)
 
 
 class ImportFileError(ValueError):
@@ -209,8 +217,7 @@ def import_sft(store, file: Path, images_dir: Path | None = None, task: str | No
             continue
         traj.id = tid
         traj.spectrum_id = _linked_spectrum(store, row.get("source_name"))
-        store.trajectories.save_trajectory(traj)
-        summary.added += 1
+        summary.save(store, traj)
     return summary
 
 
@@ -398,6 +405,7 @@ def run(args: argparse.Namespace) -> int:
             out = Path(args.out).expanduser() if args.out else db_path(args).parent / "imported" / stem
             summary = import_bench(store, file, out, args.task, console.check)
             what = "spectra"
+        signals = store_triage_signals(store, summary.spectra)  # as a campaign's end does (vet, verify)
     except ImportFileError as exc:  # the file as a whole is not rows
         console.warn(f"specreview import: {file}: {exc}")
         return 1
@@ -409,6 +417,8 @@ def run(args: argparse.Namespace) -> int:
     console.say(f"database: {store.path}")
     console.say(f"imported {what}: {summary.added}; already present: {summary.skipped_existing}; "
           f"refused: {len(summary.refused)}")
+    if signals:
+        console.say(signals)
     if summary.labels_file is not None:
         console.say(f"labels: {summary.labels_file} (score with: specreview eval --labels {summary.labels_file})")
     for p in summary.refused:

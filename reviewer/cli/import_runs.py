@@ -91,8 +91,7 @@ def _import_trajectory_file(store, file: Path, summary: ImportSummary, check: Ca
                 summary.problems.append(f"{where}: spectrum {traj.spectrum_id or traj.source_path} is not in "
                                         "this database (ingest it first); imported without its spectrum")
             traj.spectrum_id = linked
-        store.trajectories.save_trajectory(traj)
-        summary.added += 1
+        summary.save(store, traj)
 
 
 def import_chat(store, file: Path, task: str | None = None, check: Callable[[], None] | None = None) -> ImportSummary:
@@ -121,8 +120,7 @@ def import_chat(store, file: Path, task: str | None = None, check: Callable[[], 
         traj.id, traj.spectrum_id = tid, sid
         traj.source_path = store.spectra.get_spectrum(sid)["source_path"]
         summary.problems += [f"{where}: {n}" for n in notes]
-        store.trajectories.save_trajectory(traj)
-        summary.added += 1
+        summary.save(store, traj)
     return summary
 
 
@@ -159,6 +157,5 @@ def import_forma(store, folder: Path, check: Callable[[], None] | None = None) -
         traj.spectrum_id = sid
         traj.source_path = store.spectra.get_spectrum(sid)["source_path"]
         summary.problems += [f"{where}: missing {m}" for m in missing]
-        store.trajectories.save_trajectory(traj)
-        summary.added += 1
+        summary.save(store, traj)
     return summary

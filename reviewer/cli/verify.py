@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         for traj, exc in writer.errors:
             problems.append(f"{traj.source_path}#{traj.target or ''}: not stored: {exc}")
             counts["failed"] += 1
-        signals = store_triage_signals(store, writer)  # a run stopped early leaves them to the first read
+        signals = store_triage_signals(store, writer.spectra)  # a run stopped early leaves them to the first read
     finally:
         store.close()
     out = console.err if args.json else console.out

@@ -303,7 +303,7 @@ def run(args: argparse.Namespace) -> int:
                 problems.append(f"{traj.source_path}#{traj.target or ''} [{traj.task}]: not stored: {exc}")
                 counts[_answer(traj)] -= 1
                 counts["failed"] += 1
-        signals = store_triage_signals(store, writer)  # a run stopped early leaves them to the first read
+        signals = store_triage_signals(store, writer.spectra)  # a run stopped early leaves them to the first read
     finally:
         if jobs is not None:  # a run stopped early: the walk writes what it read before the store closes
             jobs.close()

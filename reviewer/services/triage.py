@@ -369,15 +369,17 @@ def _store_signals_of(store, spectrum_ids: list[str | None]) -> int:
                                                     "inputs_hash": hashes[r["trajectory_id"]]} for r in records])
 
 
-def store_signals(store, spectrum_ids: set[str]) -> int:
-    """Compute and store the signals of the trajectories of these spectra (a campaign's) that are not
-    stored as they are now; how many trajectories' signals were stored. A campaign ends with this, so that
-    the first read after it (the server's start, the Stats tab, the priority queue) does not compute them:
-    at 1M trajectories that read spent ~90 s on them and the Stats figures (docs/benchmarks.md, issue 22).
-    Other spectra whose signals are stale (an import) are left to that read."""
+def store_signals(store, spectrum_ids: set[str] | None) -> int:
+    """Compute and store the signals of the trajectories of these spectra (a campaign's, an import's;
+    None: every spectrum's) that are not stored as they are now; how many trajectories' signals were
+    stored. A campaign ends with this, so that the first read after it (the server's start, the Stats
+    tab, the priority queue) does not compute them: at 1M trajectories that read spent ~90 s on them
+    and the Stats figures (docs/benchmarks.md, issue 22)."""
     stored = 0
+    if spectrum_ids is not None and not spectrum_ids:  # nothing of theirs to store: not even the staleness check
+        return stored
     for _ in range(STORE_TRIES):  # a concurrent write may make some stale again: put_signals skips those
-        stale = [sid for sid in store.triage.stale_signal_spectra() if sid in spectrum_ids]
+        stale = [sid for sid in store.triage.stale_signal_spectra() if spectrum_ids is None or sid in spectrum_ids]
         if not stale:
             break
         stored += _store_signals_of(store, stale)

@@ -75,3 +75,19 @@ def sample_folder(tmp_path, shared_spectra):
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(shared_spectra / rel, dest)
     return root
+
+
+def assert_signals_stored_as_computed(store, n_trajectories: int) -> None:
+    """No spectrum's triage signals are stale, and the stored signals of the store's `n_trajectories`
+    trajectories are those computed in full (reviewer.services.triage.compute_signals)."""
+    from reviewer.services import triage
+
+    assert store.triage.stale_signal_spectra() == []
+    stored = store.triage.cached_signals(columns=triage.SIGNALS_OUT, ordered=False).set_index("trajectory_id")
+    computed = triage.compute_signals(store)
+    assert len(stored) == len(computed) == n_trajectories
+    def values(column):  # NaN (a missing margin) as None: NaN equals nothing, itself included
+        return [None if v != v else v for v in column.tolist()]
+
+    for column in ("task", "agent", "answer", "n_contradicted", "margin", *(f for f in triage.FEATURES if f != "seen")):
+        assert values(stored[column].reindex(computed.index)) == values(computed[column]), column

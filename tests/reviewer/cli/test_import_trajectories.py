@@ -88,6 +88,26 @@ def test_export_then_import_gives_back_every_step_image_and_outcome(tmp_path, so
     assert "imported trajectories: 0; already present: 3" in capsys.readouterr().out
 
 
+def test_an_import_ends_with_its_trajectories_triage_signals_stored(tmp_path, source, capsys):
+    """As a campaign does (vet, verify): the first read after an import finds the signals of the imported
+    trajectories stored, not ~90 s of them to compute at 1M (issue 22, item 4). An import that adds none
+    stores none and says nothing of them."""
+    from tests.reviewer.conftest import assert_signals_stored_as_computed
+
+    out = tmp_path / "export"
+    assert main(["export", "trajectories", "--db", str(source["db"]), "--out", str(out)]) == 0
+    dst = tmp_path / "dst.duckdb"
+    with Store(dst) as store:
+        ingest_paths(store, source["paths"], progress=False)
+    capsys.readouterr()
+    assert main(["import", "trajectories", str(out), "--db", str(dst)]) == 0
+    assert "triage signals stored for 3 trajectories" in capsys.readouterr().out
+    with Store(dst) as store:
+        assert_signals_stored_as_computed(store, 3)
+    assert main(["import", "trajectories", str(out), "--db", str(dst)]) == 0
+    assert "triage signals" not in capsys.readouterr().out
+
+
 def test_the_schema_file_is_the_one_the_code_describes():
     shipped = json.loads((REPO / "docs" / "trajectory.schema.json").read_text())
     assert shipped == trajectory_json_schema()

@@ -456,16 +456,11 @@ def test_a_campaign_ends_with_its_trajectories_triage_signals_stored(tmp_path, f
     """The first read after a campaign (the server's start, the Stats tab, the priority queue) finds the
     triage signals of its trajectories stored: left to that read, they were ~90 s of a server's background
     work at 1M trajectories (docs/benchmarks.md, issue 22)."""
-    from reviewer.services import triage
+    from tests.reviewer.conftest import assert_signals_stored_as_computed
 
     folder, picks = few_spectra
     db = tmp_path / "signals.duckdb"
     assert main(["vet", "--db", str(db), "--task", "a,mg", "--no-progress", str(folder)]) == 0
     assert f"triage signals stored for {2 * len(picks)} trajectories" in capsys.readouterr().out
     with Store(db) as store:
-        assert store.triage.stale_signal_spectra() == []
-        stored = store.triage.cached_signals(columns=triage.SIGNALS_OUT, ordered=False).set_index("trajectory_id")
-        computed = triage.compute_signals(store)
-        assert len(stored) == 2 * len(picks)
-        for column in ("task", "agent", "answer", "n_contradicted", "margin", *(f for f in triage.FEATURES if f != "seen")):
-            assert stored[column].reindex(computed.index).tolist() == computed[column].tolist(), column
+        assert_signals_stored_as_computed(store, 2 * len(picks))

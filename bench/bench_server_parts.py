@@ -8,8 +8,7 @@
 - `stats`: the Stats tab's Bokeh models: StatsPanel made, refreshed (the services) and turned into a
   document's models (`get_root`), as a first opening of the tab does;
 - `signals`: the triage signals of every trajectory stored, as a campaign that wrote them all ends
-  (`triage.store_signals`), then the triage's inputs read (once each: run it on a database whose signals
-  were never stored, e.g. a fresh `bench_scale.py --build-only`).
+  (`triage.store_signals`, after dropping those the copy holds), then the triage's inputs read (once each).
 
 The database is copied, never changed. To measure the code before a change beside the code after it,
 run this script with PYTHONPATH set to each checkout (e.g. a `git worktree` of the earlier commit).
@@ -68,11 +67,12 @@ def bench_conflicts(store, repeats: int) -> dict:
 
 def bench_signals(store, repeats: int) -> dict:
     """What the end of a campaign that wrote every trajectory of the store costs (triage.store_signals on
-    all its spectra), then the read a Stats opening makes of them; once each (the first fills them)."""
+    all its spectra, the copy's stored signals dropped first), then the read a Stats opening makes of them;
+    once each."""
     from reviewer.services import triage
 
-    spectra = set(store.triage.stale_signal_spectra())  # on a fresh build: every spectrum with trajectories
-    return {"store_all": [ms(lambda: triage.store_signals(store, spectra))],
+    store.triage.clear_signals()  # the builder stores them, as campaigns do: this times that step
+    return {"store_all": [ms(lambda: triage.store_signals(store, None))],
             "inputs_after": [ms(lambda: triage.triage_inputs(store))]}
 
 

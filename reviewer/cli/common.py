@@ -336,10 +336,11 @@ def claims_report(writer: TrajectoryWriter) -> list[str]:
     return lines
 
 
-def store_triage_signals(store, spectrum_ids: set[str]) -> str | None:
-    """After a campaign's or an import's trajectories are all stored: the triage signals of those of
-    these spectra (reviewer.services.triage.store_signals), and the line that says so (None: none to
-    store). A failure is said in that line and leaves them to the first read."""
+def store_triage_signals(store, spectrum_ids: set[str | None]) -> str | None:
+    """After a campaign's or an import's trajectories are all stored: the triage signals of the
+    trajectories of these spectra (None: those without one; reviewer.services.triage.store_signals), and
+    the line that says so (None: none to store). A failure is said in that line and leaves them to the
+    first read."""
     from reviewer.services import triage
 
     started = time.monotonic()

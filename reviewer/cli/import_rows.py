@@ -72,14 +72,14 @@ class ImportSummary:
     refused: list[str] = field(default_factory=list)  # rows not imported: "<file> line N: why"
     problems: list[str] = field(default_factory=list)  # imported, with a warning (a missing image, no label)
     labels_file: Path | None = None
-    spectra: set[str] = field(default_factory=set)  # of the trajectories added: their triage signals are stored
+    # of the trajectories added (None: those without a spectrum), whose triage signals the import stores
+    spectra: set[str | None] = field(default_factory=set)
 
     def save(self, store, traj) -> None:
         """Store an imported trajectory and count it."""
         store.trajectories.save_trajectory(traj)
         self.added += 1
-        if traj.spectrum_id:
-            self.spectra.add(traj.spectrum_id)
+        self.spectra.add(traj.spectrum_id)
 
 
 class ImportFileError(ValueError):

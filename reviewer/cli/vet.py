@@ -92,7 +92,8 @@ def stream_items(store, items: list[str], console: Console, progress: TextIO | N
 # are resolved (its imports, ~4 s, overlap this process's): docs/benchmarks.md, "The campaign, fourth
 # pass" and "fifth pass"
 PIPELINE_FROM = 256
-# what vet_and_measure_job imports (agents.vet's names are imported when first used: its graph is in .run)
+# what the rules jobs import (agents.vet's names are imported when first used: its graph is in .run): a
+# worker process imports them as it starts (worker_pool)
 JOB_MODULES = ("agents.spectra", "agents.vet.run", "agents.claims")
 
 
@@ -107,18 +108,20 @@ def pipelined(args: argparse.Namespace, plan: dict, n_jobs: int) -> bool:
             and plan.get("workers", 1) <= 1 and n_jobs >= PIPELINE_FROM)
 
 
-def worker_pool(plan: dict, one_beside: bool):
+def worker_pool(plan: dict, one_beside: bool, n_jobs: int):
     """The rules backend's worker processes, started before this process imports its own spectrum
     readers, so that the two import at once: the workers' ~3.5 s of imports then end ~2.3 s sooner, and
     the first results with them (docs/benchmarks.md, issue 22). The one worker beside this process of a
-    pipelined run, or --workers N; None where the jobs run here, in threads, or on Dask."""
+    pipelined run, or --workers N (no more than the run's likely jobs); None where the jobs run here,
+    in threads, or on Dask."""
     from agents.batch import process_pool
 
     if one_beside:
         return process_pool(1, JOB_MODULES)
-    if "threads" in plan or plan.get("dask_address") or plan.get("workers", 1) <= 1:
+    workers = min(plan.get("workers", 1), n_jobs)
+    if "threads" in plan or plan.get("dask_address") or workers <= 1:
         return None
-    return process_pool(plan["workers"], JOB_MODULES)
+    return process_pool(workers, JOB_MODULES)
 
 
 class MeasuredOnRegistering:
@@ -249,10 +252,11 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(args)
     if store is None:
         return 1
-    one_beside = pipelined(args, plan, likely_jobs(args.items, tasks))
-    pool = worker_pool(plan, one_beside)
-    jobs, signals = None, None
+    pool = jobs = signals = None
     try:
+        n_jobs = likely_jobs(args.items, tasks)
+        one_beside = pipelined(args, plan, n_jobs)
+        pool = worker_pool(plan, one_beside, n_jobs)
         # imported once the workers are importing the same (~2.5 s of spectrum readers): not one after the other
         from agents import render_pool
         from agents.batch import run_batch
@@ -307,7 +311,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if jobs is not None:  # a run stopped early: the walk writes what it read before the store closes
             jobs.close()
-        if pool is not None:  # unused when every job was done before (run_batch shuts the pool it used)
+        if pool is not None:  # run_batch shuts the pool it ran; this one is for a run that failed before it
             pool.shutdown(cancel_futures=True)
         store.close()
     console.say(f"database: {store.path}")

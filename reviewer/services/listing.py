@@ -36,7 +36,8 @@ class QueueListing:
         store's content mark has moved (a verdict or a trajectory written anywhere). A filter change
         re-reads the queue's page, not this: at 1M trajectories it was 17-76 ms of each filter change,
         the mark ~3 ms (docs/benchmarks.md, issue 22). The mark is read first: a write during the count
-        moves it, and the next call counts again."""
+        moves it, and the next call counts again. A campaign's items need no mark: they are written once,
+        with the campaign (reviewer.store.sessions)."""
         mark = self.store.queue.content_mark()
         kept = self._progress.get((reviewer, session_id))
         if kept is None or kept[0] != mark:

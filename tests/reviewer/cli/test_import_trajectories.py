@@ -106,6 +106,13 @@ def test_an_import_ends_with_its_trajectories_triage_signals_stored(tmp_path, so
         assert_signals_stored_as_computed(store, 3)
     assert main(["import", "trajectories", str(out), "--db", str(dst)]) == 0
     assert "triage signals" not in capsys.readouterr().out
+    # into a database without their spectra: imported without one, their signals stored all the same
+    bare = tmp_path / "bare.duckdb"
+    assert main(["import", "trajectories", str(out), "--db", str(bare)]) == 0
+    assert "triage signals stored for 3 trajectories" in capsys.readouterr().out
+    with Store(bare) as store:
+        assert store.db.scalar("SELECT count(*) FROM trajectories WHERE spectrum_id IS NULL") == 3
+        assert_signals_stored_as_computed(store, 3)
 
 
 def test_the_schema_file_is_the_one_the_code_describes():

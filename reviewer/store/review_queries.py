@@ -144,6 +144,11 @@ class ReviewRepository:
     def latest_review_times(self, trajectory_ids: Sequence[str], session: str | None = None) -> dict[str, Any]:
         """{trajectory id: when its newest current verdict was made} for some trajectories (those with
         one): what orders a list of them by their latest label without reading the labels."""
+        if session is None:  # the current verdicts kept on write: the label table is not joined with every
+            # trajectory (the Conflicts tab orders its ~6,300 conflicts at 1M trajectories: 45 -> 12 ms, docs/benchmarks.md)
+            return dict(self.db.execute(
+                "SELECT trajectory_id, max(created_at) FROM current_reviews WHERE action <> 'clear' "
+                "AND trajectory_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1", [list(trajectory_ids)]).fetchall())
         sql, params = self._current_reviews_sql("r.trajectory_id, r.action, r.created_at, r.seq", session,
                                                 trajectory_ids=trajectory_ids)
         return dict(self.db.execute(f"SELECT trajectory_id, max(created_at) FROM ({sql}) GROUP BY 1",

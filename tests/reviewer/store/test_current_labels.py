@@ -54,6 +54,11 @@ def assert_current_is_newest(store) -> None:
     assert stored_pairs(store, "verdict_pair_counts") == own + counted_pairs(verdicts, "reviewer", "action")
     scores = newest_rows(store, "ratings", ["trajectory_id", "rater"], ["score"])  # whatever the rubric version
     assert stored_pairs(store, "rating_pair_counts") == counted_pairs(scores, "rater", "score")
+    # what orders the Conflicts tab: each trajectory's newest current (not withdrawn) verdict time
+    times = newest_rows(store, "reviews", REVIEW_KEY, ["action", "created_at"])
+    times = times[times["action"] != "clear"].groupby("trajectory_id")["created_at"].max()
+    ids = store.db.frame("SELECT DISTINCT trajectory_id FROM reviews")["trajectory_id"].tolist()
+    assert store.reviews.latest_review_times(ids) == {t: v.to_pydatetime() for t, v in times.items()}
 
 
 label_writes = st.lists(st.one_of(

@@ -182,7 +182,7 @@ class TrajectoryWriter:
         self.errors: list[tuple[object, Exception]] = []  # (trajectory, why it could not be stored)
         self.claim_errors: list[tuple[object, Exception]] = []  # (trajectory, why its claims were not checked)
         self.stored = 0  # trajectories committed
-        self.spectra: set[str] = set()  # the spectra of those
+        self.spectra: set[str | None] = set()  # the spectra of those (None: trajectories without one)
         self._queue: queue.Queue | None = None
         self._thread: threading.Thread | None = None
         if background:
@@ -279,14 +279,13 @@ class TrajectoryWriter:
             with self.store.transaction():
                 self._save_group(pending)
             self.stored += len(pending)
-            self.spectra.update(traj.spectrum_id for traj, _ in pending if traj.spectrum_id)
+            self.spectra.update(traj.spectrum_id for traj, _ in pending)
         except Exception:
             for traj, rows in pending:
                 try:
                     self._save(traj, rows)
                     self.stored += 1
-                    if traj.spectrum_id:
-                        self.spectra.add(traj.spectrum_id)
+                    self.spectra.add(traj.spectrum_id)
                 except Exception as exc:
                     self.errors.append((traj, exc))
 

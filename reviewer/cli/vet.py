@@ -118,10 +118,8 @@ def worker_pool(plan: dict, one_beside: bool, n_jobs: int):
 
     if one_beside:
         return process_pool(1, JOB_MODULES)
-    workers = min(plan.get("workers", 1), n_jobs)
-    if "threads" in plan or plan.get("dask_address") or workers <= 1:
-        return None
-    return process_pool(workers, JOB_MODULES)
+    workers = min(plan.get("workers", 1), n_jobs)  # a threaded or Dask plan names no workers (batch_plan)
+    return process_pool(workers, JOB_MODULES) if workers > 1 else None
 
 
 class MeasuredOnRegistering:

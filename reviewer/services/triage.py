@@ -372,10 +372,9 @@ def _store_signals_of(store, spectrum_ids: list[str | None]) -> int:
 def store_signals(store, spectrum_ids: set[str | None] | None) -> int:
     """Compute and store the signals of the trajectories of these spectra (a campaign's, an import's; None
     in the set: the trajectories without a spectrum; None for the set: every spectrum's) that are not
-    stored as they are now; how many trajectories' signals were
-    stored. A campaign ends with this, so that the first read after it (the server's start, the Stats
-    tab, the priority queue) does not compute them: at 1M trajectories that read spent ~90 s on them
-    and the Stats figures (docs/benchmarks.md, issue 22)."""
+    stored as they are now; how many trajectories' signals were stored. A campaign ends with this, so
+    that the first read after it (the server's start, the Stats tab, the priority queue) does not compute
+    them: at 1M trajectories that read spent ~90 s on them (docs/benchmarks.md, issue 22)."""
     stored = 0
     if spectrum_ids is not None and not spectrum_ids:  # nothing of theirs to store: not even the staleness check
         return stored

@@ -12,7 +12,10 @@ endpoint file (the user's own) knows; wrong or missing token -> 403. The endpoin
 commands and nothing else. A client has REQUEST_TIMEOUT_S (10 s) for its whole request (request line,
 headers, body), however it trickles it; at most MAX_WAITING connections wait for theirs (more: 503 at
 once) and at most MAX_RUNNING commands run (more: 503), so connections without a token hold no thread
-for long and never many. Once admitted, a command's answer is written without a timeout (the client
+for long and never many. A busy answer (503) says when to try again (Retry-After, in seconds), and it
+reaches the client whole: the endpoint stops sending, then keeps reading what the client still sends
+for up to LINGER_S before it closes (closing on unread data would reset the connection, and the
+client would see a broken pipe instead of the answer). Once admitted, a command's answer is written without a timeout (the client
 may be piped into a pager); a client that goes away stops it at its next item (reviewer.cli.console:
 the command's own output streams and cancel flag; no thread's sys.stdout is touched).
 
@@ -55,6 +58,9 @@ FORMAT_VERSION = 1
 REQUEST_TIMEOUT_S = 10.0  # for the whole request: line, headers and body
 MAX_WAITING = 16  # connections whose request is not yet read and checked
 MAX_RUNNING = 32  # commands running at once
+LINGER_S = 2.0  # a refused connection is read and dropped this long before it is closed
+MAX_LINGERING = 64  # refused connections lingering at once (more: the oldest is closed at once)
+RUNNING_RETRY_S = 2  # Retry-After when MAX_RUNNING commands run
 
 Emit = Callable[[str, str], None]  # (stream "out"|"err", text)
 Runner = Callable[[dict, Console], int]
@@ -209,11 +215,13 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s " + format, self.client_address[0], *args)
 
-    def _refuse(self, code: int, why: str) -> None:
+    def _refuse(self, code: int, why: str, retry_after: int | None = None) -> None:
         body = json.dumps({"error": why}).encode()
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
+        if retry_after is not None:
+            self.send_header("Retry-After", str(retry_after))
         self.end_headers()
         self.wfile.write(body)
 
@@ -248,7 +256,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._refuse(409, f"this app serves {owner.db.name}, not {Path(payload['db']).name}")
             return
         if not self.server.admit(self.request):
-            self._refuse(503, f"busy: the app runs {MAX_RUNNING} commands already; try again when one ends")
+            self._refuse(503, f"busy: the app runs {MAX_RUNNING} commands already; try again when one ends",
+                         retry_after=RUNNING_RETRY_S)
             return
         try:
             self.connection.settimeout(None)  # the answer may wait on a slow reader (a pager)
@@ -321,16 +330,21 @@ class _HTTPServer(ThreadingHTTPServer):
         self._slots = threading.Lock()
         self._waiting: dict[socket.socket, float] = {}  # connection -> deadline of its request
         self._running = 0
+        self._lingering: dict[socket.socket, float] = {}  # refused connection -> when it is closed
         super().__init__(*args, **kwargs)
 
     def process_request(self, request, client_address) -> None:
         with self._slots:
+            now = time.monotonic()
             full = len(self._waiting) >= MAX_WAITING
             if not full:
-                self._waiting[request] = time.monotonic() + REQUEST_TIMEOUT_S
+                self._waiting[request] = now + REQUEST_TIMEOUT_S
+            else:  # a slot frees at the latest when the first waiting connection is cut off
+                first = min((d for d in self._waiting.values() if d != math.inf), default=now + 1)
+                retry_after = max(1, min(math.ceil(first - now), math.ceil(REQUEST_TIMEOUT_S)))
         if full:  # answered here, at once: no thread for it
             log.warning("endpoint busy: %d connections wait for their request; refusing one", MAX_WAITING)
-            self._refuse_at_once(request, b"busy: too many connections wait for their request; try again")
+            self._refuse_at_once(request, "busy: too many connections wait for their request", retry_after)
             return
         try:
             super().process_request(request, client_address)
@@ -368,7 +382,8 @@ class _HTTPServer(ThreadingHTTPServer):
             return len(self._waiting), self._running
 
     def service_actions(self) -> None:
-        """Between polls of serve_forever (every 0.5 s): cut off the connections past their deadline."""
+        """Between polls of serve_forever (every 0.5 s): cut off the connections past their deadline;
+        read what refused connections sent meanwhile, and close those whose time is up."""
         super().service_actions()
         now = time.monotonic()
         with self._slots:
@@ -379,15 +394,56 @@ class _HTTPServer(ThreadingHTTPServer):
             log.debug("an endpoint client sent no complete request within %.0f s: cut off", REQUEST_TIMEOUT_S)
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
+        for sock, close_at in list(self._lingering.items()):
+            if not self._drain(sock) or close_at <= now:
+                self._close_lingering(sock)
 
-    def _refuse_at_once(self, request, why: bytes) -> None:
-        body = json.dumps({"error": why.decode()}).encode()
+    def _refuse_at_once(self, request, why: str, retry_after: int) -> None:
+        """Answer 503 with Retry-After on a connection whose request was not read, without a thread: the
+        answer is sent and the sending side shut, and the connection lingers (its input read and dropped
+        between polls) until the client closes it or LINGER_S passed."""
+        body = json.dumps({"error": f"{why}; try again in {retry_after} s", "retry_after": retry_after}).encode()
         head = (f"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode()
-        with contextlib.suppress(OSError):
+                f"Content-Length: {len(body)}\r\nRetry-After: {retry_after}\r\nConnection: close\r\n\r\n").encode()
+        try:
             request.settimeout(0.5)  # a new connection's send buffer is empty: this does not wait
             request.sendall(head + body)
-        self.shutdown_request(request)
+            request.shutdown(socket.SHUT_WR)
+            request.setblocking(False)
+        except OSError:
+            self.shutdown_request(request)
+            return
+        if len(self._lingering) >= MAX_LINGERING:  # bounded: the oldest goes now
+            self._close_lingering(next(iter(self._lingering)))
+        self._lingering[request] = time.monotonic() + LINGER_S
+        self._drain(request)
+
+    @staticmethod
+    def _drain(sock: socket.socket, limit: int = 4 << 20) -> bool:
+        """Read and drop what a refused connection has sent (at most `limit` bytes now); False once the
+        client has closed its side, or the connection failed."""
+        read = 0
+        try:
+            while read < limit:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    return False
+                read += len(chunk)
+        except (BlockingIOError, InterruptedError):
+            return True
+        except OSError:
+            return False
+        return True
+
+    def _close_lingering(self, sock: socket.socket) -> None:
+        self._lingering.pop(sock, None)
+        with contextlib.suppress(OSError):
+            sock.close()
+
+    def server_close(self) -> None:
+        super().server_close()
+        for sock in list(self._lingering):
+            self._close_lingering(sock)
 
     def handle_error(self, request, client_address) -> None:
         if isinstance(sys.exc_info()[1], OSError):  # a client cut off, or gone: not the endpoint's fault

@@ -6,6 +6,10 @@ that finds the lock held by the app (the pid in DuckDB's lock error is the pid i
 and prints what the app streams back; its exit code is the command's. Path arguments are made
 absolute here first, since the app's working folder is not ours. Without an endpoint file nothing
 changes: the command runs here (and says the database is locked if something else holds it).
+
+An app that is busy (too many connections waiting, or too many commands running: 503 with
+Retry-After) is asked again for up to BUSY_WAIT_S; then the command ends with a message and
+BUSY_EXIT, having run nowhere. A connection the app closes before it answered counts as busy too.
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ import http.client
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from reviewer.cli.common import db_path, is_locked, lock_holder
@@ -27,6 +32,16 @@ PATH_METAVARS = {"PATH", "DIR", "FILE", "CSV", "PNG"}
 PATH_OR_ID_METAVARS = {"PATH_OR_ID"}
 
 READ_TIMEOUT_S = 60.0  # the app sends a heartbeat every second while a command runs
+BUSY_WAIT_S = 5.0  # how long a busy app is asked again before the command gives up
+BUSY_EXIT = 75  # EX_TEMPFAIL: nothing ran, try again later
+
+
+class _Busy(Exception):
+    """The app did not take the command: it is busy (503), or closed the connection before answering."""
+
+    def __init__(self, why: str, retry_after: float = 1.0):
+        super().__init__(why)
+        self.retry_after = retry_after
 
 
 def _subparser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser | None:
@@ -97,7 +112,32 @@ def forward_if_served(parser: argparse.ArgumentParser, args: argparse.Namespace,
 
 
 def forward(endpoint: dict, payload: dict, db_name: str) -> int | None:
-    """POST the command to the endpoint and replay its output here; None when the app cannot be reached."""
+    """POST the command to the endpoint and replay its output here; None when the app cannot be reached.
+    A busy app is asked again until BUSY_WAIT_S has passed (then BUSY_EXIT, with a message)."""
+    deadline = time.monotonic() + BUSY_WAIT_S
+    while True:
+        try:
+            return _forward_once(endpoint, payload, db_name)
+        except _Busy as busy:
+            wait = min(max(busy.retry_after, 0.2), 1.0)
+            if time.monotonic() + wait > deadline:
+                print(f"specreview: the app serving {db_name} is busy ({busy}); nothing ran: "
+                      "try again in a moment", file=sys.stderr)
+                return BUSY_EXIT
+            time.sleep(wait)
+        except KeyboardInterrupt:
+            print("\nspecreview: interrupted before the app took the command; nothing ran", file=sys.stderr)
+            return 130
+
+
+def _retry_after(resp: http.client.HTTPResponse) -> float:
+    try:
+        return float(resp.getheader("Retry-After") or 1)
+    except ValueError:
+        return 1.0
+
+
+def _forward_once(endpoint: dict, payload: dict, db_name: str) -> int | None:
     body = json.dumps(payload).encode()
     conn = http.client.HTTPConnection("127.0.0.1", endpoint["port"], timeout=READ_TIMEOUT_S)
     try:
@@ -106,11 +146,19 @@ def forward(endpoint: dict, payload: dict, db_name: str) -> int | None:
                                                              "Content-Type": "application/json"})
         except (TimeoutError, ConnectionRefusedError):
             return None  # nothing ran: the app has just stopped; run here
+        except OSError as exc:  # closed before it read the request (broken pipe, reset): not taken
+            raise _Busy(f"it closed the connection: {exc.strerror or exc}") from None
         resp = None
         try:
-            resp = conn.getresponse()
+            try:
+                resp = conn.getresponse()
+            except (OSError, http.client.HTTPException) as exc:  # no answer at all: the command was not taken
+                raise _Busy(f"it closed the connection without an answer: {exc}") from None
+            if resp.status == 503:
+                why = _error_text(resp.read(4096))
+                raise _Busy(why, _retry_after(resp))
             if resp.status != 200:
-                why = resp.read(4096).decode(errors="replace")
+                why = _error_text(resp.read(4096))
                 print(f"specreview: the app serving {db_name} refused the command ({resp.status}): {why}",
                       file=sys.stderr)
                 return 1
@@ -127,6 +175,15 @@ def forward(endpoint: dict, payload: dict, db_name: str) -> int | None:
                 resp.close()
     finally:
         conn.close()
+
+
+def _error_text(body: bytes) -> str:
+    """The app's reason from its JSON refusal ({"error": ...}), else the text as sent."""
+    text = body.decode(errors="replace")
+    try:
+        return str(json.loads(text)["error"])
+    except (ValueError, KeyError, TypeError):
+        return text.strip() or "no reason given"
 
 
 def _replay(resp: http.client.HTTPResponse) -> int:

@@ -5,6 +5,9 @@ do not play along, and an app that started while its database was locked.
   REQUEST_TIMEOUT_S (10 s; 1 s here) whatever it does: it never holds an endpoint thread for good.
 - Connections still waiting for their request are bounded (MAX_WAITING): more are answered 503 at once and
   closed, and the endpoint's threads go back to what they were once the idle clients are cut off.
+- A busy endpoint (issue 45, item 6: another local user holding 20 idle connections) answers 503 with
+  Retry-After, and the answer arrives whole even while the refused client is still sending its
+  request; the CLI asks again briefly, then says the app is busy and exits BUSY_EXIT (no traceback).
 - An app started while another process held the database serves `specreview` commands once it opens the
   database (the first page after the lock is released), and its log says why until then.
 """
@@ -24,6 +27,7 @@ import requests
 from served_app import ServedApp, seeded_db
 
 from reviewer import server_endpoint
+from reviewer.cli import remote
 from reviewer.server_endpoint import TOKEN_HEADER, CommandEndpoint, endpoint_path
 from reviewer.store import Store
 
@@ -173,6 +177,110 @@ def test_a_running_command_does_not_take_a_waiting_slot(endpoint):
         for client in clients:
             client.join(30)
     assert [status for status, _ in results] == [200] * 6
+
+
+# -- a busy endpoint: 503 with Retry-After, read whole; the CLI says so --------------------------------
+class IdleClients:
+    """Another local user's connections that never send a request, `count` of them held open: each one
+    the endpoint cuts off (or answers busy) is opened again (the attack of issue 45, item 6)."""
+
+    def __init__(self, port: int, count: int):
+        self.port, self.count = port, count
+        self.stop = threading.Event()
+        self.socks: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._hold, daemon=True)
+        self.thread.start()
+
+    def _hold(self):
+        while not self.stop.is_set():
+            for sock in list(self.socks):
+                sock.setblocking(False)
+                try:
+                    if sock.recv(4096) != b"":  # answered busy: it is closed next
+                        continue
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    pass
+                self.socks.remove(sock)  # cut off: open another
+                sock.close()
+            while len(self.socks) < self.count and not self.stop.is_set():
+                try:
+                    self.socks.append(socket.create_connection(("127.0.0.1", self.port), timeout=5))
+                except OSError:
+                    break
+            time.sleep(0.05)
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(10)
+        for sock in self.socks:
+            sock.close()
+
+
+def busy_request(port: int, body_bytes: int) -> bytes:
+    """A command request with a body of `body_bytes` sent to a busy endpoint; what came back."""
+    body = json.dumps({"argv": ["ingest"] + ["x" * 50] * (body_bytes // 54)}).encode()
+    head = f"POST /run HTTP/1.0\r\n{TOKEN_HEADER}: t\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
+        try:
+            sock.sendall(head + body)
+            sock.shutdown(socket.SHUT_WR)
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+        except OSError as exc:
+            pytest.fail(f"the busy endpoint broke the connection instead of answering: {exc!r}")
+    return answer
+
+
+def test_a_busy_endpoint_answers_503_with_retry_after_even_to_a_client_still_sending(endpoint, monkeypatch):
+    monkeypatch.setattr(server_endpoint, "REQUEST_TIMEOUT_S", 30.0)  # the idle clients are not cut off here
+    idle = IdleClients(endpoint.port, 4)  # MAX_WAITING in this test
+    try:
+        wait_for(lambda: endpoint.load()[0] == 4, "the endpoint holds the 4 idle connections")
+        for size in (100, 300_000, 900_000, 900_000, 900_000):
+            answer = busy_request(endpoint.port, size)
+            head, _, body = answer.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.0 503"), answer[:200]
+            retry = [line for line in head.split(b"\r\n") if line.lower().startswith(b"retry-after:")]
+            assert retry and 1 <= int(retry[0].split(b":")[1]) <= 30, head
+            assert "busy" in json.loads(body)["error"]
+    finally:
+        idle.close()
+
+
+def big_ingest(tmp_path: Path) -> list[str]:
+    """`specreview ingest` with a request body of ~1 MB (many path arguments: the client is still sending
+    them when the busy endpoint has answered)."""
+    return ["ingest", *(str(tmp_path / f"spectrum-{i:06d}-{'p' * 40}.fits") for i in range(12_000))]
+
+
+def test_the_cli_says_the_app_is_busy_and_exits_nonzero_without_a_traceback(endpoint, tmp_path, monkeypatch):
+    monkeypatch.setattr(server_endpoint, "REQUEST_TIMEOUT_S", 60.0)
+    idle = IdleClients(endpoint.port, 20)
+    try:
+        wait_for(lambda: endpoint.load()[0] == 4, "the endpoint holds its 4 waiting connections")
+        done = subprocess.run([sys.executable, "-m", "reviewer.cli", *big_ingest(tmp_path), "--db", str(endpoint.db)],
+                              capture_output=True, text=True, timeout=180, cwd=tmp_path, env=ENV)
+    finally:
+        idle.close()
+    assert done.returncode == remote.BUSY_EXIT, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and "Error" not in done.stderr, done.stderr[-2000:]
+    assert "is busy" in done.stderr and "try again" in done.stderr, done.stderr
+
+
+def test_the_cli_asks_a_busy_app_again_and_runs_once_it_has_room(endpoint, capsys):
+    idle = [connect(endpoint.port) for _ in range(4)]  # held once: cut off after TIMEOUT_S (1 s here)
+    try:
+        wait_for(lambda: endpoint.load()[0] == 4, "the endpoint holds the 4 idle connections")
+        code = remote.forward({"port": endpoint.port, "token": endpoint.token},
+                              {"argv": ["session", "list"], "db": str(endpoint.db)}, endpoint.db.name)
+    finally:
+        for sock in idle:
+            sock.close()
+    out, err = capsys.readouterr()
+    assert code == 0 and "ran" in out, err
 
 
 # -- an app started while another process held its database ---------------------------------------------

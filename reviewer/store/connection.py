@@ -4,10 +4,16 @@ DuckDB lets only one process hold a file read-write, and a connection object is 
 the app (one process, many Tornado/Panel threads) therefore shares one connection per file, kept
 in a module-level registry keyed by the resolved path, and every thread works through its own
 `connection.cursor()` (a cheap child connection onto the same database).
+
+Files are private: before it opens a database file the process's umask gains 0o077 (`private_files`),
+so the file, its `.wal` (which DuckDB deletes at each checkpoint and creates again with the umask's
+mode) and whatever else the process writes afterwards are readable by their user only (0600). An
+existing file keeps the mode it has.
 """
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 import weakref
@@ -65,6 +71,32 @@ def unwritable_of(path, exc: Exception) -> StoreReadOnly | None:
                          "folder and open the copy")
 
 
+PRIVATE_UMASK = 0o077
+
+
+def _current_umask() -> int:
+    """The process's umask, read without changing it where the system says it (Linux); else set and reset."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(PRIVATE_UMASK)
+    os.umask(mask)
+    return mask
+
+
+def private_files() -> None:
+    """Make the files this process creates from now on readable and writable by their user only: the
+    umask gains 0o077 (what it already withholds stays withheld). A database and its WAL hold every
+    label and note; another user of the machine has no business reading them."""
+    mask = _current_umask()
+    if mask & PRIVATE_UMASK != PRIVATE_UMASK:
+        os.umask(mask | PRIVATE_UMASK)
+
+
 def locked_message(name: str, exc: Exception) -> str:
     """Who holds the file, by pid only: DuckDB's own words also give the holder's program path and user."""
     pid = lock_pid(str(exc))
@@ -78,6 +110,8 @@ class SharedConnection:
     def __init__(self, path: Path | None):
         self.path = path
         target = str(path) if path is not None else ":memory:"
+        if path is not None:
+            private_files()  # the file, if DuckDB creates it, and its .wal: 0600
         try:
             self.connection = duckdb.connect(target)
         except duckdb.Error as exc:

@@ -19,10 +19,11 @@ def resolve_db_path(db: str | os.PathLike | None = None) -> Path:
     """The database file to open: the explicit `db`, else $SPECREVIEW_DB, else `default_db_path()`.
 
     Returns an absolute path (so one file is one registry key however it was spelt) and creates
-    the parent folder, since DuckDB will not.
+    the parent folder, since DuckDB will not: mode 0700, only its user may list or read it (a folder
+    that exists keeps its mode).
     """
     chosen = db if db not in (None, "") else os.environ.get(ENV_VAR) or None
     path = Path(chosen).expanduser() if chosen is not None else default_db_path()
     path = path.resolve()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     return path

@@ -149,11 +149,19 @@ def require_judgeable(spectrum, purpose: str = "vetting") -> None:
                                       "cannot judge fewer)")
 
 
+# The header as shown (the FITS header card of the metadata, the store's copy): at most this many
+# characters of values. A survey header is 10-40 kB of card images; a reader's cap (fitsraw) bounds
+# the cards, this bounds what every page that shows them carries.
+HEADER_TEXT_MAX_CHARS = 64_000
+HEADER_SHORTENED_KEY = "(shortened)"
+
+
 def header_text(header) -> dict[str, str]:
     """The raw header as {KEY: value text}, for display only.
 
     Takes a fitsraw.RawHeader (its card images) or an astropy Header. Repeated keys (COMMENT,
-    HISTORY) are joined with newlines; string values lose their quotes; comments are dropped.
+    HISTORY) are joined with newlines; string values lose their quotes; comments are dropped. Past
+    HEADER_TEXT_MAX_CHARS of values the rest is left out, and HEADER_SHORTENED_KEY says how many cards.
     """
     raw = getattr(header, "text", None)
     if raw is None:
@@ -161,11 +169,15 @@ def header_text(header) -> dict[str, str]:
             raw = header.tostring(sep="", endcard=False, padding=False)
         except Exception:  # an unparsable card must not cost the spectrum
             return {}
-    out: dict[str, str] = {}
+    parts: dict[str, list[str]] = {}  # joined once at the end: joining per card is quadratic in a key's cards
+    size, left_out = 0, 0
     for start in range(0, len(raw), 80):
         card = raw[start:start + 80]
         key = card[:8].strip()
         if not key or key == "END":
+            continue
+        if size > HEADER_TEXT_MAX_CHARS:
+            left_out += 1
             continue
         if card[8:10] == "= ":
             value = parse_value(card[10:])
@@ -174,7 +186,11 @@ def header_text(header) -> dict[str, str]:
                                               else card[10:].split("/", 1)[0].strip())
         else:
             value = card[8:].strip()
-        out[key] = out[key] + "\n" + value if key in out else value
+        parts.setdefault(key, []).append(value)
+        size += len(value) + 1
+    out = {key: "\n".join(values) for key, values in parts.items()}
+    if left_out:
+        out[HEADER_SHORTENED_KEY] = f"{left_out:,} more cards not shown (the header is {len(raw) // 80:,} cards)"
     return out
 
 

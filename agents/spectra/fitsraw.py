@@ -22,6 +22,11 @@ import numpy as np
 from .errors import SpectrumReadError
 
 BLOCK = 2880
+# Most cards one header may have. Survey headers hold a few hundred (SDSS spec files ~500, the largest
+# in the shared corpus 502; DESI and LAMOST fewer); a long IRAF or pipeline HISTORY reaches a few
+# thousand. A header past this is no spectrum's: reading and showing it would cost the server in
+# proportion to its size (an attack: 150,000 HISTORY cards, 12 MB).
+MAX_HEADER_CARDS = 10_000
 _BITPIX = {8: ">u1", 16: ">i2", 32: ">i4", 64: ">i8", -32: ">f4", -64: ">f8"}
 _TFORM = re.compile(r"^\s*(\d*)\s*([LXBIJKAEDCMPQ])")
 _TCODE = {"L": "i1", "B": "u1", "I": ">i2", "J": ">i4", "K": ">i8", "E": ">f4", "D": ">f8",
@@ -300,6 +305,9 @@ def _read_header(raw: bytes, pos: int, path: str, index: int) -> tuple[RawHeader
         if len(block) < BLOCK:
             raise SpectrumReadError(path, f"truncated FITS file (header of HDU {index} has no END card)")
         pos += BLOCK
+        if (pos - start) // 80 > MAX_HEADER_CARDS:
+            raise SpectrumReadError(path, f"header of HDU {index} has more than {MAX_HEADER_CARDS:,} cards "
+                                          f"(a spectrum's has a few hundred): refused unread")
 
 
 def _data_size(h: RawHeader, path: str) -> int:

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from .core import (
+    HEADER_TEXT_MAX_CHARS,
     build_spectrum,
     check_flux_magnitude,
     clean_float,
@@ -291,6 +292,8 @@ def read_specreview_fits(fits, path: str, target=None):
     if "SRCHEAD" in fits:
         try:
             blob = fits["SRCHEAD"].image()
+            if blob.size > 4 * HEADER_TEXT_MAX_CHARS:  # an export writes header_text's, bounded: not one of ours
+                raise ValueError("source header too large")
             source_header = json.loads(blob.astype(np.uint8).tobytes().decode("utf-8"))["header"]
         except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
             source_header = None

@@ -8,6 +8,7 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
+from agents.spectra.core import HEADER_TEXT_MAX_CHARS
 from reviewer.components.panes import TextHTML
 from reviewer.components.styles import STYLESHEETS
 from reviewer.review_state import ReviewState
@@ -95,6 +96,8 @@ class MetadataPanel(Viewer):
             except ValueError:
                 header = {"HEADER": header}
         lines = "\n".join(f"{k!s:<8} = {v}" for k, v in header.items())
+        if len(lines) > 2 * HEADER_TEXT_MAX_CHARS:  # stored before readers bounded it (agents.spectra.core)
+            lines = lines[:HEADER_TEXT_MAX_CHARS] + f"\n… ({len(lines) - HEADER_TEXT_MAX_CHARS:,} more characters not shown)"
         self._header.object = f"<pre class='sr-header'>{html.escape(lines) or '(no header)'}</pre>"
 
     @property

@@ -24,3 +24,19 @@ SCRIPT_PAYLOADS = [
 ]
 
 ALL = "\n\n".join(SCRIPT_PAYLOADS)
+
+
+def header_bomb(fits_bytes: bytes, cards: int, key: str = "HISTORY") -> bytes:
+    """`fits_bytes` (a real uncompressed FITS file) with `cards` more `key` cards in its primary header,
+    as the attack wrote them (150,000 HISTORY cards: a 12 MB header), the header padded to its blocks."""
+    block, card_len = 2880, 80
+    pos = 0
+    while fits_bytes[pos:pos + 8] != b"END     ":
+        pos += card_len
+    end_of_header = (pos // block + 1) * block
+    kept = fits_bytes[:pos]
+    filler = b"".join(f"{key:<8}{'step %d of a pipeline that never ends' % i:<72}".encode("ascii")
+                      for i in range(cards))
+    header = kept + filler + b"END".ljust(card_len)
+    header += b" " * (-len(header) % block)
+    return header + fits_bytes[end_of_header:]

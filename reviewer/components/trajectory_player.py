@@ -12,7 +12,7 @@ from reviewer.components.button_strip import ButtonStrip, strip_height
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.components.step_player import StepPlayer
-from reviewer.components.step_view import step_html
+from reviewer.components.step_view import TEXT_SHOWN_MAX, step_html
 from reviewer.review_state import ReviewState
 from reviewer.services.claims import counts_text
 from reviewer.services.step_stages import stage_groups
@@ -118,31 +118,89 @@ class TrajectoryPlayer(Viewer):
                          sizing_mode="stretch_width")
 
 
+# The Transcript shows a trajectory a page of steps at a time. An import decides how long a trajectory
+# and its steps are, and each step costs the server's one event loop to convert (Markdown: ~0.13 s for a
+# 20,000-character table) and to send, and the browser to draw: a 3 MB chat import of 150 such steps
+# held the server ~115 s in one build. A page ends after TRANSCRIPT_PAGE_STEPS steps or once its steps
+# reach TRANSCRIPT_PAGE_COST (characters of step text, a render counted as RENDER_COST): ~1 s of the
+# server at most, and the offline agents' whole trajectories (15-61 steps, a few kB of text) on one page.
+TRANSCRIPT_PAGE_STEPS = 80
+TRANSCRIPT_PAGE_COST = 150_000
+RENDER_COST = 5_000
+
+
+def step_cost(step) -> int:
+    """What showing `step` in the transcript costs, in characters of its text (renders: RENDER_COST)."""
+    text = min(len(step.text or ""), TEXT_SHOWN_MAX)
+    rendered = step.image_sha is not None or step.kind == "tool_result"  # a stored picture, or one made again
+    return text + len(str(step.tool_args or "")) + len(str(step.answer or "")) + (RENDER_COST if rendered else 0) + 200
+
+
+def transcript_pages(steps) -> list[range]:
+    """`steps` cut into the transcript's pages (each at least one step)."""
+    pages, start, cost = [], 0, 0
+    for i, step in enumerate(steps):
+        if i > start and (i - start >= TRANSCRIPT_PAGE_STEPS or cost + step_cost(step) > TRANSCRIPT_PAGE_COST):
+            pages.append(range(start, i))
+            start, cost = i, 0
+        cost += step_cost(step)
+    if start < len(steps):
+        pages.append(range(start, len(steps)))
+    return pages
+
+
 class Transcript(Viewer):
-    """The whole trajectory as one scrolling page, built only when its tab is opened."""
+    """The whole trajectory as one scrolling page, built only when its tab is opened, a page of steps at a
+    time (`transcript_pages`): "Show steps ..." at its end adds the next."""
 
     state = param.ClassSelector(class_=ReviewState)
 
     def __init__(self, **params):
         super().__init__(**params)
         self._column = pn.Column(sizing_mode="stretch_width", css_classes=["sr-transcript"])
+        self._more = pn.widgets.Button(label="", color="light", visible=False, css_classes=["sr-transcript-more"])
+        self._more.on_click(lambda _: self._show_next_page())
         self._built_for = None
+        self._pages: list[range] = []
+        self._shown = 0  # pages on screen
         self.state.param.watch(lambda _: setattr(self, "_built_for", None), "item")
 
     def build(self):
-        from reviewer.services.renders import step_render
-
         item = self.state.item
         if item is None or self._built_for is item:
             return
-        items = []
-        for step in self.state.steps:
-            items.append(pn.pane.HTML(step_html(step, len(self.state.steps)), sizing_mode="stretch_width"))
-            png = step_render(self.state.store, item, step.index)
+        self._built_for, self._pages, self._shown = item, transcript_pages(self.state.steps), 0
+        self._column.objects = []
+        self._show_next_page()
+
+    def _page_items(self, steps: range) -> list:
+        from reviewer.services.renders import step_render
+
+        item, total, items = self.state.item, len(self.state.steps), []
+        for index in steps:
+            items.append(pn.pane.HTML(step_html(self.state.steps[index], total), sizing_mode="stretch_width"))
+            png = step_render(self.state.store, item, index)
             if png is not None:
                 items.append(pn.pane.PNG(png, sizing_mode="scale_width", max_width=720))
-        self._column.objects = items
-        self._built_for = item
+        return items
+
+    def _show_next_page(self) -> None:
+        if self._shown >= len(self._pages):
+            return
+        page = self._pages[self._shown]
+        self._shown += 1
+        self._column.objects = [*self._column.objects, *self._page_items(page)]
+        total = len(self.state.steps)
+        if self._shown < len(self._pages):
+            nxt = self._pages[self._shown]
+            self._more.label = f"Show steps {nxt.start + 1}-{nxt.stop} of {total}"
+            self._more.visible = True
+        else:
+            self._more.visible = False
+
+    @property
+    def steps_shown(self) -> int:
+        return self._pages[self._shown - 1].stop if self._shown else 0
 
     def __panel__(self):
-        return self._column
+        return pn.Column(self._column, self._more, sizing_mode="stretch_width")

@@ -35,8 +35,18 @@ def header_bomb(fits_bytes: bytes, cards: int, key: str = "HISTORY") -> bytes:
         pos += card_len
     end_of_header = (pos // block + 1) * block
     kept = fits_bytes[:pos]
-    filler = b"".join(f"{key:<8}{'step %d of a pipeline that never ends' % i:<72}".encode("ascii")
+    filler = b"".join(f"{key:<8}{f'step {i} of a pipeline that never ends':<72}".encode("ascii")
                       for i in range(cards))
     header = kept + filler + b"END".ljust(card_len)
     header += b" " * (-len(header) % block)
     return header + fits_bytes[end_of_header:]
+
+
+def table_bomb_steps(steps: int = 150, chars: int = 19_900) -> list[str]:
+    """The Transcript bomb's step texts: `steps` Markdown tables of just under the per-step Markdown cap
+    (reviewer.components.safe_text.MARKDOWN_MAX_CHARS), ~3 MB in all, as a chat import carried them."""
+    rows = ["| row | value | note |", "|---|---|---|"]
+    while sum(len(r) + 1 for r in rows) < chars:
+        rows.append(f"| {len(rows)} | {len(rows) * 7} | cell {len(rows)} |")
+    table = "\n".join(rows)[:chars]
+    return [f"Step {i}: the table I measured\n\n{table}" for i in range(steps)]

@@ -1,0 +1,66 @@
+"""Issue 45, finding 3: a Transcript bomb. A 3 MB chat import (150 steps, each a 20,000-character
+Markdown table) took ~115 s of the server's event loop to show in the Transcript: the per-step cap
+held, nothing bounded the whole. The Transcript now shows a page of steps at a time
+(reviewer.components.trajectory_player.transcript_pages), the next on demand."""
+from __future__ import annotations
+
+import pytest
+from security.payloads import table_bomb_steps
+
+from agents.trajectory import AgentInfo, Trajectory
+from reviewer.components import trajectory_player
+from reviewer.components.trajectory_player import TRANSCRIPT_PAGE_COST, Transcript, step_cost, transcript_pages
+from reviewer.review_state import ReviewState
+
+
+def bomb_trajectory(spectrum_id: str) -> Trajectory:
+    traj = Trajectory(spectrum_id=spectrum_id, task="cv", agent=AgentInfo(name="chat", backend="openai", model="x"))
+    for text in table_bomb_steps():
+        traj.add("think", text=text)
+    traj.add("answer", text="<answer>\\boxed{NO}</answer>", answer={"answer": "NO"})
+    traj.outcome = {"status": "answered", "answer": "NO"}
+    return traj
+
+
+@pytest.fixture
+def bomb(demo_store):
+    spectrum = demo_store.spectra.list_spectra(limit=1)[0]["spectrum_id"]
+    traj = bomb_trajectory(spectrum)
+    demo_store.trajectories.save_trajectory(traj)
+    return demo_store, traj
+
+
+def test_the_bomb_is_three_megabytes_of_markdown_under_the_per_step_cap():
+    texts = table_bomb_steps()
+    assert len(texts) == 150 and sum(map(len, texts)) > 2_900_000
+    assert all(len(t) <= 20_000 for t in texts)
+
+
+def test_the_transcript_converts_one_bounded_page_at_a_time(bomb, monkeypatch):
+    store, traj = bomb
+    converted = []
+    real = trajectory_player.step_html
+    monkeypatch.setattr(trajectory_player, "step_html", lambda step, total: converted.append(step.index) or real(step, total))
+    state = ReviewState(store, reviewer="ann")
+    assert state.open_item(trajectory_id=traj.id)
+    transcript = Transcript(state=state)
+    transcript.build()
+    first = list(converted)
+    assert first == list(range(len(first))) and 1 <= len(first) < 10
+    assert sum(step_cost(traj.steps[i]) for i in first) <= TRANSCRIPT_PAGE_COST
+    assert transcript._more.visible and transcript._more.label.startswith(f"Show steps {len(first) + 1}-")
+    while transcript._more.visible:  # every step can still be read, a page per click
+        before = len(converted)
+        transcript._more.clicks += 1
+        assert 0 < len(converted) - before < 10
+    assert converted == list(range(len(traj.steps))) and transcript.steps_shown == len(traj.steps)
+
+
+def test_pages_cover_every_step_once_and_a_short_trajectory_is_one_page(demo_store):
+    state = ReviewState(demo_store, reviewer="ann")
+    state.open_first()
+    assert len(transcript_pages(state.steps)) == 1  # an agent's own trajectory: all at once, as before
+    steps = bomb_trajectory("x").steps
+    pages = transcript_pages(steps)
+    assert [i for page in pages for i in page] == list(range(len(steps)))
+    assert all(len(page) >= 1 for page in pages)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -57,6 +58,10 @@ _pool: RenderPool | None = None
 
 
 def _warm(niceness: int = 0) -> None:
+    # A Ctrl-C at the terminal reaches the whole process group, workers included: the pool's owner
+    # ends them (executor.shutdown). Interrupted on their own, they printed tracebacks and could leave
+    # a task half done or the pool broken while the owner shut it down.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if niceness:  # speculative work (a reviewer's prefetch) yields the CPU to what someone waits for
         os.nice(niceness)
     import agents.tools.render_figure  # noqa: F401  (matplotlib, its Agg backend, the text sprites)

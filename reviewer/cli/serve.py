@@ -7,11 +7,18 @@ origins named here: a page on another host, even of the same site, cannot open i
 cookies. A login (`--basic-auth`, or `--oauth-provider` with Panel's PANEL_OAUTH_* variables) makes
 the signed login the reviewer's name (layouts/identity.py). The cookie secret is read from the
 environment or a file, never from the command line (which `ps` and logs show).
+
+SIGTERM and SIGINT (Ctrl-C) stop the server cleanly: the IOLoop stops at its next turn, the server is
+stopped (the app's unload hook: reviewer/app_hooks.on_server_unloaded), the command endpoint and its
+file `<db>.server.json` are removed, background work is dropped and the render processes end; the
+exit code is 0. A second signal while it stops ends the process at once.
 """
 from __future__ import annotations
 
+import logging
 import os
 import secrets
+import signal
 import sys
 from pathlib import Path
 
@@ -94,6 +101,51 @@ def run(args) -> int:
     server_built_with_csp()
     print(f"specreview serve: http://{args.address}:{args.port}/reviewer (websocket origins: {', '.join(origins)})",
           file=sys.stderr)
+    stop_on_signals(server)  # after get_server: Panel's own SIGINT handler only stops the loop
     server.start()
-    server.io_loop.start()
+    try:
+        server.io_loop.start()
+    except KeyboardInterrupt:  # a SIGINT that arrived before the handler was in place
+        pass
+    finally:
+        shut_down(server)
     return 0
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def stop_on_signals(server) -> None:
+    """SIGTERM and SIGINT stop the server's IOLoop (from the signal handler, only a callback is
+    scheduled: the loop returns at its next turn and `run` shuts the server down); a second one while
+    it shuts down ends the process at once (the signals' default actions are back)."""
+    loop = server.io_loop.asyncio_loop
+
+    def stop(signum, frame) -> None:
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_DFL if sig != signal.SIGINT else signal.default_int_handler)
+        print(f"specreview serve: {signal.Signals(signum).name}: stopping", file=sys.stderr, flush=True)
+        loop.call_soon_threadsafe(server.io_loop.stop)
+
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, stop)
+
+
+def shut_down(server) -> None:
+    """Stop the server once its loop has returned: the app's unload hook ends the endpoint (its file
+    removed) and the background work (render processes included); both again here, in case the hook
+    did not run or failed (each is a no-op the second time)."""
+    from reviewer.server_endpoint import stop_endpoint
+    from reviewer.services import background
+
+    log = logging.getLogger("specreview.serve")
+    try:
+        server.stop()
+    except Exception:
+        log.exception("stopping the server failed; ending the endpoint and the background work anyway")
+    for step in (stop_endpoint, background.stop):
+        try:
+            step()
+        except Exception:
+            log.exception("%s failed while the server stopped", step.__qualname__)
+    print("specreview serve: stopped", file=sys.stderr, flush=True)

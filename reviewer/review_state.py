@@ -131,7 +131,7 @@ LABEL_KINDS: dict[str, LabelKind] = {
     "preference": LabelKind("trajectory", lambda s, traj, other_id, outcome: s.labels.write_preference(
         s.reviewer, traj.id, other_id, outcome, s.item.spectrum_id, s.campaign), requires=("other_id",)),
     "resolution": LabelKind("nothing", lambda s, _traj, item, action, label, comment: s.labels.write_resolution(
-        s.reviewer, item, action, label, comment, s.campaign), subject=_conflict_subject),
+        s.reviewer, item, action, label, comment, s.campaign, blind=s.blind), subject=_conflict_subject),
     "revision": LabelKind("step", lambda s, traj, text, tool_args, comment: s.labels.write_revision(
         s.reviewer, traj, s.step, text, tool_args, s.item.spectrum, comment, s.campaign)),
     "curation_event": LabelKind("trajectory", lambda s, traj, event, value, comment: s.labels.write_curation_event(
@@ -189,6 +189,9 @@ class ReviewState(param.Parameterized):
         self.name_problems: set[str] = set()  # messages about the name: stale once a valid name is given
         self.store_mark = self.store.queue.content_mark()
         self.labels_seen = self.store_mark[2]
+        # before any view's watcher: a refused "Reviewed by" is cleared before a list reads it
+        self.filters.param.watch(self._check_reviewed_by, "reviewed_by")
+        self.param.watch(self._check_reviewed_by, ["reviewer", "blind"])
 
     @param.depends("reviewer", watch=True)
     def _name_given(self):
@@ -209,7 +212,21 @@ class ReviewState(param.Parameterized):
         return self.campaign["id"] if self.campaign else None
 
     def queue_args(self) -> dict[str, Any]:
-        return {**self.filters.store_args(), "session_id": self.session_id, "blind": self.blind}
+        args = {**self.filters.store_args(), "session_id": self.session_id, "blind": self.blind}
+        try:  # blind review: "Reviewed by" someone else is refused (`_check_reviewed_by` says so and clears it)
+            args["reviewed_by"] = self.labels.check_reviewed_by(self.reviewer, args["reviewed_by"], self.blind)
+        except LabelRefused:
+            args["reviewed_by"] = None
+        return args
+
+    def _check_reviewed_by(self, *_) -> None:
+        """The "Reviewed by" filter under the blind rule (LabelService.check_reviewed_by): a refused name is
+        cleared from the filter, and the page says why."""
+        try:
+            self.labels.check_reviewed_by(self.reviewer, self.filters.reviewed_by, self.blind)
+        except LabelRefused as err:
+            self.error = str(err)
+            self.filters.reviewed_by = ""
 
     def open_campaign(self, name_or_id: str) -> bool:
         found = self.store.sessions.find_session(name_or_id)

@@ -12,12 +12,13 @@ from reviewer.components.row_table import RowTable
 from reviewer.components.safe_text import escape
 from reviewer.components.z_input import ZInput
 from reviewer.review_state import ReviewState
-from reviewer.services.conflicts import conflict_page, disputed_choices
+from reviewer.services.conflicts import disputed_choices
 from reviewer.services.consensus import describe_label
 from reviewer.services.labels import VERDICT_KINDS, VERIFY_TYPES, LabelRefused
 
 CONFLICT_COLUMNS = {"object": "Object", "kind": "Kind", "task": "Task", "reviewers": "Reviewers", "why": "Why"}
-BLIND_WHY = "hidden until you label it (blind review)"
+# blind review (LabelService.sees_others): a conflict is listed only to a reviewer who labelled its item
+BLIND_SCOPE = " among the items you have labelled (blind review)"
 CONFLICT_WIDTHS = {"object": 150, "kind": 70, "task": 50, "reviewers": 70}
 # conflicts shown at once, oldest first: a merger works from the oldest, and a table of every
 # conflict of a million trajectories is neither read nor sent to a browser
@@ -100,6 +101,7 @@ class ConflictQueue(Viewer):
         # after a verdict while the tab is on screen (a hidden tab re-reads when it is opened again: at
         # 1M trajectories a refresh is ~0.2 s of the server's time, after every `a` in the Review tab)
         refresh_after_labels(self.state, VERDICT_KINDS, self._refresh_if_shown)
+        self._show()  # "no open conflicts" (and, blind, among which items) before the first read finds none
 
     def _refresh_if_shown(self) -> None:
         if self.state.main_tab in (None, "conflicts"):
@@ -107,8 +109,9 @@ class ConflictQueue(Viewer):
 
     def refresh(self, *_):
         state = self.state
-        found, total = conflict_page(state.store, session=state.session_id, offset=self.page * CONFLICT_PAGE,
-                                     limit=CONFLICT_PAGE)
+        # the conflicts this reviewer may see (blind review: only those they have labelled, counted as such)
+        found, total = state.labels.conflict_page(state.reviewer, state.blind, session=state.session_id,
+                                                  offset=self.page * CONFLICT_PAGE, limit=CONFLICT_PAGE)
         last = max(0, (total - 1) // CONFLICT_PAGE)
         if self.page > last:  # resolved down to fewer pages: the last one (its watcher reads it)
             self.page = last
@@ -116,14 +119,14 @@ class ConflictQueue(Viewer):
         first = self.page * CONFLICT_PAGE
         self.total = total
         self._count.object = (f"<small>{first + 1:,}-{first + len(found):,} of {total:,} open conflicts, oldest "
-                              "first</small>" if total else "")
+                              f"first{BLIND_SCOPE if state.blind else ''}</small>" if total else "")
         self._older.disabled, self._newer.disabled = self.page == 0, self.page >= last
-        self.items = state.labels.visible_conflicts(state.reviewer, found, state.blind)
+        self.items = found
 
     def _rows(self) -> list[dict[str, str]]:
         return [{"key": _key(i), "object": f"{i.get('object_id') or '?'} · {i.get('survey') or '?'}",
                  "kind": i["kind"], "task": i.get("task") or "", "reviewers": str(i["n_labels"]),
-                 "why": BLIND_WHY if i["hidden"] else "; ".join(i.get("reasons") or [])} for i in self.items]
+                 "why": "; ".join(i.get("reasons") or [])} for i in self.items]
 
     def _choose(self, key: str) -> None:
         found = next((n for n, i in enumerate(self.items) if _key(i) == key), None)
@@ -140,19 +143,14 @@ class ConflictQueue(Viewer):
     def _show(self):
         self._table.selected = self.selected
         item = self.current
-        self.choices = disputed_choices(item) if item is not None and not item["hidden"] else []
+        self.choices = disputed_choices(item) if item is not None else []
         self._start_form(item)
         self._who.object = self._who_text(item)
         if item is None:
-            self._detail.object = "<p><em>No open conflicts.</em></p>"
+            self._detail.object = f"<p><em>No open conflicts{BLIND_SCOPE if self.state.blind else ''}.</em></p>"
             return
         head = (f"<div><b>{escape(item.get('object_id') or item['item_id'])}</b> "
                 f"({escape(item.get('survey') or '?')}, {escape(item.get('task') or item['kind'])})<br>")
-        if item["hidden"]:  # blind review (LabelService.sees_others): no label is seen before one's own
-            where = "the Review tab" if item["kind"] == "trajectory" else "the VI form of the Review tab"
-            self._detail.object = (head + f"<em>Reviewers disagree here. Their labels appear once you have "
-                                   f"saved yours on this item (blind review): open it in {where}.</em></div>")
-            return
         self._detail.object = (head + f"<small>{escape('; '.join(item.get('reasons') or []))}</small>"
                                f"{describe_labels(item.get('labels') or [])}</div>")
 
@@ -200,7 +198,7 @@ class ConflictQueue(Viewer):
         mine = ""
         if item is not None:
             try:
-                state.labels.check_resolver(state.reviewer, item, state.campaign)
+                state.labels.check_resolver(state.reviewer, item, state.campaign, state.blind)
                 mine = "You may resolve this one."
             except LabelRefused as err:
                 mine = f"You cannot resolve this one yet: {err}"

@@ -32,7 +32,8 @@ class QueueView(TrajectoryTable):
         self.state.filters.choices_from(choices["tasks"], choices["backends"])
         self._filters = pn.Param(self.state.filters, parameters=list(FILTERS),
                                  show_name=False, default_layout=pn.Column, css_classes=["sr-queue-filters"],
-                                 widgets={"reviewed_by": {"type": pn.widgets.TextInput, "placeholder": "reviewer"}})
+                                 widgets={"reviewed_by": {"type": pn.widgets.TextInput,
+                                                          "placeholder": "reviewer (yourself, while blind)"}})
         self._prev = pn.widgets.Button(label="◀ Previous (b)", css_classes=["sr-queue-prev"], sizing_mode="stretch_width",
                                        description="Open the previous item of the filtered queue (b).")
         self._next = pn.widgets.Button(label="Next (n) ▶", css_classes=["sr-queue-next"], sizing_mode="stretch_width",
@@ -94,6 +95,8 @@ class QueueView(TrajectoryTable):
         people = list(state.campaign["reviewers"]) if state.campaign else []
         if state.reviewer and state.reviewer not in people:
             people.insert(0, state.reviewer)
+        # blind review: another reviewer's progress moves with their labels (LabelService.sees_reviewer)
+        people = [p for p in people if state.labels.sees_reviewer(state.reviewer, p, state.blind)]
         lines = []
         for person in people:
             prog = state.queue.progress(person, state.session_id)

@@ -19,7 +19,7 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
-from reviewer.components.next_tick import NewestReads
+from reviewer.components.next_tick import NewestReads, held
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.components.stats_figures import (
@@ -35,6 +35,7 @@ from reviewer.components.stats_figures import (
 from reviewer.components.styles import STYLESHEETS
 from reviewer.review_state import ReviewState
 from reviewer.services import stats_snapshots, triage
+from reviewer.services.labels import BLIND_TRIAGE_NOTE
 
 __all__ = ["CALIBRATION_TITLE", "StatsPanel", "abstention_text"]
 
@@ -152,8 +153,9 @@ class StatsPanel(Viewer):
         self._as_of = None  # when the figures shown while those are computed were (None: they are current)
         self._failure = False  # the latest refresh failed (the status says why)
         p = self._plots  # the blocks in their order, each hidden until it has something to show
-        self._body.objects = [*p["bars"].parts, *p["cdf"].parts, *p["correlation"].parts, self._kappa_block,
-                              self._kappa_note, *p["scores"].parts, *p["coverage"].parts, self.calibration]
+        self._blind_note = pn.pane.Markdown("", width=W, visible=False, css_classes=["sr-stats-blind"])
+        self._body.objects = [self._blind_note, *p["bars"].parts, *p["cdf"].parts, *p["correlation"].parts,
+                              self._kappa_block, self._kappa_note, *p["scores"].parts, *p["coverage"].parts, self.calibration]
 
     @property
     def abstention_text(self) -> str:
@@ -166,8 +168,17 @@ class StatsPanel(Viewer):
             return  # the first refresh is still computing; it reads the target when it is done
         self._show_report(triage.triage_report(self.state.store, float(self.target.value), inputs=self._inputs))
 
+    @held
     def _show_report(self, report: dict) -> None:
+        if not self.state.labels.sees_team_figures(self.state.blind):  # blind review: read from everyone's labels
+            self.triage = {}
+            self._plots["calibration"].show(False)
+            self._statement.object, self._abstention.visible = BLIND_TRIAGE_NOTE, False
+            self.target.visible = False
+            self.calibration.visible = True
+            return
         self.triage = report
+        self.target.visible = True
         self._plots["calibration"].show(self._calibration.update(self.triage))
         self._statement.object = abstention_text(self.triage)
         _fill(self._abstention, abstention_frame(self.triage))
@@ -193,7 +204,11 @@ class StatsPanel(Viewer):
         self._status.object = (f"<p>Statistics could not be computed: {escape(type(exc).__name__)}: {escape(exc)}."
                                f"{shown}</p>")
 
+    @held
     def _show_review_stats(self, data: dict) -> None:
+        state = self.state  # what this reviewer may see of them (blind review: their own labels' figures)
+        data = state.labels.visible_stats(state.reviewer, data, state.blind, state.session_id)
+        self._blind_note.object, self._blind_note.visible = data["blind_note"] or "", bool(data["blind_note"])
         rated = self._ratings.update(data["distributions"])
         self._plots["bars"].show(rated)
         self._plots["cdf"].show(rated)

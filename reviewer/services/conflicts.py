@@ -152,13 +152,16 @@ def conflict_queue(store, kind: str | None = None, include_resolved: bool = Fals
 
 
 def conflict_page(store, *, offset: int = 0, limit: int | None = None, kind: str | None = None,
-                  include_resolved: bool = False, session: str | None = None) -> tuple[list[dict[str, Any]], int]:
+                  include_resolved: bool = False, session: str | None = None,
+                  labelled_by: str | None = None) -> tuple[list[dict[str, Any]], int]:
     """(`limit` items from `offset` of the conflicts, oldest disagreement first; how many there are).
     Each: kind ('trajectory' / 'spectrum'), item_id, spectrum_id, task, object_id, survey, reasons,
     labels (the current labels in conflict), resolution (the latest merger row or None), resolved,
     updated_at. A conflict is its item's stored consensus (`verdict_state`, `vi_state`, synced first);
     only the page's items have their labels read and merged (at 1M trajectories reading and merging
-    every conflict's labels was most of the tab's time)."""
+    every conflict's labels was most of the tab's time). `labelled_by`: only the conflicts on which that
+    reviewer has a current label of their own, paged and counted as such (blind review:
+    reviewer.services.labels.LabelService.conflict_page)."""
     scope = _session_id(store, session) or ""
     order: list[tuple[Any, str, str]] = []  # (updated_at, item id, kind)
     if kind in (None, "trajectory"):
@@ -171,6 +174,10 @@ def conflict_page(store, *, offset: int = 0, limit: int | None = None, kind: str
     if kind in (None, "spectrum"):
         sync_vi_states(store)
         order += [(at, sid, "spectrum") for sid, at in store.vi_state.vi_conflicts(scope, include_resolved)]
+    if labelled_by is not None:
+        mine = {what: store.reviews.labelled_by(labelled_by, what, [i for _, i, w in order if w == what], session)
+                for what in ("trajectory", "spectrum")}
+        order = [o for o in order if o[1] in mine[o[2]]]
     order.sort(key=lambda o: (o[0], o[1]))
     page = order[offset:None if limit is None else offset + limit]
     spectra = _vi_items(store, [item_id for _, item_id, what in page if what == "spectrum"], session)
@@ -285,6 +292,21 @@ def evaluation_frame(store, session: str | None = None, task: str | None = None)
     agent_name, backend, model, credibility, predicted, predicted_z, truth, truth_z, truth_source and
     correct (`answer_correct`). Read from the stored settled labels (`_settled_label`), synced first."""
     return store.verdict_state.settled_labels(_synced_scope(store, session), task)
+
+
+def own_evaluation_frame(store, reviewer: str, session: str | None = None) -> pd.DataFrame:
+    """`evaluation_frame`'s columns (task, predicted, predicted_z, credibility, truth, truth_z, correct; by
+    trajectory id) from one reviewer's own current verdicts alone, each taken as the trajectory's only
+    label: what the agents' accuracy is by that reviewer's labels, unmoved by anyone else's (blind review,
+    reviewer.services.labels.LabelService.visible_stats). One read of that reviewer's verdicts."""
+    columns = ["trajectory_id", "task", "predicted", "predicted_z", "credibility", "truth", "truth_z", "correct"]
+    rows = []
+    for row in store.reviews.current_reviews(session, reviewer=reviewer):
+        own = agent_label(row["task"], row["answer"], row["answer_z"], row["outcome"])
+        settled = _settled_label([row], own, final_verdict([row], own, None)["final"])
+        if settled["settled"]:
+            rows.append({"trajectory_id": row["trajectory_id"], **{k: settled.get(k) for k in columns[1:]}})
+    return pd.DataFrame(rows, columns=columns).set_index("trajectory_id")
 
 
 def settled_counts(store, session: str | None = None) -> pd.DataFrame:

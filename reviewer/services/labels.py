@@ -26,6 +26,13 @@ VERIFY_TYPES = ("STAR", "GALAXY", "QSO", "UNKNOWN")
 VET_ANSWERS = ("YES", "NO")
 NAME_MAX = 64
 _NAME_OK = re.compile(r"^[\w .@'+-]+$")
+# what the Stats tab says in place of the team's figures while review is blind (LabelService.visible_stats)
+BLIND_STATS_NOTE = ("*Blind review: these statistics are read from your own labels only: your scores, your "
+                    "agreement with another reviewer on the items you have both labelled, and the agents' "
+                    "accuracy by your verdicts. The team's figures are shown in an open (not blind) campaign.*")
+BLIND_TRIAGE_NOTE = ("*Blind review: the accuracy of the agents' answers by review priority, and the share of the "
+                     "queue that could be accepted without review, are read from every reviewer's labels: they are "
+                     "not shown while review is blind (`specreview triage` prints them).*")
 
 
 def _refresh_priority_later(store, trajectory_id: str) -> None:
@@ -307,19 +314,19 @@ class LabelService:
         after = ", once they have saved their own label on the item (blind review)" if blind else ""
         return f"{who}{after}. A resolution needs the merger's comment saying why that label wins."
 
-    def check_resolver(self, reviewer: str, item: dict, campaign: dict | None = None) -> str:
+    def check_resolver(self, reviewer: str, item: dict, campaign: dict | None = None, blind: bool = False) -> str:
         """The merger's checked name, or LabelRefused: the `check_writable` rules, and under blind review
-        no resolution before the merger's own label on the item."""
+        no resolution before the merger's own label on the item (`sees_others` on its `labels`)."""
         name = self.check_writable(reviewer, campaign)
-        if item.get("hidden"):
+        if item.get("hidden") or not self.sees_others(name, item.get("labels") or [], blind):
             raise LabelRefused("Blind review: save your own label on this item before you resolve its conflict.")
         return name
 
     def write_resolution(self, reviewer, item: dict, action: str | None, label: dict | None,
-                         merger_comment: str | None, campaign=None) -> Ack:
+                         merger_comment: str | None, campaign=None, blind: bool = False) -> Ack:
         """A merger's answer to a conflict: for a trajectory approve / override (a label from the
         answer set) / reject; for a spectrum the merged VI fields."""
-        name = self.check_resolver(reviewer, item, campaign)
+        name = self.check_resolver(reviewer, item, campaign, blind)
         merger_comment = check_text(merger_comment, "merger's comment")
         if not merger_comment:
             raise LabelRefused("A resolution needs the merger's comment: say why this label wins.")
@@ -391,16 +398,85 @@ class LabelService:
             return None
         return [r for r in current if r["reviewer"] != reviewer]
 
+    @classmethod
+    def sees_reviewer(cls, reviewer: str, other: str, blind: bool) -> bool:
+        """Whether figures of `other`'s labels over items in general (the items they labelled, their
+        progress, their score distribution) may be shown to `reviewer`: `sees_others` on the items
+        `other` labelled, which, while blind, holds for every such item only when `other` is `reviewer`."""
+        return cls.sees_others(reviewer, [{"reviewer": other}], blind)
+
+    def check_reviewed_by(self, reviewer: str, name: str | None, blind: bool) -> str | None:
+        """The queue's "Reviewed by" filter (None: none), or LabelRefused while blind for anyone but the
+        reviewer: the items another reviewer labelled are their labels (`sees_reviewer`)."""
+        name = unicodedata.normalize("NFC", (name or "").strip())
+        if not name:
+            return None
+        if not self.sees_reviewer(unicodedata.normalize("NFC", (reviewer or "").strip()), name, blind):
+            raise LabelRefused("Blind review: the queue can be filtered by your own name only (which items "
+                               "another reviewer labelled is theirs to see).")
+        return name
+
     def visible_conflicts(self, reviewer: str, items: list[dict[str, Any]], blind: bool) -> list[dict[str, Any]]:
-        """Conflicts (reviewer.services.conflicts.conflict_queue) as `reviewer` may see them: where blind review
-        hides the item's labels, its labels, reasons and resolution are left out (`hidden`: True;
-        `n_labels` still counts them)."""
-        out = []
-        for item in items:
-            labels = item.get("labels") or []
-            if self.sees_others(reviewer, labels, blind):
-                out.append({**item, "hidden": False, "n_labels": len(labels)})
-            else:
-                out.append({**item, "labels": [], "reasons": [], "resolution": None, "hidden": True,
-                            "n_labels": len(labels)})
-        return out
+        """Conflicts (reviewer.services.conflicts.conflict_queue) as `reviewer` may see them: only those
+        whose labels `sees_others` lets them see (`hidden`: False; `n_labels`: how many labels). While
+        blind, an item the reviewer has not labelled is left out altogether: that it is disputed, and by
+        how many, is derived from the others' labels."""
+        return [{**item, "hidden": False, "n_labels": len(item.get("labels") or [])} for item in items
+                if self.sees_others(reviewer, item.get("labels") or [], blind)]
+
+    def conflict_page(self, reviewer: str, blind: bool, *, session: str | None = None, offset: int = 0,
+                      limit: int | None = None) -> tuple[list[dict[str, Any]], int]:
+        """(a page of the conflicts `reviewer` may see, oldest first; how many they may see): while blind,
+        those on which they have a current label of their own (the store's reading of `sees_others`,
+        store.reviews.labelled_by), paged and counted among themselves, then checked by `visible_conflicts`."""
+        from reviewer.services.conflicts import conflict_page
+
+        found, total = conflict_page(self.store, session=session, offset=offset, limit=limit,
+                                     labelled_by=reviewer if blind else None)
+        return self.visible_conflicts(reviewer, found, blind), total
+
+    # ---- reading: the Stats tab under blind review ---------------------------------------------
+    def visible_stats(self, reviewer: str, data: dict[str, Any], blind: bool,
+                      session: str | None = None) -> dict[str, Any]:
+        """The reviewers' statistics (reviewer.services.stats.review_stats, computed once for everyone) as
+        `reviewer` may see them; `blind_note` says what is left out (None when nothing is). While blind a
+        figure that moves with another reviewer's label on an item the reviewer has not labelled is not
+        shown: score distributions are the reviewer's own (and the LLM judges'); a pair's Spearman or
+        kappa only for pairs that include the reviewer (counted on the items both labelled, where
+        `sees_others` holds); the accuracy per task and by credibility from the reviewer's own verdicts
+        (reviewer.services.conflicts.own_evaluation_frame, one read of their verdicts)."""
+        if not blind:
+            return {**data, "blind_note": None}
+        import pandas as pd
+
+        from reviewer.services import stats
+        from reviewer.services.conflicts import own_evaluation_frame
+
+        dists = {rater: d for rater, d in data["distributions"].items()
+                 if d.get("rater_kind") == "llm" or self.sees_reviewer(reviewer, rater, blind)}
+        judges = {rater for rater, d in data["distributions"].items() if d.get("rater_kind") == "llm"}
+
+        def pairs(frame, who: str, judged: bool):
+            if frame is None or frame.empty:
+                return frame
+            a, b = frame[f"{who}_a"].astype(str), frame[f"{who}_b"].astype(str)
+            pair_seen = [(self.sees_others(reviewer, [{"reviewer": x}, {"reviewer": y}], blind)
+                          or (judged and x in judges and y in judges)) for x, y in zip(a, b, strict=True)]
+            kept = frame[pair_seen]
+            return kept[kept["n_shared"] > 0].reset_index(drop=True)
+
+        own = own_evaluation_frame(self.store, reviewer, session)
+        return {**data, "distributions": dists,
+                "correlations": pairs(data["correlations"], "rater", True),
+                "kappas": pairs(data["kappas"], "reviewer", False),
+                "scores": stats.task_scores(own) if not own.empty else pd.DataFrame(),
+                "coverage": stats.accuracy_vs_coverage(own[own["task"] == "verify"]) if not own.empty
+                else pd.DataFrame(),
+                "blind_note": BLIND_STATS_NOTE}
+
+    @staticmethod
+    def sees_team_figures(blind: bool) -> bool:
+        """Whether figures read from every item's labels whoever gave them (the triage's calibration and
+        abstention: accuracy by priority, labelled and unreviewed counts, fitted weights) may be shown: not
+        while blind, where `sees_others` fails on the items the reviewer has not labelled."""
+        return not blind

@@ -132,14 +132,31 @@ class ReviewRepository:
     # -- current labels, in bulk -------------------------------------------------------------
     def current_reviews(self, session: str | None = None, task: str | None = None,
                         trajectory_id: str | None = None,
-                        trajectory_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+                        trajectory_ids: Sequence[str] | None = None, *,
+                        reviewer: str | None = None) -> list[dict[str, Any]]:
         """Each reviewer's current verdict on each trajectory (withdrawn ones left out), with the
-        trajectory's task, answer, answer_z and outcome; of one trajectory, or of some (one query)."""
+        trajectory's task, answer, answer_z and outcome; of one trajectory, or of some (one query);
+        `reviewer`: that reviewer's only (the rows scanned are theirs: a per-reviewer read)."""
         sql, params = self._current_reviews_sql(
             "r.trajectory_id, r.reviewer, r.action, r.label, r.comment, r.created_at, r.seq, t.spectrum_id, t.task, "
             "t.agent_name, t.backend, t.model, t.answer, t.answer_z, t.credibility, t.outcome, s.object_id, s.survey",
-            session, task, trajectory_id, trajectory_ids)
+            session, task, trajectory_id, trajectory_ids, reviewer)
         return self.db.rows(sql, params)
+
+    def labelled_by(self, reviewer: str, kind: str, item_ids: Sequence[str], session: str | None = None) -> set[str]:
+        """Which of `item_ids` (trajectories for kind 'trajectory', spectra for 'spectrum') hold a current
+        label of `reviewer` (a verdict not withdrawn, or a VI label) in the session's scope: where blind
+        review lets them see the item's other labels (reviewer.services.labels.LabelService.sees_others)."""
+        if not item_ids:
+            return set()
+        if kind == "trajectory":
+            sql, params = self._current_reviews_sql("r.trajectory_id, r.action, r.created_at, r.seq", session,
+                                                    trajectory_ids=item_ids, reviewer=reviewer)
+            return {row[0] for row in self.db.execute(f"SELECT DISTINCT trajectory_id FROM ({sql})", params).fetchall()}
+        scope, params = self._scope(session, "vi_labels")
+        return {row[0] for row in self.db.execute(
+            f"SELECT DISTINCT spectrum_id FROM vi_labels WHERE reviewer = ? {scope} "
+            "AND spectrum_id IN (SELECT unnest(?::VARCHAR[]))", [reviewer, *params, list(item_ids)]).fetchall()}
 
     def latest_review_times(self, trajectory_ids: Sequence[str], session: str | None = None) -> dict[str, Any]:
         """{trajectory id: when its newest current verdict was made} for some trajectories (those with
@@ -156,12 +173,13 @@ class ReviewRepository:
 
     def _current_reviews_sql(self, columns: str, session: str | None, task: str | None = None,
                              trajectory_id: str | None = None,
-                             trajectory_ids: Sequence[str] | None = None) -> tuple[str, list[Any]]:
+                             trajectory_ids: Sequence[str] | None = None,
+                             reviewer: str | None = None) -> tuple[str, list[Any]]:
         """The query of `current_reviews` selecting `columns` (over `reviews r`, `trajectories t`,
         `spectra s`; action, created_at and seq among them), in its order."""
         scope, params = self._scope(session, "reviews", "r")
         task_cond = ""
-        for column, value in (("t.task", task), ("r.trajectory_id", trajectory_id)):
+        for column, value in (("t.task", task), ("r.trajectory_id", trajectory_id), ("r.reviewer", reviewer)):
             if value is not None:
                 task_cond += f" AND {column} = ?"
                 params.append(value)

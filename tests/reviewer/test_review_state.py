@@ -130,7 +130,7 @@ def test_two_reviewers_disagree_and_a_merger_resolves(seeded_db):
     assert [r["reviewer"] for r in bob.labels.others_visible("ida", tid, blind=True)] == ["hal"]
     item = next(i for i in conflict_queue(seeded_db) if i["item_id"] == tid)
     assert item["object_id"] and item["survey"]  # rows name the object, not a hex id
-    carol = state_for(seeded_db, "jo")
+    carol = state_for(seeded_db, "jo", blind=False)  # blind, a merger labels first (tests/security/test_blind_review.py)
     carol.save("resolution", item=item, action="reject", label=None, comment="No Balmer lines at all: reject.")
     assert tid not in [i["item_id"] for i in conflict_queue(seeded_db)]
     assert verdict_for(seeded_db, tid)["final"]["action"] == "reject"

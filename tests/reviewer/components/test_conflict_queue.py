@@ -14,7 +14,7 @@ def test_a_click_chooses_the_conflict_it_names(tmp_path):
     for row in rows:  # two reviewers disagree on two items
         store.labels.add_review(row["trajectory_id"], "ann", "approve")
         store.labels.add_review(row["trajectory_id"], "bo", "reject")
-    merger = ConflictQueue(state=ReviewState(store, reviewer="cy"))
+    merger = ConflictQueue(state=ReviewState(store, reviewer="cy", blind=False))  # open review: all listed
     merger.refresh()
     assert {i["item_id"] for i in merger.items} == {r["trajectory_id"] for r in rows}
     assert merger.selected == 0 and merger._table.selected == 0
@@ -37,7 +37,7 @@ def test_the_list_pages_through_conflicts_oldest_first_and_says_how_many(tmp_pat
     for row in rows:
         store.labels.add_review(row["trajectory_id"], "ann", "approve")
         store.labels.add_review(row["trajectory_id"], "bo", "reject")
-    merger = ConflictQueue(state=ReviewState(store, reviewer="cy"))
+    merger = ConflictQueue(state=ReviewState(store, reviewer="cy", blind=False))  # open review: all listed
     merger.refresh()
     seen = [i["item_id"] for i in merger.items]
     assert merger.total == 5 and len(seen) == 2 and "1-2 of 5 open conflicts" in merger._count.object

@@ -1,7 +1,9 @@
 """The Stats tab's calibrated abstention, on the demo store: the accuracy-by-priority plot with its
 bootstrap interval as an area, and, for the target accuracy in its widget, the share of the unreviewed
 queue that could be accepted without review and its estimated accuracy: the very numbers
-`specreview triage --target T --json` prints. Before any verdict it says so instead of a blank plot."""
+`specreview triage --target T --json` prints. Before any verdict it says so instead of a blank plot.
+These figures are read from every reviewer's labels, so they are shown in an open review (blind=False);
+under blind review the tab withholds them (tests/security/test_blind_walk.py)."""
 from __future__ import annotations
 
 import json
@@ -64,7 +66,7 @@ def pooled(report: dict) -> dict:
 def test_the_stated_numbers_are_the_clis(labelled_db, capsys, target):
     cli = cli_report(capsys, labelled_db, target)
     with Store(labelled_db) as store:
-        panel = StatsPanel(state=ReviewState(store, reviewer="ann"))
+        panel = StatsPanel(state=ReviewState(store, reviewer="ann", blind=False))
         assert panel.target.value == 0.98  # the default target
         panel.target.value = target
         panel.refresh()
@@ -83,7 +85,7 @@ def test_the_stated_numbers_are_the_clis(labelled_db, capsys, target):
 def test_changing_the_target_restates_the_numbers(labelled_db, capsys):
     strict = pooled(cli_report(capsys, labelled_db, 0.999))
     with Store(labelled_db) as store:
-        panel = StatsPanel(state=ReviewState(store, reviewer="ann"))
+        panel = StatsPanel(state=ReviewState(store, reviewer="ann", blind=False))
         panel.refresh()
         panel.target.value = 0.999  # no refresh: the widget alone restates
         assert pooled(panel.triage) == strict
@@ -118,7 +120,7 @@ def test_the_calibration_plot_has_the_interval_as_an_area(labelled_db):
 def test_a_refresh_refills_the_same_figures(labelled_db):
     """The plots are made once and refilled: a second refresh sends data, not new figures."""
     with Store(labelled_db) as store:
-        panel = StatsPanel(state=ReviewState(store, reviewer="ann"))
+        panel = StatsPanel(state=ReviewState(store, reviewer="ann", blind=False))
         panel.refresh()
         figures = [p.fig for p in panel._plots.values()]
         body = list(panel._body.objects)
@@ -130,7 +132,7 @@ def test_a_refresh_refills_the_same_figures(labelled_db):
 
 def test_before_any_verdict_it_says_so_instead_of_a_blank_plot(demo_db):
     with Store(demo_db) as store:
-        panel = StatsPanel(state=ReviewState(store, reviewer="ann"))
+        panel = StatsPanel(state=ReviewState(store, reviewer="ann", blind=False))
         panel.refresh()
     assert panel.triage["bins"] == []
     assert "No human verdicts yet" in panel.abstention_text
@@ -146,7 +148,7 @@ def test_a_failed_computation_is_said_in_the_tab_escaped(demo_db, monkeypatch):
 
     monkeypatch.setattr("reviewer.services.stats.review_stats", broken)
     with Store(demo_db) as store:
-        panel = StatsPanel(state=ReviewState(store, reviewer="ann"))
+        panel = StatsPanel(state=ReviewState(store, reviewer="ann", blind=False))
         panel.refresh()
     assert panel._status.object == "<p>Statistics could not be computed: ValueError: &lt;b&gt;table missing&lt;/b&gt;.</p>"
     failed = [panel._plots[name] for name in ("bars", "cdf", "correlation", "scores", "coverage")]
@@ -160,17 +162,17 @@ def test_a_prepared_panel_shows_what_the_process_remembers_without_computing_or_
     with the figures this process computed last: nothing is computed, and the parts are not counted as
     shown (the figures of a tab nobody opened are not computed again after each write)."""
     with Store(labelled_db) as store:
-        empty = StatsPanel(state=ReviewState(store, reviewer="ann"))
+        empty = StatsPanel(state=ReviewState(store, reviewer="ann", blind=False))
         empty.prepare()  # nothing remembered yet: nothing shown
         assert not any(part.visible for plot in empty._plots.values() for part in plot.parts)
         assert not empty.calibration.visible and empty._status.object == ""
 
-        first = StatsPanel(state=ReviewState(store, reviewer="ann"))
+        first = StatsPanel(state=ReviewState(store, reviewer="ann", blind=False))
         first.refresh()  # computed, and remembered for the process
         broken = lambda *_, **__: 1 / 0  # noqa: E731
         monkeypatch.setattr("reviewer.services.stats.review_stats", broken)
         monkeypatch.setattr("reviewer.services.triage.triage_inputs", broken)
-        prepared = StatsPanel(state=ReviewState(store, reviewer="bob"))
+        prepared = StatsPanel(state=ReviewState(store, reviewer="bob", blind=False))
         prepared.prepare()
         shown = lambda panel: {name: plot.pane.visible for name, plot in panel._plots.items()}  # noqa: E731
         assert shown(prepared) == shown(first) and sum(shown(first).values()) >= 3
@@ -188,7 +190,7 @@ def test_the_signals_are_read_once_per_refresh_not_per_target(labelled_db, monke
     monkeypatch.setattr("reviewer.services.triage.triage_inputs",
                         lambda store, *a, **k: reads.append(1) or compute(store, *a, **k))
     with Store(labelled_db) as store:
-        panel = StatsPanel(state=ReviewState(store, reviewer="ann"))
+        panel = StatsPanel(state=ReviewState(store, reviewer="ann", blind=False))
         panel.refresh()
         for target in (0.9, 0.95, 0.999):
             panel.target.value = target
@@ -212,7 +214,7 @@ def test_the_tables_are_plain_html_with_every_text_escaped():
 
 
 def served_refresh(store, doc: ServedDoc) -> StatsPanel:
-    panel = StatsPanel(state=ReviewState(store, reviewer="ann"))
+    panel = StatsPanel(state=ReviewState(store, reviewer="ann", blind=False))
     with set_curdoc(doc):
         panel.refresh()
     return panel
@@ -248,7 +250,7 @@ def test_pages_share_what_one_computed_and_show_it_marked_while_what_was_written
 
         # a page sent the tab before it was opened (filled, marked with its time): opened after a write, its
         # status goes from that mark to the one saying they are computed again, never through nothing
-        prepared = StatsPanel(state=ReviewState(store, reviewer="bob"))
+        prepared = StatsPanel(state=ReviewState(store, reviewer="bob", blind=False))
         prepared.prepare()
         statuses = []
         prepared._status.param.watch(lambda e: statuses.append(e.new), "object")

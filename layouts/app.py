@@ -13,6 +13,7 @@ from layouts.audit import PLOT_HEIGHT_PX, keyboard_for, left_area, main_area, ri
 from layouts.identity import session_identity
 from reviewer.components.address import REVIEWER_COOKIE, ItemAddress
 from reviewer.components.layout_batch import LayoutBatch
+from reviewer.components.next_tick import every
 from reviewer.components.safe_text import plain_alert
 from reviewer.components.spectrum_plot import SpectrumPlot
 from reviewer.csp import csp_missing
@@ -140,4 +141,4 @@ def follow_writes_made_elsewhere(state: ReviewState) -> None:
     when it moved), so that the queue, the Spectra list and Other reviewers follow them."""
     doc = pn.state.curdoc
     if doc is not None and doc.session_context is not None:
-        pn.state.add_periodic_callback(state.poll_store, period=STORE_POLL_MS)
+        every(STORE_POLL_MS, state.poll_store)

@@ -12,6 +12,7 @@ from reviewer.components.curation_board import CurationBoard
 from reviewer.components.feedback import AckView, OthersView
 from reviewer.components.keyboard import KEY_MAP, Keyboard
 from reviewer.components.metadata import MetadataPanel
+from reviewer.components.next_tick import every
 from reviewer.components.panes import TextHTML
 from reviewer.components.preference_form import PreferenceForm
 from reviewer.components.queue import QueueView
@@ -143,7 +144,7 @@ def prepare_after_load(tab: pn.viewable.Viewable) -> None:
     (unless it was opened before)."""
     doc = pn.state.curdoc
     if isinstance(tab, LazyTab) and doc is not None and doc.session_context is not None:
-        pn.state.onload(lambda: pn.state.add_periodic_callback(tab.prepare, period=PREPARE_AFTER_LOAD_MS, count=1))
+        pn.state.onload(lambda: every(PREPARE_AFTER_LOAD_MS, tab.prepare, count=1))
 
 
 # At 1440x900 the plot's data area is at least 380 px tall (issue 19) with the player, the strip (70

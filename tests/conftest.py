@@ -9,7 +9,7 @@ sys.path.append(str(Path(__file__).resolve().parent))  # after the repo: tests/a
 from browser import new_page
 from databases import own_copy
 from scripted_openai_server import ScriptedOpenAIServer
-from served_app import CHROMIUM_ARGS
+from served_app import CHROMIUM_ARGS, ServedApp
 from shared_data import manifest_rows, spectra_dir
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -108,3 +108,17 @@ def background_work_stops():
 
     background.stop()
     assert background.live_threads() == []
+
+
+@pytest.fixture(autouse=True)
+def served_apps_log_no_exception(request):
+    """A browser or served-app test (`ui`) fails when a server it ran against logged an exception while
+    it ran (issue 45: a Stats tab that raised at each opening, and was never drawn, passed every test)."""
+    if request.node.get_closest_marker("ui") is None:
+        yield
+        return
+    for app in list(ServedApp.live):
+        app.new_exceptions()  # logged before this test: another test's (already judged there)
+    yield
+    logged = [text for app in list(ServedApp.live) for text in app.new_exceptions()]
+    assert not logged, "the server logged an exception during this test:\n" + "\n---\n".join(logged)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import ClassVar
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -33,9 +34,22 @@ def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 90.0) -> N
     raise TimeoutError(f"panel serve did not open port {port} within {timeout} s")
 
 
+# What a server writes to its log when a request, a callback or a document change raised: Python's
+# traceback (tornado's, Bokeh's and Panel's error handlers all log one).
+EXCEPTION_MARK = "Traceback (most recent call last)"
+# a socket closed while the server wrote to it: the browser left (a test navigated away), not a fault
+BROWSER_LEFT = ("StreamClosedError", "WebSocketClosedError")
+
+
 class ServedApp:
+    """`live`: every app started and not yet checked to its end (tests/conftest.py fails a browser test
+    whose server logged an exception while it ran)."""
+
+    live: ClassVar[list[ServedApp]] = []
+
     def __init__(self, db: Path, log: Path, extra_args: tuple[str, ...] = (), env: dict[str, str] | None = None):
         self.db, self.log, self.port = db, log, free_port()
+        self._checked_to = 0  # the log's characters looked at for exceptions
         env = dict(os.environ, SPECREVIEW_DB=str(db), PYTHONUNBUFFERED="1", **(env or {}))
         # every test page comes from 127.0.0.1, often many to one server on a busy machine: a budget
         # of page-building time no person would exhaust (tests/security/test_page_limits.py sets its own)
@@ -46,6 +60,7 @@ class ServedApp:
                 [sys.executable, "-m", "panel", "serve", "reviewer", "--address", "127.0.0.1",
                  "--port", str(self.port), "--num-procs", "1", "--allow-websocket-origin", f"127.0.0.1:{self.port}", *extra_args],
                 cwd=REPO_ROOT, env=env, stdout=log_fh, stderr=subprocess.STDOUT, start_new_session=True)
+        ServedApp.live.append(self)
         wait_for_port(self.port, self.proc)
 
     @property
@@ -64,6 +79,16 @@ class ServedApp:
 
     def log_text(self) -> str:
         return self.log.read_text(errors="replace")
+
+    def new_exceptions(self) -> list[str]:
+        """The exceptions the server logged since the last call, each with the lines that follow its
+        traceback's first (the exception itself, at its end). An app that stopped is then forgotten."""
+        text = self.log_text() if self.log.exists() else ""
+        new, self._checked_to = text[self._checked_to:], len(text)
+        if self.proc.poll() is not None and self in ServedApp.live:
+            ServedApp.live.remove(self)
+        parts = [EXCEPTION_MARK + part[:3000] for part in new.split(EXCEPTION_MARK)[1:]]
+        return [p for p in parts if not any(name in p for name in BROWSER_LEFT)]
 
 
 def seeded_db(folder: Path, name: str = "seeded.duckdb") -> tuple[Path, str]:

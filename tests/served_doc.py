@@ -3,19 +3,22 @@ from __future__ import annotations
 
 import queue
 
+from bokeh.document import Document
 
-class ServedDoc:
-    """What a component needs of a served page's document: a session, and the callbacks its threads hand
-    back, run here by the test as the server's event loop would."""
+
+class ServedDoc(Document):
+    """A Bokeh document as a served page's is to a component: it has a session, and the callbacks its
+    threads hand back wait in `ticks`, run here by the test as the server's event loop would."""
 
     session_context = object()
 
     def __init__(self):
-        self.callbacks = queue.Queue()
+        super().__init__()
+        self.ticks = queue.Queue()
 
     def add_next_tick_callback(self, callback):
-        self.callbacks.put(callback)
+        self.ticks.put(callback)
 
     def run(self, n: int) -> None:
         for _ in range(n):
-            self.callbacks.get(timeout=120)()
+            self.ticks.get(timeout=120)()

@@ -1,6 +1,7 @@
 """Work that can follow a change instead of holding it back."""
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import panel as pn
@@ -21,6 +22,28 @@ def after_this_change(fn: Callable[[], object]) -> None:
             fn()
 
     doc.add_next_tick_callback(run)
+
+
+def every(period_ms: int, fn: Callable[[], object], count: int | None = None) -> None:
+    """`fn` every `period_ms` in the served page (`count` times, or for the page's life), under the page's
+    document lock. Panel runs a periodic callback on its thread pool when the server has one
+    (`--num-threads`, the team server's flags), where a change to a Bokeh model (a figure's data) is
+    made outside the lock: Bokeh refuses it ("_pending_writes should be non-None ...") and the change
+    is lost. `pn.state.execute` runs `fn` at once on the page's thread, else at the document's next tick."""
+    pn.state.add_periodic_callback(lambda: pn.state.execute(fn), period=period_ms, count=count)
+
+
+def held(method: Callable) -> Callable:
+    """`method` (one that changes Bokeh models itself: a figure's data) with its changes held and sent in
+    one message. Made on Panel's thread pool (a browser event or a periodic callback under
+    `--num-threads`), a change outside a hold goes to the document without its lock, and Bokeh refuses it;
+    held, Panel sends them at the document's next tick, under the lock (as SpectrumPlot's updates)."""
+    @functools.wraps(method)
+    def holding(*args, **kwargs):
+        with pn.io.hold():
+            return method(*args, **kwargs)
+
+    return holding
 
 
 def on_labels(state, kinds, fn: Callable[[], object]) -> None:

@@ -158,7 +158,8 @@ class Transcript(Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._column = pn.Column(sizing_mode="stretch_width", css_classes=["sr-transcript"])
-        self._more = pn.widgets.Button(label="", color="light", visible=False, css_classes=["sr-transcript-more"])
+        self._more = pn.widgets.Button(label="", color="light", visible=False, css_classes=["sr-transcript-more"],
+                                       description="Show the next page of this trajectory's steps")
         self._more.on_click(lambda _: self._show_next_page())
         self._built_for = None
         self._pages: list[range] = []

@@ -235,7 +235,7 @@ def test_pages_share_what_one_computed_and_show_it_marked_while_what_was_written
         assert "zed" not in raters(first)
 
         second = served_refresh(store, doc)  # nothing written since: shown at once, nothing computed
-        assert second._pending == set() and second._status.object == "" and doc.callbacks.empty()
+        assert second._pending == set() and second._status.object == "" and doc.ticks.empty()
         assert second.triage == first.triage and second._plots["scores"].pane.visible
 
         tid = triage.compute_signals(store).index[0]

@@ -34,11 +34,17 @@ _SCRIPT_OPEN_RE = re.compile(rb"<script\b", re.I)
 _SCRIPT_CLOSE_RE = re.compile(rb"</script", re.I)
 _TAG_RE = re.compile(rb"<[A-Za-z][^>]*>", re.S)
 _HANDLER_RE = re.compile(rb"""\son[a-z]+\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.I)
-# Styles and connections stay as the browser's default: Bokeh styles elements inline, draws into
-# canvases and talks over a websocket. Images come from this server or are inline (data:, blob:):
-# a remote image in untrusted text loads nothing (no beacon). No other site may frame the page
-# (clickjacking of the verdict buttons).
-CSP_FIXED = "object-src 'none'; base-uri 'self'; img-src 'self' data: blob:; frame-ancestors 'self'"
+# Styles stay as the browser's default: Bokeh styles elements inline and draws into canvases. Images
+# come from this server or are inline (data:, blob:): a remote image in untrusted text loads nothing
+# (no beacon); fonts likewise. Scripts connect (fetch, XHR, websockets, beacons) to this server only:
+# 'self' also matches the page's own host over ws:/wss: (an http page's ws:, an https page's wss:), as
+# CSP Level 3 says, and that is Bokeh's websocket (tests/ui/test_csp_browser.py: the app under it in
+# Chromium); blob: too, since es-module-shims fetches the modules it rewrote from blob: URLs (the
+# page's own objects: nothing leaves the browser). A form posts to this server only (the /login form
+# posts to itself; injected markup cannot send a form, or a password manager's fill, elsewhere). No
+# other site may frame the page (clickjacking of the verdict buttons).
+CSP_FIXED = ("object-src 'none'; base-uri 'self'; img-src 'self' data: blob:; font-src 'self' data:; "
+             "connect-src 'self' blob:; form-action 'self'; frame-ancestors 'self'")
 
 
 class _Installed:

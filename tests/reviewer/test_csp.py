@@ -48,3 +48,18 @@ def test_transform_rewrites_finished_html_only():
     for content_type, finishing in (("application/json", True), ("text/html", False)):
         headers, body = run(content_type, finishing)
         assert "Content-Security-Policy" not in headers and body == PAGE
+
+
+def directives(policy: str) -> dict[str, list[str]]:
+    return {d.split()[0]: d.split()[1:] for d in policy.split(";") if d.strip()}
+
+
+def test_connections_forms_and_fonts_stay_on_this_server():
+    """Issue 45, item 6: no connect-src, form-action or font-src. Injected markup or script could send
+    what the page shows (fetch, a beacon, a websocket) or a form (the login's password) elsewhere."""
+    policy = directives(with_csp(PAGE, "N0nce")[1])
+    # Bokeh's websocket: 'self' matches ws:/wss: to this host; blob: is es-module-shims' own modules
+    assert policy["connect-src"] == ["'self'", "blob:"]
+    assert policy["form-action"] == ["'self'"]  # /login posts to itself
+    assert policy["font-src"] == ["'self'", "data:"]
+    assert policy["object-src"] == ["'none'"] and policy["frame-ancestors"] == ["'self'"]

@@ -47,3 +47,7 @@ def test_every_page_carries_the_policy_with_frame_ancestors_and_local_images(app
     assert "frame-ancestors 'self'" in policy
     img = next(d for d in policy.split(";") if d.strip().startswith("img-src")).split()
     assert set(img[1:]) <= {"'self'", "data:", "blob:"}
+    # issue 45, item 6: connections (fetch, beacons, the websocket), forms and fonts stay on this server
+    found = {d.split()[0]: d.split()[1:] for d in policy.split(";") if d.strip()}
+    assert found.get("connect-src") == ["'self'", "blob:"] and found.get("form-action") == ["'self'"], policy
+    assert found.get("font-src") == ["'self'", "data:"], policy

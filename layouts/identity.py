@@ -5,7 +5,8 @@ reviewer.components.address), else the page asks for it.
 
 Under any auth provider (`--basic-auth`, `--oauth-provider`) the reviewer is the user of the signed
 `user` cookie that Panel's login handler sets (signed with `--cookie-secret`, so a client cannot
-forge it). Panel's own `pn.state.user` is not used: it answers "guest" for any request that carries
+forge it), younger than Panel's login expiry (`pn.config.oauth_expiry`) and not ended by a logout
+(reviewer/logins.py). Panel's own `pn.state.user` is not used: it answers "guest" for any request that carries
 a non-empty `is_guest` cookie, and a client sets that cookie itself. A session without a verified
 user is refused; it never falls back to `?reviewer=`.
 """
@@ -14,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import panel as pn
-from tornado.web import decode_signed_value
 
+from reviewer.logins import login_user
 from reviewer.services.labels import LabelRefused, check_name
 
 
@@ -32,12 +33,10 @@ def login_required() -> bool:
 
 
 def authenticated_user(cookies: dict, cookie_secret: str | None) -> str | None:
-    """The user name in the signed `user` cookie, or None (absent, unsigned, tampered or expired)."""
+    """The user name in the signed `user` cookie, or None (absent, unsigned, tampered, older than the
+    login expiry, or logged out)."""
     raw = (cookies or {}).get("user")
-    if not raw or not cookie_secret:
-        return None
-    decoded = decode_signed_value(cookie_secret, "user", raw)
-    return decoded.decode("utf-8", "replace").strip() if decoded else None
+    return login_user(raw if isinstance(raw, str) else None, cookie_secret)
 
 
 def session_identity(url_name: str, remembered: str = "") -> Identity:

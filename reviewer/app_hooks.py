@@ -1,7 +1,8 @@
 """Bokeh server hooks for `panel serve reviewer` (a directory app): prepare the database once, when
 the server starts, instead of inside the first reviewer's page request; give every HTML page a
-Content-Security-Policy (reviewer/csp.py); send small websocket messages at once and limit page
-loads per client (reviewer/server_app.py); let `specreview` commands run through the app while it holds the
+Content-Security-Policy (reviewer/csp.py); send small websocket messages at once, limit page
+loads per client, sign sessions and charge the websocket's session building to the same budget, and
+end logins at logout (reviewer/server_app.py); let `specreview` commands run through the app while it holds the
 database (reviewer/server_endpoint.py).
 """
 from __future__ import annotations
@@ -14,9 +15,12 @@ import time
 from reviewer.csp import install_csp, require_csp
 from reviewer.page_limits import PageLoadLimit
 from reviewer.server_app import (
+    end_logins_at_logout,
     guard_component_route,
+    guard_websockets,
     limit_page_loads,
     send_small_messages_at_once,
+    sign_sessions,
     tornado_application,
 )
 
@@ -34,8 +38,14 @@ def on_server_loaded(server_context) -> None:
     else:
         install_csp(app)
         send_small_messages_at_once(app)
-        if not limit_page_loads(app, PageLoadLimit.from_environment()):
+        sign_sessions(app)  # before the first page: only the ids and tokens it issues open a session
+        limit = PageLoadLimit.from_environment()
+        if not limit_page_loads(app, limit):
             log.error("no page route found to limit page loads per client on")
+        if not guard_websockets(app, limit):
+            log.error("no websocket route found to bound session tokens and charge session building on")
+        if not end_logins_at_logout(app) and (app.settings.get("cookie_secret") and app.auth_provider.logout_url):
+            log.error("no logout route found to end logins on")
     from reviewer.server_endpoint import start_endpoint
     from reviewer.store import Store, StoreUnavailable
 

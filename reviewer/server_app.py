@@ -16,18 +16,50 @@ nothing), and 404 for every other name.
 
 Page loads are limited per client (reviewer/page_limits.py): `limit_page_loads` wraps the routes that
 build a session (Bokeh's SessionHandler subclasses: the page and its autoload script).
+
+A session can also be built over the websocket: Bokeh builds one for any session id a token names that
+has none yet, and its tokens are unsigned unless the server is given a secret. `sign_sessions` turns
+Bokeh's own signing on with a secret made for this process (random, never written anywhere; the one
+configured with BOKEH_SECRET_KEY / BOKEH_SIGN_SESSIONS is kept): only session ids and tokens the page
+route issued open a session, in `panel serve reviewer` (which has no secret of its own) as in
+`specreview serve`, and without a registry of issued ids to bound or forget. Signing is chosen over
+such a registry because Bokeh checks it itself on every route that takes a token or a session id (the
+page's `bokeh-token` / `bokeh-session-id` too), and a restarted server refuses the old tokens.
+`guard_websockets` then refuses a Sec-WebSocket-Protocol header (which carries the token) longer than
+MAX_TOKEN_CHARS before anything decodes it (431), and charges a websocket that builds a session (a
+signed token whose session is gone, e.g. a page reconnecting after the server discarded it) to the
+same per-client budget as page loads: refused at once (close 1013) when the budget is spent.
+
+Logins end (reviewer/logins.py): `end_logins_at_logout` wraps Panel's `/logout` so that the login it
+ends is recorded (its cookie then opens no page, no websocket and no session) and the websockets of
+that user's open sessions are closed (they save nothing more); the page and websocket routes answer
+a logged-out cookie as they answer no login.
 """
 from __future__ import annotations
 
 import gc
+import logging
+import secrets
 import sys
+import time
 
+from bokeh.protocol.exceptions import ProtocolError
 from bokeh.server.views.session_handler import SessionHandler
+from bokeh.server.views.ws import WSHandler
+from bokeh.util.token import check_token_signature, get_session_id, get_token_payload
+from panel.auth import LogoutHandler
 from panel.io.server import ComponentResourceHandler
-from tornado.web import Application, HTTPError
+from tornado.web import Application, HTTPError, RequestHandler
 from tornado.websocket import WebSocketHandler
 
+from reviewer import logins
 from reviewer.page_limits import PageLoadLimit
+
+log = logging.getLogger("specreview.app")
+
+# The longest Sec-WebSocket-Protocol header (`bokeh, <token>`) or `bokeh-token` argument accepted. A
+# page's token holds the page request's headers and cookies, compressed: about 1-3 KB from a browser.
+MAX_TOKEN_CHARS = 16 * 1024
 
 # the packages whose components the page declares resources for (stylesheets, templates, modules)
 PAGE_PACKAGES = frozenset({"panel", "bokeh", "holoviews", "layouts", "reviewer"})
@@ -64,17 +96,40 @@ def send_small_messages_at_once(app: Application) -> int:
     return changed
 
 
+class _LoggedOutRefused:
+    """A route mixin: a request whose login cookie was ended by a logout has no current user (a page
+    then redirects to the login form, a websocket is answered 403)."""
+
+    @property
+    def current_user(self):
+        user = RequestHandler.current_user.fget(self)
+        if user and logins.revoked(self.get_cookie(logins.COOKIE), self.application.settings.get("cookie_secret")):
+            return None
+        return user
+
+    @current_user.setter
+    def current_user(self, value) -> None:
+        self._current_user = value
+
+
+def _refuse(handler: RequestHandler, status: int, message: str, retry: float = 0.0) -> None:
+    """Answer `handler`'s request here (an HTTPError would clear the Retry-After header)."""
+    handler.set_status(status)
+    if retry:
+        handler.set_header("Retry-After", str(max(1, round(retry))))
+    handler.set_header("Content-Type", "text/plain; charset=utf-8")
+    handler.finish(message)
+
+
 def _limited(handler: type[SessionHandler], limit: PageLoadLimit) -> type[SessionHandler]:
-    class Limited(handler):
+    class Limited(_LoggedOutRefused, handler):
         def prepare(self):
             self._page_client = None
+            if len(self.get_query_argument("bokeh-token", "")) > MAX_TOKEN_CHARS:
+                return _refuse(self, 400, "The session token is too long.\n")
             retry = limit.admit(self.request.remote_ip or "")
-            if retry:  # answered here (an HTTPError would clear the Retry-After header)
-                self.set_status(429)
-                self.set_header("Retry-After", str(max(1, round(retry))))
-                self.set_header("Content-Type", "text/plain; charset=utf-8")
-                self.finish("Too many page loads from this address: try again in a few seconds.\n")
-                return None
+            if retry:
+                return _refuse(self, 429, "Too many page loads from this address: try again in a few seconds.\n", retry)
             self._page_client = self.request.remote_ip or ""
             return super().prepare()
 
@@ -95,6 +150,143 @@ def limit_page_loads(app: Application, limit: PageLoadLimit) -> int:
         target = rule.target
         if isinstance(target, type) and issubclass(target, SessionHandler) and not hasattr(target, "page_limit"):
             rule.target = _limited(target, limit)
+            changed += 1
+    return changed
+
+
+def sign_sessions(app: Application) -> bool:
+    """Make `app` (a BokehTornado) issue and accept only signed session ids and tokens; True when it
+    was changed, False when it signed them already (with the secret configured for Bokeh)."""
+    if app.sign_sessions and app.secret_key:
+        return False
+    app._secret_key = secrets.token_urlsafe(32).encode()  # BokehTornado reads both on every use
+    app._sign_sessions = True
+    return True
+
+
+def _token_opens(app: Application, token: str, application_context) -> str:
+    """What opening `token` does: "forged" (not a token, or not signed by `app`: refused, nothing
+    built), "builds" (its session does not exist: opening it builds one) or "joins" (an open session)."""
+    try:
+        session_id = get_session_id(token)
+        if not check_token_signature(token, secret_key=app.secret_key, signed=app.sign_sessions):
+            return "forged"
+        application_context.get_session(session_id)
+    except ProtocolError:
+        return "builds"
+    except Exception:
+        return "forged"
+    return "joins"
+
+
+def _guarded(handler: type[WSHandler], limit: PageLoadLimit) -> type[WSHandler]:
+    class Guarded(_LoggedOutRefused, handler):
+        async def prepare(self):
+            self._charge = None
+            if len(self.request.headers.get("Sec-WebSocket-Protocol", "")) > MAX_TOKEN_CHARS:
+                return _refuse(self, 431, "The session token is too long.\n")
+            prepared = super().prepare()
+            if prepared is not None:
+                await prepared
+            return None
+
+        def open(self, *args, **kwargs):
+            token = getattr(self, "_token", None)
+            opens = _token_opens(self.application, token, self.application_context) if token else ""
+            if opens == "forged":  # refused here: Bokeh would log a traceback for each
+                log.warning("refused a websocket session token not signed by this server (from %s)",
+                            self.request.remote_ip)
+                self.close(1008, "Invalid session token")
+                return None
+            if opens == "builds":
+                client = self.request.remote_ip or ""
+                retry = limit.admit(client)
+                if retry:
+                    self.close(1013, f"Too many sessions from this address: try again in {max(1, round(retry))} s")
+                    return None
+                self._charge = (client, time.monotonic())
+            try:
+                return super().open(*args, **kwargs)
+            except BaseException:
+                self._settle()
+                raise
+
+        async def _async_open(self, token):
+            try:
+                return await super()._async_open(token)
+            finally:
+                self._settle()
+
+        def _settle(self) -> None:
+            charge, self._charge = getattr(self, "_charge", None), None
+            if charge is not None:
+                limit.done(charge[0], time.monotonic() - charge[1])
+
+    Guarded.__name__ = Guarded.__qualname__ = f"Guarded{handler.__name__}"
+    Guarded.session_guard = limit
+    return Guarded
+
+
+def guard_websockets(app: Application, limit: PageLoadLimit) -> int:
+    """Bound the token and charge session building on every Bokeh websocket route of `app` (see the
+    module docstring); the number of routes changed."""
+    changed = 0
+    for rule in app.wildcard_router.rules:
+        target = rule.target
+        if isinstance(target, type) and issubclass(target, WSHandler) and not hasattr(target, "session_guard"):
+            rule.target = _guarded(target, limit)
+            changed += 1
+    return changed
+
+
+def _session_login(session, secret) -> str | None:
+    try:
+        cookies = get_token_payload(session.token).get("cookies") or {}
+    except Exception:
+        return None
+    raw = cookies.get(logins.COOKIE)
+    found = logins.signed_login(raw if isinstance(raw, str) else None, secret, max_age_days=3650)
+    return found[0] if found else None
+
+
+def close_sessions_of(app: Application, user: str) -> int:
+    """Close the websockets of every open session `user` logged in to (they save nothing more) and let
+    Bokeh discard the sessions; the number of sessions."""
+    secret = app.settings.get("cookie_secret")
+    closed = 0
+    for context in list(getattr(app, "applications", {}).values()):
+        for session in list(context.sessions):
+            if _session_login(session, secret) != user:
+                continue
+            session.request_expiration()
+            for connection in list(getattr(session, "_subscribed_connections", ())):
+                connection._socket.close(1008, "Logged out")
+            closed += 1
+    return closed
+
+
+def _ending_logins(handler: type[LogoutHandler]) -> type[LogoutHandler]:
+    class EndingLogins(handler):
+        def get(self, *args, **kwargs):
+            user = logins.log_out(self.get_cookie(logins.COOKIE), self.application.settings.get("cookie_secret"))
+            if user:
+                closed = close_sessions_of(self.application, user)
+                log.warning("%s logged out: their login ended, %d open session(s) closed", user, closed)
+            return super().get(*args, **kwargs)
+
+    EndingLogins.__name__ = EndingLogins.__qualname__ = f"EndingLogins{handler.__name__}"
+    EndingLogins.ends_logins = True
+    return EndingLogins
+
+
+def end_logins_at_logout(app: Application) -> int:
+    """Make every Panel logout route of `app` end the login server-side (see the module docstring);
+    the number of routes changed."""
+    changed = 0
+    for rule in app.wildcard_router.rules:
+        target = rule.target
+        if isinstance(target, type) and issubclass(target, LogoutHandler) and not hasattr(target, "ends_logins"):
+            rule.target = _ending_logins(target)
             changed += 1
     return changed
 

@@ -170,7 +170,8 @@ class StatsPanel(Viewer):
 
     @held
     def _show_report(self, report: dict) -> None:
-        if not self.state.labels.sees_team_figures(self.state.blind):  # blind review: read from everyone's labels
+        state = self.state  # blind review: read from everyone's labels, withheld if they hold an item not theirs
+        if not state.labels.sees_team_figures(state.reviewer, state.blind):
             self.triage = {}
             self._plots["calibration"].show(False)
             self._statement.object, self._abstention.visible = BLIND_TRIAGE_NOTE, False

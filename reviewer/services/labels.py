@@ -29,10 +29,12 @@ _NAME_OK = re.compile(r"^[\w .@'+-]+$")
 # what the Stats tab says in place of the team's figures while review is blind (LabelService.visible_stats)
 BLIND_STATS_NOTE = ("*Blind review: these statistics are read from your own labels only: your scores, your "
                     "agreement with another reviewer on the items you have both labelled, and the agents' "
-                    "accuracy by your verdicts. The team's figures are shown in an open (not blind) campaign.*")
+                    "accuracy by your verdicts. The team's figures are shown in an open (not blind) campaign, "
+                    "or once no other reviewer has labelled an item you have not.*")
 BLIND_TRIAGE_NOTE = ("*Blind review: the accuracy of the agents' answers by review priority, and the share of the "
                      "queue that could be accepted without review, are read from every reviewer's labels: they are "
-                     "not shown while review is blind (`specreview triage` prints them).*")
+                     "not shown while review is blind and another reviewer has labelled an item you have not "
+                     "(`specreview triage` prints them).*")
 
 
 def _refresh_priority_later(store, trajectory_id: str) -> None:
@@ -444,8 +446,9 @@ class LabelService:
         shown: score distributions are the reviewer's own (and the LLM judges'); a pair's Spearman or
         kappa only for pairs that include the reviewer (counted on the items both labelled, where
         `sees_others` holds); the accuracy per task and by credibility from the reviewer's own verdicts
-        (reviewer.services.conflicts.own_evaluation_frame, one read of their verdicts)."""
-        if not blind:
+        (reviewer.services.conflicts.own_evaluation_frame, one read of their verdicts). Where nothing would be
+        hidden (`sees_team_figures`: no one else labelled an item they have not), everyone's figures as they are."""
+        if self.sees_team_figures(reviewer, blind, session):
             return {**data, "blind_note": None}
         import pandas as pd
 
@@ -474,9 +477,16 @@ class LabelService:
                 else pd.DataFrame(),
                 "blind_note": BLIND_STATS_NOTE}
 
-    @staticmethod
-    def sees_team_figures(blind: bool) -> bool:
-        """Whether figures read from every item's labels whoever gave them (the triage's calibration and
-        abstention: accuracy by priority, labelled and unreviewed counts, fitted weights) may be shown: not
-        while blind, where `sees_others` fails on the items the reviewer has not labelled."""
-        return not blind
+    def sees_team_figures(self, reviewer: str, blind: bool, session: str | None = None) -> bool:
+        """Whether figures read from every item's labels whoever gave them (the reviewers' statistics of the
+        session's scope; with `session` None the whole store's, as the triage's calibration and abstention:
+        accuracy by priority, labelled and unreviewed counts, fitted weights) may be shown to `reviewer` as
+        they are: when not blind, or when `sees_others` holds on every item holding labels they are read
+        from, i.e. nobody else has a current verdict, score or resolution on a trajectory where the reviewer
+        has no label of that kind (store.reviews.others_label_unlabelled, one query of the counts kept on
+        write): they then hold nothing of others that the reviewer may not see (a reviewer alone, or one who
+        labelled whatever the others did). Otherwise the blind view (`visible_stats`; the triage withheld)."""
+        if not blind:
+            return True
+        name = unicodedata.normalize("NFC", (reviewer or "").strip())
+        return not self.store.reviews.others_label_unlabelled(name, session)

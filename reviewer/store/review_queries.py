@@ -43,6 +43,30 @@ SELECT (SELECT max(seq) FROM reviews), (SELECT max(seq) FROM ratings), (SELECT m
 """
 
 
+_NOT_WITHDRAWN = "action <> 'clear'"  # a verdict that is current (a 'clear' row withdraws the reviewer's verdict)
+# ReviewRepository.others_label_unlabelled over the whole store ($1: the reviewer): per other person, their
+# verdicts counted less those on trajectories the reviewer also gave one (one scan of the kept pair counts),
+# their current scores less those shared, and any resolution by another where the reviewer has no verdict
+_OTHERS_UNLABELLED_SQL = f"""
+SELECT EXISTS (
+    SELECT 1 FROM (
+        SELECT CASE WHEN reviewer_b IN ('{NOBODY}', $1) THEN reviewer_a ELSE reviewer_b END AS who,
+               CASE WHEN reviewer_b = '{NOBODY}' THEN n ELSE -n END AS n
+        FROM verdict_pair_counts WHERE reviewer_b = '{NOBODY}' OR $1 IN (reviewer_a, reviewer_b)
+    ) WHERE who <> $1 GROUP BY who HAVING sum(n) > 0
+) OR EXISTS (
+    SELECT 1 FROM (
+        SELECT rater AS who, count(*) AS n FROM current_ratings WHERE rater_kind = 'human' AND rater <> $1 GROUP BY 1
+        UNION ALL
+        SELECT CASE WHEN rater_a = $1 THEN rater_b ELSE rater_a END, -sum(n) FROM rating_pair_counts
+        WHERE $1 IN (rater_a, rater_b) GROUP BY 1
+    ) GROUP BY who HAVING sum(n) > 0
+) OR EXISTS (
+    SELECT 1 FROM resolutions WHERE item_kind = 'trajectory' AND merger <> $1
+    AND item_id NOT IN (SELECT trajectory_id FROM current_reviews WHERE reviewer = $1 AND action <> 'clear')
+)"""
+
+
 class UnknownSession(ValueError):
     pass
 
@@ -157,6 +181,37 @@ class ReviewRepository:
         return {row[0] for row in self.db.execute(
             f"SELECT DISTINCT spectrum_id FROM vi_labels WHERE reviewer = ? {scope} "
             "AND spectrum_id IN (SELECT unnest(?::VARCHAR[]))", [reviewer, *params, list(item_ids)]).fetchall()}
+
+    def others_label_unlabelled(self, reviewer: str, session: str | None = None) -> bool:
+        """Whether, in the session's scope, another's label that the Stats tab or the triage is read from stands
+        on a trajectory where `reviewer` has no current label of that kind: another reviewer's current verdict
+        (not withdrawn) or a merger's resolution where they have no current verdict; another person's current
+        score (the LLM judges' are no reviewer's) where they have none. What blind review would hide of the
+        figures computed from everyone's labels (reviewer.services.labels.LabelService.sees_team_figures).
+
+        The whole store is read from what is kept on write (reviewer/store/pair_counts.py): someone has a
+        verdict where `reviewer` has none exactly when their own count exceeds the count of trajectories the
+        two share; for scores, their current rows (one per rubric version: never fewer than their trajectories)
+        against the count shared. Small tables, one scan of the current scores and one of the reviewer's own
+        current verdicts (~15 ms at 1M trajectories on a busy 2-core machine; an anti-join of every current
+        row with the reviewer's own took 60-120 ms there). A session's scope: its labels' newest, grouped by
+        trajectory. Each table is read once in the query: DuckDB 2.0.1's common_subplan optimizer answered a
+        query reading one subquery twice (a NOT IN of the reviewer's verdicts beside another) wrongly."""
+        if session is None:
+            return bool(self.db.execute(_OTHERS_UNLABELLED_SQL, [reviewer]).fetchone()[0])
+        verdict_scope, verdict_params = self._scope(session, "reviews")
+        score_scope, score_params = self._scope(session, "ratings")
+        resolution_scope, resolution_params = self._scope(session, "resolutions")
+        verdicts = _newest_sql("reviews", "reviewer", "action", verdict_scope, keep=_NOT_WITHDRAWN)
+        scores = _newest_sql("ratings", "rater", "rater_kind", score_scope)
+        sql = (f"SELECT EXISTS (SELECT 1 FROM (SELECT trajectory_id, reviewer, true AS verdict FROM ({verdicts}) "
+               "UNION ALL SELECT item_id, merger, false FROM resolutions WHERE item_kind = 'trajectory' "
+               f"{resolution_scope}) GROUP BY trajectory_id HAVING bool_or(reviewer <> ?) "
+               "AND NOT bool_or(verdict AND reviewer = ?)) "
+               f"OR EXISTS (SELECT 1 FROM ({scores}) GROUP BY trajectory_id "
+               "HAVING bool_or(rater_kind = 'human' AND rater <> ?) AND NOT bool_or(rater = ?))")
+        return bool(self.db.execute(sql, [*verdict_params, *resolution_params, reviewer, reviewer,
+                                          *score_params, reviewer, reviewer]).fetchone()[0])
 
     def latest_review_times(self, trajectory_ids: Sequence[str], session: str | None = None) -> dict[str, Any]:
         """{trajectory id: when its newest current verdict was made} for some trajectories (those with

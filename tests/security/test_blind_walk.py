@@ -225,3 +225,83 @@ def test_an_open_review_shows_everything(disputed):
     assert OTHERS[0] in panel._kappa.object and OTHERS[1] in panel._kappa.object
     assert set(panel._ratings._bars.data["rater"]) == set(OTHERS)
     assert not stats_shown(panel)["blind"]
+
+
+def test_a_reviewer_alone_sees_every_figure_until_another_labels_an_item_they_have_not(demo_store,
+                                                                                          wait_for_background_renders):
+    """Blind review hides only what is others': the default single-user page (the whole queue blind, one
+    reviewer) shows the team's figures, the triage's calibration and abstention included, since they hold
+    nobody else's label; once another reviewer labels an item the first has not, the blind view applies. A
+    label of the other on an item both labelled alone leaves everything shown."""
+    store = demo_store
+    rows = [r for r in store.queue.queue_items(limit=200) if r["answer"] in ("YES", "NO")]
+    mine, theirs = rows[:3], rows[3]
+    for n, r in enumerate(mine):
+        store.labels.add_review(r["trajectory_id"], WALKER, "approve" if n else "reject")
+        store.labels.add_rating(r["trajectory_id"], WALKER, n + 2, RUBRIC)
+    sync_verdict_states(store)
+    state = ReviewState(store, reviewer=WALKER)
+    assert state.blind and state.labels.sees_team_figures(WALKER, state.blind)
+    panel = StatsPanel(state=state)
+    panel.refresh()
+    alone = stats_shown(panel)
+    assert alone["blind"] is None  # no blind note: nothing is held back
+    assert alone["calibration"] is not None and panel.triage  # the calibration plotted from the labels
+    assert alone["statement"] and "blind review" not in alone["statement"].lower()
+    assert set(panel._ratings._bars.data["rater"]) == {WALKER}
+    open_review = StatsPanel(state=ReviewState(store, reviewer=WALKER, blind=False))
+    open_review.refresh()
+    unordered = {k: sorted(map(repr, v)) if isinstance(v, list) else v for k, v in alone.items()}  # models' order
+    assert {k: sorted(map(repr, v)) if isinstance(v, list) else v for k, v in stats_shown(open_review).items()} \
+        == unordered  # exactly what an open review shows
+    # another reviewer on an item the walker labelled: still nothing the walker may not see
+    store.labels.add_review(mine[0]["trajectory_id"], OTHERS[0], "approve")
+    store.labels.add_rating(mine[0]["trajectory_id"], OTHERS[0], 1, RUBRIC)
+    sync_verdict_states(store)
+    assert state.labels.sees_team_figures(WALKER, state.blind)
+    panel.refresh()
+    shared = stats_shown(panel)
+    assert shared["blind"] is None and shared["calibration"] is not None
+    assert OTHERS[0] in panel._kappa.object  # the pair the two share
+    # ... and on an item the walker has not labelled: the blind view, the calibration withheld
+    store.labels.add_review(theirs["trajectory_id"], OTHERS[0], "override",
+                            label={"answer": "NO" if theirs["answer"] == "YES" else "YES"})
+    sync_verdict_states(store)
+    assert not state.labels.sees_team_figures(WALKER, state.blind)
+    panel.refresh()
+    reduced = stats_shown(panel)
+    assert reduced["blind"] and "blind review" in reduced["blind"].lower()
+    assert reduced["calibration"] is None and not panel.triage
+    assert "blind review" in reduced["statement"].lower() and reduced["abstention"] is None
+    # a score alone (no verdict) of another on an item the walker has not scored is theirs too
+    store.labels.add_review(theirs["trajectory_id"], OTHERS[0], "clear")  # the verdict withdrawn
+    sync_verdict_states(store)
+    assert state.labels.sees_team_figures(WALKER, state.blind)  # withdrawn: nothing of theirs left unseen
+    store.labels.add_rating(theirs["trajectory_id"], OTHERS[1], 4, RUBRIC)
+    assert not state.labels.sees_team_figures(WALKER, state.blind)
+    assert state.labels.sees_team_figures(WALKER, False)  # an open review shows everything
+
+
+def test_the_team_figures_rule_reads_each_scope_and_resolutions(demo_store):
+    """`sees_team_figures` in a blind campaign reads the campaign's labels (its figures are of those), and a
+    merger's resolution on an item the reviewer has no verdict on counts as another's label."""
+    store = demo_store
+    rows = [r for r in store.queue.queue_items(limit=200) if r["answer"] in ("YES", "NO")]
+    ids = [r["trajectory_id"] for r in rows[:4]]
+    labels = ReviewState(store, reviewer=WALKER).labels
+    sid = store.sessions.create_session("zq-scope", "verdicts", ids, [WALKER, *OTHERS], blind=True)
+    store.labels.add_review(ids[0], WALKER, "approve", session_id=sid)
+    store.labels.add_review(ids[1], OTHERS[0], "approve")  # outside the campaign
+    assert labels.sees_team_figures(WALKER, True, sid) and not labels.sees_team_figures(WALKER, True)
+    store.labels.add_review(ids[0], OTHERS[0], "reject", session_id=sid)  # where the walker labelled
+    assert labels.sees_team_figures(WALKER, True, sid)
+    store.labels.add_rating(ids[2], OTHERS[1], 3, RUBRIC, session_id=sid)  # a score where the walker has none
+    assert not labels.sees_team_figures(WALKER, True, sid)
+    assert labels.sees_team_figures(WALKER, False, sid)
+    store.labels.add_review(ids[1], WALKER, "approve")  # the whole store: the walker labelled and scored them too
+    store.labels.add_rating(ids[2], WALKER, 2, RUBRIC)
+    assert labels.sees_team_figures(WALKER, True)
+    store.reviews.add_resolution("trajectory", ids[3], OTHERS[1], "approve", merger_comment="zq-settled")
+    assert not labels.sees_team_figures(WALKER, True)
+    store.labels.add_review(ids[3], WALKER, "approve")
+    assert labels.sees_team_figures(WALKER, True)

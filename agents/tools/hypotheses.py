@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import kb
 from agents.tools import templates as tpl
 
+C_KMS = 299792.458
 SAME_Z_TOL = 0.005  # two hypotheses of one class closer than this are one hypothesis
 
 
@@ -56,10 +57,20 @@ def _template_hypotheses(pixels, template_dir) -> list[Hypothesis]:
     return out
 
 
+def _match_tolerance(g, ln: dict, pred: float, m: dict) -> float:
+    """How far (A) feature g may sit from a line predicted at `pred`: n_sigma x (one pixel for the
+    anchor's z, one for g's centre, g's width / S/N) plus the velocity such a line may sit off."""
+    sigma = (2 * g.wavelength_err ** 2 + (g.fwhm_A / 2.3548 / max(g.snr, 1.0)) ** 2) ** 0.5
+    broad = g.width_class == "broad" and ln.get("width") in ("broad", "both")
+    v = m["velocity_allowance_kms"]["broad" if broad else "absorption" if ln["kind"] == "absorption" else "narrow"]
+    return m["n_sigma"] * sigma + pred * v / C_KMS
+
+
 def _line_hypotheses(features, max_anchor: int = 8) -> list[Hypothesis]:
-    """Each strong feature read as each line of its kind; a z scores by the other features it explains."""
+    """Each strong feature read as each line of its kind; a z scores by the other features it explains,
+    each feature explaining at most one line (the closest pairs first, key lines' offsets halved)."""
     lines = forma_lines()
-    tol = kb.load("forma/rules")["matching"]["excellent_offset_A"]
+    m = kb.load("forma/rules")["matching"]
     strong = sorted(features, key=lambda f: -f.snr)[:max_anchor]
     cands: list[Hypothesis] = []
     for f in strong:
@@ -69,17 +80,28 @@ def _line_hypotheses(features, max_anchor: int = 8) -> list[Hypothesis]:
             z = f.wavelength / ln["rest"] - 1
             if not -0.005 <= z <= 6.0:
                 continue
-            matched, score, broad = [], 0.0, False
-            for ln2 in lines:
+            pairs = []
+            for li, ln2 in enumerate(lines):
                 pred = ln2["rest"] * (1 + z)
-                hit = [g for g in features if g.kind == ln2["kind"] and abs(g.wavelength - pred) < tol]
-                if hit:
-                    g = max(hit, key=lambda g: g.snr)
-                    matched.append(ln2["name"])
-                    score += min(g.snr, 30.0)
-                    broad |= g.width_class == "broad" and ln2.get("width") in ("broad", "both")
+                for gi, g in enumerate(features):
+                    if g.kind != ln2["kind"]:
+                        continue
+                    off = abs(g.wavelength - pred)
+                    if off < m["acceptable_offset_A"] and off < _match_tolerance(g, ln2, pred, m):
+                        pairs.append((off * (0.5 if ln2["key"] else 1.0), li, gi))
+            matched, score, broad, used_l, used_f = [], 0.0, False, set(), set()
+            for _, li, gi in sorted(pairs):
+                if li in used_l or gi in used_f:
+                    continue
+                used_l.add(li)
+                used_f.add(gi)
+                g, ln2 = features[gi], lines[li]
+                matched.append(ln2["name"])
+                score += min(g.snr, 30.0)
+                broad |= g.width_class == "broad" and ln2.get("width") in ("broad", "both")
             if len(matched) < 2:
                 continue
+            matched.sort(key=lambda name: next(i for i, x in enumerate(lines) if x["name"] == name))
             if f.kind == "absorption" and abs(z) < 0.003:
                 cls = "STAR"
             elif broad:

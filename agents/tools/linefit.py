@@ -129,3 +129,51 @@ def fit_doublet(wave, flux, center_guess_1: float, center_guess_2: float, line_t
         lo_r, hi_r = amp_ratio_expected
         out["amp_ratio_check"] = {"expected": list(amp_ratio_expected), "ok": lo_r <= ratio <= hi_r}
     return out
+
+
+def fit_centroid(wave, flux, ivar, centre: float, fwhm_A: float, line_type: str = "emission",
+                 step: float | None = None) -> dict | None:
+    """The centre of one line and its 1-sigma error: a Gaussian on a constant, weighted by ivar, over
+    +-(FWHM + 2 px) about `centre` (near enough to leave a neighbour of a blend out), the centre
+    bounded to +-FWHM/2. The error comes from the fit's covariance, scaled up by sqrt(reduced chi2)
+    when the residuals exceed the noise. None when there are too few pixels or the fit fails."""
+    wave = np.asarray(wave, float)
+    if step is None:
+        i = int(np.clip(np.searchsorted(wave, centre), 1, wave.size - 1))
+        step = float(wave[i] - wave[i - 1])
+    half = max(fwhm_A, 3 * step) + 2 * step
+    lo_i, hi_i = np.searchsorted(wave, centre - half), np.searchsorted(wave, centre + half)
+    if hi_i - lo_i < 6:
+        return None
+    w = wave[lo_i:hi_i] - centre
+    f = np.asarray(flux[lo_i:hi_i], float)
+    sd = 1.0 / np.sqrt(np.clip(np.asarray(ivar[lo_i:hi_i], float), 1e-30, None))
+    sign = 1.0 if line_type == "emission" else -1.0
+    c0 = float(np.median(np.r_[f[:2], f[-2:]]))
+    a0 = sign * max(sign * (f[np.argmin(np.abs(w))] - c0), 1e-6 * (abs(c0) + 1e-30))
+    s0 = max(fwhm_A / 2.3548, step / 2)
+    bound = max(fwhm_A / 2, step)
+    lo = [0.0 if sign > 0 else -np.inf, -bound, step / 3, -np.inf]
+    hi = [np.inf if sign > 0 else 0.0, bound, max(2 * s0, step), np.inf]
+    p0 = [a0, 0.0, float(np.clip(s0, lo[2] * 1.01, hi[2] * 0.99)), c0]
+
+    def resid(p):
+        return (p[0] * np.exp(-0.5 * ((w - p[1]) / p[2]) ** 2) + p[3] - f) / sd
+
+    def jac(p):
+        u = (w - p[1]) / p[2]
+        e = np.exp(-0.5 * u ** 2)
+        return np.column_stack([e, p[0] * e * u / p[2], p[0] * e * u ** 2 / p[2], np.ones_like(w)]) / sd[:, None]
+
+    try:
+        res = least_squares(resid, p0, jac=jac, bounds=(lo, hi), max_nfev=60)
+        cov = np.linalg.pinv(res.jac.T @ res.jac)
+    except (ValueError, np.linalg.LinAlgError):
+        return None
+    dof = max(w.size - 4, 1)
+    rchi2 = float(np.sum(res.fun ** 2)) / dof
+    err = float(np.sqrt(max(cov[1, 1], 0.0) * max(rchi2, 1.0)))
+    if not np.isfinite(err) or res.x[0] == 0:
+        return None
+    return {"center": centre + float(res.x[1]), "center_err": err, "sigma": float(res.x[2]),
+            "at_bound": abs(float(res.x[1])) >= 0.99 * bound, "rchi2": rchi2}

@@ -1,18 +1,24 @@
-"""Step 2: test one redshift hypothesis against the spectrum, line by line (FORMA 2.4).
+"""Step 2: test one redshift hypothesis against the spectrum, line by line (FORMA 2.4, issue 50).
 
-For every line the class predicts inside the coverage: a CWT feature of the right sign near the
-predicted wavelength (offset < 20 A LIKELY, 20-80 A MARGINAL, widths consistent), else a Gaussian fit
-(LIKELY with delta chi2/n > 0, local S/N > 10 and a centre within 2 sigma), else NOT_FOUND, or MASKED
-when the window has no good data. The systemic z comes from the lowest-ionisation LIKELY line.
+Line identification is an assignment: every line the class predicts inside the coverage may take a
+CWT feature of its sign near its predicted wavelength, each feature explaining at most one line
+(least total (offset / tolerance)^2, key lines preferred; a doublet whose spacing misses its fixed
+rest spacing keeps one member). A line is LIKELY within its tolerance (n_sigma x the pixel, the
+centring and the line's width / S/N, plus the velocity such a line may sit off systemic; widths
+consistent) and MARGINAL out to 80 A; a key line with no feature gets a Gaussian fit (LIKELY with
+delta chi2/n > 0, local S/N > 10, within the tolerance, not on a feature another line explains),
+else NOT_FOUND, or MASKED when the window has no good data. LIKELY CWT lines are re-centred by a
+Gaussian fit. The systemic z is a joint fit of every credible line (`_systemic`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.optimize import linear_sum_assignment
 
 import kb
-from agents.tools.linefit import fit_peak
+from agents.tools.linefit import fit_centroid, fit_peak
 
 C_KMS = 299792.458
 
@@ -144,12 +150,114 @@ def dn4000(pixels, z: float) -> float | None:
     return float(np.mean(pixels.flux[red]) / b) if b > 0 else None
 
 
+def pixel_step(pixels, lam: float) -> float:
+    """The pixel size (A) at `lam`: the median spacing of the good pixels about it."""
+    w = pixels.wave
+    if w.size < 2:
+        return 1.0
+    i = int(np.clip(np.searchsorted(w, lam), 2, max(w.size - 2, 2)))
+    d = np.diff(w[max(i - 3, 0):i + 3])
+    return float(np.median(d)) if d.size else 1.0
+
+
+def _allowance_kind(ln: dict, fwhm_kms: float | None) -> str:
+    if ln["kind"] == "absorption":
+        return "absorption"
+    width = ln.get("width")
+    if width == "both":
+        return "broad" if (fwhm_kms or 0) >= rules()["widths"]["narrow_max_kms"] else "narrow"
+    return "broad" if width == "broad" else "narrow"
+
+
+def line_tolerance(pixels, ln: dict, pred: float, fwhm_A: float | None = None, fwhm_kms: float | None = None,
+                   snr: float | None = None) -> float:
+    """How far (A) a line may sit from its predicted place and still be LIKELY: n_sigma times the
+    quadrature of one pixel (the hypothesis z), one pixel (the centring) and the line's own centroid
+    error (FWHM / 2.35 / S/N), plus the velocity such a line may sit off the systemic z."""
+    m = rules()["matching"]
+    step = pixel_step(pixels, pred)
+    width_term = (fwhm_A or 0.0) / 2.3548 / max(snr or 1.0, 1.0)
+    sigma = float(np.sqrt(2 * step ** 2 + width_term ** 2))
+    v = m["velocity_allowance_kms"][_allowance_kind(ln, fwhm_kms)]
+    return m["n_sigma"] * sigma + pred * v / C_KMS
+
+
+def _centroid(pixels, f) -> tuple[float, float]:
+    """A CWT feature's centre refined by a Gaussian fit (cached on the pixels: hypotheses share
+    features), else its pixel with an error of half a pixel."""
+    cache = pixels.__dict__.setdefault("_centroid_cache", {})
+    key = (f.kind, round(float(f.wavelength), 4))
+    if key not in cache:
+        step = pixel_step(pixels, f.wavelength)
+        fit = fit_centroid(pixels.wave, pixels.flux, pixels.ivar, f.wavelength, f.fwhm_A, f.kind, step=step)
+        if fit is None or fit["at_bound"]:
+            cache[key] = (float(f.wavelength), 0.5 * step)
+        else:
+            cache[key] = (fit["center"], max(fit["center_err"], 0.05 * step))
+    return cache[key]
+
+
+def _assign(pixels, features, entries: list, z: float) -> dict[int, tuple]:
+    """Line identification as an assignment: each detected feature explains at most one line.
+
+    entries: [(LineResult, line dict)]. A (line, feature) pair is a candidate when the feature has
+    the line's sign, lies within the acceptable offset and implies a z within the hypothesis window;
+    its cost is (offset / tolerance)^2 (+1 for a width the line cannot have), halved for key lines
+    (Balmer and the other strong lines win a feature two lines could explain). The assignment of
+    least total cost that explains the most lines is solved exactly; then each doublet whose two
+    members' spacing misses its fixed rest spacing (x (1+z)) keeps only its better-placed member.
+    Returns {entry index: (feature, offset, tolerance, width_ok)}."""
+    m = rules()["matching"]
+    zlo, zhi = z - m["hypothesis_window_dz"], z + m["hypothesis_window_dz"]
+    cands = {}
+    for li, (lr, ln) in enumerate(entries):
+        for fi, f in enumerate(features):
+            if f.kind != ln["kind"]:
+                continue
+            off = abs(f.wavelength - lr.predicted)
+            if off > m["acceptable_offset_A"] or not zlo <= f.wavelength / ln["rest"] - 1 <= zhi:
+                continue
+            tol = line_tolerance(pixels, ln, lr.predicted, f.fwhm_A, f.fwhm_kms, f.snr)
+            ok_width = width_consistent(ln.get("width"), ln["kind"], f.fwhm_kms)
+            cost = (off / tol) ** 2 + (0.0 if ok_width else 1.0)
+            if ln["key"]:
+                cost *= m["key_line_cost_factor"]
+            cands[(li, fi)] = (cost, off, tol, ok_width)
+    if not cands:
+        return {}
+    lis = sorted({k[0] for k in cands})
+    fis = sorted({k[1] for k in cands})
+    big = 1e3 + max(c[0] for c in cands.values())
+    cost = np.full((len(lis), len(fis) + len(lis)), 1e9)
+    for (li, fi), c in cands.items():
+        cost[lis.index(li), fis.index(fi)] = c[0]
+    cost[np.arange(len(lis)), len(fis) + np.arange(len(lis))] = big  # the line left unexplained
+    rows, cols = linear_sum_assignment(cost)
+    out = {}
+    for r_, c_ in zip(rows, cols, strict=True):
+        if c_ < len(fis):
+            li, fi = lis[r_], fis[c_]
+            out[li] = (features[fi], *cands[li, fi][1:])
+    names = {lr.name: i for i, (lr, _) in enumerate(entries)}
+    for d in kb.load("forma/lines").get("doublets", []):
+        ia, ib = names.get(d["a"]), names.get(d["b"])
+        if ia not in out or ib not in out:
+            continue
+        fa, fb = out[ia][0], out[ib][0]
+        step = pixel_step(pixels, fb.wavelength)
+        expect = d["sep_rest"] * (1 + z)
+        tol = m["n_sigma"] * float(np.sqrt(2 * (2 * step ** 2)))
+        if abs((fb.wavelength - fa.wavelength) - expect) > tol:
+            worse = ia if out[ia][1] / out[ia][2] >= out[ib][1] / out[ib][2] else ib
+            del out[worse]
+    return out
+
+
 def analyse(pixels, features, hypothesis, idx: int = 0, *, use_fits: bool = True) -> HypothesisResult:
-    r = rules()
-    m = r["matching"]
     z = hypothesis.z
     cls = hypothesis.spectype
     res = HypothesisResult(idx, hypothesis)
+    entries = []
     for ln in class_lines(cls):
         pred = ln["rest"] * (1 + z)
         cov = _covered(pixels, pred, 10.0)
@@ -160,26 +268,35 @@ def analyse(pixels, features, hypothesis, idx: int = 0, *, use_fits: bool = True
         if cov == "masked":
             lr.status = "MASKED"
             continue
-        zlo, zhi = z - m["hypothesis_window_dz"], z + m["hypothesis_window_dz"]
-        near = [f for f in features if f.kind == ln["kind"]
-                and abs(f.wavelength - pred) <= m["acceptable_offset_A"]
-                and zlo <= f.wavelength / ln["rest"] - 1 <= zhi]
-        if near:
-            f = min(near, key=lambda f: abs(f.wavelength - pred) / max(f.snr, 1.0) ** 0.25)
-            off = abs(f.wavelength - pred)
-            ok_width = width_consistent(ln.get("width"), ln["kind"], f.fwhm_kms)
-            lr.status = "LIKELY" if off < m["excellent_offset_A"] and ok_width else "MARGINAL"
+        entries.append((lr, ln))
+    assigned = _assign(pixels, features, entries, z)
+    used = [a[0] for a in assigned.values()]  # features that already explain a line
+    fits = []  # centres of the lines found by a fit
+    for li, (lr, ln) in enumerate(entries):
+        if li in assigned:
+            f, off, tol, ok_width = assigned[li]
+            lr.status = "LIKELY" if off <= tol and ok_width else "MARGINAL"
             lr.source, lr.observed, lr.observed_err = "CWT", f.wavelength, f.wavelength_err
+            if lr.status == "LIKELY":
+                lr.observed, lr.observed_err = _centroid(pixels, f)
             lr.amplitude, lr.fwhm_kms, lr.snr, lr.ridge_length = f.amplitude, f.fwhm_kms, f.snr, f.ridge_length
-            continue
-        if use_fits and ln["key"]:
-            _fit_fallback(pixels, lr, r, qso=cls == "QSO")
+        elif use_fits and ln["key"]:
+            _fit_fallback(pixels, lr, rules(), qso=cls == "QSO", line=ln, used=used, fits=fits)
     _systemic(res)
     res.dn4000 = dn4000(pixels, z)
     return res
 
 
-def _fit_fallback(pixels, lr: LineResult, r: dict, qso: bool = False) -> None:
+def _explained_elsewhere(centre: float, fwhm_A: float, step: float, used, fits) -> bool:
+    """A fitted centre on a feature that already explains another line (or on another fit's line)."""
+    for f in used:
+        if abs(centre - f.wavelength) <= max(2 * step, 0.5 * min(f.fwhm_A, fwhm_A)):
+            return True
+    return any(abs(centre - c) <= max(2 * step, 0.5 * min(w, fwhm_A)) for c, w in fits)
+
+
+def _fit_fallback(pixels, lr: LineResult, r: dict, qso: bool = False, line: dict | None = None,
+                  used=(), fits=None) -> None:
     w3 = r["fit"]["width_3sigma_A"]
     if lr.kind == "absorption":
         width = w3["wide_absorption"] if lr.group in ("Ca K", "Ca H", "Mg II") else w3["absorption"]
@@ -190,40 +307,97 @@ def _fit_fallback(pixels, lr: LineResult, r: dict, qso: bool = False) -> None:
     fit = fit_peak(pixels.wave, pixels.flux, lr.predicted, width, line_type=lr.kind, window_half=150.0)
     if not fit.get("ok") or fit["delta_chi2_per_n"] <= 0:
         return
+    step = pixel_step(pixels, fit["center"])
+    if _explained_elsewhere(fit["center"], fit["fwhm"], step, used, fits or []):
+        return  # one feature, one line
     off = abs(fit["center"] - lr.predicted)
-    within = off < r["matching"]["excellent_offset_A"] and off <= 2 * max(fit["sigma"], fit["center_err"] or 0)
     snr = fit["local_snr"]
     if lr.kind == "emission" and (lr.width == "broad" or qso):
         snr = max(snr, fit["significance"])  # broad: the integrated significance (sqrt delta chi2)
+    ln = line or {"kind": lr.kind, "width": lr.width}
+    tol = line_tolerance(pixels, ln, lr.predicted, fit["fwhm"], fit["fwhm_km_s"], snr)
+    within = off <= tol and off <= 2 * max(fit["sigma"], fit["center_err"] or 0) + tol / 2
     if snr > r["fit"]["likely_local_snr"] and within and "center_at_bound" not in fit["flags"]:
         lr.status = "LIKELY"
     elif snr > r["fit"]["marginal_local_snr"] and off < r["matching"]["acceptable_offset_A"]:
         lr.status = "MARGINAL"
     else:
         return
+    if fits is not None:
+        fits.append((fit["center"], fit["fwhm"]))
     lr.source, lr.observed, lr.observed_err = "fit_peak", fit["center"], fit["center_err"]
     lr.amplitude, lr.fwhm_kms, lr.snr = fit["amplitude"], fit["fwhm_km_s"], snr
 
 
+def line_sys_kms(ln: LineResult) -> float:
+    """The scatter (km/s) of this kind of line about the systemic velocity."""
+    fs = rules()["redshift_fit"]
+    if ln.group in fs["group_sys_kms"]:
+        return float(fs["group_sys_kms"][ln.group])
+    return float(fs["sys_kms"][_allowance_kind({"kind": ln.kind, "width": ln.width}, ln.fwhm_kms)])
+
+
+def _is_broad(ln: LineResult) -> bool:
+    return ln.kind == "emission" and _allowance_kind({"kind": ln.kind, "width": ln.width}, ln.fwhm_kms) == "broad"
+
+
+def template_z_err(hypothesis) -> float:
+    """The 1-sigma of a z with no credible line behind it: one template pixel (+) the class's
+    template-vs-catalogue scatter (kb/forma/rules.yaml redshift_fit.template_sys_kms)."""
+    v = rules()["redshift_fit"]["template_sys_kms"].get(hypothesis.spectype, 100.0)
+    from agents.tools.templates import LN_STEP
+    return float((1 + hypothesis.z) * np.hypot(LN_STEP, v / C_KMS))
+
+
+BROAD_CONCERN = "broad lines offset"
+
+
 def _systemic(res: HypothesisResult) -> None:
-    """z from the lowest-ionisation LIKELY line group (ivar-weighted mean within the group)."""
+    """The systemic z from a joint fit of every credible line: an inverse-variance mean of the
+    per-line z (centroid errors (+) the line kind's scatter about systemic), dropping the worst line
+    while it lies > clip_sigma from the mean (3+ lines), its error scaled by sqrt(chi2/dof) when the
+    lines disagree beyond their errors, a class floor added in quadrature. High-ionisation lines (never_anchor) enter only
+    through the template. `anchor` names the top-priority line group among the lines used."""
+    res.concerns = [c for c in res.concerns if not c.startswith(BROAD_CONCERN)]
     likely = [ln for ln in res.credible() if ln.observed is not None]
     if not likely:
-        res.systemic_z, res.anchor, res.z_scatter = None, None, None
+        res.systemic_z, res.systemic_z_err, res.anchor, res.z_scatter = None, None, None, None
         return
-    zs = np.array([ln.implied_z for ln in likely])
-    res.z_scatter = float(np.std(zs)) if zs.size > 1 else 0.0
+    zs_all = np.array([ln.implied_z for ln in likely])
+    res.z_scatter = float(np.std(zs_all)) if zs_all.size > 1 else 0.0
     never = set(rules()["never_anchor"])
-    ranked = sorted((ln for ln in likely if ln.group not in never),
-                    key=lambda ln: (_anchor_rank(ln.group), -(ln.snr or 0)))
-    if not ranked:
-        res.systemic_z, res.anchor = None, None
+    lines = [ln for ln in likely if ln.group not in never]
+    if not lines:
+        res.systemic_z, res.systemic_z_err, res.anchor = None, None, None
         return
-    top_rank = _anchor_rank(ranked[0].group)
-    group = [ln for ln in ranked if _anchor_rank(ln.group) == top_rank and ln.group == ranked[0].group]
-    wts = np.array([max(ln.snr or 1.0, 1.0) for ln in group])
-    zg = np.array([ln.implied_z for ln in group])
-    res.systemic_z = float(np.sum(wts * zg) / wts.sum())
-    errs = [((ln.observed_err or 1.0) / ln.rest) for ln in group]
-    res.systemic_z_err = float(np.sqrt(np.sum(np.square(errs))) / len(errs))
-    res.anchor = ", ".join(sorted({ln.name for ln in group}))
+    fs = rules()["redshift_fit"]
+    zs = np.array([ln.implied_z for ln in lines])
+    sig = np.array([np.hypot((ln.observed_err if ln.observed_err and np.isfinite(ln.observed_err) else 1.0) / ln.rest,
+                             line_sys_kms(ln) / C_KMS * (1 + z)) for ln, z in zip(lines, zs, strict=True)])
+    keep = np.ones(zs.size, dtype=bool)
+    while True:
+        w = 1 / sig[keep] ** 2
+        zbar = float(np.sum(w * zs[keep]) / w.sum())
+        r = (zs - zbar) / sig
+        if keep.sum() <= 2:
+            break
+        worst = int(np.argmax(np.where(keep, np.abs(r), -1)))
+        if abs(r[worst]) <= fs["clip_sigma"]:
+            break
+        keep[worst] = False
+    n = int(keep.sum())
+    err = float(np.sqrt(1 / np.sum(1 / sig[keep] ** 2)))
+    if n > 1:
+        err *= float(np.sqrt(max(1.0, np.sum(r[keep] ** 2) / (n - 1))))
+    res.systemic_z = zbar
+    res.systemic_z_err = float(np.hypot(err, fs["floor_kms"].get(res.spectype, 20) / C_KMS * (1 + zbar)))
+    used = [ln for ln, k in zip(lines, keep, strict=True) if k]
+    ranked = sorted(used, key=lambda ln: (_anchor_rank(ln.group), -(ln.snr or 0)))
+    res.anchor = ", ".join(sorted({ln.name for ln in ranked if ln.group == ranked[0].group}))
+    broad = [ln for ln in lines if _is_broad(ln)]
+    narrow = [ln for ln in lines if not _is_broad(ln) and ln.kind == "emission"]
+    if broad and narrow:
+        dv = C_KMS * (np.mean([ln.implied_z for ln in broad]) - np.mean([ln.implied_z for ln in narrow])) / (1 + zbar)
+        if abs(dv) >= fs["broad_narrow_concern_kms"]:
+            res.concerns.append(f"{BROAD_CONCERN} {dv:+.0f} km/s from the narrow lines "
+                                f"({', '.join(ln.name for ln in broad)}): the z is the narrow lines'")

@@ -1,6 +1,8 @@
 """Step 6: the six-section Markdown report and the JSON brief (FORMA 2.8)."""
 from __future__ import annotations
 
+from agents.verify.analysis import template_z_err
+
 C_KMS = 299792.458
 
 
@@ -40,7 +42,8 @@ def brief(syn, audit, pixels, features) -> dict:
                  else "UNKNOWN" if audit.credibility == "LOW" and not best.credible() else best.spectype),
         "feature_score": score,
         "redshift": round(float(z), 6),
-        "redshift_rms": None if best.systemic_z_err is None else round(float(best.systemic_z_err), 6),
+        "redshift_rms": round(float(best.systemic_z_err if best.systemic_z is not None
+                                    else template_z_err(best.hypothesis)), 6),
         "lines": ", ".join(name for name, _ in audit.confirmed_lines),
         "credibility": audit.credibility,
         "human_review": "Yes" if human else "No",

@@ -29,6 +29,7 @@ from reviewer.store import Store
 
 pytestmark = pytest.mark.ui
 GALAXY = "39633345008634465"  # the DESI emission-line galaxy of the demo, z = 0.3687
+OPEN_CAMPAIGN = "cockpit-open"  # the Stats tests' page: an open (not blind) campaign of the team's labels
 
 
 @pytest.fixture(scope="module")
@@ -42,16 +43,21 @@ def cockpit(tmp_path_factory):
                     for r in queue}
     galaxy_verify = next(r for r in queue if r["task"] == "verify" and r["object_id"] == GALAXY)
     store.labels.add_review(galaxy_verify["trajectory_id"], "bo", "override", {"type": "QSO", "z": 0.37})
-    for who, scores in (("ann", [4, 3, 5, 2, 4]), ("bo", [3, 3, 4, 1, 5])):
-        for row, score in zip(queue, scores, strict=False):
-            store.labels.add_rating(row["trajectory_id"], who, score, "1")
-    # settled human labels for the accuracy, kappa and coverage plots: vet items and verify items
+    # the team's labels the Stats tab is read from, given in an open campaign (`specreview session --open`):
+    # its page shows everyone's figures; under blind review a reviewer sees only those of their own labels
+    # (tests/security/test_blind_walk.py)
     settled = [r for r in queue if r["object_id"] != GALAXY][:8]
     settled += [r for r in queue if r["task"] == "verify" and r["object_id"] != GALAXY][:4]
+    sid = store.sessions.create_session(OPEN_CAMPAIGN, "verdicts",
+                                        [r["trajectory_id"] for r in [*queue[:5], *settled]], blind=False)
+    for who, scores in (("ann", [4, 3, 5, 2, 4]), ("bo", [3, 3, 4, 1, 5])):
+        for row, score in zip(queue, scores, strict=False):
+            store.labels.add_rating(row["trajectory_id"], who, score, "1", session_id=sid)
+    # settled human labels for the accuracy, kappa and coverage plots: vet items and verify items
     for i, row in enumerate(settled):
         for who in ("cal", "dov"):
             action = "reject" if (i == 3 and who == "dov") else "approve"
-            store.labels.add_review(row["trajectory_id"], who, action)
+            store.labels.add_review(row["trajectory_id"], who, action, session_id=sid)
     store.close()
     app = ServedApp(db, tmp / "panel.log")
     app.queue, app.trajectories, app.galaxy_verify = queue, trajectories, galaxy_verify["trajectory_id"]
@@ -282,7 +288,7 @@ def test_the_queue_turns_its_page_to_follow_n_and_b(cockpit, screen):
 
 
 def test_stats_plots_draw_glyphs(cockpit, screen):
-    open_as(screen, cockpit, "gil")
+    open_as(screen, cockpit, "gil", f"&session={OPEN_CAMPAIGN}")
     open_tab(screen, "Stats")
     screen.wait_for_function(f"(({STATS_GLYPHS_JS})()['VBar'] || 0) >= 2", timeout=30_000)
     glyphs = screen.evaluate(STATS_GLYPHS_JS)
@@ -304,7 +310,7 @@ def test_a_page_is_sent_the_stats_plots_before_the_tab_is_opened(cockpit, screen
     their drawing; opening it then fills and shows them."""
     from reviewer.components.stats_panel import CALIBRATION_TITLE
 
-    open_as(screen, cockpit, "kim")
+    open_as(screen, cockpit, "kim", f"&session={OPEN_CAMPAIGN}")
     screen.wait_for_function(FIGURE_PRESENT_JS, arg=CALIBRATION_TITLE, timeout=30_000)
     expect(screen.locator(".sr-stats")).to_be_hidden()  # in the page, not on screen: the Review tab is
     open_tab(screen, "Stats")
@@ -320,7 +326,7 @@ def test_stats_calibrated_abstention_plot_draws_and_states_the_triage_numbers(co
     the fixture, and the statement under it is `specreview triage --json`'s pooled row."""
     from reviewer.components.stats_panel import CALIBRATION_TITLE
 
-    open_as(screen, cockpit, "hal")
+    open_as(screen, cockpit, "hal", f"&session={OPEN_CAMPAIGN}")
     open_tab(screen, "Stats")
     probe = f"(({FIGURE_GLYPHS_JS})({CALIBRATION_TITLE!r})['MultiLine'] || 0) >= 1"
     screen.wait_for_function(probe, timeout=30_000)
@@ -350,7 +356,7 @@ def test_stats_lays_out_without_covered_data_clipped_tables_or_blank_scroll(cock
     the centre column, and the column ends where the last block ends."""
     from reviewer.components.stats_panel import CALIBRATION_TITLE
 
-    open_as(screen, cockpit, "ivy")
+    open_as(screen, cockpit, "ivy", f"&session={OPEN_CAMPAIGN}")
     open_tab(screen, "Stats")
     probe = f"(({FIGURE_GLYPHS_JS})({CALIBRATION_TITLE!r})['MultiLine'] || 0) >= 1"
     screen.wait_for_function(probe, timeout=60_000)

@@ -91,6 +91,10 @@ def test_a_refused_write_says_not_saved_and_leaves_no_acknowledgement(tmp_path, 
         expect(page.locator(".sr-error")).to_contain_text("Nothing was stored")
         expect(page.locator(".sr-ack")).not_to_contain_text("approve")
         assert str(tmp_path) not in page.locator(".sr-error").inner_text()
+        # the server's log has the refused write's traceback (the page has its kind only), and nothing else
+        # (tests/conftest.py fails a test on any other exception the server logs)
+        logged = app.new_exceptions()
+        assert len(logged) == 1 and "in _attempt" in logged[0] and "Failed to commit" in logged[0], logged
         wal.rmdir()  # the disk is back: the same key saves, and says so
         page.keyboard.press("a")
         expect(page.locator(".sr-ack")).to_contain_text(re.compile("verdict 'approve'"), timeout=30_000)

@@ -54,3 +54,18 @@ def manifest_rows() -> list[dict]:
         return []
     with open(base / "MANIFEST.csv", newline="", encoding="utf-8") as fh:
         return list(csv.DictReader(fh))
+
+
+# The manifest names SDSS's BOSS and eBOSS spectra by the data release that served them ("SDSS DR16
+# (BOSS)"); readers name the survey that took them, from the SPECOBJ/SPALL row (agents/spectra/sdss.py):
+# BOSS spectra are SDSS-III BOSS in every later release, eBOSS's SDSS-IV eBOSS.
+_RELEASE_SURVEYS = {"(BOSS)": "SDSS-III BOSS", "(eBOSS)": "SDSS-IV eBOSS"}
+
+
+def survey_matches(manifest_survey: str, reader_survey: str) -> bool:
+    """Whether a reader's survey name is the manifest's: its prefix (the documented rule: "LAMOST-LRS"
+    for "LAMOST-LRS DR7"), or the survey an SDSS release's "(BOSS)" / "(eBOSS)" names."""
+    if manifest_survey.startswith(reader_survey):
+        return True
+    release = manifest_survey.startswith("SDSS DR") and manifest_survey.rsplit(" ", 1)[-1]
+    return _RELEASE_SURVEYS.get(release or "") == reader_survey

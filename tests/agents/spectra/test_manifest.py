@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from shared_data import manifest_rows
+from shared_data import manifest_rows, survey_matches
 from specutils import Spectrum
 
 from agents.spectra import read_spectrum
@@ -31,7 +31,7 @@ def _split(row):
 
 def _check_common(spec, row):
     meta = spec.meta
-    assert row["survey"].startswith(meta["survey"]), (row["survey"], meta["survey"])
+    assert survey_matches(row["survey"], meta["survey"]), (row["survey"], meta["survey"])
     assert isinstance(meta["object_id"], str) and meta["object_id"]
     assert meta["wavelength_medium"] in ("vacuum", "air")
     wave = spec.spectral_axis.to_value("Angstrom")

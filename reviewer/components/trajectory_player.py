@@ -15,6 +15,8 @@ from reviewer.components.step_player import StepPlayer
 from reviewer.components.step_view import TEXT_SHOWN_MAX, step_html
 from reviewer.review_state import ReviewState
 from reviewer.services.claims import counts_text
+from reviewer.services.renders import cached_step, step_render
+from reviewer.services.spectra_cache import prefetch
 from reviewer.services.step_stages import stage_groups
 
 KIND_NAME = {"prompt": "prompt", "think": "reasoning", "tool_call": "tool call", "tool_result": "tool result",
@@ -119,14 +121,15 @@ class TrajectoryPlayer(Viewer):
 
 
 # The Transcript shows a trajectory a page of steps at a time. An import decides how long a trajectory
-# and its steps are, and each step costs the server's one event loop to convert (Markdown: ~0.13 s for a
-# 20,000-character table) and to send, and the browser to draw: a 3 MB chat import of 150 such steps
-# held the server ~115 s in one build. A page ends after TRANSCRIPT_PAGE_STEPS steps or once its steps
-# reach TRANSCRIPT_PAGE_COST (characters of step text, a render counted as RENDER_COST): ~1 s of the
-# server at most, and the offline agents' whole trajectories (15-61 steps, a few kB of text) on one page.
+# and its steps are, and each step costs the server's one event loop to convert (Markdown: 0.13-0.6 s for
+# a 20,000-character table, by the machine's load) and to send, and the browser to draw: a 3 MB chat
+# import of 150 such steps held the server ~115 s in one build. A page ends after TRANSCRIPT_PAGE_STEPS
+# steps or once its steps reach TRANSCRIPT_PAGE_COST (characters of step text, a render counted as
+# RENDER_COST): two such tables at most, while the offline agents' whole trajectories (15-61 steps, a few
+# kB of text, up to 15 renders) stay on one page.
 TRANSCRIPT_PAGE_STEPS = 80
-TRANSCRIPT_PAGE_COST = 150_000
-RENDER_COST = 5_000
+TRANSCRIPT_PAGE_COST = 60_000
+RENDER_COST = 2_000
 
 
 def step_cost(step) -> int:
@@ -175,15 +178,34 @@ class Transcript(Viewer):
         self._show_next_page()
 
     def _page_items(self, steps: range) -> list:
-        from reviewer.services.renders import step_render
-
         item, total, items = self.state.item, len(self.state.steps), []
         for index in steps:
             items.append(pn.pane.HTML(step_html(self.state.steps[index], total), sizing_mode="stretch_width"))
+            known, png = cached_step(item, index)
+            if known and png is None:
+                continue
+            image = pn.pane.PNG(png, sizing_mode="scale_width", max_width=720, visible=known)
+            items.append(image)
+            if not known:
+                self._render_later(item, index, image)
+        return items
+
+    def _render_later(self, item, index: int, image: pn.pane.PNG) -> None:
+        """The step's render into `image` once a render process has drawn it: the transcript's text never
+        waits for renders (a page of 80 steps could wait for as many), nor for the renders other pages
+        asked for first. Outside a served page: now."""
+        doc = pn.state.curdoc
+        if doc is None or doc.session_context is None:
+            png = step_render(self.state.store, item, index)
+            image.param.update(object=png, visible=png is not None)
+            return
+
+        def work():
             png = step_render(self.state.store, item, index)
             if png is not None:
-                items.append(pn.pane.PNG(png, sizing_mode="scale_width", max_width=720))
-        return items
+                doc.add_next_tick_callback(lambda: image.param.update(object=png, visible=True))
+
+        prefetch(work)
 
     def _show_next_page(self) -> None:
         if self._shown >= len(self._pages):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import requests
 from security.payloads import header_bomb
-from served_app import ServedApp, seeded_db
+from served_app import ServedApp, page_load_limit, seeded_db
 
 from agents.spectra import SpectrumReadError, read_spectrum
 from agents.spectra.core import HEADER_SHORTENED_KEY, HEADER_TEXT_MAX_CHARS, header_text
@@ -78,7 +78,7 @@ def test_opening_the_150k_card_file_leaves_another_reviewers_page_quick(tmp_path
         store.spectra.add_spectrum(record)
     app = ServedApp(db, tmp_path / "panel.log")
     try:
-        assert requests.get(app.url, timeout=120).status_code == 200  # warm: the first page of a process
+        limit = page_load_limit(f"{app.url}?reviewer=ann")
         opened: dict = {}
 
         def open_the_bomb():
@@ -91,7 +91,7 @@ def test_opening_the_150k_card_file_leaves_another_reviewers_page_quick(tmp_path
             start = time.monotonic()
             assert requests.get(f"{app.url}?reviewer=ann", timeout=300).status_code == 200
             took.append(time.monotonic() - start)
-        assert max(took) < 5.0, f"another reviewer's page took {max(took):.1f} s while the file was opened"
+        assert max(took) < limit, f"another page took {max(took):.1f} s (limit {limit:.1f} s) while the file was opened"
         assert opened["page"].status_code == 200 and app.proc.poll() is None
     finally:
         app.stop()

@@ -64,3 +64,50 @@ def test_pages_cover_every_step_once_and_a_short_trajectory_is_one_page(demo_sto
     pages = transcript_pages(steps)
     assert [i for page in pages for i in page] == list(range(len(steps)))
     assert all(len(page) >= 1 for page in pages)
+
+
+def pages_loaded_until(url: str, done, took: list) -> None:
+    """Another reviewer's page loads, a second apart, until `done` is set (at least one). Paced as a
+    person opens pages: back to back, page builds alone hold the event loop (that is the page-load
+    budget's part, reviewer/page_limits.py, which the test server sets wide)."""
+    import time
+
+    import requests
+
+    while not took or not done.wait(1.0):
+        start = time.monotonic()
+        assert requests.get(url, timeout=300).status_code == 200
+        took.append(time.monotonic() - start)
+
+
+@pytest.mark.ui
+def test_opening_the_bombs_transcript_leaves_another_reviewers_pages_quick(tmp_path, page):
+    import threading
+
+    from browser import open_as, open_tab
+    from playwright.sync_api import expect
+    from served_app import ServedApp, page_load_limit, seeded_db
+
+    from reviewer.store import Store
+
+    db, _ = seeded_db(tmp_path)
+    with Store(db) as store:
+        traj = bomb_trajectory(store.spectra.list_spectra(limit=1)[0]["spectrum_id"])
+        store.trajectories.save_trajectory(traj)
+    app = ServedApp(db, tmp_path / "panel.log")
+    try:
+        open_as(page, app, "mallory", f"&trajectory={traj.id}")
+        limit = page_load_limit(f"{app.url}?reviewer=ann")
+        took, opened = [], threading.Event()
+        other = threading.Thread(target=pages_loaded_until, args=(f"{app.url}?reviewer=ann", opened, took))
+        other.start()
+        open_tab(page, "Transcript")
+        expect(page.locator(".sr-transcript-more button")).to_contain_text("Show steps", timeout=120_000)
+        opened.set()
+        other.join(timeout=300)
+        assert took and max(took) < limit, f"another reviewer's page took {max(took):.1f} s (limit {limit:.1f} s)"
+        page.locator(".sr-transcript-more button").click()  # the next page comes on demand
+        second = transcript_pages(traj.steps)[1]
+        expect(page.locator(".sr-transcript")).to_contain_text(f"Step {second.stop}/", timeout=120_000)
+    finally:
+        app.stop()

@@ -54,7 +54,7 @@ def test_the_evaluation_set_is_scored_with_a_models_claims_beside_the_patterns(t
     path = tmp_path / "set.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     script = Path(__file__).resolve().parents[3] / "bench" / "claims_eval" / "score.py"
-    env = {**os.environ, "SPECREVIEW_SHARED_DATA": str(spectra_dir().parents[1])}
+    env = {**os.environ, "SPECREVIEW_SHARED_DATA": str(spectra_dir().parent)}
 
     def score(*extra):
         done = subprocess.run([sys.executable, str(script), "--set", str(path), *extra], env=env, text=True,

@@ -84,16 +84,22 @@ def _no_delay(handler: type[WebSocketHandler]) -> type[WebSocketHandler]:
     return NoDelay
 
 
-def send_small_messages_at_once(app: Application) -> int:
-    """Make every websocket route of `app` turn Nagle's algorithm off on its connections; the number
-    of routes changed."""
+def _swap_routes(app: Application, base: type, mark: str, wrap) -> int:
+    """Replace every route handler of `app` that subclasses `base` and is not yet marked `mark` by
+    `wrap(handler)` (which sets `mark` on the class it makes); the number of routes changed."""
     changed = 0
     for rule in app.wildcard_router.rules:
         target = rule.target
-        if isinstance(target, type) and issubclass(target, WebSocketHandler) and not getattr(target, "no_delay", False):
-            rule.target = _no_delay(target)
+        if isinstance(target, type) and issubclass(target, base) and not hasattr(target, mark):
+            rule.target = wrap(target)
             changed += 1
     return changed
+
+
+def send_small_messages_at_once(app: Application) -> int:
+    """Make every websocket route of `app` turn Nagle's algorithm off on its connections; the number
+    of routes changed."""
+    return _swap_routes(app, WebSocketHandler, "no_delay", _no_delay)
 
 
 class _LoggedOutRefused:
@@ -145,13 +151,7 @@ def _limited(handler: type[SessionHandler], limit: PageLoadLimit) -> type[Sessio
 
 def limit_page_loads(app: Application, limit: PageLoadLimit) -> int:
     """Put every session-building route of `app` under `limit`; the number of routes changed."""
-    changed = 0
-    for rule in app.wildcard_router.rules:
-        target = rule.target
-        if isinstance(target, type) and issubclass(target, SessionHandler) and not hasattr(target, "page_limit"):
-            rule.target = _limited(target, limit)
-            changed += 1
-    return changed
+    return _swap_routes(app, SessionHandler, "page_limit", lambda handler: _limited(handler, limit))
 
 
 def sign_sessions(app: Application) -> bool:
@@ -230,13 +230,7 @@ def _guarded(handler: type[WSHandler], limit: PageLoadLimit) -> type[WSHandler]:
 def guard_websockets(app: Application, limit: PageLoadLimit) -> int:
     """Bound the token and charge session building on every Bokeh websocket route of `app` (see the
     module docstring); the number of routes changed."""
-    changed = 0
-    for rule in app.wildcard_router.rules:
-        target = rule.target
-        if isinstance(target, type) and issubclass(target, WSHandler) and not hasattr(target, "session_guard"):
-            rule.target = _guarded(target, limit)
-            changed += 1
-    return changed
+    return _swap_routes(app, WSHandler, "session_guard", lambda handler: _guarded(handler, limit))
 
 
 def _session_login(session, secret) -> str | None:
@@ -282,13 +276,7 @@ def _ending_logins(handler: type[LogoutHandler]) -> type[LogoutHandler]:
 def end_logins_at_logout(app: Application) -> int:
     """Make every Panel logout route of `app` end the login server-side (see the module docstring);
     the number of routes changed."""
-    changed = 0
-    for rule in app.wildcard_router.rules:
-        target = rule.target
-        if isinstance(target, type) and issubclass(target, LogoutHandler) and not hasattr(target, "ends_logins"):
-            rule.target = _ending_logins(target)
-            changed += 1
-    return changed
+    return _swap_routes(app, LogoutHandler, "ends_logins", _ending_logins)
 
 
 def component_module_allowed(name: str) -> bool:

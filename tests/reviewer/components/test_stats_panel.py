@@ -3,7 +3,8 @@ bootstrap interval as an area, and, for the target accuracy in its widget, the s
 queue that could be accepted without review and its estimated accuracy: the very numbers
 `specreview triage --target T --json` prints. Before any verdict it says so instead of a blank plot.
 These figures are read from every reviewer's labels, so they are shown in an open review (blind=False);
-under blind review the tab withholds them (tests/security/test_blind_walk.py)."""
+under blind review the tab withholds them while another reviewer has labelled an item the reviewer has not
+(tests/security/test_blind_walk.py)."""
 from __future__ import annotations
 
 import json

@@ -17,8 +17,18 @@ from reviewer.components.spectrum_plot import SpectrumPlot
 from reviewer.review_state import ReviewState
 from reviewer.services.candidates import redshift_candidates, z_from_marked_line
 
+SCORE_HELP = ("FORMA's score of a hypothesis: 100 / (1 + Δχ²), Δχ² being its χ² above the best template "
+              "fit's (scaled by that fit's reduced χ²). 100: the best fit; 50: Δχ² = 1; 1: Δχ² ≈ 99. A line-match "
+              "hypothesis (no template) scores at most 1. The agent's answer and the pipeline's have none.")
+DCHI2_HELP = "Δχ²: the hypothesis's χ² above the best template fit (0 for the best; a few units or more is a clear loser)"
 COLUMNS = [{"key": "z", "title": "z", "width": 70}, {"key": "class", "title": "Class", "width": 62},
-           {"key": "score", "title": "Score", "width": 48}, {"key": "source", "title": "From", "width": None}]
+           {"key": "score", "title": "Score", "width": 48, "description": SCORE_HELP},
+           {"key": "dchi2", "title": "Δχ²", "width": 52, "description": DCHI2_HELP},
+           {"key": "source", "title": "From", "width": None}]
+
+
+def dchi2_text(value) -> str:
+    return "" if value is None else f"{float(value):.0f}" if float(value) >= 10 else f"{float(value):.1f}"
 
 
 class CandidatesView(Viewer):
@@ -57,7 +67,7 @@ class CandidatesView(Viewer):
         self.candidates = redshift_candidates(self.state.item)
         self._table.rows = [{"key": c["key"], "z": f"{c['z']:.5f}", "class": c["class"],
                              "score": "" if c.get("score") is None else f"{float(c['score']):.0f}",
-                             "source": c["source"]} for c in self.candidates]
+                             "dchi2": dchi2_text(c.get("dchi2")), "source": c["source"]} for c in self.candidates]
         cls = self.object_class()
         self._line.options = {f"{ln['name']} ({ln['wave']:.1f} Å)": ln["wave"] for ln in kb.lines()
                               if ln["kind"] != "sky" and shown_for(ln, cls)}
@@ -77,6 +87,9 @@ class CandidatesView(Viewer):
             self._detail.object = "<em>Choose a candidate to draw its template and take its z.</em>"
             return
         lines = f"<br>{escape(chosen['lines'])}" if chosen.get("lines") else ""
+        if chosen.get("score") is not None:
+            dchi2 = f", Δχ² {dchi2_text(chosen['dchi2'])}" if chosen.get("dchi2") is not None else ""
+            lines = f"<br>score {float(chosen['score']):.0f} (100 / (1 + Δχ²)){dchi2}{lines}"
         self._detail.object = (f"<b>{escape(chosen['class'])} at z = {float(chosen['z']):.5f}</b> "
                                f"({escape(chosen['source'])}): the model is drawn, the frame uses this z{lines}")
 

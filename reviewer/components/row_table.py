@@ -32,7 +32,8 @@ table.sr-rows { width: 100%; table-layout: fixed; border-collapse: collapse; fon
 
 
 class RowTable(JSComponent):
-    """`columns`: [{"key", "title", "width" (px or None)}]; `rows`: one dict of strings per row, with
+    """`columns`: [{"key", "title", "width" (px or None), "description" (optional: the header's
+    tooltip, else the title)}]; `rows`: one dict of strings per row, with
     `key_column` (not shown) naming it; `selected`: the index of the highlighted row (set by the
     server only). A click or Enter on a row calls the `on_click` callbacks with the row's key."""
 
@@ -62,7 +63,7 @@ class RowTable(JSComponent):
         tr.replaceChildren(...model.columns.map(c => {
           const th = document.createElement("th");
           th.textContent = c.title;
-          th.title = c.title;
+          th.title = c.description || c.title;
           return th;
         }));
         head.replaceChildren(tr);

@@ -4,6 +4,12 @@ What the item itself says: the FORMA hypotheses in a verify trajectory (`redshif
 what `analyse_hypothesis` found of each), the agent's answer, and the survey pipeline's class and z.
 A reviewer's own z (a marked line) joins them as a candidate of its own. None of these changes the
 agent's answer: choosing one sets the frame and, for a verify item, the corrected label's z.
+
+The answer and the hypothesis it stands for are one row, whose source names both; the survey
+pipeline's z and class are always a row of their own, however near the answer. A hypothesis's score is
+FORMA's, 100 / (1 + delta-chi2), delta-chi2 being its chi2 above the best template fit's (scaled by that
+fit's reduced chi2): 100 is the best fit, 50 one unit of delta-chi2 above it, 1 about 99 above; a
+line-match hypothesis (no template) scores at most 1 and has no delta-chi2.
 """
 from __future__ import annotations
 
@@ -23,8 +29,8 @@ def finite_or_none(value) -> float | None:
 
 
 def redshift_candidates(item) -> list[dict[str, Any]]:
-    """[{key, z, class, source, score, chi2, lines}], best first: the agent's answer, its hypotheses
-    (by score), the pipeline's; one per (class, z within DZ_MAX x (1+z))."""
+    """[{key, z, class, source, score, dchi2, chi2, lines}], best first: the agent's answer, its
+    hypotheses (by score), one per (class, z within DZ_MAX x (1+z)); then the pipeline's, always."""
     out: list[dict[str, Any]] = []
     if item is None:
         return out
@@ -44,25 +50,42 @@ def redshift_candidates(item) -> list[dict[str, Any]]:
         if finite_or_none(h.get("z")) is None:
             continue
         out.append({"z": finite_or_none(h["z"]), "class": str(h.get("class") or "").upper(), "score": h.get("score"),
-                    "chi2": h.get("chi2"), "lines": found.get(h.get("idx"), ", ".join(h.get("matched") or [])),
+                    "dchi2": delta_chi2(h), "chi2": h.get("chi2"),
+                    "lines": found.get(h.get("idx"), ", ".join(h.get("matched") or [])),
                     "source": f"hypothesis {h.get('idx')} ({h.get('source', '?')})"})
+    out = dedupe(out)
     record = item.record or {}
     if finite_or_none(record.get("pipeline_z")) is not None and record.get("pipeline_class"):
-        out.append({"z": finite_or_none(record["pipeline_z"]), "class": str(record["pipeline_class"]).upper(),
-                    "source": "survey pipeline"})
-    return dedupe(out)
+        z, cls = finite_or_none(record["pipeline_z"]), str(record["pipeline_class"]).upper()
+        out.append({"z": z, "class": cls, "source": "survey pipeline", "key": f"pipeline:{cls}:{z:.6f}"})
+    return out
+
+
+def delta_chi2(hypothesis: dict) -> float | None:
+    """A hypothesis's delta-chi2 above the best template fit: as recorded, else from FORMA's score
+    (100 / (1 + delta-chi2)) for a template or Redrock hypothesis; None for a line match."""
+    recorded = finite_or_none(hypothesis.get("delta_chi2"))
+    if recorded is not None:
+        return recorded
+    score = finite_or_none(hypothesis.get("score"))
+    if hypothesis.get("source") not in ("template", "redrock") or score is None or score <= 0:
+        return None
+    return max(100.0 / score - 1.0, 0.0)
 
 
 def dedupe(candidates: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One candidate per (class, z within DZ_MAX x (1+z)): the first keeps its z and source and takes
-    what it lacks (score, chi2, lines) from the ones it stands for."""
+    what it lacks (score, delta-chi2, chi2, lines) from the ones it stands for, and names the hypothesis
+    it stands for in its source."""
     kept: list[dict[str, Any]] = []
     for c in candidates:
         same = next((k for k in kept if k["class"] == c["class"] and abs(k["z"] - c["z"]) <= DZ_MAX * (1 + c["z"])), None)
         if same is None:
             kept.append({**c, "key": f"{c['class']}:{c['z']:.6f}"})
         else:
-            for field in ("score", "chi2", "lines"):
+            if c["source"].startswith("hypothesis") and "hypothesis" not in same["source"]:
+                same["source"] = f"{same['source']} = {c['source']}"
+            for field in ("score", "dchi2", "chi2", "lines"):
                 if same.get(field) in (None, "") and c.get(field) not in (None, ""):
                     same[field] = c[field]
     return kept

@@ -19,7 +19,7 @@ def galaxy(desi_galaxy):
 def test_candidates_come_from_the_hypotheses_the_answer_and_the_pipeline(galaxy):
     _, _, view = galaxy
     sources = [c["source"] for c in view.candidates]
-    assert sources[0] == "agent's answer" and any(s.startswith("hypothesis") for s in sources)
+    assert sources[0].startswith("agent's answer = hypothesis") and any(s.startswith("hypothesis") for s in sources)
     best = view.candidates[0]  # the answer, and the hypothesis it stands for: its score and lines
     assert best["class"] == "GALAXY" and best["z"] == pytest.approx(TRUE_Z, abs=0.001)
     assert best["score"] == 100.0 and "lines likely" in best["lines"]
@@ -53,3 +53,16 @@ def test_marking_h_alpha_on_the_galaxy_sets_z_within_0_001(galaxy):
     view.set_z_from_mark()
     assert state.z == pytest.approx(TRUE_Z, abs=0.001)
     assert state.candidate["source"].startswith("marked H-alpha")
+
+
+def test_the_pipelines_row_shows_beside_the_answer_and_the_score_is_explained(galaxy):
+    _, _, view = galaxy
+    rows = view._table.rows
+    pipeline = [r for r in rows if r["source"] == "survey pipeline"]
+    assert len(pipeline) == 1 and float(pipeline[0]["z"]) == pytest.approx(TRUE_Z, abs=1e-4)  # near the answer
+    assert abs(float(rows[0]["z"]) - TRUE_Z) < 0.001 and rows[0]["source"] != "survey pipeline"
+    score = next(c for c in view._table.columns if c["key"] == "score")
+    assert "100 / (1 + Δχ²)" in score["description"]
+    assert rows[0]["score"] == "100" and rows[0]["dchi2"] == "0.0"
+    view.choose(view.candidates[0]["key"])
+    assert "Δχ² 0.0" in view._detail.object

@@ -128,3 +128,28 @@ def test_shift_click_on_h_alpha_of_a_real_galaxy_sets_z(served_app, page):
     open_tab(page, "View")
     z = float(page.locator(".sr-z input").input_value())
     assert abs(z - 0.368744) < 0.001, z
+
+
+# the drawn template model: [finite values, all values], and the figure's y range
+MODEL_JS = "() => {" + MODELS + """
+  const fig = models.find(m => m.name === 'spectrum-figure');
+  const src = models.find(m => m.type === 'ColumnDataSource' && m.data && m.data.model);
+  if (!fig || !src) return null;
+  const model = Array.from(src.data.model);
+  return {finite: model.filter(v => Number.isFinite(v)).length, n: model.length,
+          y: [fig.y_range.start, fig.y_range.end]};
+}"""
+
+
+def test_the_model_of_a_qso_at_z_0_2_covers_its_pixels_and_leaves_the_y_range_to_the_data(served_app, page):
+    open_spectrum(page, served_app.url, "0853-52374-0240")  # the SDSS broad-line QSO at z = 0.197
+    before = page.evaluate(MODEL_JS)
+    open_tab(page, "z")
+    pipeline = page.locator(".sr-candidates .sr-row", has_text="survey pipeline")
+    expect(pipeline).to_have_count(1, timeout=30_000)
+    pipeline.click()
+    page.wait_for_function(f"(() => {{ const m = ({MODEL_JS})(); return m && m.n > 0; }})()", timeout=30_000)
+    drawn = page.evaluate(MODEL_JS)
+    assert drawn["finite"] >= 0.9 * drawn["n"], drawn  # it stopped at ~5,400 Å: 39 % of the pixels
+    assert drawn["y"] == pytest.approx(before["y"])
+    assert page.console_errors == []

@@ -24,7 +24,7 @@ from agents.spectra import SpectrumReadError
 from agents.trajectory import Trajectory
 from reviewer.queue_filters import QueueFilters
 from reviewer.services.claims import results_from_rows
-from reviewer.services.consensus import agent_label
+from reviewer.services.consensus import agent_label, labels_agree
 from reviewer.services.labels import Ack, LabelRefused, LabelService, NameRefused, check_name, default_correction
 from reviewer.services.listing import QueueListing, SpectraListing
 from reviewer.services.messages import without_paths
@@ -473,8 +473,8 @@ class ReviewState(param.Parameterized):
 
     def choose_candidate(self, candidate: dict | None) -> None:
         """Take a redshift candidate (or a marked line's z) as the reviewer's: the frame follows its z,
-        the plot draws its class's template; on a verify item the corrected label starts from it. The
-        agent's answer is never changed."""
+        the plot draws its class's template; on a verify item the corrected label starts from it (unless it is
+        the agent's own answer: then there is none yet). The agent's answer is never changed."""
         if candidate is None:
             self.candidate = None
             return
@@ -484,7 +484,9 @@ class ReviewState(param.Parameterized):
             return
         update = {"candidate": dict(candidate), "z": z, "error": ""}
         if self.item is not None and self.item.trajectory is not None and self.item.trajectory.task == "verify":
-            update["draft"] = {"type": candidate.get("class") or self.draft.get("type"), "z": z}
+            draft = {"type": candidate.get("class") or self.draft.get("type"), "z": z}
+            # the agent's own answer, chosen, is no correction: the override goes on asking for one
+            update["draft"] = {} if labels_agree(draft, self.item.agent_label) else draft
         self.param.update(**update)
 
     def toggle_help(self) -> None:

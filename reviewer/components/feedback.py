@@ -10,8 +10,7 @@ from reviewer.components.next_tick import on_labels
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape, plain_alert
 from reviewer.review_state import ReviewState
-from reviewer.services.consensus import describe_label
-from reviewer.services.labels import VERDICT_KINDS
+from reviewer.services.labels import VERDICT_KINDS, verdict_words
 
 
 class AckView(Viewer):
@@ -58,9 +57,9 @@ class OthersView(Viewer):
         elif not rows:
             self._pane.object = "<p><em>No other reviewer has a verdict on this item.</em></p>"
         else:
+            own = state.item.agent_label  # what an 'approve' approved: each line names its label
             items = "".join(
-                f"<li><b>{escape(r['reviewer'])}</b>: {escape(r['action'])}"
-                f"{' ' + escape(describe_label(r['label'])) if r.get('label') else ''}"
+                f"<li><b>{escape(r['reviewer'])}</b>: {escape(verdict_words(r['action'], r.get('label'), own))}"
                 f"{' – ' + escape(r['comment']) if r.get('comment') else ''}</li>" for r in rows)
             self._pane.object = f"<ul class='sr-others-list'>{items}</ul>"
 

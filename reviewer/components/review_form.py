@@ -1,8 +1,10 @@
 """The verdict on the item on screen: approve / override with a corrected label from the task's answer
 set / reject, undo, the 0-5 reasoning score with its rubric, and what I have saved.
 
-Every value comes from and goes to the review state: the corrected label is the state's draft,
-which starts from the agent's own answer on each item, so nothing carries over from the previous one.
+Every value comes from and goes to the review state: the corrected label is the state's draft, which
+starts afresh on each item (a yes/no task's other answer; on a verify item none, until a candidate is
+chosen or a line marked in the z tab, never the agent's own answer), so nothing carries over from the
+previous one.
 Keys (a / o / r / u / 0-5) call the same state methods as the buttons.
 """
 from __future__ import annotations
@@ -17,8 +19,8 @@ from reviewer.components.safe_text import escape
 from reviewer.components.styles import STYLESHEETS
 from reviewer.components.z_input import ZInput
 from reviewer.review_state import ReviewState
-from reviewer.services.consensus import describe_label
-from reviewer.services.labels import VERIFY_TYPES
+from reviewer.services.consensus import describe_label, normalise_label
+from reviewer.services.labels import VERIFY_TYPES, verdict_words
 
 REJECT_LABEL = "Reject: unusable, no label (r)"
 
@@ -43,7 +45,9 @@ class ReviewForm(Viewer):
                                           description="Save the verdict 'approve': the agent's answer is right (a).")
         self._override = pn.widgets.Button(color="warning", css_classes=["sr-override"], margin=(2, 2),
                                            description="Save the verdict 'override' with the corrected label chosen "
-                                                       "below, which must differ from the agent's answer (o).")
+                                                       "below (on a verify item: the candidate chosen or the line "
+                                                       "marked in the z tab), which must differ from the agent's "
+                                                       "answer (o).")
         self._reject = pn.widgets.Button(label=REJECT_LABEL, color="danger", css_classes=["sr-reject"],
                                          margin=(2, 2), description="Save the verdict 'reject': this trajectory is "
                                          "unusable (its reasoning cannot be trusted); no corrected label is saved (r).")
@@ -61,7 +65,10 @@ class ReviewForm(Viewer):
         self._undo.on_click(lambda _: self.state.undo())
         self._answer = pn.widgets.RadioButtonGroup(options=["YES", "NO"], value=None, color="light",
                                                    css_classes=["sr-override-answer"], label="Corrected answer")
-        self._type = pn.widgets.Select(options=list(VERIFY_TYPES), label="Corrected type", width=130,
+        # "(none)" until a class is chosen: a browser select shows its first option when its value is none of
+        # them, and would send it back as the reviewer's choice (the agent's own class, on a star)
+        self._type = pn.widgets.Select(options={"(none)": None, **{t: t for t in VERIFY_TYPES}}, value=None,
+                                       label="Corrected type", width=130,
                                        css_classes=["sr-override-type"])
         self._z = ZInput(label="Corrected z", format="0.00000", width=120, start=-0.01, end=12,
                                         css_classes=["sr-override-z"])
@@ -109,7 +116,12 @@ class ReviewForm(Viewer):
         finally:
             self._syncing = False
         self._approve.label = f"Approve: {describe_label(own)} (a)" if own else "Approve (a)"
-        self._override.label = f"Override → {describe_label(draft)} (o)" if draft else "Override (o)"
+        verify = self.state.item is not None and self.state.item.trajectory is not None \
+            and self.state.item.trajectory.task == "verify"
+        if normalise_label(draft):
+            self._override.label = f"Override → {describe_label(draft)} (o)"
+        else:  # a verify item's corrected answer comes from the z tab (never the agent's own answer)
+            self._override.label = "Override → choose z in the z tab (o)" if verify else "Override (o)"
 
     def _sync_saved(self, *_):
         state = self.state
@@ -120,9 +132,8 @@ class ReviewForm(Viewer):
         if self._score.value != score:
             self._score.value = score
         parts = []
-        if mine:
-            label = f" {describe_label(mine['label'])}" if mine.get("label") else ""
-            parts.append(f"Your verdict: {mine['action']}{label}")
+        if mine:  # with the label it stands for: approve (the agent's answer), override → the correction
+            parts.append(f"Your verdict: {verdict_words(mine['action'], mine.get('label'), state.item.agent_label)}")
         if rating:
             parts.append(f"your score: {score}")
         self._saved.object = f"<div class='sr-saved-text'>{escape('; '.join(parts))}</div>" if parts else ""

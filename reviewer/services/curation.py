@@ -127,7 +127,8 @@ def event_refusal(status: CurationStatus, reviewer: str, event: str, value: str 
     if event not in ("audit", "vote"):
         return f"A curation event here is an audit or a vote; got {event!r}."
     if status.state == "draft":
-        return (f"{NOT_COUNTED} This trajectory is an unrevised draft: an {event} counts only after a revision. "
+        article = "an" if event == "audit" else "a"
+        return (f"{NOT_COUNTED} This trajectory is an unrevised draft: {article} {event} counts only after a revision. "
                 "Revise a step first (Save revision).")
     if event == "audit" and reviewer == status.reviser:
         return (f"{NOT_COUNTED} {reviewer} made the latest revision, and audits are independent: another "

@@ -103,7 +103,9 @@ def validate_correction(task: str, label: dict[str, Any] | None, agent_label: di
         raise LabelRefused("Choose the corrected answer (YES or NO).")
     else:
         label = {"answer": label["answer"]}
-    if agent_label and labels_agree(label, agent_label):
+    # a verify correction without z, of the agent's own class, says nothing the agent did not: no override
+    same_class = task == "verify" and label.get("z") is None and label.get("type") == normalise_label(agent_label).get("type")
+    if agent_label and (same_class or labels_agree(label, agent_label)):
         extra = f" (z within {DZ_MAX} x (1+z))" if task == "verify" else ""
         raise LabelRefused(f"An override must differ from the agent's answer ({describe_label(agent_label)}){extra}: "
                            "change the corrected label, or approve.")
@@ -112,11 +114,30 @@ def validate_correction(task: str, label: dict[str, Any] | None, agent_label: di
 
 def default_correction(task: str, agent_label: dict[str, Any] | None) -> dict[str, Any]:
     """Where an override's corrected label starts: for a yes/no task the other answer (the only
-    override there is), for verify the agent's own class and z (the reviewer changes what is wrong)."""
+    override there is); for verify nothing (the reviewer's answer comes from the z tab: a chosen or
+    marked candidate, or the class and z typed), never the agent's own answer, which is no override."""
     own = normalise_label(agent_label)
     if task != "verify" and own.get("answer") in VET_ANSWERS:
         return {"answer": next(a for a in VET_ANSWERS if a != own["answer"])}
-    return dict(agent_label or {})
+    return {}
+
+
+def verdict_words(action: str, label: dict[str, Any] | None, agent: dict[str, Any] | None,
+                  override: str = "→") -> str:
+    """A verdict with the label it stands for: "approve (NO)" (the agent's answer approved), "override → YES"
+    (the corrected label; `override` is the word between), "reject" (no label). An approval of an agent with
+    no answer (a refusal) names none."""
+    if action == "override":
+        return f"override {override} {describe_label(label)}"
+    if action == "approve" and normalise_label(agent):
+        return f"approve ({describe_label(agent)})"
+    return action
+
+
+def _quoted_verdict(action: str, label: dict[str, Any] | None, agent: dict[str, Any] | None) -> str:
+    """The verdict as acknowledgements name it: 'approve' (NO), 'override' to YES, 'reject'."""
+    words = verdict_words(action, label, agent, override="to")
+    return f"'{action}'{words[len(action):]}"
 
 
 @dataclass(frozen=True)
@@ -130,6 +151,7 @@ class Ack:
     trajectory_id: str | None
     at: datetime = field(default_factory=lambda: datetime.now(UTC))
     previous: dict[str, Any] | None = None  # the verdict this one replaced (for undo)
+    agent: dict[str, Any] | None = None  # a verdict's: the agent's own answer (what 'approve' approved)
     subject: str | None = None  # the item it is on, as the reviewer knows it (object id and task)
 
     def text(self) -> str:
@@ -210,11 +232,14 @@ class LabelService:
             raise LabelRefused(f"A verdict is approve, override or reject; got {action!r}.")
         own = agent_label(trajectory.task, None, None, trajectory.outcome)
         if action == "override":
+            if trajectory.task == "verify" and not normalise_label(label):
+                raise LabelRefused("Choose the corrected class and z first: a candidate in the z tab (chosen, or "
+                                   "a marked line's), or the corrected type and z below the verdict buttons.")
             label = validate_correction(trajectory.task, label, own)
-            what = f"verdict 'override' to {describe_label(label)}"
         else:
-            label, what = None, f"verdict '{action}'"
-        return self._verdict_row(name, trajectory.id, action, label, comment, campaign, "verdict", what)
+            label = None
+        what = f"verdict {_quoted_verdict(action, label, own)}"
+        return self._verdict_row(name, trajectory.id, action, label, comment, campaign, "verdict", what, own)
 
     def undo_verdict(self, reviewer: str, ack: Ack, campaign: dict | None = None) -> Ack:
         """Undo a verdict this reviewer saved: a new row that restores the verdict it replaced (or
@@ -225,19 +250,19 @@ class LabelService:
         prev = ack.previous
         if prev:
             action, label, comment = prev["action"], prev.get("label"), prev.get("comment")
-            what = f"undo: {ack.what} withdrawn, back to '{prev['action']}'"
+            what = f"undo: {ack.what} withdrawn, back to {_quoted_verdict(action, label, ack.agent)}"
         else:
             action, label, comment, what = "clear", None, None, f"undo: {ack.what} withdrawn"
-        return self._verdict_row(name, ack.trajectory_id, action, label, comment, campaign, "undo", what)
+        return self._verdict_row(name, ack.trajectory_id, action, label, comment, campaign, "undo", what, ack.agent)
 
-    def _verdict_row(self, name, trajectory_id, action, label, comment, campaign, kind, what) -> Ack:
+    def _verdict_row(self, name, trajectory_id, action, label, comment, campaign, kind, what, agent=None) -> Ack:
         previous = self.store.labels.latest_review(trajectory_id, name)
         row_id = self.store.labels.add_review(trajectory_id, name, action, label=label, comment=comment or None,
                                               session_id=self._scope(campaign))
         sync_verdict_states(self.store, trajectory_id)
         _refresh_priority_later(self.store, trajectory_id)
         stats_snapshots.written(self.store)
-        return Ack(kind, what, name, row_id, trajectory_id, previous=previous)
+        return Ack(kind, what, name, row_id, trajectory_id, previous=previous, agent=agent)
 
     # ---- other labels -------------------------------------------------------------------------
     def write_score(self, reviewer, trajectory_id, score: int, rubric_version: str, campaign=None) -> Ack:
@@ -332,16 +357,18 @@ class LabelService:
         merger_comment = check_text(merger_comment, "merger's comment")
         if not merger_comment:
             raise LabelRefused("A resolution needs the merger's comment: say why this label wins.")
+        what = "resolution"
         if item["kind"] == "trajectory":
-            if action == "override":
-                summary = self.store.trajectories.trajectory_summary(item["item_id"]) or {}
-                from reviewer.services.consensus import agent_label
+            summary = self.store.trajectories.trajectory_summary(item["item_id"]) or {}
+            from reviewer.services.consensus import agent_label
 
-                own = agent_label(summary.get("task"), summary.get("answer"), summary.get("answer_z"),
-                                  summary.get("outcome"))
+            own = agent_label(summary.get("task"), summary.get("answer"), summary.get("answer_z"),
+                              summary.get("outcome"))
+            if action == "override":
                 label = validate_correction(summary.get("task") or item.get("task"), label, own)
             else:
                 label = None
+            what = f"resolution {_quoted_verdict(action, label, own)}" if action else what
         else:
             action = None
         row = self.store.reviews.add_resolution(item["kind"], item["item_id"], name, action=action, label=label,
@@ -350,7 +377,7 @@ class LabelService:
             sync_verdict_states(self.store, item["item_id"])
             _refresh_priority_later(self.store, item["item_id"])
             stats_snapshots.written(self.store)
-        return Ack("resolution", "resolution", name, row, item["item_id"] if item["kind"] == "trajectory" else None)
+        return Ack("resolution", what, name, row, item["item_id"] if item["kind"] == "trajectory" else None)
 
     def write_revision(self, reviewer, trajectory, step, text, tool_args, spectrum, comment, campaign=None) -> Ack:
         """A revised step (text and/or tool arguments, re-rendered) and its `revise` curation event."""

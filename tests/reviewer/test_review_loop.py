@@ -87,10 +87,33 @@ def test_a_binary_override_starts_at_the_other_answer(db):
     assert s.draft == {"answer": other(row["answer"])}
     ack = s.save("verdict", action="override")  # `o` at once saves the other answer, never a refusal
     assert ack is not None and db.labels.latest_review(row["trajectory_id"], "wes")["label"] == {"answer": other(row["answer"])}
-    # a verify item starts at the agent's own class and z (the reviewer edits the part that is wrong)
+    # a verify item starts with no corrected label (never the agent's own answer): `o` asks for one
     verify = queue(db, "verify")[0]
     s.open_item(trajectory_id=verify["trajectory_id"])
-    assert s.draft == s.item.agent_label
+    assert s.draft == {}
+    assert s.save("verdict", action="override") is None and "z tab" in s.error
+    assert db.labels.latest_review(verify["trajectory_id"], "wes") is None
+
+
+# ---- every acknowledgement names the label (issue 46, item 8) ---------------------------------
+def test_acknowledgements_name_the_label_approved_or_corrected(db):
+    row = next(r for r in queue(db, "cv") if r["answer"] in ("YES", "NO"))
+    s = opened(db, "yan", row["trajectory_id"])
+    answer = row["answer"]
+    ack = s.save("verdict", action="approve")
+    assert f"verdict 'approve' ({answer}) on {s.item.subject}" in ack.text()
+    ack = s.save("verdict", action="override")
+    assert f"verdict 'override' to {other(answer)} on" in ack.text()
+    ack = s.undo()
+    assert f"undo: verdict 'override' to {other(answer)} withdrawn, back to 'approve' ({answer})" in ack.text()
+    ack = s.undo()
+    assert f"undo: verdict 'approve' ({answer}) withdrawn" in ack.text()
+
+
+def test_a_refused_vote_reads_a_vote():
+    draft = curation_status([])
+    assert "a vote counts only after" in event_refusal(draft, "ann", "vote", "accept")
+    assert "an audit counts only after" in event_refusal(draft, "ann", "audit", "approve")
 
 
 # ---- stale messages -----------------------------------------------------------------------------
@@ -183,3 +206,11 @@ def test_who_may_resolve_is_said_and_a_resolution_needs_a_comment(db):
     sid = db.sessions.create_session("loop-merge", "verdicts", [item["item_id"]], ["ann", "bo"], blind=True)
     in_campaign = s.labels.who_may_resolve(db.sessions.get_session(sid), blind=True)
     assert "ann" in in_campaign and "loop-merge" in in_campaign
+
+
+def test_a_verify_correction_of_the_agents_own_class_without_z_is_no_override():
+    from reviewer.services.labels import validate_correction
+
+    with pytest.raises(LabelRefused, match="must differ"):
+        validate_correction("verify", {"type": "STAR", "z": None}, {"type": "STAR", "z": -0.0003})
+    assert validate_correction("verify", {"type": "QSO", "z": None}, {"type": "STAR", "z": -0.0003})["type"] == "QSO"

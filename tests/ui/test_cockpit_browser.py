@@ -161,20 +161,22 @@ def test_identical_override_refused_no_stale_label_and_undo(cockpit, screen):
     screen.keyboard.press("o")  # the draft is the agent's own answer: refused, nothing saved
     expect(screen.locator(".sr-error")).to_contain_text("must differ from the agent's answer")
     expect(screen.locator(".sr-saved")).not_to_contain_text("Your verdict")
-    # a verify galaxy: choose QSO, then open a verify star: the form shows STAR, not the galaxy's choice
+    # a verify galaxy: choose QSO, then open a verify star: the override proposes nothing (the z tab's
+    # candidate is asked for), neither the galaxy's choice nor the star's own answer
     galaxy = cockpit.galaxy_verify
     star = next(r["trajectory_id"] for r in cockpit.queue if r["task"] == "verify" and r["answer"] == "STAR")
     open_as(screen, cockpit, "dee", f"&trajectory={galaxy}")
     screen.locator(".sr-override-type select").select_option("QSO")
     expect(screen.locator(".sr-override button")).to_contain_text("QSO")
     open_as(screen, cockpit, "dee", f"&trajectory={star}")
-    expect(screen.locator(".sr-override-type select")).to_have_value("STAR")
-    expect(screen.locator(".sr-override button")).to_contain_text("STAR")
+    expect(screen.locator(".sr-override button")).to_have_text("Override → choose z in the z tab (o)")
     screen.locator(".sr-step-view").first.click()
+    screen.keyboard.press("o")
+    expect(screen.locator(".sr-error")).to_contain_text("z tab")
     screen.keyboard.press("a")
-    expect(screen.locator(".sr-saved")).to_contain_text("Your verdict: approve")
+    expect(screen.locator(".sr-saved")).to_contain_text("Your verdict: approve (STAR")
     screen.keyboard.press("u")
-    expect(screen.locator(".sr-ack")).to_contain_text("undo: verdict 'approve' withdrawn")
+    expect(screen.locator(".sr-ack")).to_contain_text("undo: verdict 'approve' (STAR")
     expect(screen.locator(".sr-saved")).not_to_contain_text("Your verdict")
 
 

@@ -50,10 +50,11 @@ def test_a_typed_name_playback_undo_and_others_across_items_and_a_reload(loop_ap
     page.wait_for_function("new URLSearchParams(location.search).get('reviewer') === 'tia'", timeout=20_000)
 
     focus(page)
-    page.keyboard.press("a")
-    expect(page.locator(".sr-ack")).to_contain_text(f"verdict 'approve' on {first_item} as tia")
+    answer = re.search(r"Approve: (.+) \(a\)", page.locator(".sr-approve button").inner_text()).group(1)
+    page.keyboard.press("a")  # the acknowledgement names the label approved (the agent's answer)
+    expect(page.locator(".sr-ack")).to_contain_text(f"verdict 'approve' ({answer}) on {first_item} as tia")
     expect(subject).to_be_enabled()
-    expect(subject).to_contain_text(f"Undo 'approve' on {first_item}")
+    expect(subject).to_contain_text(f"Undo 'approve' ({answer}) on {first_item}")
 
     # every player button says what it does; playing, then another item: playback stops there
     buttons = page.locator(".sr-player button")
@@ -84,7 +85,7 @@ def test_a_typed_name_playback_undo_and_others_across_items_and_a_reload(loop_ap
     expect(subject).to_contain_text(second_item)
     focus(page)
     page.keyboard.press("b")
-    expect(page.locator(".sr-saved")).to_contain_text("Your verdict: approve")
+    expect(page.locator(".sr-saved")).to_contain_text(f"Your verdict: approve ({answer})")
 
     # another reviewer's verdict, saved in another browser, shows here without a reload
     other = browser.new_context(viewport={"width": 1440, "height": 900})
@@ -104,10 +105,11 @@ def test_a_typed_name_playback_undo_and_others_across_items_and_a_reload(loop_ap
     page.goto(f"{loop_app.url}?trajectory={loop_app.first_id}", wait_until="domcontentloaded")
     step_is(page, 1)
     expect(page.locator(".sr-identity")).to_be_hidden()
-    expect(page.locator(".sr-saved")).to_contain_text("Your verdict: approve")
+    expect(page.locator(".sr-saved")).to_contain_text(f"Your verdict: approve ({answer})")
     focus(page)
     page.keyboard.press("r")
     expect(page.locator(".sr-ack")).to_contain_text(f"verdict 'reject' on {first_item} as tia")
     page.keyboard.press("u")
-    expect(page.locator(".sr-ack")).to_contain_text(f"undo: verdict 'reject' withdrawn, back to 'approve' on {first_item}")
+    expect(page.locator(".sr-ack")).to_contain_text(
+        f"undo: verdict 'reject' withdrawn, back to 'approve' ({answer}) on {first_item}")
     assert page.console_errors == []

@@ -46,7 +46,7 @@ def traps_app(tmp_path_factory):
 def subject_on_screen(page) -> str:
     """"object · task" of the item on screen, as the undo button names it."""
     text = page.locator(".sr-undo button").inner_text()
-    return re.sub(r"^(Nothing to undo on|Undo '\w+' on) ", "", text).strip()
+    return re.sub(r"^(Nothing to undo on|Undo '\w+'(?: \(\w+\)| to \w+)? on) ", "", text).strip()
 
 
 def test_the_buttons_say_what_they_save_and_the_form_clears_after_each_save(traps_app, screen, browser):
@@ -71,7 +71,7 @@ def test_the_buttons_say_what_they_save_and_the_form_clears_after_each_save(trap
     screen.keyboard.press("u")
     expect(screen.locator(".sr-ack")).to_contain_text(f"undo: verdict 'override' to YES withdrawn on {item}")
     screen.keyboard.press("a")
-    expect(screen.locator(".sr-ack")).to_contain_text(f"verdict 'approve' on {item} as ari")
+    expect(screen.locator(".sr-ack")).to_contain_text(f"verdict 'approve' (NO) on {item} as ari")
 
     # another reviewer, once she has saved hers, reads ari's approval: without the withdrawn comment
     other = browser.new_context(viewport={"width": 1440, "height": 900})
@@ -79,7 +79,7 @@ def test_the_buttons_say_what_they_save_and_the_form_clears_after_each_save(trap
     open_as(bea, traps_app, "bea", f"&trajectory={traps_app.no_answer['trajectory_id']}")
     bea.keyboard.press("r")
     expect(bea.locator(".sr-others")).to_contain_text("ari")
-    expect(bea.locator(".sr-others")).to_contain_text("approve")
+    expect(bea.locator(".sr-others")).to_contain_text("ari: approve (NO)")  # the label approved
     expect(bea.locator(".sr-others")).not_to_contain_text("first thought")
     other.close()
 

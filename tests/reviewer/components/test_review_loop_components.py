@@ -123,6 +123,18 @@ def test_other_reviewers_follow_labels_saved_elsewhere(db):
     assert "pia" in view._pane.object
 
 
+def test_other_reviewers_lines_name_the_label(db):
+    row = next(r for r in queue(db, "mg")[6:] if r["answer"] in ("YES", "NO"))
+    tid, answer = row["trajectory_id"], row["answer"]
+    other = "NO" if answer == "YES" else "YES"
+    ada, bo, cy = opened(db, "ada", tid), opened(db, "bo", tid), opened(db, "cy", tid, blind=False)
+    ada.save("verdict", action="approve")
+    bo.save("verdict", action="override")  # the other answer
+    view = OthersView(state=cy)
+    assert f"<b>ada</b>: approve ({answer})" in view._pane.object
+    assert f"<b>bo</b>: override → {other}" in view._pane.object
+
+
 def test_a_pages_own_verdict_is_not_read_again_as_one_stored_elsewhere(db):
     """The queue re-reads its page with a verdict's acknowledgement; the page's next poll does not re-read
     it for the same verdict (~150-300 ms of the page thread at 1M trajectories). A verdict stored

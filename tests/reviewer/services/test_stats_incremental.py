@@ -243,12 +243,19 @@ writes = st.one_of(
 )
 
 
+def correction(task: str, own: dict) -> dict:
+    """An override's corrected label: the other answer (yes/no), or another class at the agent's z (verify,
+    where the form starts with none)."""
+    if task != "verify" or not own:
+        return default_correction(task, own)
+    return {"type": "QSO" if own.get("type") != "QSO" else "GALAXY", "z": own.get("z")}
+
 def apply(store, service: LabelService, ids: list[str], acks: dict, op: tuple) -> None:
     kind = op[0]
     if kind == "verdict":
         _, who, i, action = op
         traj = store.trajectories.load_trajectory(ids[i])
-        label = default_correction(traj.task, agent_label(traj.task, None, None, traj.outcome)) \
+        label = correction(traj.task, agent_label(traj.task, None, None, traj.outcome)) \
             if action == "override" else None
         # an override with nothing to correct (a refusal) is refused: nothing stored
         with contextlib.suppress(label_service.LabelRefused):
@@ -259,7 +266,7 @@ def apply(store, service: LabelService, ids: list[str], acks: dict, op: tuple) -
         _, i, action = op
         summary = store.trajectories.trajectory_summary(ids[i])
         own = agent_label(summary["task"], summary["answer"], summary["answer_z"], summary["outcome"])
-        label = default_correction(summary["task"], own) if action == "override" else None
+        label = correction(summary["task"], own) if action == "override" else None
         with contextlib.suppress(label_service.LabelRefused):
             service.write_resolution("merger", {"kind": "trajectory", "item_id": ids[i], "task": summary["task"]},
                                      action, label, "the spectrum shows it")
@@ -542,7 +549,7 @@ def test_a_closed_campaigns_settled_labels_are_its_frozen_ones(demo_db, tmp_path
         service = LabelService(store)
         for i, action in enumerate(("approve", "override", "approve", "reject")):
             traj = store.trajectories.load_trajectory(ids[i])
-            label = default_correction(traj.task, agent_label(traj.task, None, None, traj.outcome)) \
+            label = correction(traj.task, agent_label(traj.task, None, None, traj.outcome)) \
                 if action == "override" else None
             service.write_verdict("ann", traj, action, label=label, campaign=campaign)
         service.write_verdict("bob", store.trajectories.load_trajectory(ids[0]), "reject", campaign=campaign)

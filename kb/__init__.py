@@ -26,6 +26,11 @@ def lines(kind: str | None = None) -> list[dict]:
     return [ln for ln in items if kind is None or ln["kind"] == kind]
 
 
+def stellar_lines() -> list[dict]:
+    """Lines and molecular bands labelled on stars, each with the spectral groups that show it (`types`)."""
+    return load("stellar_lines")["lines"]
+
+
 def presets() -> list[dict]:
     """One-click wavelength windows of the viewer (observed frame, Angstrom)."""
     return load("presets")["presets"]

@@ -1,6 +1,9 @@
 """Which kb lines fall in a window, at a redshift, in the observed or the rest frame, and which of their
-labels are drawn where they crowd (the interactive plot and the marked step renders use the same rule)."""
+labels are drawn where they crowd (the interactive plot and the marked step renders use the same rule).
+A star's lines come from its own list (kb/stellar_lines.yaml), chosen by its spectral type."""
 from __future__ import annotations
+
+import re
 
 import kb
 
@@ -16,6 +19,7 @@ def lines_in_window(
     rest_frame: bool = False,
     major_only: bool = False,
     object_class: str | None = None,
+    spectral_type: str | None = None,
 ) -> list[dict]:
     """Lines to draw on an axis spanning [wave_min, wave_max].
 
@@ -24,14 +28,17 @@ def lines_in_window(
     frame, so on a rest-frame axis they move to sky / (1+z). Returns dicts with name, kind, rest
     (catalogue wavelength) and x (position on the axis), sorted by x. ``object_class`` (STAR /
     GALAXY / QSO; None: all lines) keeps the lines that class shows: a QSO's emission lines (and the
-    sky), a galaxy's lines without the purely stellar ones.
+    sky), a galaxy's lines without the purely stellar ones, a star those of its ``spectral_type`` (the
+    pipeline's subclass, e.g. M5III, DA, Carbon, K7; `stellar_lines_for`).
     """
     one_plus_z = 1.0 + float(z or 0.0)
     out = []
-    for line in kb.lines():
+    if (object_class or "").upper() == "STAR":  # a star's own lines, by its type; the sky as for any spectrum
+        catalogue = stellar_lines_for(spectral_type) + kb.lines("sky")
+    else:
+        catalogue = [line for line in kb.lines() if shown_for(line, object_class)]
+    for line in catalogue:
         if line["kind"] not in kinds or (major_only and not line.get("major", False)):
-            continue
-        if not shown_for(line, object_class):
             continue
         if line["kind"] == "sky":
             x = line["wave"] / one_plus_z if rest_frame else line["wave"]
@@ -51,6 +58,48 @@ def shown_for(line: dict, object_class: str | None) -> bool:
     if cls == "GALAXY":
         return not line.get("stellar", False)
     return True
+
+
+_MK = re.compile(r"^(?:ESD|USD|SD|D|G|S)?([OBAFGKMLTY])")
+
+
+def stellar_groups(spectral_type: str | None) -> tuple[str, bool, bool]:
+    """A star's spectral type (a survey's subclass: M5III, dM1, K7, A1IV, B9e, WD, DA, DB, Carbon, CV...) as
+    (the kb/stellar_lines.yaml groups that apply, '' when unknown; whether it shows emission lines; whether
+    nebular, forbidden, ones too)."""
+    t = re.sub(r"\s*\(.*\)", "", str(spectral_type or "")).strip().upper()
+    nebular = bool(re.search(r"PN|NEBUL", t))
+    emission = nebular or "CV" in t or "EMISSION" in t or bool(re.match(r"^(?:SD|D|G)?[OBAFGKM][0-9.]*(?:[IV]+)?E\b", t))
+    if "CARBON" in t or re.match(r"^(C|CH|C-[A-Z]+|DQ)\d*$", t):
+        return "C", emission, nebular
+    if re.match(r"^D[BO]", t):
+        return "H", emission, nebular
+    if t.startswith("WD") or re.match(r"^D[ACZX]?(\d|$|[^A-Z])", t) or re.match(r"^D[ACZX]", t):
+        return "W", emission, nebular
+    if "CV" in t:  # a cataclysmic variable: its disc's emission, no photospheric type
+        return "", emission, nebular
+    found = _MK.match(t)
+    if found is None:
+        return "", emission, nebular
+    letter = found.group(1)
+    return ("M" if letter in "LTY" else letter), emission, nebular
+
+
+def stellar_lines_for(spectral_type: str | None) -> list[dict]:
+    """The lines labelled on a star of this type: the absorption features of its group (all of them when the
+    type is unknown: those of A to M stars), and emission lines only when the type says the star shows them (forbidden lines only
+    on a planetary-nebula nucleus). One entry per wavelength and kind."""
+    group, emission, nebular = stellar_groups(spectral_type)
+    out = []
+    for line in kb.stellar_lines():
+        if line["kind"] == "emission":
+            keep = emission and (nebular or not line.get("nebular", False))
+        else:
+            # unknown type: the features of the common types (Balmer, metals, TiO), not carbon or helium stars'
+            keep = group in line.get("types", "") if group else any(g in line.get("types", "") for g in "AFGKM")
+        if keep:
+            out.append(line)
+    return out
 
 
 def stagger_labels(xs: list[float], labels: list[str], *, x_span: float, width_px: int = 800,

@@ -64,7 +64,7 @@ MEMBERS = ("flux", "noise", "model", "masked", *LINE_KINDS, "labels")
 DATA_PARAMS = {"spectrum", "smoothing", "sigma_px", "smooth_unit", "sigma_aa", "hidden_arms", "rest_frame", "z",
                "model_of"}
 VIEW_PARAMS = {"x_range", "line_kinds", "major_only", "shaded_ranges", "y_mode", "y_fixed",
-               "object_class", "width_px"}
+               "object_class", "spectral_type", "width_px"}
 # the review state's parameters the plot follows (_follow_state)
 FOLLOWED_STATE = ("item", "step_index", "focus_window", "rest_frame", "z", "candidate", "hidden_arms")
 
@@ -134,6 +134,8 @@ class SpectrumPlot(Viewer):
     line_kinds = param.ListSelector(default=["emission", "absorption"], objects=list(LINE_KINDS))
     major_only = param.Boolean(default=False)
     object_class = param.String(default="", doc="STAR / GALAXY / QSO: which lines are labelled ('': all)")
+    spectral_type = param.String(default="", doc="a star's type (the pipeline's subclass: M5III, DA, Carbon...): "
+                                                 "which stellar lines and bands are labelled ('': unknown)")
     rest_frame = param.Boolean(default=False, doc="x axis in the rest frame (observed / (1+z))")
     z = param.Number(default=0.0, doc="redshift used for line positions and the rest frame")
     shaded_ranges = param.List(default=[], doc="(min, max) ranges to shade, observed frame (the first is drawn)")
@@ -235,6 +237,10 @@ class SpectrumPlot(Viewer):
         cls = str(item.agent_label.get("type") or item.record.get("pipeline_class") or "").upper() if item else ""
         if cls != self.object_class:
             update["object_class"] = cls
+        record = item.record if item else {}
+        sub = str(record.get("pipeline_subclass") or "") if str(record.get("pipeline_class") or "").upper() == "STAR" else ""
+        if sub != self.spectral_type:
+            update["spectral_type"] = sub
         window = state.focus_window or state.zoom_window()
         if ([window] if window else []) != self.shaded_ranges:
             update["shaded_ranges"] = [window] if window else []
@@ -449,7 +455,8 @@ class SpectrumPlot(Viewer):
             out["masked"] = {"wave": wave[masked],
                              "flux": np.clip(np.nan_to_num(a["flux"][masked], nan=ylo), ylo, yhi)}
             lines = lines_in_window(lo, hi, z=self.z, kinds=self.line_kinds, rest_frame=self.rest_frame,
-                                    major_only=self.major_only, object_class=self.object_class or None)
+                                    major_only=self.major_only, object_class=self.object_class or None,
+                                    spectral_type=self.spectral_type or None)
             for kind in LINE_KINDS:
                 out[kind] = {"x": np.array([ln["x"] for ln in lines if ln["kind"] == kind], dtype=float)}
             out["labels"] = self._labels(lines, lo, hi, ylo, yhi)

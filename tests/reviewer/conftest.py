@@ -91,3 +91,4 @@ def assert_signals_stored_as_computed(store, n_trajectories: int) -> None:
 
     for column in ("task", "agent", "answer", "n_contradicted", "margin", *(f for f in triage.FEATURES if f != "seen")):
         assert values(stored[column].reindex(computed.index)) == values(computed[column]), column
+

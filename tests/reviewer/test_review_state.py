@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from false_claims import add_contradicted_claims
 
 import kb
 from agents.trajectory import AgentInfo, Trajectory
@@ -153,8 +154,8 @@ def test_every_label_kind_round_trips_through_save_to_the_store(seeded_db):
     """Each kind of LABEL_KINDS saved through `ReviewState.save` and read back from the store: a kind
     added to the table without a case here fails the first assert."""
     db = seeded_db
-    tid, claim = next((r["trajectory_id"], c) for r in db.queue.queue_items(limit=1000)
-                      for c in db.claims.claims_for(r["trajectory_id"]) if c["verdict"] == "contradicted")
+    tid = add_contradicted_claims(db)
+    claim = next(c for c in db.claims.claims_for(tid) if c["verdict"] == "contradicted")
     s = ReviewState(db, reviewer="rho", blind=False)
     assert s.open_item(trajectory_id=tid)
     s.go_to_step(claim["step_idx"])

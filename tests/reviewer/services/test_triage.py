@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from false_claims import add_contradicted_claims
 
 from agents.vet.evidence import MARGIN_CAP, decision_margin
 from reviewer.services import triage
@@ -146,9 +147,10 @@ def test_the_inputs_of_some_spectra_are_those_rows_of_a_full_read(demo_store):
     verdicts only; what it reads must be exactly the full read's rows of them (reviewers counted, a
     withdrawn verdict not, contradicted claims counted, other spectra's labels ignored)."""
     store = demo_store
+    false_claims = store.trajectories.load_trajectory(add_contradicted_claims(store)).spectrum_id
     rows = store.trajectories.list_trajectories()
     spectra = sorted({r["spectrum_id"] for r in rows})
-    picked = spectra[:3]
+    picked = [false_claims, *[s for s in spectra if s != false_claims][:2]]
     for i, row in enumerate(r for r in rows if r["spectrum_id"] in picked):
         store.labels.add_review(row["id"], "ann", "approve")
         store.labels.add_review(row["id"], "bo", "override" if i % 2 else "approve", label={"answer": "YES"})

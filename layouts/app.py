@@ -99,7 +99,7 @@ def _review_page(db) -> pn.template.FastListTemplate:
     seed_demo_if_empty(store)
     ensure_groups(store)  # the same-object cross-match, again when spectra were added since the last one
     sync_verdict_states(store)  # labels written outside the app (imports, older versions)
-    state = ReviewState(store, reviewer=who.reviewer, login=who.login, error=who.problem)
+    state = ReviewState(store, login_holds=who.login_holds, reviewer=who.reviewer, login=who.login, error=who.problem)
     problems = [who.problem] if who.problem else []
     state.name_problems.update(problems)  # stale once a name is typed
     if _url_arg("session") and not state.open_campaign(_url_arg("session")):

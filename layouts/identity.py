@@ -12,6 +12,7 @@ user is refused; it never falls back to `?reviewer=`.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import panel as pn
@@ -26,6 +27,8 @@ class Identity:
     login: bool  # bound to the server's authenticated user: it cannot change in the page
     problem: str = ""  # why a given name was not used
     refused: bool = False  # the server requires a login and this session has none: no review page
+    # under a login: whether it still holds (not expired, not ended by a logout), asked at each write
+    login_holds: Callable[[], bool] | None = None
 
 
 def login_required() -> bool:
@@ -48,8 +51,10 @@ def session_identity(url_name: str, remembered: str = "") -> Identity:
         if not user:
             return Identity("", True, "This server requires a login, and this session has none: "
                                       "log in again (open /login).", refused=True)
+        cookie, secret = (pn.state.cookies or {}).get("user"), pn.config.cookie_secret
         try:
-            return Identity(check_name(user, "login name"), True)
+            return Identity(check_name(user, "login name"), True,
+                            login_holds=lambda: authenticated_user({"user": cookie}, secret) == user)
         except LabelRefused as err:
             return Identity("", True, f"Your login cannot be used as a reviewer name: {err}", refused=True)
     if not url_name:

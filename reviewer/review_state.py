@@ -176,7 +176,7 @@ class ReviewState(param.Parameterized):
     hidden_arms = param.List(default=[], doc="spectrograph arms not drawn (DESI B/R/Z, LAMOST MRS B/R): the "
                                              "reviewer's choice, kept from item to item as prospect keeps it")
 
-    def __init__(self, store, **params):
+    def __init__(self, store, login_holds=None, **params):
         params.setdefault("filters", QueueFilters())
         super().__init__(**params)
         self.store = store
@@ -186,6 +186,9 @@ class ReviewState(param.Parameterized):
         # under a login the reviewer is the login, fixed when the session starts: nothing the page
         # sends can label under another name
         self._login_name = self.reviewer if self.login else None
+        # whether that login still holds (layouts.identity): asked before each write, so a login that
+        # expires or is ended by a logout while the page is open saves nothing more
+        self.login_holds = login_holds
         self.name_problems: set[str] = set()  # messages about the name: stale once a valid name is given
         self.store_mark = self.store.queue.content_mark()
         self.labels_seen = self.store_mark[2]
@@ -387,6 +390,10 @@ class ReviewState(param.Parameterized):
         server log; bench/bench_labels.py reads it."""
         if self._login_name is not None and self.reviewer != self._login_name:
             self.error = f"Labels in this session are saved as {self._login_name}, the login."
+            return None
+        if self.login_holds is not None and not self.login_holds():
+            self.error = ("Your login has ended (it expired, or you logged out): nothing was saved. "
+                          "Log in again (open /login).")
             return None
         start = time.perf_counter()
         try:

@@ -60,6 +60,9 @@ log = logging.getLogger("specreview.app")
 # The longest Sec-WebSocket-Protocol header (`bokeh, <token>`) or `bokeh-token` argument accepted. A
 # page's token holds the page request's headers and cookies, compressed: about 1-3 KB from a browser.
 MAX_TOKEN_CHARS = 16 * 1024
+# Connections one session may hold at once. Each is sent the session's whole document when it opens
+# (serialized on the event loop); a page holds one, and a second while it reconnects.
+MAX_CONNECTIONS_PER_SESSION = 2
 
 # the packages whose components the page declares resources for (stylesheets, templates, modules)
 PAGE_PACKAGES = frozenset({"panel", "bokeh", "holoviews", "layouts", "reviewer"})
@@ -166,17 +169,19 @@ def sign_sessions(app: Application) -> bool:
 
 def _token_opens(app: Application, token: str, application_context) -> str:
     """What opening `token` does: "forged" (not a token, or not signed by `app`: refused, nothing
-    built), "builds" (its session does not exist: opening it builds one) or "joins" (an open session)."""
+    built), "builds" (its session does not exist: opening it builds one), "joins" (an open session) or
+    "crowded" (an open session with MAX_CONNECTIONS_PER_SESSION connections already: refused)."""
     try:
         session_id = get_session_id(token)
         if not check_token_signature(token, secret_key=app.secret_key, signed=app.sign_sessions):
             return "forged"
-        application_context.get_session(session_id)
+        session = application_context.get_session(session_id)
     except ProtocolError:
         return "builds"
     except Exception:
         return "forged"
-    return "joins"
+    # each connection to a session is sent its whole document: a page needs one (two while it reconnects)
+    return "joins" if session.connection_count < MAX_CONNECTIONS_PER_SESSION else "crowded"
 
 
 def _guarded(handler: type[WSHandler], limit: PageLoadLimit) -> type[WSHandler]:
@@ -197,6 +202,9 @@ def _guarded(handler: type[WSHandler], limit: PageLoadLimit) -> type[WSHandler]:
                 log.warning("refused a websocket session token not signed by this server (from %s)",
                             self.request.remote_ip)
                 self.close(1008, "Invalid session token")
+                return None
+            if opens == "crowded":
+                self.close(1008, "This page is already open in another connection")
                 return None
             if opens == "builds":
                 client = self.request.remote_ip or ""

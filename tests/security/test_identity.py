@@ -110,3 +110,19 @@ def test_a_session_without_a_login_gets_no_review_page(browser, tmp_path):
     finally:
         context.close()
         app.stop()
+
+
+def test_a_login_that_ends_while_its_page_is_open_saves_nothing_more(demo_store):
+    """Issue 45, finding 5: the login is read when the page is built; one that expires or is logged out
+    while the page stays open must not go on saving (the page's state asks at each write)."""
+    from reviewer.review_state import ReviewState
+
+    holds = [True]
+    state = ReviewState(demo_store, login_holds=lambda: holds[0], reviewer="carl", login=True)
+    state.open_first()
+    tid = state.item.trajectory_id
+    assert state.save("verdict", action="approve") is not None
+    holds[0] = False  # expired, or ended by /logout
+    assert state.save("verdict", action="reject") is None
+    assert "Your login has ended" in state.error
+    assert demo_store.labels.latest_review(tid, "carl")["action"] == "approve"

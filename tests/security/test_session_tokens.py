@@ -178,6 +178,24 @@ def test_a_session_built_over_the_websocket_is_charged_to_the_page_budget(tight_
 
 
 @pytest.mark.ui
+def test_a_session_takes_at_most_two_connections(tight_app):
+    """Each connection to a session is sent its whole document: a page's own token may not open it
+    again and again (review of issue 45: joins cost the loop and were not charged)."""
+    port = tight_app.port
+    token = page_token(page(port, "127.0.0.5").text)
+    held = [Websocket(port, token, source="127.0.0.5") for _ in range(2)]
+    assert [ws.outcome() for ws in held] == ["ack", "ack"]
+    outcomes = []
+    for _ in range(5):
+        extra = Websocket(port, token, source="127.0.0.5")
+        outcomes.append(extra.outcome())
+        extra.close()
+    assert outcomes == ["close 1008"] * 5, outcomes
+    for ws in held:
+        ws.close()
+
+
+@pytest.mark.ui
 def test_an_oversize_token_is_refused_before_it_is_decoded(tight_app):
     bomb = forged_token("bomb" + "x" * 40, extra={"padding": "A" * 34_000_000})  # ~60 KB inflating to 34 MB
     assert 40_000 < len(bomb) < 64_000

@@ -161,7 +161,8 @@ def header_text(header) -> dict[str, str]:
 
     Takes a fitsraw.RawHeader (its card images) or an astropy Header. Repeated keys (COMMENT,
     HISTORY) are joined with newlines; string values lose their quotes; comments are dropped. Past
-    HEADER_TEXT_MAX_CHARS of values the rest is left out, and HEADER_SHORTENED_KEY says how many cards.
+    HEADER_TEXT_MAX_CHARS of values, repeated cards are left out (every key keeps its first: a reader
+    caps the cards, fitsraw.MAX_HEADER_CARDS), and HEADER_SHORTENED_KEY says how many.
     """
     raw = getattr(header, "text", None)
     if raw is None:
@@ -176,7 +177,7 @@ def header_text(header) -> dict[str, str]:
         key = card[:8].strip()
         if not key or key == "END":
             continue
-        if size > HEADER_TEXT_MAX_CHARS:
+        if key in parts and size > HEADER_TEXT_MAX_CHARS:  # a key's first card is always kept (PLATEID, MJD...)
             left_out += 1
             continue
         if card[8:10] == "= ":
@@ -190,7 +191,7 @@ def header_text(header) -> dict[str, str]:
         size += len(value) + 1
     out = {key: "\n".join(values) for key, values in parts.items()}
     if left_out:
-        out[HEADER_SHORTENED_KEY] = f"{left_out:,} more cards not shown (the header is {len(raw) // 80:,} cards)"
+        out[HEADER_SHORTENED_KEY] = f"{left_out:,} repeated cards not shown (the header is {len(raw) // 80:,} cards)"
     return out
 
 

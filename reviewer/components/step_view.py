@@ -35,6 +35,13 @@ def badge(text: str, colour: str, css: str = "") -> str:
 TEXT_SHOWN_MAX = 200_000
 
 
+def shown(text: str) -> str:
+    """`text` as far as a page shows it: TEXT_SHOWN_MAX characters, then how many more there are."""
+    if len(text) <= TEXT_SHOWN_MAX:
+        return text
+    return f"{text[:TEXT_SHOWN_MAX]}… ({len(text) - TEXT_SHOWN_MAX:,} more characters not shown)"
+
+
 def step_html(step, total: int | None = None, claims: list | None = None) -> str:
     """The HTML of a step without its image (shared by the player and the transcript)."""
     parts = [f"<div class='sr-step sr-step-{escape(step.kind)}' data-step='{step.index}'>",
@@ -45,7 +52,7 @@ def step_html(step, total: int | None = None, claims: list | None = None) -> str
         parts.append(f" · <i>{escape(step.label)}</i>")
     parts.append("</div>")
     if step.tool_name:
-        args = json.dumps(step.tool_args or {}, ensure_ascii=False)
+        args = shown(json.dumps(step.tool_args or {}, ensure_ascii=False))
         parts.append(f"<pre class='sr-tool-call'>{escape(step.tool_name)}({escape(args)})</pre>")
     if step.verdict is not None:
         v = step.verdict
@@ -57,8 +64,8 @@ def step_html(step, total: int | None = None, claims: list | None = None) -> str
         if v.evidence:
             parts.append("<ul class='sr-evidence'>" + "".join(f"<li>{escape(e)}</li>" for e in v.evidence) + "</ul>")
     if step.answer is not None:
-        items = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in step.answer.items()
-                        if k not in ("report",))
+        items = "".join(f"<tr><th>{escape(shown(str(k)))}</th><td>{escape(shown(str(v)))}</td></tr>"
+                        for k, v in step.answer.items() if k not in ("report",))
         parts.append(f"<table class='sr-answer'>{items}</table>")
     text = step.text[:TEXT_SHOWN_MAX] if step.text else ""
     if text and claims:
@@ -71,7 +78,7 @@ def step_html(step, total: int | None = None, claims: list | None = None) -> str
                      "are not shown.</em></p>")
     if step.answer and step.answer.get("report"):
         # open: the report is read in place, in the step view's own scroll
-        report = markdown_to_safe_html(step.answer["report"])
+        report = markdown_to_safe_html(shown(str(step.answer["report"])))
         parts.append(f"<details open class='sr-report'><summary>Report</summary>{report}</details>")
     parts.append("</div>")
     return "".join(parts)

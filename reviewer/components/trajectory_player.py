@@ -134,9 +134,9 @@ RENDER_COST = 2_000
 
 def step_cost(step) -> int:
     """What showing `step` in the transcript costs, in characters of its text (renders: RENDER_COST)."""
-    text = min(len(step.text or ""), TEXT_SHOWN_MAX)
+    parts = (step.text or "", str(step.tool_args or ""), str(step.answer or ""))  # each shown up to TEXT_SHOWN_MAX
     rendered = step.image_sha is not None or step.kind == "tool_result"  # a stored picture, or one made again
-    return text + len(str(step.tool_args or "")) + len(str(step.answer or "")) + (RENDER_COST if rendered else 0) + 200
+    return sum(min(len(p), TEXT_SHOWN_MAX) for p in parts) + (RENDER_COST if rendered else 0) + 200
 
 
 def transcript_pages(steps) -> list[range]:
@@ -193,7 +193,7 @@ class Transcript(Viewer):
     def _render_later(self, item, index: int, image: pn.pane.PNG) -> None:
         """The step's render into `image` once a render process has drawn it: the transcript's text never
         waits for renders (a page of 80 steps could wait for as many), nor for the renders other pages
-        asked for first. Outside a served page: now."""
+        asked for first; one the transcript no longer shows is not drawn. Outside a served page: now."""
         doc = pn.state.curdoc
         if doc is None or doc.session_context is None:
             png = step_render(self.state.store, item, index)
@@ -201,6 +201,8 @@ class Transcript(Viewer):
             return
 
         def work():
+            if self._built_for is not item:  # the transcript moved on to another item: drawn for nobody
+                return
             png = step_render(self.state.store, item, index)
             if png is not None:
                 doc.add_next_tick_callback(lambda: image.param.update(object=png, visible=True))

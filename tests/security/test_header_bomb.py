@@ -52,7 +52,17 @@ def test_a_long_history_under_the_cap_reads_and_is_shown_shortened(tmp_path):
     shown = sum(len(k) + len(v) for k, v in header.items())
     assert shown < 1.1 * HEADER_TEXT_MAX_CHARS
     assert header["HISTORY"].startswith("step 0 of a pipeline")
-    assert "more cards not shown" in header[HEADER_SHORTENED_KEY]
+    assert "repeated cards not shown" in header[HEADER_SHORTENED_KEY]
+
+
+def test_every_key_keeps_its_first_card_past_the_display_bound():
+    """The survey's keys (PLATEID, MJD, FIBERID feed the sky links and the date) are kept however
+    long the HISTORY before them: only repeated cards are left out."""
+    history = "".join(f"{'HISTORY':<8}{'x' * 72}" for _ in range(2 * HEADER_TEXT_MAX_CHARS // 72))
+    cards = history + f"{'MJD':<8}{'=                52374':<72}" + f"{'FIBERID':<8}{'=                  240':<72}"
+    text = header_text(RawHeader(cards))
+    assert text["MJD"] == "52374" and text["FIBERID"] == "240"
+    assert "repeated cards not shown" in text[HEADER_SHORTENED_KEY]
 
 
 def test_repeated_keys_are_joined_in_order_and_a_short_header_is_whole():

@@ -111,3 +111,16 @@ def test_opening_the_bombs_transcript_leaves_another_reviewers_pages_quick(tmp_p
         expect(page.locator(".sr-transcript")).to_contain_text(f"Step {second.stop}/", timeout=120_000)
     finally:
         app.stop()
+
+
+def test_one_step_shows_a_bounded_text_tool_call_and_report():
+    """A single imported step may carry megabytes in its tool call and report as well as its text: each
+    is shown up to TEXT_SHOWN_MAX characters, with how many more there are."""
+    from reviewer.components.step_view import TEXT_SHOWN_MAX, step_html
+
+    traj = Trajectory(spectrum_id="x", task="cv", agent=AgentInfo(name="chat", backend="openai", model="x"))
+    step = traj.add("tool_call", text="t" * 10**6, tool_name="zoom", tool_args={"note": "a" * 10**6})
+    answer = traj.add("answer", text="NO", answer={"answer": "NO", "report": "r " * 10**6, "why": "w" * 10**6})
+    assert len(step_html(step)) < 3 * TEXT_SHOWN_MAX + 10_000
+    assert len(step_html(answer)) < 3 * TEXT_SHOWN_MAX + 10_000
+    assert "more characters not shown" in step_html(answer)

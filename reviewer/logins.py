@@ -1,6 +1,7 @@
 """Logins that end: the signed `user` cookie Panel's login handler sets is accepted only while younger
-than Panel's login expiry (`pn.config.oauth_expiry` days, `--oauth-expiry`; tornado's own default
-would take it for 31 days), and not after its user logged out.
+than Panel's login expiry (`pn.config.oauth_expiry` days: `--oauth-expiry-days` for `panel serve`,
+`PANEL_OAUTH_EXPIRY` for `specreview serve`; tornado's own default would take it for 31 days),
+and not after its user logged out.
 
 `/logout` (Panel's LogoutHandler, wrapped by reviewer/server_app.py) records, in this process, the
 second its user logged out: every `user` cookie of that user signed before it is refused from then on

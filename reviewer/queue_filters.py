@@ -10,6 +10,7 @@ import param
 ANY = "any"
 ORDERS = {"queue order": "default", "likely errors first (priority)": "priority",
           "most contradicted first": "contradicted"}
+DEFAULT_ORDER = "queue order"
 
 
 def _either(choice: str) -> bool | None:
@@ -26,7 +27,7 @@ class QueueFilters(param.Parameterized):
     reviewed_by = param.String(default="")
     contradicted = param.Selector(default=ANY, objects=[ANY, "yes", "no"], label="Contradicted claims")
     several_spectra = param.Selector(default=ANY, objects=[ANY, "yes", "no"], label="Objects with several spectra")
-    sort = param.Selector(default="queue order", objects=list(ORDERS))
+    sort = param.Selector(default=DEFAULT_ORDER, objects=list(ORDERS))
 
     def choices_from(self, tasks: list[str], backends: list[str]) -> None:
         """The task and backend lists: those the store holds."""

@@ -22,7 +22,7 @@ import param
 import kb
 from agents.spectra import SpectrumReadError
 from agents.trajectory import Trajectory
-from reviewer.queue_filters import QueueFilters
+from reviewer.queue_filters import DEFAULT_ORDER, ORDERS, QueueFilters
 from reviewer.services.claims import results_from_rows
 from reviewer.services.consensus import agent_label, labels_agree
 from reviewer.services.labels import Ack, LabelRefused, LabelService, NameRefused, check_name, default_correction
@@ -194,6 +194,7 @@ class ReviewState(param.Parameterized):
         self.labels_seen = self.store_mark[2]
         # before any view's watcher: a refused "Reviewed by" is cleared before a list reads it
         self.filters.param.watch(self._check_reviewed_by, "reviewed_by")
+        self.filters.param.watch(self._check_order, "sort")
         self.param.watch(self._check_reviewed_by, ["reviewer", "blind"])
 
     @param.depends("reviewer", watch=True)
@@ -220,7 +221,20 @@ class ReviewState(param.Parameterized):
             args["reviewed_by"] = self.labels.check_reviewed_by(self.reviewer, args["reviewed_by"], self.blind)
         except LabelRefused:
             args["reviewed_by"] = None
+        try:  # and the priority order while it would move with others' hidden labels (`_check_order`)
+            args["order"] = self.labels.check_order(self.reviewer, args["order"], self.blind, self.session_id)
+        except LabelRefused:
+            args["order"] = "default"
         return args
+
+    def _check_order(self, *_) -> None:
+        """The queue's order under the blind rule (LabelService.check_order): a refused order is set back
+        to the queue order, and the page says why."""
+        try:
+            self.labels.check_order(self.reviewer, ORDERS[self.filters.sort], self.blind, self.session_id)
+        except LabelRefused as err:
+            self.error = str(err)
+            self.filters.sort = DEFAULT_ORDER
 
     def _check_reviewed_by(self, *_) -> None:
         """The "Reviewed by" filter under the blind rule (LabelService.check_reviewed_by): a refused name is

@@ -445,6 +445,15 @@ class LabelService:
                                "another reviewer labelled is theirs to see).")
         return name
 
+    def check_order(self, reviewer: str, order: str, blind: bool, session: str | None = None) -> str:
+        """The queue's order, or LabelRefused for the triage priority while `sees_team_figures` does not
+        hold: the priority counts each item's reviewers and is weighted by a fit on every reviewer's
+        verdicts, so items others labelled would move in it."""
+        if order == "priority" and not self.sees_team_figures(reviewer, blind, session):
+            raise LabelRefused("Blind review: the priority order is read from every reviewer's verdicts, and "
+                               "others have labelled items you have not; showing the queue order.")
+        return order
+
     def visible_conflicts(self, reviewer: str, items: list[dict[str, Any]], blind: bool) -> list[dict[str, Any]]:
         """Conflicts (reviewer.services.conflicts.conflict_queue) as `reviewer` may see them: only those
         whose labels `sees_others` lets them see (`hidden`: False; `n_labels`: how many labels). While

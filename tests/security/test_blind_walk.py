@@ -139,6 +139,20 @@ def test_an_unlabelled_reviewer_finds_nothing_of_others_anywhere(disputed):
     assert store.queue.queue_count(WALKER, **state.queue_args()) == 0
 
 
+def test_the_priority_order_is_refused_while_it_would_move_with_hidden_labels(disputed):
+    """The triage priority counts each item's reviewers and is weighted by a fit on every verdict: items
+    others labelled would sink or rise in it (review of issue 45). Refused while blind review hides those
+    labels, said, and set back to the queue order; allowed once nothing is hidden (an open review)."""
+    store, _vet, _verify = disputed
+    state = ReviewState(store, reviewer=WALKER)
+    state.filters.sort = "likely errors first (priority)"
+    assert state.filters.sort == "queue order" and "priority order" in state.error
+    assert state.queue_args()["order"] == "default"
+    open_review = ReviewState(store, reviewer=WALKER, blind=False)
+    open_review.filters.sort = "likely errors first (priority)"
+    assert open_review.queue_args()["order"] == "priority"
+
+
 def test_the_stats_tab_shows_nothing_that_moves_with_anothers_label(disputed):
     store, vet, _ = disputed
     panel = StatsPanel(state=ReviewState(store, reviewer=WALKER))

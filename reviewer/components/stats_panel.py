@@ -234,7 +234,11 @@ class StatsPanel(Viewer):
         if isinstance(got, Exception):
             self._failed(got)
             return
-        show(got.value)
+        try:  # what this reviewer may see of them is read from the store here (blind review)
+            show(got.value)
+        except Exception as exc:  # said in the tab, never a status left at "Computing…"
+            self._failed(exc)
+            return
         if self._failure:
             return
         if not self._pending:

@@ -269,3 +269,17 @@ def test_pages_share_what_one_computed_and_show_it_marked_while_what_was_written
         doc.run(2)
         assert "could not be computed: ZeroDivisionError" in fourth._status.object
         assert "The figures shown are as of" in fourth._status.object and "yan" not in raters(fourth)
+
+
+def test_a_failure_to_read_what_the_reviewer_may_see_is_said_in_the_tab(labelled_db, monkeypatch):
+    """The blind rule's reads happen as the figures are shown (review of issue 45): one that fails is said
+    in the status, as a failed computation is, never left at "Computing…"."""
+    with Store(labelled_db) as store:
+        panel = StatsPanel(state=ReviewState(store, reviewer="ann"))
+
+        def unreadable(*_args, **_kwargs):
+            raise OSError("the store is gone")
+
+        monkeypatch.setattr(panel.state.labels, "visible_stats", unreadable)
+        panel.refresh()
+        assert "could not be computed" in panel._status.object and "the store is gone" in panel._status.object

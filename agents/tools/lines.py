@@ -33,11 +33,7 @@ def lines_in_window(
     """
     one_plus_z = 1.0 + float(z or 0.0)
     out = []
-    if (object_class or "").upper() == "STAR":  # a star's own lines, by its type; the sky as for any spectrum
-        catalogue = stellar_lines_for(spectral_type) + kb.lines("sky")
-    else:
-        catalogue = [line for line in kb.lines() if shown_for(line, object_class)]
-    for line in catalogue:
+    for line in lines_for(object_class, spectral_type):
         if line["kind"] not in kinds or (major_only and not line.get("major", False)):
             continue
         if line["kind"] == "sky":
@@ -49,6 +45,14 @@ def lines_in_window(
                         "major": bool(line.get("major", False))})
     out.sort(key=lambda ln: ln["x"])
     return out
+
+
+def lines_for(object_class: str | None, spectral_type: str | None = None) -> list[dict]:
+    """The catalogue of lines an object of this class (and, for a star, spectral type) shows: a star's own
+    lines by its type (`stellar_lines_for`) and the sky's; for the others the lines `shown_for` keeps."""
+    if (object_class or "").upper() == "STAR":
+        return stellar_lines_for(spectral_type) + kb.lines("sky")
+    return [line for line in kb.lines() if shown_for(line, object_class)]
 
 
 def shown_for(line: dict, object_class: str | None) -> bool:

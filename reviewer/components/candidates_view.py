@@ -8,8 +8,7 @@ import panel as pn
 import param
 from panel.viewable import Viewer
 
-import kb
-from agents.tools.lines import shown_for
+from agents.tools.lines import lines_for
 from reviewer.components.panes import TextHTML
 from reviewer.components.row_table import RowTable
 from reviewer.components.safe_text import escape
@@ -69,8 +68,9 @@ class CandidatesView(Viewer):
                              "score": "" if c.get("score") is None else f"{float(c['score']):.0f}",
                              "dchi2": dchi2_text(c.get("dchi2")), "source": c["source"]} for c in self.candidates]
         cls = self.object_class()
-        self._line.options = {f"{ln['name']} ({ln['wave']:.1f} Å)": ln["wave"] for ln in kb.lines()
-                              if ln["kind"] != "sky" and shown_for(ln, cls)}
+        sub = str((self.state.item.record or {}).get("pipeline_subclass") or "") if self.state.item else ""
+        self._line.options = {f"{ln['name']} ({ln['wave']:.1f} Å)": ln["wave"] for ln in lines_for(cls, sub)
+                              if ln["kind"] != "sky"}
         self.plot.marked_x = None
         self._show_chosen()
 

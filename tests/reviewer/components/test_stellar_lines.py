@@ -59,3 +59,18 @@ def test_stellar_types_and_emission():
     # galaxies and QSOs keep their lists
     qso = {ln["name"] for ln in lines_in_window(1000, 9000, object_class="QSO")}
     assert {"C IV", "Mg II", "[O III] 5008"} <= qso
+
+
+def test_which_line_is_it_offers_an_m_giant_its_own_lines(demo_store):
+    """The z tab's "Which line is it?" offers the lines the plot labels (one catalogue, agents.tools.lines.
+    lines_for): an M giant's bands, no nebular or QSO line."""
+    from reviewer.components.candidates_view import CandidatesView
+
+    record = next(r for r in demo_store.spectra.list_spectra(limit=100)
+                  if str(r.get("pipeline_subclass") or "").startswith("M5III"))
+    state = ReviewState(demo_store, reviewer="ann")
+    assert state.open_item(spectrum_id=record["spectrum_id"])
+    view = CandidatesView(state=state, plot=SpectrumPlot(state=state))
+    offered = {name.split(" (")[0] for name in view._line.options}
+    assert any(name.startswith("TiO") for name in offered), offered
+    assert not {name for name in offered if FORBIDDEN.match(name)} and not QSO_LINES & offered, offered

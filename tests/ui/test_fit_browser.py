@@ -34,15 +34,30 @@ DATA_AREA_JS = "() => {" + MODELS + """
 PAGE_SCROLL_JS = "() => [document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
 
 
+def lengthened(traj: Trajectory, steps: int) -> Trajectory:
+    """`traj` with tool results of its middle stage repeated in place until it has `steps` steps: a FORMA
+    trajectory as long as the strip must hold, grouped by the same stages (the demo's longest has 60
+    steps since verify's line analysis assigns each feature once; it had 67)."""
+    grown = traj.model_copy(deep=True, update={"id": "long-" + traj.id[:12]})
+    lines = [i for i, step in enumerate(grown.steps) if step.kind == "tool_result"]
+    extra = [step.model_copy() for step in (grown.steps[i] for i in lines)][:max(0, steps - len(grown.steps))]
+    at = lines[len(lines) // 2] + 1
+    grown.steps = [*grown.steps[:at], *extra, *grown.steps[at:]]
+    for index, step in enumerate(grown.steps):
+        step.index = index
+    return grown
+
+
 @pytest.fixture(scope="module")
 def longest(tmp_path_factory):
-    """The served demo and its longest FORMA trajectory (67 steps in the demo)."""
+    """The served demo and its longest FORMA trajectory, made 67 steps long."""
     tmp = tmp_path_factory.mktemp("fit")
     db, _ = seeded_db(tmp)
     with Store(db) as store:
         verify = [r for r in store.queue.queue_items(limit=1000) if r["task"] == "verify"]
         trajs = [Trajectory.from_json(store.trajectories.load_trajectory(r["trajectory_id"]).to_json()) for r in verify]
-    traj = max(trajs, key=lambda t: len(t.steps))
+        traj = lengthened(max(trajs, key=lambda t: len(t.steps)), 67)
+        store.trajectories.save_trajectory(traj)
     assert len(traj.steps) >= 67, len(traj.steps)
     app = ServedApp(db, tmp / "panel.log")
     app.traj = traj

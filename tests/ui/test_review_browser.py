@@ -65,7 +65,7 @@ def test_keyboard_playback_rating_note_approval_survive_reload(review_app, page,
     page.screenshot(path=str(artifacts / "review.png"))
 
     page.reload()
-    expect(page.locator(".sr-saved")).to_contain_text("Your verdict: approve; your score: 4", timeout=60_000)
+    expect(page.locator(".sr-saved")).to_contain_text("Your verdict: approve (NO); your score: 4", timeout=60_000)
     expect(page.locator(".sr-step-view")).to_contain_text("Step 1")
     page.locator(".sr-step-view").first.click()
     page.keyboard.press("j"), page.keyboard.press("j")

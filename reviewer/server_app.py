@@ -164,6 +164,9 @@ def sign_sessions(app: Application) -> bool:
         return False
     app._secret_key = secrets.token_urlsafe(32).encode()  # BokehTornado reads both on every use
     app._sign_sessions = True
+    if not (app.sign_sessions and app.secret_key):  # Bokeh renamed them: refuse to serve unsigned sessions
+        raise RuntimeError("bokeh's BokehTornado no longer reads _secret_key / _sign_sessions: sessions cannot be "
+                           "signed with this Bokeh version (pyproject.toml pins the tested range)")
     return True
 
 

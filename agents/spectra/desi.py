@@ -258,6 +258,19 @@ def read_desi(fits: RawFits, path: str, target=None):
                           flux_unit=parse_flux_unit(unit_text or DEFAULT_BUNIT, path))
 
 
+def read_desi_arms(fits: RawFits, path: str, target=None) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """Each arm of one target on its own pixels, blue to red: [(arm, wave, flux, ivar, bad)], as
+    `read_desi` takes them before the merge (a spectra-* file's exposures combined per arm by
+    merge_arms). In the overlaps both arms keep their own pixels (what an export per arm writes)."""
+    rows, _ = _rows_for(fits, path, target)
+    out = []
+    for arm in (a for a in ARMS if f"{a}_FLUX" in fits):
+        exposures, _unit = _arm_data(fits, path, arm, rows)
+        wave, flux, ivar, bad = exposures[0] if len(exposures) == 1 else merge_arms(exposures)
+        out.append((arm, wave, flux, ivar, bad))
+    return sorted(out, key=lambda a: a[1][0])
+
+
 def _is_scalar_column(table, name: str) -> bool:
     try:
         return np.ndim(table.col(name)[0]) == 0

@@ -6,7 +6,11 @@ or a 1-sigma error (error, err, sigma, flux_err, uncertainty, unc, sd, sdnflam, 
 an optional mask (mask, bad; non-zero = bad). A table without a header row is read as
 wavelength, flux[, 1-sigma error]. Wavelengths are Angstrom unless the file says otherwise
 (`# wavelength_unit: nm`, an ECSV unit). `# key: value` comment lines (what `write_csv` writes)
-give the metadata back: survey, object_id, labels, flux_unit, wavelength_medium.
+give the metadata back: survey, object_id, labels, flux_unit, wavelength_medium. A text column
+`arm` (what `write_csv` writes for a multi-arm spectrum: each arm's own pixels) makes the rows
+arms: each arm is put in ascending order and the arms merged as DESI's are (desi.merge_arms:
+inverse-variance weighted where they overlap, simply joined where they do not), with meta arms and
+arm_pixels; the SpecReview FITS table's SPECTRUM_<arm> tables give arms and arm_pixels back the same way.
 
 When a file gives no uncertainty for some pixels, they get one constant noise estimate from the
 flux itself, DER_SNR (Stoehr et al. 2008): sigma = 1.482602 / sqrt(6) * median|2 f_i - f_(i-2)
@@ -22,6 +26,7 @@ optical spectra, and the Balmer-line centroids of the B3V-B9V composites measure
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import math
 import re
@@ -30,8 +35,10 @@ from typing import Any
 
 import numpy as np
 
+from .arms import arm_runs
 from .core import (
     HEADER_TEXT_MAX_CHARS,
+    ascending,
     build_spectrum,
     check_flux_magnitude,
     clean_float,
@@ -42,6 +49,7 @@ from .core import (
     parse_flux_unit,
     wavelengths_to_angstrom,
 )
+from .desi import merge_arms
 from .errors import SpectrumReadError
 from .sniff import ASCII_TABLE, ECSV, PICKLES_ASCII, SPECREVIEW_TABLE
 
@@ -52,6 +60,7 @@ IVAR_NAMES = ("ivar", "invvar", "inverse_variance", "inv_var")
 ERR_NAMES = ("error", "err", "sigma", "flux_err", "flux_error", "uncertainty", "unc", "sd",
              "sdnflam", "std", "stddev", "noise", "e_flux")
 MASK_NAMES = ("mask", "bad", "and_mask", "andmask")
+ARM_NAMES = ("arm", "camera")
 
 PICKLES_SURVEY = "Pickles 1998 stellar flux library"
 
@@ -115,8 +124,24 @@ def _pick(names: list[str], wanted: tuple[str, ...]) -> int | None:
     return None
 
 
+def _join_arms(path: str, arm: np.ndarray, wave, flux, ivar, bad):
+    """Rows tagged by arm -> one spectrum: (wave, flux, ivar, bad, {arms, arm_pixels}); each arm's
+    rows ascending, the arms merged by desi.merge_arms where they overlap, joined where they do not."""
+    names = list(dict.fromkeys(arm.tolist()))
+    bad = np.zeros(wave.size, bool) if bad is None else bad
+    pieces = sorted(((name, *ascending(path, wave[arm == name], flux[arm == name], ivar[arm == name],
+                                       bad[arm == name], arm=name)) for name in names), key=lambda p: p[1][0])
+    if any(nxt[1][0] <= prev[1][-1] for prev, nxt in itertools.pairwise(pieces)):
+        wave, flux, ivar, bad = merge_arms([p[1:] for p in pieces])
+    else:
+        wave, flux, ivar, bad = (np.concatenate([p[i] for p in pieces]) for i in range(1, 5))
+    spans = [(p[0], float(p[1][0]), float(p[1][-1])) for p in pieces]
+    return wave, flux, ivar, bad, {"arms": [p[0] for p in pieces], "arm_pixels": arm_runs(wave, spans)}
+
+
 def _columns_to_spectrum(path: str, names: list[str] | None, data: np.ndarray, meta_raw: dict,
-                         fmt: str, wave_unit: str | None = None, flux_unit_text: str | None = None):
+                         fmt: str, wave_unit: str | None = None, flux_unit_text: str | None = None,
+                         arm: np.ndarray | None = None):
     ncol = data.shape[1]
     if ncol < 2:
         raise SpectrumReadError(path, "table has fewer than 2 columns (need wavelength and flux)")
@@ -154,6 +179,9 @@ def _columns_to_spectrum(path: str, names: list[str] | None, data: np.ndarray, m
         ivar, known = np.zeros(flux.size), np.zeros(flux.size, bool)
     ivar = _fill_ivar(flux, ivar, known, meta)
     bad = (np.nan_to_num(data[:, imask]) != 0) if imask is not None else None
+    if arm is not None and len(set(arm.tolist())) > 1:
+        wave, flux, ivar, bad, arms_meta = _join_arms(path, arm, wave, flux, ivar, bad)
+        meta.update(arms_meta)
     meta.setdefault("survey", "table")
     meta.setdefault("object_id", Path(path).name.split(".")[0])
     meta.setdefault("wavelength_medium", "unknown")
@@ -190,6 +218,13 @@ def read_ascii(text: str, path: str, target=None):
     widths = {len(ln.split(delim)) if delim else len(ln.split()) for ln in body}
     if len(widths) > 1:
         raise SpectrumReadError(path, f"mismatched row lengths: rows have {sorted(widths)} columns")
+    arm = None
+    iarm = _pick(names, ARM_NAMES) if names else None
+    if iarm is not None and len(names) == widths.pop():  # the arm is text: taken out before the numbers
+        rows = [ln.split(delim) if delim else ln.split() for ln in body]
+        arm = np.array([r[iarm].strip() for r in rows])
+        body = [(delim or " ").join(x for k, x in enumerate(r) if k != iarm) for r in rows]
+        names = names[:iarm] + names[iarm + 1:]
     try:
         data = np.loadtxt(io.StringIO("\n".join(body)), delimiter=delim, ndmin=2, dtype=np.float64)
     except ValueError as exc:
@@ -197,7 +232,7 @@ def read_ascii(text: str, path: str, target=None):
     if names is not None and len(names) != data.shape[1]:
         raise SpectrumReadError(path, f"mismatched row lengths: header has {len(names)} names, "
                                       f"rows have {data.shape[1]} columns")
-    return _columns_to_spectrum(path, names, data, _comment_meta(comments), ASCII_TABLE)
+    return _columns_to_spectrum(path, names, data, _comment_meta(comments), ASCII_TABLE, arm=arm)
 
 
 def _is_number(text: str) -> bool:
@@ -314,9 +349,28 @@ def read_specreview_fits(fits, path: str, target=None):
     }
     wave = wavelengths_to_angstrom(table.col("WAVELENGTH"), table.unit("WAVELENGTH"), path)
     bad = table.col("MASK") != 0 if table.has("MASK") else None
+    meta.update(_specreview_arms(fits, header, wave, path))
     return build_spectrum(path, wave, table.col("FLUX"), table.col("IVAR"), meta, bad=bad,
                           flux_unit=parse_flux_unit(table.unit("FLUX"), path),
                           wave_unit=table.unit("WAVELENGTH"))
+
+
+def _specreview_arms(fits, header, wave: np.ndarray, path: str) -> dict:
+    """arms and arm_pixels of an export with SPECTRUM_<arm> tables (header ARMS); {} without them."""
+    names = [n.strip() for n in str(header.get("ARMS") or "").split(",") if n.strip()]
+    spans = []
+    for name in names:
+        if f"SPECTRUM_{name}" not in fits:
+            return {}
+        arm_wave = fits[f"SPECTRUM_{name}"].table()
+        if len(arm_wave) == 0 or not arm_wave.has("WAVELENGTH"):
+            return {}
+        w = wavelengths_to_angstrom(arm_wave.col("WAVELENGTH"), arm_wave.unit("WAVELENGTH"), path)
+        spans.append((name, float(np.min(w)), float(np.max(w))))
+    if len(spans) < 2:
+        return {}
+    spans.sort(key=lambda a: a[1])
+    return {"arms": [a[0] for a in spans], "arm_pixels": arm_runs(np.sort(wave), spans)}
 
 
 TEXT_READERS = {ASCII_TABLE: read_ascii, ECSV: read_ecsv, PICKLES_ASCII: read_pickles}

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import kb
 from agents.spectra.core import MIN_FINITE_PIXELS
 from agents.tools.measure import MIN_PIXELS, Arrays, measure
 from agents.trajectory import UNJUDGEABLE, Trajectory
@@ -65,7 +66,8 @@ class Judgement:
         return {"judgeable": self.judgeable, "reason": self.reason, "usable_pixels": self.usable_pixels,
                 "pixels": self.pixels, "coverage": None if self.coverage is None else round(self.coverage, 3),
                 "missing": list(self.missing), "snr": None if self.snr is None else round(self.snr, 2),
-                "snr_window": self.snr_window, "thresholds": {
+                "snr_window": self.snr_window, "quality": None if self.snr is None else quality_label(self.snr),
+                "thresholds": {
                     "min_usable_pixels": MIN_USABLE_PIXELS, "min_window_pixels": MIN_WINDOW_PIXELS,
                     "min_window_snr": MIN_WINDOW_SNR}}
 
@@ -124,6 +126,14 @@ def assess(arrays: Arrays, task: dict | None = None) -> Judgement:
                        "in every diagnostic window")
     coverage = 1.0 - len(missing) / len(required) if required else 1.0
     return Judgement(not reasons, tuple(reasons), usable, pixels, coverage, names, snr, where)
+
+
+def quality_label(snr: float | None) -> str:
+    """The spectrum quality a measured median S/N per pixel earns (kb/quality.yaml): the one rule every
+    report and judgement that names a quality uses."""
+    if snr is None or snr != snr:  # unmeasured or NaN: no signal to speak of
+        return kb.load("quality")["labels"][-1]["label"]
+    return next(q["label"] for q in kb.load("quality")["labels"] if snr >= q["min_snr"])
 
 
 def refuse(traj: Trajectory, judgement: Judgement, **outcome: Any) -> Trajectory:

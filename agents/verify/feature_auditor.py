@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import kb
+from agents.tools.judgeable import quality_label
 from agents.verify.analysis import HypothesisResult, LineResult
 
 
@@ -34,7 +35,7 @@ class FeatureVerdict:
 @dataclass
 class FeatureAudit:
     verdicts: list[FeatureVerdict] = field(default_factory=list)
-    spectrum_quality: str = "high-quality"
+    spectrum_quality: str = "not assessed"  # set by audit() from the measured S/N (quality_label)
 
     def removed(self, idx: int) -> list[FeatureVerdict]:
         return [v for v in self.verdicts if v.hypothesis == idx and v.value == "REMOVE"]
@@ -161,6 +162,5 @@ def audit(results: list[HypothesisResult], pixels, features) -> FeatureAudit:
                                                           f"{ln.name} at {ln.observed:.1f} Å passes every check")
             ln.audit, ln.audit_rule = value, rule_id
             fa.verdicts.append(FeatureVerdict(res.idx, ln.name, ln.observed, value, rule_id, ev))
-    snr = pixels.median_snr
-    fa.spectrum_quality = "high-quality" if snr >= 5 else "marginal" if snr >= 2 else "noise-dominated"
+    fa.spectrum_quality = quality_label(pixels.median_snr)
     return fa

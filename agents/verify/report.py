@@ -1,6 +1,7 @@
 """Step 6: the six-section Markdown report and the JSON brief (FORMA 2.8)."""
 from __future__ import annotations
 
+from agents.tools.judgeable import quality_label
 from agents.verify.analysis import template_z_err
 
 C_KMS = 299792.458
@@ -78,7 +79,7 @@ def markdown(meta: dict, pixels, continuum, features, results, fa, syn, audit, b
              llm_review: dict | None = None) -> str:
     name = meta.get("object_id") or meta.get("source_path") or "spectrum"
     s1 = [f"Coverage {pixels.wave_min_all:.0f}-{pixels.wave_max_all:.0f} Å, {pixels.wave.size} good pixels, "
-          f"median S/N {pixels.median_snr:.1f}, spectrum quality {fa.spectrum_quality}.",
+          f"median S/N {pixels.median_snr:.1f}, spectrum quality {quality_label(pixels.median_snr)}.",
           f"Continuum: Chebyshev degree {continuum.degree}. {continuum.description}",
           f"Features: {sum(f.kind == 'emission' for f in features)} emission peaks, "
           f"{sum(f.kind == 'absorption' for f in features)} absorption troughs (CWT)."]

@@ -1,0 +1,60 @@
+"""An answer only where the data can decide (issue 50, item 5). Real corpus stars answered YES as
+observed, degraded to S/N 0.5, 1 and 2 per pixel (fixed-seed Gaussian noise, ivar replaced:
+tests/degrade.py), are refused as too noisy for the task or answered YES, never a NO the noise made;
+pure noise is never called high-quality; a white dwarf question that the windows present already
+answer NO is answered, not refused for a window the spectrum lacks."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from astropy.nddata import InverseVariance
+from specutils import Spectrum
+
+import kb
+from agents.spectra import read_spectrum
+from agents.tools.judgeable import assess, quality_label
+from agents.tools.measure import Arrays
+from agents.verify import verify_spectrum
+
+A2_STAR = "lamost_astrospectro/spec-55862-B6212_sp01-010.fits.gz"  # LAMOST A2IV, task a: YES
+DA_WHITE_DWARF = "sdss_wdtools/sample_spectrum.fits"  # SDSS BOSS DA (WDhotter), task wd: YES
+K7_NO_HDELTA = "lamost_learninglamost/spec-55862-B6212_sp06-128.fits"  # LAMOST K7, H-delta masked
+SEEDS = (0, 1, 2)
+
+
+def _read(shared_spectra, relative):
+    path = shared_spectra / relative
+    if not path.is_file():
+        pytest.skip(f"{relative} missing from the shared corpus")
+    return read_spectrum(path)
+
+
+@pytest.fixture(scope="module")
+def observed(shared_spectra):
+    return {"a": _read(shared_spectra, A2_STAR), "wd": _read(shared_spectra, DA_WHITE_DWARF)}
+
+
+@pytest.fixture(scope="module")
+def pure_noise(shared_spectra):
+    """The A2 star's pixels and errors with its flux replaced by noise of those errors: no signal at all."""
+    star = _read(shared_spectra, A2_STAR)
+    ivar = star.uncertainty.array
+    sigma = np.where(ivar > 0, 1.0 / np.sqrt(np.where(ivar > 0, ivar, 1.0)), 0.0)
+    flux = np.random.default_rng(0).normal(size=ivar.size) * sigma
+    return Spectrum(spectral_axis=star.spectral_axis, flux=flux * star.flux.unit, mask=star.mask,
+                    uncertainty=InverseVariance(ivar, unit=star.flux.unit ** -2), meta=dict(star.meta))
+
+
+def test_pure_noise_is_never_called_high_quality(pure_noise):
+    traj = verify_spectrum(pure_noise)
+    report = traj.outcome.get("report") or next(s.text for s in traj.steps if s.kind == "answer")
+    assert "median S/N 0.7" in report  # measured: |noise| / sigma has median 0.67
+    assert "spectrum quality noise-dominated" in report and "high-quality" not in report
+    judged = assess(Arrays.from_spectrum(pure_noise), kb.task("a"))
+    assert judged.as_data()["quality"] == "noise-dominated"
+
+
+def test_the_quality_rule():
+    assert [quality_label(s) for s in (None, float("nan"), 0.67, 1.99, 2.0, 4.99, 5.0, 80.0)] == [
+        "noise-dominated", "noise-dominated", "noise-dominated", "noise-dominated", "marginal", "marginal",
+        "high-quality", "high-quality"]

@@ -1,6 +1,8 @@
-"""`specreview eval --verify [--plot PNG] [--json]`: agreement of stored FORMA verify trajectories
-with the survey pipeline labels of their spectra, per credibility tier (class agreement and
-|dz| <= 0.01), coverage at each threshold, and the accuracy-versus-coverage plot."""
+"""`specreview eval --verify [--dv-max KMS] [--plot PNG] [--json]`: agreement of stored FORMA verify
+trajectories with the survey pipeline labels of their spectra, per credibility tier (class agreement and
+a right z: |dv| within the class's tolerance in km/s, agents.verify.evaluation), coverage at each
+threshold; per class and per survey the |dv| median, p90 and bias, the coverage of the stated errors
+and the catastrophic rate; and the accuracy-versus-coverage plot."""
 from __future__ import annotations
 
 import argparse
@@ -12,10 +14,15 @@ from reviewer.cli.console import console_of
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", default=None, metavar="PNG", help="with --verify: write the accuracy-vs-coverage plot")
+    p.add_argument("--dv-max", type=float, default=None, metavar="KMS",
+                   help="with --verify: the |dv| (km/s) within which a galaxy's or QSO's z is right "
+                        "(default: 300 for galaxies, 500 for QSOs)")
 
 
-def collect_rows(store, survey: str | None = None) -> list:
-    from agents.verify.evaluation import Row
+def collect_rows(store, survey: str | None = None, dv_max: float | None = None) -> list:
+    from agents.verify.evaluation import DV_TOLERANCE_KMS, Row
+
+    tolerance = dict(DV_TOLERANCE_KMS) if dv_max is None else dict.fromkeys(DV_TOLERANCE_KMS, float(dv_max))
     rows, seen = [], set()
     for t in store.trajectories.list_trajectories(limit=None, task="verify"):  # newest first: keep the latest
         if t["spectrum_id"] in seen:
@@ -31,7 +38,8 @@ def collect_rows(store, survey: str | None = None) -> list:
             continue
         b = traj.outcome.get("brief", {})
         rows.append(Row(rec["source_path"], rec["pipeline_class"], float(rec["pipeline_z"]), b.get("type"),
-                        b.get("redshift"), b.get("credibility", "LOW")))
+                        b.get("redshift"), b.get("credibility", "LOW"), redshift_rms=b.get("redshift_rms"),
+                        survey=rec.get("survey") or "", tolerance_kms=tolerance))
     return rows
 
 
@@ -67,7 +75,7 @@ def run_verify_eval(args: argparse.Namespace) -> int:
     if store is None:
         return 1
     try:
-        rows = collect_rows(store, getattr(args, "survey", None))
+        rows = collect_rows(store, getattr(args, "survey", None), getattr(args, "dv_max", None))
     finally:
         store.close()
     if not rows:

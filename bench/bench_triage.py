@@ -41,7 +41,7 @@ sys.path.append(str(ROOT / "tests"))
 from shared_data import manifest_rows, spectra_dir  # noqa: E402
 
 import kb  # noqa: E402
-from agents.verify.evaluation import DZ_MAX, is_labelled  # noqa: E402
+from agents.verify.evaluation import Row, is_labelled  # noqa: E402
 from agents.vet.calibrate import truth as task_truth  # noqa: E402
 from reviewer.cli import main as cli  # noqa: E402
 from reviewer.services import triage  # noqa: E402
@@ -74,7 +74,7 @@ def truth_by_trajectory(store) -> dict[str, tuple[bool, dict]]:
     """{trajectory id: (the agent's answer is right, the survey's answer as an override label)}: vet
     trajectories whose spectrum the manifest labels for their task; verify trajectories whose spectrum
     carries a survey pipeline label (class STAR / GALAXY / QSO and z: right when the class agrees and
-    |dz| <= 0.01, agents.verify.evaluation)."""
+    the z does, in km/s for galaxies and QSOs: agents.verify.evaluation.Row.agrees)."""
     base = spectra_dir()
     rows_by_sid, shas = {}, {}
     for row in manifest_rows():
@@ -87,8 +87,8 @@ def truth_by_trajectory(store) -> dict[str, tuple[bool, dict]]:
         row = rows_by_sid.get(t["spectrum_id"])
         if row is None or not is_labelled(row) or t["answer"] is None:
             continue
-        right = (str(t["answer"]).upper() == row["class"].upper() and t["answer_z"] is not None
-                 and abs(float(t["answer_z"]) - float(row["z"])) <= DZ_MAX)
+        right = Row(row["file"], row["class"].upper(), float(row["z"]), str(t["answer"]).upper(),
+                    None if t["answer_z"] is None else float(t["answer_z"]), "LOW").agrees
         out[t["id"]] = (right, {"type": row["class"].upper(), "z": float(row["z"])})
     for t in store.trajectories.list_trajectories(agent_name="vet"):
         row = rows_by_sid.get(t["spectrum_id"])

@@ -1,6 +1,7 @@
 """FORMA verification over every spectrum of the shared corpus with an official survey label: agreement
-with the survey pipeline (class and |dz| <= 0.01) per credibility tier, per gate (coverage) and per
-class - the figures the acceptance test asserts. Uses the shared Redrock templates when present,
+with the survey pipeline (class, and z within the class's tolerance in km/s: agents.verify.evaluation) per
+credibility tier, per gate (coverage), per class and per survey with the |dv| statistics - the figures
+the acceptance test asserts. Uses the shared Redrock templates when present,
 else the bundled derived ones.
 
 Run: .venv/bin/python bench/bench_verify_accuracy.py [--bundled]
@@ -35,7 +36,8 @@ def main() -> None:
     for r in (r for r in manifest_rows() if is_labelled(r)):
         path, target = split_file(r["file"])
         brief = verify_spectrum(read_spectrum(base / path, target), template_dir=templates).outcome["brief"]
-        rows.append(Row(r["file"], r["class"], float(r["z"]), brief["type"], brief["redshift"], brief["credibility"]))
+        rows.append(Row(r["file"], r["class"], float(r["z"]), brief["type"], brief["redshift"], brief["credibility"],
+                        redshift_rms=brief.get("redshift_rms"), survey=r["survey"]))
     elapsed = time.perf_counter() - start
     print(f"templates: {'bundled (kb/templates)' if args.bundled else 'shared Redrock folder'}; "
           f"{elapsed:.0f} s for {len(rows)} spectra ({1000 * elapsed / len(rows):.0f} ms each)")

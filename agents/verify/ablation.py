@@ -99,6 +99,58 @@ def ablate(pixels: Pixels, meta: dict | None = None, *, remove: tuple[float, flo
     return {"modification": what, "before": before, "after": after, "change": compare(before, after)}
 
 
+def carrying_lines(traj) -> list[dict]:
+    """The strong lines that carried the answer, strongest first: lines of the chosen hypothesis the
+    result auditor confirmed (credible, not removed) with S/N >= the robust threshold
+    (kb/forma/rules.yaml matching.robust_snr)."""
+    import kb
+    _, lines = _best_lines(traj)
+    ra = next((s.data for s in traj.steps if s.kind == "verdict" and s.verdict and s.verdict.who == "result_auditor"),
+              None) or {}
+    confirmed = {name for name, _ in ra.get("confirmed_lines", [])}
+    strong = kb.load("forma/rules")["matching"]["robust_snr"]
+    out = [ln for ln in lines if ln["name"] in confirmed and ln["observed"] and (ln["snr"] or 0) >= strong]
+    return sorted(out, key=lambda ln: -(ln["snr"] or 0))
+
+
+def _fwhm_A(ln: dict) -> float:
+    return max(ln["fwhm_kms"] or 0, ln.get("broad_fwhm_kms") or 0) / C_KMS * ln["observed"]
+
+
+def line_range(ln: dict, lines: list[dict] = ()) -> tuple[float, float]:
+    """What to erase for one line: +-1.5 FWHM (its broad component's when it has one) about its
+    centre, at least 3 A, kept one FWHM of a neighbour from each other line in `lines`."""
+    c = ln["observed"]
+    half = max(1.5 * _fwhm_A(ln), 3.0)
+    for o in lines:
+        if o is ln or not o.get("observed") or o["name"] == ln["name"]:
+            continue
+        room = abs(o["observed"] - c) - _fwhm_A(o)
+        if room < half:
+            half = max(room, _fwhm_A(ln), 3.0)
+    return c - half, c + half
+
+
+def outcome(before, after, z_sigma: float = 3.0) -> str:
+    """How the answer fared once a line was erased: 'deferred' (credibility LOW or a human asked),
+    'rejected' (another class, or a z more than z_sigma stated errors and 1,000 km/s away, without a
+    human asked) or 'kept'."""
+    b, a = before.outcome["brief"], after.outcome["brief"]
+    if a["credibility"] == "LOW" or a["human_review"] == "Yes" or a["verdict"] != "CONFIRM":
+        return "deferred"
+    if a["type"] != b["type"] or a["redshift"] is None or b["redshift"] is None:
+        return "rejected"
+    dz = abs(a["redshift"] - b["redshift"])
+    if dz > max(z_sigma * (b["redshift_rms"] or 0), 1000 / C_KMS * (1 + b["redshift"])):
+        return "rejected"
+    return "kept"
+
+
+def deferred(before, after) -> bool:
+    """The answer was rejected or deferred once a line was erased (`outcome` is not 'kept')."""
+    return outcome(before, after) != "kept"
+
+
 def strongest_broad_line_range(traj, pad_fwhm: float = 1.0) -> tuple[float, float] | None:
     lines = broad_lines(traj)
     if not lines:

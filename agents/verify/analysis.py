@@ -19,6 +19,7 @@ from scipy.optimize import linear_sum_assignment
 
 import kb
 from agents.tools.linefit import fit_centroid, fit_peak
+from agents.verify.widths import fit_broad_lines
 
 C_KMS = 299792.458
 
@@ -55,6 +56,8 @@ class LineResult:
     ridge_length: int | None = None
     audit: str = ""  # KEEP / FLAG / REMOVE after the feature auditor
     audit_rule: str = ""
+    broad_fwhm_kms: float | None = None  # a broad component fitted under the line (agents/verify/widths.py)
+    broad_delta_chi2: float | None = None
 
     @property
     def implied_z(self) -> float | None:
@@ -284,6 +287,7 @@ def analyse(pixels, features, hypothesis, idx: int = 0, *, use_fits: bool = True
             _fit_fallback(pixels, lr, rules(), qso=cls == "QSO", line=ln, used=used, fits=fits)
     _systemic(res)
     res.dn4000 = dn4000(pixels, z)
+    fit_broad_lines(pixels, res)  # a QSO's broad base under a narrow core (issue 50, item 4)
     return res
 
 

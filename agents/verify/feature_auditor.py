@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 import kb
 from agents.tools.judgeable import quality_label
-from agents.verify.analysis import HypothesisResult, LineResult
+from agents.tools.linefit import forced_flux
+from agents.verify.analysis import C_KMS, HypothesisResult, LineResult, pixel_step
 
 
 def sky() -> dict:
@@ -36,6 +39,7 @@ class FeatureVerdict:
 class FeatureAudit:
     verdicts: list[FeatureVerdict] = field(default_factory=list)
     spectrum_quality: str = "not assessed"  # set by audit() from the measured S/N (quality_label)
+    contradictions: dict[int, list[str]] = field(default_factory=dict)  # per hypothesis: failed ratio audits
 
     def removed(self, idx: int) -> list[FeatureVerdict]:
         return [v for v in self.verdicts if v.hypothesis == idx and v.value == "REMOVE"]
@@ -103,8 +107,11 @@ LINE_RULES = (rule_sky_line, rule_edges, rule_telluric, rule_width_class)
 # --- doublet rules over one hypothesis ---------------------------------------------------------
 
 def doublet_verdicts(res: HypothesisResult) -> dict[str, tuple[str, str, str]]:
-    """FA-ORPHAN / FA-DOUBLET-RATIO / FA-DOUBLET-SPACING / FA-CAHK-DEPTH per line name."""
+    """FA-ORPHAN / FA-DOUBLET-SPACING / FA-CAHK-DEPTH per line name. The flux ratios of the emission
+    doublets ([O III], [N II], [S II]) are measured by `ratio_verdicts` (a missing partner included);
+    CWT amplitudes judge only the Ca H&K depths here."""
     by_name = {ln.name: ln for ln in res.lines}
+    measured = {p["a"] for p in ratio_cfg()["pairs"]}
     tol = kb.load("forma/lines")["doublet_spacing_tolerance_A"]
     out: dict[str, tuple[str, str, str]] = {}
     z = res.hypothesis.z
@@ -116,7 +123,7 @@ def doublet_verdicts(res: HypothesisResult) -> dict[str, tuple[str, str, str]]:
         if len(found) == 1:
             (name, ln), = found.items()
             other = b if ln is a else a
-            if other.status == "NOT_FOUND":
+            if other.status == "NOT_FOUND" and d["a"] not in measured:
                 # the weak member of [O III]/[N II] may hide in the noise; the strong one may not
                 weak_member = d.get("deeper") is None and ln is b and d["ratio"][1] < 0.5
                 if not weak_member:
@@ -131,7 +138,7 @@ def doublet_verdicts(res: HypothesisResult) -> dict[str, tuple[str, str, str]]:
             ev = f"{d['name']} spacing {sep:.1f} Å vs {expect:.1f} Å expected"
             out[a.name] = out[b.name] = ("FLAG", "FA-DOUBLET-SPACING", ev)
             continue
-        if a.amplitude is None or b.amplitude is None or b.amplitude == 0:
+        if a.amplitude is None or b.amplitude is None or b.amplitude == 0 or d["a"] in measured:
             continue
         ratio = abs(a.amplitude) / abs(b.amplitude)
         lo, hi = d["ratio"]
@@ -142,10 +149,77 @@ def doublet_verdicts(res: HypothesisResult) -> dict[str, tuple[str, str, str]]:
     return out
 
 
+# --- fixed flux ratios (issue 50, item 4): a doublet member cannot stand without its partner -----
+
+def ratio_cfg() -> dict:
+    return kb.load("forma/audits")["line_ratios"]
+
+
+def _credible(ln: LineResult | None) -> bool:
+    return ln is not None and ln.status == "LIKELY" and ln.audit != "REMOVE"
+
+
+def _forced(pixels, ln: LineResult, centre: float, fwhm_kms: float, others) -> tuple[float, float] | None:
+    c = ratio_cfg()
+    fwhm_A = max(fwhm_kms / C_KMS * centre, c["min_fwhm_px"] * pixel_step(pixels, centre))
+    excl = [(o_c, max(o_w / C_KMS * o_c, fwhm_A)) for o_c, o_w in others if abs(o_c - centre) > 0.5 * fwhm_A]
+    m = forced_flux(pixels.wave, pixels.flux, pixels.ivar, centre, fwhm_A, excl, ln.kind)
+    if m is None:
+        return None
+    return m["flux"], float(np.hypot(m["flux_err"], c["flux_systematic"] * m["flux"]))
+
+
+def ratio_verdicts(res: HypothesisResult, pixels) -> tuple[dict[str, tuple[str, str, str]], list[str]]:
+    """FA-DOUBLET-RATIO per line name, and the contradictions found: for each pair of kb
+    line_ratios with a credible member, both fluxes are measured alike at the places the better
+    member's z predicts; a ratio outside [lo, hi] by > n_sigma is a contradiction. The member that
+    demands its missing partner is REMOVED; both are FLAGGED when both were found."""
+    c = ratio_cfg()
+    by_name = {ln.name: ln for ln in res.lines}
+    widths = kb.load("forma/rules")["widths"]
+    out: dict[str, tuple[str, str, str]] = {}
+    found_ = []
+    for pair in c["pairs"]:
+        a, b = by_name.get(pair["a"]), by_name.get(pair["b"])
+        if a is None or b is None or "MASKED" in (a.status, b.status) or not (_credible(a) or _credible(b)):
+            continue
+        ref = max((ln for ln in (a, b) if _credible(ln)), key=lambda ln: ln.snr or 0)
+        fwhm = min(ref.fwhm_kms or widths["narrow_max_kms"], widths["narrow_max_kms"])
+        if pair.get("narrow_only") and (res.spectype == "QSO" or (ref.fwhm_kms or 0) >= widths["narrow_max_kms"]
+                                        or ref.broad_fwhm_kms):
+            continue
+        z = ref.implied_z
+        others = [((o.observed or o.predicted), o.fwhm_kms or fwhm) for o in res.lines
+                  if o.kind == "emission" and o.status != "MASKED"]
+        ma = _forced(pixels, a, a.rest * (1 + z), fwhm, others)
+        mb = _forced(pixels, b, b.rest * (1 + z), fwhm, others)
+        if ma is None or mb is None:
+            continue
+        (fa_, sa), (fb_, sb) = ma, mb
+        lo, hi = pair["ratio"]
+        t_hi = (fa_ - hi * fb_) / np.hypot(sa, hi * sb)
+        t_lo = (lo * fb_ - fa_) / np.hypot(lo * sb, sa) if lo > 0 else -np.inf
+        if max(t_hi, t_lo) <= c["n_sigma"]:
+            continue
+        strong, weak = (a, b) if t_hi > t_lo else (b, a)  # `strong` demands more of `weak` than is there
+        t = max(t_hi, t_lo)
+        ev = (f"{pair['name']}: {a.name} {fa_:.3g} +- {sa:.2g}, {b.name} {fb_:.3g} +- {sb:.2g}; "
+              f"{a.name}/{b.name} must lie in {lo}-{hi} ({pair['ref'].split(';')[0]}); off by {t:.1f} sigma")
+        if _credible(weak):
+            out[a.name] = out[b.name] = ("FLAG", "FA-DOUBLET-RATIO", ev)
+        else:
+            out[strong.name] = ("REMOVE", "FA-DOUBLET-RATIO", f"{strong.name} cannot stand without {weak.name}: {ev}")
+        found_.append(ev)
+    return out, found_
+
+
 def audit(results: list[HypothesisResult], pixels, features) -> FeatureAudit:
     fa = FeatureAudit()
     for res in results:
         dbl = doublet_verdicts(res)
+        ratios, bad = ratio_verdicts(res, pixels)
+        if bad:
+            fa.contradictions[res.idx] = bad
         for ln in res.lines:
             if ln.status not in ("LIKELY", "MARGINAL") or ln.observed is None:
                 continue
@@ -156,6 +230,9 @@ def audit(results: list[HypothesisResult], pixels, features) -> FeatureAudit:
                     break
                 if verdict is not None:
                     break
+            if ln.name in ratios and (verdict is None or verdict[0] != "REMOVE") \
+                    and (verdict is None or ratios[ln.name][0] == "REMOVE"):
+                verdict = ratios[ln.name]
             if verdict is None and ln.name in dbl:
                 verdict = dbl[ln.name]
             value, rule_id, ev = verdict if verdict else ("KEEP", "FA-KEEP",

@@ -12,6 +12,7 @@ from agents.verify.feature_auditor import FeatureAudit
 from agents.verify.synthesis import Synthesis
 
 LEVELS = ("LOW", "MEDIUM", "HIGH")
+C_KMS = 299792.458
 
 
 @dataclass
@@ -20,6 +21,7 @@ class RuleOutcome:
     cap: str  # the highest credibility this rule allows (HIGH = passes)
     evidence: str
     revision: bool = False  # True when the rule asks for a revision (not just caution)
+    advisory: bool = False  # a LOW cap that asks for caution (a human), not for a revision
 
 
 @dataclass
@@ -154,7 +156,37 @@ def rule_balmer_decrement(best, syn, fa, pixels) -> RuleOutcome:
     return RuleOutcome("RA-BALMER", "HIGH", "Balmer series consistent")
 
 
-RULES = (rule_supported, rule_balmer_decrement, rule_line_count, rule_snr, rule_z_consistency, rule_rival, rule_removed,
+def rule_doublets(best, syn, fa, pixels) -> RuleOutcome:
+    """RA-DOUBLET: a flux ratio fixed by atomic physics ([O III] 4959/5007 = 1/2.98, [N II] 1/3.05,
+    [S II] within its density limits, H-beta/H-alpha at most 0.40) contradicted by > 5 sigma in the
+    chosen hypothesis (kb/forma/audits.yaml line_ratios): the identification or the data is wrong
+    -> LOW, revision."""
+    bad = fa.contradictions.get(best.idx, [])
+    if bad:
+        return RuleOutcome("RA-DOUBLET", "LOW", "; ".join(bad), revision=True)
+    return RuleOutcome("RA-DOUBLET", "HIGH", "fixed line ratios consistent")
+
+
+def rule_z_precision(best, syn, fa, pixels) -> RuleOutcome:
+    """RA-ZPREC: the stated 1-sigma of the z must meet the precision an answer is vouched for
+    (kb/forma/audits.yaml z_precision, 50 km/s for galaxies and QSOs): within it for MEDIUM, within
+    half of it for HIGH. A z resting on broad or high-ionisation lines, or on the template alone,
+    states hundreds of km/s and is LOW: a human checks it."""
+    req = kb.load("forma/audits")["z_precision"]["classes"].get(best.spectype)
+    z = best.systemic_z if best.systemic_z is not None else best.hypothesis.z
+    err = best.systemic_z_err if best.systemic_z is not None else None
+    if req is None:
+        return RuleOutcome("RA-ZPREC", "HIGH", f"no velocity requirement for {best.spectype}")
+    if err is None:
+        from agents.verify.analysis import template_z_err
+        err = template_z_err(best.hypothesis)
+    sv = C_KMS * err / (1 + z)
+    return RuleOutcome("RA-ZPREC", _cap(sv <= req / 2, sv <= req),
+                       f"stated 1-sigma {sv:.0f} km/s against the {req:.0f} km/s requirement", advisory=True)
+
+
+RULES = (rule_supported, rule_doublets, rule_z_precision, rule_balmer_decrement,
+         rule_line_count, rule_snr, rule_z_consistency, rule_rival, rule_removed,
          rule_flagged_anchor)
 
 
@@ -169,7 +201,7 @@ def audit_result(syn: Synthesis, fa: FeatureAudit, pixels, features=()) -> Audit
     revisions = [o for o in outcomes if o.revision]
     if best.verdict != "SUPPORTED" or pixels.median_snr < cfg()["min_median_snr_medium"] / 2:
         verdict = "UNCERTAIN"
-    elif revisions or (cred != "HIGH" and any(o.cap == "LOW" for o in outcomes)):
+    elif revisions or (cred != "HIGH" and any(o.cap == "LOW" and not o.advisory for o in outcomes)):
         verdict = "NEEDS_REVISION"
     else:
         verdict = "CONFIRM"

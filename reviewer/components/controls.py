@@ -20,20 +20,8 @@ from agents.spectra import write_csv, write_fits
 from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import plain_alert
 from reviewer.components.spectrum_plot import ARM_COLOUR_NAMES, SpectrumPlot
+from reviewer.components.view_png import view_png
 from reviewer.review_state import ReviewState
-
-SAVE_CANVAS_JS = """
-const view = Bokeh.index.find_one(figure) ?? figure.document?.views_manager?.find_one(figure);
-if (view == null) return;
-view.export("png").to_blob().then((blob) => {
-  const link = document.createElement("a");
-  link.href = URL.createObjectURL(blob);
-  link.download = (save.filename || "view") + ".png";
-  document.body.appendChild(link);
-  link.click();
-  link.remove();
-});
-"""
 
 
 def preset_title(preset: dict) -> str:
@@ -120,11 +108,12 @@ class Controls(Viewer):
         self._yapply = pn.widgets.Button(label="Fix flux range", css_classes=["sr-flux-apply"],
                                          description="Keep this flux range from zoom to zoom (Auto: follow the view)")
         self._yapply.on_click(lambda _: self.apply_flux_range())
-        # "View as PNG" is the canvas itself, exported in the browser as Bokeh's save tool does: exactly
-        # what is on screen (frame, ranges, markers, shading, noise, y scale)
-        self._png = pn.widgets.Button(label="View as PNG", color="light", css_classes=["sr-export-png"],
-                                      description="Save the plot exactly as shown")
-        self._png.js_on_click(args={"figure": plot.figure, "save": plot.save_tool}, code=SAVE_CANVAS_JS)
+        # "View as PNG": the view on screen (frame, ranges, arms, markers, shading, noise, model, y scale)
+        # drawn at twice the screen's size with a title naming the object, survey, z and frame (view_png)
+        self._png = pn.widgets.FileDownload(callback=lambda: io.BytesIO(self.export_png()), filename="view.png",
+                                            label="View as PNG", color="light", css_classes=["sr-export-png"],
+                                            description="Save the plot as shown, at twice the screen's size, titled "
+                                                        "with the object, survey, z and frame")
         self._downloads = pn.Column(
             self._png,
             pn.widgets.FileDownload(callback=lambda: io.BytesIO(self.export_csv()), filename="spectrum.csv",
@@ -138,6 +127,9 @@ class Controls(Viewer):
         plot.param.watch(self._sync_inputs, ["x_range", "rest_frame", "z", "spectrum"])
 
     # ---- exports of the item on screen -------------------------------------------------------------
+    def export_png(self) -> bytes:
+        return view_png(self.plot, self.state)
+
     def export_csv(self) -> bytes:
         if self.plot.spectrum is None:
             return b""
@@ -156,7 +148,7 @@ class Controls(Viewer):
         item = self.state.item
         name = re.sub(r"[^\w.+-]", "_", str(item.record.get("object_id") or "spectrum"))[:80] if item else "spectrum"
         self.plot.save_tool.filename = name  # the PNG of the view (Bokeh adds .png)
-        for widget, ext in zip(self._downloads[1:], ("csv", "fits"), strict=True):
+        for widget, ext in zip(self._downloads, ("png", "csv", "fits"), strict=True):
             widget.filename = f"{name}.{ext}"
 
     # ---- arms and smoothing width ------------------------------------------------------------------

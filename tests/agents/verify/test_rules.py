@@ -59,9 +59,9 @@ def test_star_nebular_passes_absorption_star(make_result):
 # ---- feature auditor ------------------------------------------------------------------------
 
 
-def _one(make_result, make_pixels, lines, spectype="GALAXY", z=0.1, **pix):
+def _one(make_result, make_pixels, lines, spectype="GALAXY", z=0.1, pix_lines=(), **pix):
     res = make_result(spectype, z, lines)
-    audit = fa_mod.audit([res], make_pixels(**pix), [])
+    audit = fa_mod.audit([res], make_pixels(lines=pix_lines, **pix), [])
     return {v.line: v for v in audit.verdicts}
 
 
@@ -105,9 +105,16 @@ def test_fa_width_passes_narrow_forbidden_line(make_result, make_pixels, make_li
     assert verdicts["[O III] 5008"].value == "KEEP"
 
 
-def test_fa_orphan_flags_missing_strong_member(make_result, make_pixels, make_line):
+def _o3(a4960, a5008, z=0.1, fwhm_kms=300.0):
+    """Pixels holding [O III] 4960 and 5008 with these peak heights (on a continuum of 10, S/N 20)."""
+    return [(r * (1 + z), fwhm_kms / 299792.458 * r * (1 + z), a) for r, a in ((4960.3, a4960), (5008.2, a5008)) if a]
+
+
+def test_fa_doublet_ratio_removes_4960_without_5008(make_result, make_pixels, make_line):
+    """4960/5008 = 1/2.98: a 4960 whose 5008 is absent from the pixels cannot be [O III] (issue 50)."""
     lines = [make_line("[O III] 4960", 4960.3), make_line("[O III] 5008", 5008.2, status="NOT_FOUND")]
-    assert _one(make_result, make_pixels, lines)["[O III] 4960"].rule == "FA-ORPHAN"
+    v = _one(make_result, make_pixels, lines, pix_lines=_o3(5.0, 0.0))["[O III] 4960"]
+    assert (v.value, v.rule) == ("REMOVE", "FA-DOUBLET-RATIO"), v
 
 
 def test_fa_orphan_passes_lone_strong_member(make_result, make_pixels, make_line):
@@ -117,12 +124,12 @@ def test_fa_orphan_passes_lone_strong_member(make_result, make_pixels, make_line
 
 def test_fa_doublet_ratio_flags_reversed_oiii(make_result, make_pixels, make_line):
     lines = [make_line("[O III] 4960", 4960.3, amplitude=9.0), make_line("[O III] 5008", 5008.2, amplitude=3.0)]
-    assert _one(make_result, make_pixels, lines)["[O III] 5008"].rule == "FA-DOUBLET-RATIO"
+    assert _one(make_result, make_pixels, lines, pix_lines=_o3(9.0, 3.0))["[O III] 5008"].rule == "FA-DOUBLET-RATIO"
 
 
 def test_fa_doublet_ratio_passes_three_to_one(make_result, make_pixels, make_line):
     lines = [make_line("[O III] 4960", 4960.3, amplitude=3.0), make_line("[O III] 5008", 5008.2, amplitude=9.0)]
-    assert {v.value for v in _one(make_result, make_pixels, lines).values()} == {"KEEP"}
+    assert {v.value for v in _one(make_result, make_pixels, lines, pix_lines=_o3(3.0, 9.0)).values()} == {"KEEP"}
 
 
 def test_fa_doublet_spacing_flags_wrong_separation(make_result, make_pixels, make_line):
@@ -261,11 +268,18 @@ def test_ra_explained_passes_explained_features(make_result, make_line, make_pix
 
 
 def test_credibility_is_the_lowest_cap(make_result, make_line, make_pixels):
+    from agents.verify.analysis import _systemic
     best = _galaxy(make_result, make_line, n=5)
+    for ln in best.lines:  # centred to 0.1 A: a z within the 25 km/s that HIGH needs (RA-ZPREC)
+        ln.observed_err = 0.1
+    _systemic(best)
     rival = _galaxy(make_result, make_line, idx=1, delta_chi2=500.0)
     rival.hypothesis.z = 0.3
     feats = [_feature("emission", ln.observed) for ln in best.lines]
     res = ra.audit_result(synthesise([best, rival]), FeatureAudit(), make_pixels(snr=30), feats)
-    assert (res.verdict, res.credibility) == ("CONFIRM", "HIGH")
+    # every rule passes but the z's precision: five lines' 26 km/s (their scatter about systemic and
+    # the galaxy floor) are more than the 25 km/s HIGH asks (RA-ZPREC), so the lowest cap is MEDIUM
+    assert [o.rule for o in res.outcomes if o.cap != "HIGH"] == ["RA-ZPREC"], res.outcomes
+    assert (res.verdict, res.credibility) == ("CONFIRM", "MEDIUM")
     res_noisy = ra.audit_result(synthesise([best, rival]), FeatureAudit(), make_pixels(snr=1.5), feats)
     assert res_noisy.credibility == "LOW"

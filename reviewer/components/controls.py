@@ -124,6 +124,7 @@ class Controls(Viewer):
                                     description="Download the full arrays as a FITS table that reads back"),
         )
         self.state.param.watch(self._rename_downloads, "item")
+        self._rename_downloads()  # the View tab is built when first opened: an item is on screen already
         plot.param.watch(self._sync_inputs, ["x_range", "rest_frame", "z", "spectrum"])
 
     # ---- exports of the item on screen -------------------------------------------------------------

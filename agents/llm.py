@@ -28,13 +28,14 @@ from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
+from agents import settings
 from agents.ratelimit import RateLimiter
 from agents.usage import CallStats, call_usage, count_images, failed_usage
 
-ENV_KEYS = {
-    "base_url": ("SPECREVIEW_LLM_BASE_URL", "OPENAI_BASE_URL"),
-    "model": ("SPECREVIEW_LLM_MODEL", "OPENAI_MODEL"),
-    "api_key": ("SPECREVIEW_LLM_API_KEY", "OPENAI_API_KEY"),
+ENV_KEYS = {  # the project's variable (agents/settings.py) first, then OpenAI's own
+    "base_url": (settings.LLM_BASE_URL.name, "OPENAI_BASE_URL"),
+    "model": (settings.LLM_MODEL.name, "OPENAI_MODEL"),
+    "api_key": (settings.LLM_API_KEY.name, "OPENAI_API_KEY"),
 }
 
 
@@ -75,7 +76,7 @@ def _read_file(path: Path) -> dict[str, Any]:
 
 def load_config(path: str | os.PathLike | None = None, **overrides: Any) -> LLMConfig:
     values: dict[str, Any] = {}
-    path = path or os.environ.get("SPECREVIEW_LLM_CONFIG")
+    path = path or settings.LLM_CONFIG.text()
     if path:
         values.update(_read_file(Path(path)))
     for field, names in ENV_KEYS.items():

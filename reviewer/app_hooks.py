@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import gc
 import logging
-import os
 import time
 
+from agents.settings import STATS_AT_START
 from reviewer.csp import install_csp, require_csp
 from reviewer.page_limits import PageLoadLimit
 from reviewer.server_app import (
@@ -25,6 +25,13 @@ from reviewer.server_app import (
 )
 
 log = logging.getLogger("specreview.app")
+
+
+class DatabaseUnavailable(SystemExit):
+    """The server cannot open its database as it starts (another process holds it): it stops, with the
+    message, and exits 1 (a SystemExit passes through Bokeh's hook runner and the IOLoop; `panel serve`
+    ends with it, `specreview serve` says it and returns 1: reviewer/cli/serve.py) rather than serving
+    pages that only say so (issue 49)."""
 
 
 def on_server_loaded(server_context) -> None:
@@ -51,12 +58,11 @@ def on_server_loaded(server_context) -> None:
 
     try:
         store = Store()
-    except StoreUnavailable as err:  # the page will say so too
+    except StoreUnavailable as err:  # another process holds the file (DuckDB: one writer process), or worse
         log.error("cannot open the review database: %s", err)
-        start_endpoint_once_opened()
-        store = None
-    ready = store is not None and prepared_for_pages(store)
-    if store is not None and store.path is not None:  # `specreview` commands run through the app while it holds the file
+        raise DatabaseUnavailable(f"specreview: the server stops: the review database cannot be opened: {err}") from None
+    ready = prepared_for_pages(store)
+    if store.path is not None:  # `specreview` commands run through the app while it holds the file
         start_endpoint(store.path)
     import layouts  # noqa: F401 - imports Panel, HoloViews and the components before the first page
 
@@ -87,7 +93,7 @@ def prepared_for_pages(store) -> bool:
     seed_demo_if_empty(store, claims_in_background=True)
     ensure_groups(store)
     sync_verdict_states(store)
-    if os.environ.get("SPECREVIEW_STATS_AT_START", "1") != "0":
+    if STATS_AT_START.flag(True):
         stats_snapshots.prepare(store)  # the Stats tab's figures, computed (and their derived rows stored)
     return True
 
@@ -100,21 +106,6 @@ def leave_to_refcounting() -> None:
     what is frozen is only ever freed by reference counting."""
     gc.collect()
     gc.freeze()
-
-
-def start_endpoint_once_opened() -> None:
-    """The database could not be opened as the server started (another process held it, typically):
-    the endpoint that runs `specreview` commands through the app starts when the app opens the file
-    (the first page after it is free), and the log says so meanwhile."""
-    from reviewer.server_endpoint import start_endpoint
-    from reviewer.store import resolve_db_path
-    from reviewer.store.connection import when_opened
-
-    path = resolve_db_path(None)  # the file the pages open
-    when_opened(path, start_endpoint)
-    log.warning("specreview commands on %s will run through the app once it opens the database, at the first "
-                "page after the file is free; until then a command runs on its own (and finds the file locked "
-                "while another process holds it)", path.name)
 
 
 def on_server_unloaded(server_context) -> None:

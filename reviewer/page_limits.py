@@ -10,26 +10,16 @@ client gets 429 Too Many Requests with Retry-After, at once. Whatever the machin
 stall the others for at most burst / (1 - share) seconds at a time (12.5 s with the defaults, and a
 reviewer can still open a page every few seconds).
 
-Settings (environment, read at server start): SPECREVIEW_PAGE_BURST_SECONDS (default 10),
-SPECREVIEW_PAGE_SHARE_PERCENT (default 20), SPECREVIEW_PAGES_IN_FLIGHT (default 4).
+Settings (environment, read at server start; agents/settings.py): SPECREVIEW_PAGE_BURST_SECONDS
+(default 10), SPECREVIEW_PAGE_SHARE_PERCENT (default 20), SPECREVIEW_PAGES_IN_FLIGHT (default 4).
 """
 from __future__ import annotations
 
-import os
 import threading
 import time
 from dataclasses import dataclass, field
 
-
-def _setting(name: str, default: int, low: int, high: int) -> int:
-    raw = os.environ.get(name, "")
-    try:
-        value = int(raw) if raw else default
-    except ValueError:
-        raise SystemExit(f"{name}={raw!r} is not a whole number") from None
-    if not low <= value <= high:
-        raise SystemExit(f"{name} must be between {low} and {high} (it is {value})")
-    return value
+from agents.settings import PAGE_BURST_SECONDS, PAGE_SHARE_PERCENT, PAGES_IN_FLIGHT
 
 
 @dataclass
@@ -53,9 +43,9 @@ class PageLoadLimit:
 
     @classmethod
     def from_environment(cls) -> PageLoadLimit:
-        return cls(burst_s=float(_setting("SPECREVIEW_PAGE_BURST_SECONDS", 10, 1, 3600)),
-                   share=_setting("SPECREVIEW_PAGE_SHARE_PERCENT", 20, 1, 99) / 100.0,
-                   in_flight=_setting("SPECREVIEW_PAGES_IN_FLIGHT", 4, 1, 1000))
+        return cls(burst_s=float(PAGE_BURST_SECONDS.whole_number(10, 1, 3600)),
+                   share=PAGE_SHARE_PERCENT.whole_number(20, 1, 99) / 100.0,
+                   in_flight=PAGES_IN_FLIGHT.whole_number(4, 1, 1000))
 
     def _refilled(self, client: str, now: float) -> _Client:
         c = self._clients.get(client)

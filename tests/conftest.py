@@ -1,4 +1,3 @@
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -11,6 +10,8 @@ from databases import own_copy
 from scripted_openai_server import ScriptedOpenAIServer
 from served_app import CHROMIUM_ARGS, ServedApp
 from shared_data import manifest_rows, spectra_dir
+
+from agents.settings import REQUIRE_BROWSER
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEMO_DIR = REPO_ROOT / "assets" / "demo"
@@ -72,7 +73,7 @@ def browser():
     it is missing the browser tests skip, unless SPECREVIEW_REQUIRE_BROWSER=1 (CI sets it) makes that an error."""
     chromium = shutil.which("chromium")
     if chromium is None:
-        if os.environ.get("SPECREVIEW_REQUIRE_BROWSER") == "1":
+        if REQUIRE_BROWSER.flag(False):
             pytest.fail("Debian's chromium is not installed (apt-get install chromium)")
         pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
     from playwright.sync_api import sync_playwright

@@ -7,10 +7,11 @@ Used by the tests and the bench scripts; the product itself never needs it.
 from __future__ import annotations
 
 import csv
-import os
 import subprocess
 from functools import lru_cache
 from pathlib import Path
+
+from agents.settings import SHARED_DATA
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,8 +32,8 @@ def _origin_dir() -> Path | None:
 @lru_cache(maxsize=1)
 def shared_data_dir() -> Path | None:
     candidates = []
-    if os.environ.get("SPECREVIEW_SHARED_DATA"):
-        candidates.append(Path(os.environ["SPECREVIEW_SHARED_DATA"]))
+    if SHARED_DATA.is_set():
+        candidates.append(Path(SHARED_DATA.raw()))
     candidates += [REPO_ROOT.parent / "shared" / "data", REPO_ROOT / "shared" / "data"]
     origin = _origin_dir()
     if origin is not None:

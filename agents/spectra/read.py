@@ -20,6 +20,7 @@ from .sniff import (
     load_fits,
     read_all_bytes,
     read_head,
+    refuse_text_named_fits,
     sniff,
     source_name,
     text_format,
@@ -80,6 +81,7 @@ def _read(path: Any, name: str, target, expected: str | None) -> Spectrum:
         return FITS_READERS[fmt](fits, name, target)
     if b"\x00" in head:
         raise SpectrumReadError(name, "not FITS and not a text table (binary content)")
+    refuse_text_named_fits(name)
     raw = read_all_bytes(path, name)
     try:
         text = raw.decode("utf-8")

@@ -15,6 +15,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from agents.settings import MAX_FILE_BYTES
+
 from .errors import SpectrumReadError
 from .fitsraw import RawFits
 
@@ -88,7 +90,7 @@ def _raw_bytes(source: Any, path: str, n: int | None) -> bytes:
 def max_file_bytes() -> int:
     """The largest spectrum file, after decompression, that is read (SPECREVIEW_MAX_FILE_BYTES, default
     512 MB: a DESI coadd of 500 targets is ~200 MB). A 1.6 MB gzip bomb otherwise takes gigabytes."""
-    return int(os.environ.get("SPECREVIEW_MAX_FILE_BYTES") or 512 * 2**20)
+    return int(MAX_FILE_BYTES.text() or 512 * 2**20)
 
 
 def read_all_bytes(source: Any, path: str) -> bytes:
@@ -157,6 +159,16 @@ def _is_lamost(header) -> bool:
 _PICKLES_ROW = re.compile(r"^\s*\d{3,5}\.\d(?:\s*-?\d*\.\d{6})+\s*$")
 
 
+FITS_NAME_SUFFIXES = (".fits", ".fits.gz", ".fit", ".fit.gz", ".fts", ".fts.gz")
+
+
+def refuse_text_named_fits(path: str) -> None:
+    """A text file whose name says FITS is a misnamed or damaged file, not a table: say so, rather than
+    what a table reader makes of its words ('a header row but no data rows')."""
+    if str(path).lower().endswith(FITS_NAME_SUFFIXES):
+        raise SpectrumReadError(path, "not a FITS file (named as one, its content is text without a FITS header)")
+
+
 def text_format(text: str, path: str) -> str:
     """Name the layout of a text table from its first lines."""
     lines = [ln for ln in text.splitlines()[:50] if ln.strip()]
@@ -178,6 +190,7 @@ def sniff(source: Any, path: str) -> str:
         return fits_format(load_fits(source, path), path)
     if b"\x00" in head:
         raise SpectrumReadError(path, "not FITS and not a text table (binary content)")
+    refuse_text_named_fits(path)
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError:

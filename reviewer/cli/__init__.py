@@ -1,5 +1,7 @@
 """`specreview` command line. Each subcommand lives in its own module of this package and
-registers itself with `add_parser(subparsers)` / `run(args)`; `main` only dispatches."""
+registers itself with `add_parser(subparsers)` / `run(args)`; `main` only dispatches. Every command
+exits with the codes of reviewer/cli/exits.py (0 all done, 1 some inputs failed, 2 usage, 75 busy,
+130 interrupted)."""
 from __future__ import annotations
 
 import argparse
@@ -8,6 +10,7 @@ import importlib
 import sys
 
 from reviewer.cli.console import Cancelled, Console
+from reviewer.cli.exits import EXIT_INTERRUPTED, EXIT_SOME_FAILED
 
 # subcommand name -> module in this package. A module listed here must define
 # `add_parser(subparsers)` and `run(args) -> int`.
@@ -65,10 +68,10 @@ def run_args(args: argparse.Namespace, console: Console | None = None) -> int:
         return int(args._run(args) or 0)
     except StoreUnavailable as exc:  # a damaged or locked database: say so, no traceback
         args.console.warn(f"specreview: {exc}")
-        return 1
+        return EXIT_SOME_FAILED
     except Cancelled:
         args.console.warn("specreview: interrupted: its client went away")
-        return 130
+        return EXIT_INTERRUPTED
 
 
 def script() -> None:

@@ -69,6 +69,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 class ImportSummary:
     added: int = 0
     skipped_existing: int = 0
+    linked: int = 0  # already present without their spectrum, linked to it now
     refused: list[str] = field(default_factory=list)  # rows not imported: "<file> line N: why"
     problems: list[str] = field(default_factory=list)  # imported, with a warning (a missing image, no label)
     labels_file: Path | None = None
@@ -417,6 +418,8 @@ def run(args: argparse.Namespace) -> int:
     console.say(f"database: {store.path}")
     console.say(f"imported {what}: {summary.added}; already present: {summary.skipped_existing}; "
           f"refused: {len(summary.refused)}")
+    if summary.linked:
+        console.say(f"linked to their spectra: {summary.linked} (imported before without them)")
     if signals:
         console.say(signals)
     if summary.labels_file is not None:

@@ -13,7 +13,9 @@ As for sft and bench: a bad row (or FORMA folder) is refused on its own, named b
 with its steps and images in one transaction, after it is complete). A trajectory's spectrum must
 be in the database (ingest it first): its id when stored, else the one stored spectrum of its
 file name; one that cannot be found is refused for chat and FORMA (nothing to play it back on) and
-imported unlinked, with a problem line, for trajectories.
+imported unlinked, with a problem line, for trajectories: the ingest that brings its file later links
+it (by file name and target: reviewer.services.ingest.link_waiting_trajectories), and so does an
+import of the same file again once the spectrum is stored.
 """
 from __future__ import annotations
 
@@ -82,16 +84,30 @@ def _import_trajectory_file(store, file: Path, summary: ImportSummary, check: Ca
         except Exception as exc:
             summary.refused.append(f"{where}: {_why(exc)}")
             continue
-        if store.trajectories.load_trajectory(traj.id) is not None:
+        stored = store.trajectories.trajectory_summary(traj.id)
+        if stored is not None:
             summary.skipped_existing += 1
+            if stored["spectrum_id"] is None:  # imported before its spectrum was ingested: link it now
+                _link_stored(store, traj, summary)
             continue
         if traj.spectrum_id is None or store.spectra.get_spectrum(traj.spectrum_id) is None:
             linked = find_spectrum(store, traj.source_path, traj.target)
             if linked is None and (traj.spectrum_id or traj.source_path):
                 summary.problems.append(f"{where}: spectrum {traj.spectrum_id or traj.source_path} is not in "
-                                        "this database (ingest it first); imported without its spectrum")
+                                        "this database yet; imported without its spectrum (the ingest of its "
+                                        "file links it)")
             traj.spectrum_id = linked
         summary.save(store, traj)
+
+
+def _link_stored(store, traj, summary: ImportSummary) -> None:
+    """A trajectory imported before without its spectrum, whose spectrum is stored now: link it."""
+    sid = find_spectrum(store, traj.source_path, traj.target) if traj.source_path else None
+    if sid is None and traj.spectrum_id and store.spectra.get_spectrum(traj.spectrum_id) is not None:
+        sid = traj.spectrum_id  # the same content hash: the same spectrum
+    if sid is not None and store.trajectories.link_spectra([(traj.id, sid, store.spectra.get_spectrum(sid)["source_path"])]):
+        summary.linked += 1
+        summary.spectra.add(sid)
 
 
 def import_chat(store, file: Path, task: str | None = None, check: Callable[[], None] | None = None) -> ImportSummary:

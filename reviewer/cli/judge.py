@@ -11,8 +11,9 @@ from functools import partial
 
 from reviewer.cli.common import open_store, progress_stream
 from reviewer.cli.console import console_of
+from reviewer.cli.exits import EXIT_OK, EXIT_SOME_FAILED
 
-EXIT_OK, EXIT_FAILED = 0, 1
+EXIT_FAILED = EXIT_SOME_FAILED
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -21,7 +22,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Score stored trajectories with the kb 0-5 reasoning rubric. The key comes from "
         "$SPECREVIEW_LLM_API_KEY / $OPENAI_API_KEY or the LLM config file, never from the command line. "
         "Trajectories this judge already scored under the current rubric version are skipped unless --force. "
-        "A reply without a score is recorded as a judge failure, not a rating. Exit 1 if every call failed.",
+        "A reply without a score is recorded as a judge failure, not a rating. Exit 1 if any call failed.",
     )
     p.add_argument("--model", required=True, help="model name as the endpoint knows it")
     p.add_argument("--base-url", default=None, help="OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1)")
@@ -92,4 +93,4 @@ def run(args: argparse.Namespace) -> int:
     console.say(f"judge {rater}: scored {summary.done}, failed {summary.failed}, skipped {len(done)} already scored")
     for line in summary.lines("trajectories"):
         console.say(line)
-    return EXIT_FAILED if summary.failed and not summary.done else EXIT_OK
+    return EXIT_FAILED if summary.failed else EXIT_OK  # reviewer/cli/exits.py: 1 when any failed

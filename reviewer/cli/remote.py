@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from reviewer.cli.common import db_path, is_locked, lock_holder
+from reviewer.cli.exits import EXIT_BUSY
 from reviewer.server_endpoint import TOKEN_HEADER, UnsafeEndpoint, endpoint_path, read_endpoint_file
 from reviewer.store import Store, StoreUnavailable
 
@@ -33,7 +34,7 @@ PATH_OR_ID_METAVARS = {"PATH_OR_ID"}
 
 READ_TIMEOUT_S = 60.0  # the app sends a heartbeat every second while a command runs
 BUSY_WAIT_S = 5.0  # how long a busy app is asked again before the command gives up
-BUSY_EXIT = 75  # EX_TEMPFAIL: nothing ran, try again later
+BUSY_EXIT = EXIT_BUSY  # 75, EX_TEMPFAIL: nothing ran, try again later (reviewer/cli/exits.py)
 
 
 class _Busy(Exception):

@@ -11,7 +11,8 @@ environment or a file, never from the command line (which `ps` and logs show).
 SIGTERM and SIGINT (Ctrl-C) stop the server cleanly: the IOLoop stops at its next turn, the server is
 stopped (the app's unload hook: reviewer/app_hooks.on_server_unloaded), the command endpoint and its
 file `<db>.server.json` are removed, background work is dropped and the render processes end; the
-exit code is 0. A second signal while it stops ends the process at once.
+exit code is 0. A second signal while it stops ends the process at once. A database the server cannot
+open as it starts (another process holds it) stops it at once, with the message, and exit code 1.
 """
 from __future__ import annotations
 
@@ -21,6 +22,9 @@ import secrets
 import signal
 import sys
 from pathlib import Path
+
+from agents.settings import DB
+from reviewer.cli.exits import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE
 
 APP_DIR = Path(__file__).resolve().parents[1]
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -65,22 +69,22 @@ def cookie_secret(path: str | None) -> str:
 
 def run(args) -> int:
     if args.db:
-        os.environ["SPECREVIEW_DB"] = str(Path(args.db).expanduser().resolve())
+        DB.set_for_children(str(Path(args.db).expanduser().resolve()))  # what the app's pages open
     login = bool(args.basic_auth or args.oauth_provider)
     if args.address not in LOOPBACK and not login:
         print("specreview serve: listening beyond localhost needs a login (--basic-auth or --oauth-provider); "
               "without one anybody could write labels under any name", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if args.address not in LOOPBACK and not args.allow_origin:
         print("specreview serve: name the address reviewers open the app at with --allow-origin HOST[:PORT]",
               file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     try:
         origins = websocket_origins(args.address, args.port, args.allow_origin)
         secret = cookie_secret(args.cookie_secret_file) if login else None
     except (OSError, ValueError) as err:
         print(f"specreview serve: {err}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     import panel as pn
     from panel.io.application import build_single_handler_application
     from panel.io.server import get_server
@@ -103,13 +107,18 @@ def run(args) -> int:
           file=sys.stderr)
     stop_on_signals(server)  # after get_server: Panel's own SIGINT handler only stops the loop
     server.start()
+    code = EXIT_OK
     try:
         server.io_loop.start()
     except KeyboardInterrupt:  # a SIGINT that arrived before the handler was in place
         pass
+    except SystemExit as stop:  # the app could not open its database (reviewer/app_hooks.DatabaseUnavailable)
+        print(stop.code if isinstance(stop.code, str) else f"specreview serve: stopped ({stop.code})",
+              file=sys.stderr, flush=True)
+        code = EXIT_SOME_FAILED
     finally:
         shut_down(server)
-    return 0
+    return code
 
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)

@@ -37,6 +37,7 @@ from reviewer.cli.common import (
     store_triage_signals,
 )
 from reviewer.cli.console import Console, console_of
+from reviewer.cli.exits import EXIT_OK, EXIT_SOME_FAILED
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -326,4 +327,5 @@ def run(args: argparse.Namespace) -> int:
         console.say(signals)
     for p in problems:
         console.say(f"  problem: {p}")
-    return 0 if tally["spectra"] and counts["failed"] < max(tally["jobs"] + tally["refused"], 1) else 1
+    # reviewer/cli/exits.py: 0 when every item was vetted (or had been), 1 when any failed (each a problem line)
+    return EXIT_OK if tally["spectra"] and not counts["failed"] and not problems else EXIT_SOME_FAILED

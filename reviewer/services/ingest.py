@@ -41,6 +41,9 @@ class IngestSummary:
     skipped_existing: int = 0  # spectra already in the store
     failed: list[tuple[str, str]] = field(default_factory=list)  # (path[#target], problem)
     files_seen: int = 0
+    # files in the folders walked that are not spectra by their names (a PNG, a README): not read
+    skipped_files: list[str] = field(default_factory=list)
+    linked: int = 0  # trajectories imported before their spectrum, linked to one this walk stored
     added_ids: list[str] = field(default_factory=list)
     # with_file_ids: each file's spectra's ids, new or not (what `vet` on paths vets); else left empty
     file_ids: dict[str, list[str]] = field(default_factory=dict)
@@ -314,8 +317,9 @@ def ingest_stream(store: Store, paths: Iterable[str | os.PathLike], progress: bo
     spectrum)` is given each spectrum read (the new files'), before its id is yielded, for a caller that
     works on it next (reviewer.cli.vet)."""
     radius = radius_of(match_radius)  # a bad radius is refused before anything is read
-    files, missing = find_spectrum_files(paths)
-    summary = IngestSummary(failed=list(missing), with_file_ids=with_file_ids)
+    skipped: list[str] = []
+    files, missing = find_spectrum_files(paths, skipped)
+    summary = IngestSummary(failed=list(missing), with_file_ids=with_file_ids, skipped_files=skipped)
     writer = _SpectrumWriter(store, summary)
     bar = tqdm(total=len(files), desc="ingest", unit="file", disable=not progress, leave=False,
                file=progress if hasattr(progress, "write") else None)
@@ -352,4 +356,38 @@ def ingest_stream(store: Store, paths: Iterable[str | os.PathLike], progress: bo
             refresh_groups(store, radius)
         elif summary.added:
             add_to_groups(store, summary.added_ids, radius)
+        if summary.added:  # trajectories imported before these spectra were here
+            summary.linked = link_waiting_trajectories(store)
     return summary
+
+
+def _file_and_target(source_path: str, target: str | None) -> tuple[str, str | None]:
+    """The file name and target a trajectory's source path names ('.../coadd.fits#39627' carries its target)."""
+    path, _, after = str(source_path).partition("#")
+    return Path(path).name, target if target is not None else (after or None)
+
+
+def link_waiting_trajectories(store: Store) -> int:
+    """Link the trajectories stored without a spectrum (`specreview import trajectories` before the
+    spectra were ingested) to the one stored spectrum with their file name and target; how many were
+    linked. A name and target two stored spectra share (two files of one name) links nothing: the
+    trajectory waits, unlinked, as before. Their triage signals are stored again with their spectra's."""
+    waiting = store.trajectories.unlinked_with_file()
+    if not waiting:
+        return 0
+    wanted = {row["id"]: _file_and_target(row["source_path"], row["target"]) for row in waiting}
+    by_key: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
+    for row in store.spectra.spectra_named([name for name, _ in wanted.values()]):
+        by_key.setdefault((row["file_name"], row["target"]), []).append(row)
+    links = []
+    for tid, (name, target) in wanted.items():
+        hits = by_key.get((name, None if target is None else str(target)), [])
+        if len(hits) == 1:
+            links.append((tid, hits[0]["spectrum_id"], hits[0]["source_path"]))
+    linked = store.trajectories.link_spectra(links)
+    if linked:
+        from reviewer.services.triage import store_signals
+
+        with contextlib.suppress(Exception):  # derived rows: the first read computes them otherwise
+            store_signals(store, {sid for _, sid, _ in links})
+    return linked

@@ -14,11 +14,11 @@ spectra an ingest added, `refresh_groups` recomputes every group (another radius
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
 
 import numpy as np
 
+from agents.settings import MATCH_ARCSEC
 from reviewer.services.sky import mjd_to_date
 
 log = logging.getLogger(__name__)
@@ -31,7 +31,7 @@ MAX_LISTED = 50  # spectra of one object a page lists (the one on screen and tho
 def match_radius(radius_arcsec: float | None = None) -> float:
     """The radius to use: the one given, else $SPECREVIEW_MATCH_ARCSEC, else 1.5 arcsec."""
     if radius_arcsec is None:
-        text = os.environ.get("SPECREVIEW_MATCH_ARCSEC", "").strip()
+        text = MATCH_ARCSEC.raw()
         try:
             radius_arcsec = float(text) if text else DEFAULT_RADIUS_ARCSEC
         except ValueError:

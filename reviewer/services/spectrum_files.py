@@ -20,17 +20,27 @@ def is_spectrum_candidate(path: Path) -> bool:
     return name.endswith(SPECTRUM_SUFFIXES)
 
 
-def find_spectrum_files(paths: Iterable[str | os.PathLike]) -> tuple[list[str], list[tuple[str, str]]]:
+def find_spectrum_files(paths: Iterable[str | os.PathLike], skipped: list[str] | None = None
+                        ) -> tuple[list[str], list[tuple[str, str]]]:
     """Expand folders (recursively, sorted as paths: by folder, then name) into candidate files, each
     once (by its resolved path). Files named explicitly are always tried. Returns (files, [(path,
     problem)] for paths that do not exist). Paths are kept as text: at 1M files a Path object each,
-    and a resolved one for the check, held most of a walk's memory."""
+    and a resolved one for the check, held most of a walk's memory. `skipped`, when given, gets the
+    files of the folders that are not taken for spectra by their names (a PNG, a README; hidden files
+    are not counted), so that a walk can say how many it passed over."""
     files: list[str] = []
     missing: list[tuple[str, str]] = []
     for raw in paths:
         path = Path(raw).expanduser()
         if path.is_dir():
-            found = [str(p) for p in path.rglob("*") if p.is_file() and is_spectrum_candidate(p)]
+            found = []
+            for p in path.rglob("*"):
+                if not p.is_file():
+                    continue
+                if is_spectrum_candidate(p):
+                    found.append(str(p))
+                elif skipped is not None and not p.name.startswith("."):
+                    skipped.append(str(p))
             files += sorted(found, key=lambda f: f.replace(os.sep, "\0"))  # "a/x" before "a-b/y", as Paths sort
         elif path.is_file():
             files.append(str(path))

@@ -6,7 +6,9 @@ from pathlib import Path
 
 from platformdirs import user_data_dir
 
-ENV_VAR = "SPECREVIEW_DB"
+from agents.settings import DB
+
+ENV_VAR = DB.name
 DB_FILENAME = "specreview.duckdb"
 
 
@@ -22,7 +24,7 @@ def resolve_db_path(db: str | os.PathLike | None = None) -> Path:
     the parent folder, since DuckDB will not: mode 0700, only its user may list or read it (a folder
     that exists keeps its mode).
     """
-    chosen = db if db not in (None, "") else os.environ.get(ENV_VAR) or None
+    chosen = db if db not in (None, "") else DB.text()
     path = Path(chosen).expanduser() if chosen is not None else default_db_path()
     path = path.resolve()
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -102,6 +102,14 @@ class SpectrumRepository:
                 "SELECT DISTINCT pipeline_class FROM spectra WHERE pipeline_class IS NOT NULL ORDER BY 1").fetchall()],
         }
 
+    def spectra_named(self, file_names: list[str]) -> list[dict[str, Any]]:
+        """spectrum_id, file_name, target and source_path of the spectra with these file names."""
+        names = [str(n) for n in dict.fromkeys(file_names)]
+        if not names:
+            return []
+        return self.db.rows("SELECT spectrum_id, file_name, target, source_path FROM spectra "
+                            "WHERE file_name IN (SELECT unnest(?::VARCHAR[])) ORDER BY spectrum_id", [names])
+
     def has_spectrum_file(self, file_sha256: str, target: str | None = None) -> bool:
         """Whether the spectrum `target` (None: the only one) of the file with this content is registered."""
         target = None if target is None else str(target)

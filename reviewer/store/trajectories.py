@@ -164,6 +164,26 @@ class TrajectoryRepository:
             [spectrum_id, task, backend, model],
         )
 
+    def unlinked_with_file(self) -> list[dict[str, Any]]:
+        """Trajectories stored without a spectrum that name a file (imported before their spectrum was
+        ingested): id, source_path, target."""
+        return self.db.rows("SELECT id, source_path, target FROM trajectories "
+                            "WHERE spectrum_id IS NULL AND source_path IS NOT NULL ORDER BY id")
+
+    def link_spectra(self, links: list[tuple[str, str, str]]) -> int:
+        """Link trajectories stored without a spectrum to one: (trajectory id, spectrum id, its source
+        path), each only while still unlinked; how many were linked."""
+        if not links:
+            return 0
+        ids = [tid for tid, _, _ in links]
+        forget_signals(self.db, "trajectory_id IN (SELECT unnest(?::VARCHAR[]))", [ids])
+        done = self.db.execute(
+            "UPDATE trajectories SET spectrum_id = l.sid, source_path = l.path FROM (SELECT unnest(?::VARCHAR[]) AS tid, "
+            "unnest(?::VARCHAR[]) AS sid, unnest(?::VARCHAR[]) AS path) AS l "
+            "WHERE trajectories.id = l.tid AND trajectories.spectrum_id IS NULL RETURNING trajectories.id",
+            [ids, [sid for _, sid, _ in links], [path for _, _, path in links]]).fetchall()
+        return len(done)
+
     def trajectory_summary(self, trajectory_id: str) -> dict[str, Any] | None:
         """A trajectory's summary row (no steps): task, agent, answer, answer_z, credibility, outcome, ..."""
         return self.db.row(f"SELECT {', '.join(_TRAJECTORY_COLUMNS)} FROM trajectories WHERE id = ?", [trajectory_id])

@@ -40,13 +40,13 @@ def folder(tmp_path, shared_spectra):
 def test_ingest_folder_then_again(tmp_path, folder):
     db = tmp_path / "cli.duckdb"
     first = specreview("ingest", str(folder), "--db", str(db), "--no-progress")
-    assert first.returncode == 0, first.stderr
+    assert first.returncode == 1, first.stderr  # broken.fits failed (reviewer/cli/exits.py)
     assert counts(first.stdout) == (3, 0, 1)
     assert re.search(r"^  .*broken\.fits: \S.*$", first.stdout, re.M), first.stdout
     assert "Traceback" not in first.stdout + first.stderr
 
     second = specreview("ingest", str(folder), "--db", str(db))
-    assert second.returncode == 0, second.stderr
+    assert second.returncode == 1, second.stderr
     assert counts(second.stdout) == (0, 3, 1)
 
     con = duckdb.connect(str(db), read_only=True)

@@ -69,7 +69,7 @@ def test_files_named_one_by_one_are_registered_in_one_walk(tmp_path, few_spectra
                      if r["source_path"] == str((folder / files[0]).resolve()))
     lookups.clear()
     missing = str(tmp_path / "missing.fits")
-    assert main(["vet", "--db", str(db), "--task", "a", "--force", "--no-progress", first, *files[1:], missing]) == 0
+    assert main(["vet", "--db", str(db), "--task", "a", "--force", "--no-progress", first, *files[1:], missing]) == 1
     out = capsys.readouterr().out
     assert f"vetted: {len(picks)}" in out and f"{missing}: neither a stored spectrum id nor an existing path" in out
     assert lookups == [len(picks) - 1]  # the known files passed on their stat, in one lookup

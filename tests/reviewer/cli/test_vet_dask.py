@@ -61,10 +61,11 @@ def test_vet_on_a_two_worker_cluster_matches_the_serial_run(tmp_path, corpus, cl
     bad.write_bytes(b"SIMPLE  = not a FITS file any more")  # ingested fine, unreadable when vetted
     capsys.readouterr()
 
-    assert main(["vet", "--db", str(serial_db), "--task", "a,mg", "--no-progress", *ids]) == 0
+    # exit 1: one file failed (reviewer/cli/exits.py), the others are vetted
+    assert main(["vet", "--db", str(serial_db), "--task", "a,mg", "--no-progress", *ids]) == 1
     serial_out = capsys.readouterr().out
     assert main(["vet", "--db", str(dask_db), "--task", "a,mg", "--no-progress",
-                 "--dask", cluster.scheduler_address, *ids]) == 0
+                 "--dask", cluster.scheduler_address, *ids]) == 1
     dask_out = capsys.readouterr().out
 
     for out in (serial_out, dask_out):

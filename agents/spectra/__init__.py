@@ -75,7 +75,8 @@ all-NaN flux, target not in file, ...). No astropy/numpy exception
 escapes read_spectrum or list_targets.
 
 Also: blank_pipeline_labels(spec) (the copy agents see), write_csv / write_fits (exports that
-read back through read_spectrum), merge_arms (the DESI arm merge, pure numpy).
+read back through read_spectrum; a multi-arm spectrum per arm: an `arm` column, SPECTRUM_<arm>
+tables, see export.py), merge_arms (the DESI arm merge, pure numpy).
 """
 from .arms import arm_ids
 from .desi import merge_arms

@@ -8,8 +8,8 @@ do not play along, and an app that started while its database was locked.
 - A busy endpoint (issue 45, item 6: another local user holding 20 idle connections) answers 503 with
   Retry-After, and the answer arrives whole even while the refused client is still sending its
   request; the CLI asks again briefly, then says the app is busy and exits BUSY_EXIT (no traceback).
-- An app started while another process held the database serves `specreview` commands once it opens the
-  database (the first page after the lock is released), and its log says why until then.
+- An app started while another process held the database stops, with the message and exit code 1 (issue 49),
+  and leaves no endpoint behind.
 """
 from __future__ import annotations
 
@@ -23,8 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
-import requests
-from served_app import ServedApp, seeded_db
+from served_app import free_port, seeded_db
 
 from reviewer import server_endpoint
 from reviewer.cli import remote
@@ -284,33 +283,23 @@ def test_the_cli_asks_a_busy_app_again_and_runs_once_it_has_room(endpoint, capsy
 
 
 # -- an app started while another process held its database ---------------------------------------------
-def test_an_app_started_on_a_locked_database_serves_commands_once_it_opens_it(tmp_path):
+def test_an_app_started_on_a_locked_database_stops_and_leaves_no_endpoint(tmp_path):
+    """Issue 49, item 4: it stops with the message and exit 1 (tests/reviewer/cli/test_command_contracts.py
+    has `specreview serve` too), rather than serving pages that say the file is locked."""
     db, _ = seeded_db(tmp_path)
     holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); "
                                "print('held', flush=True); sys.stdin.read()", str(db)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=ENV)
-    app = None
     try:
         assert holder.stdout.readline().strip() == "held"
-        app = ServedApp(db, tmp_path / "app.log")
-        wait_for(lambda: "locked" in app.log_text(), "the app logged the locked database", 60)
-        log = app.log_text()
-        assert "specreview commands" in log and "once" in log, log  # why the endpoint is not there yet
-        assert str(tmp_path) not in log and sys.executable not in log
-        assert not endpoint_path(db).exists()
+        done = subprocess.run([sys.executable, "-m", "panel", "serve", "reviewer", "--address", "127.0.0.1",
+                               "--port", str(free_port())], capture_output=True, text=True, timeout=240, cwd=REPO_ROOT,
+                              env=dict(ENV, SPECREVIEW_DB=str(db)))
+    finally:
         holder.stdin.close()
         holder.wait(timeout=30)
-        assert requests.get(app.url, timeout=180).status_code == 200  # the page opens the database
-        wait_for(lambda: endpoint_path(db).exists(), lambda: f"the endpoint file; log: {app.log_text()}", 30)
-        done = subprocess.run([sys.executable, "-m", "reviewer.cli", "session", "list", "--db", str(db)],
-                              capture_output=True, text=True, timeout=180, cwd=tmp_path, env=ENV)
-        assert done.returncode == 0, done.stderr
-        assert "running through it" in done.stderr
-        assert "run through the app" in app.log_text()
-    finally:
-        if holder.poll() is None:
-            holder.kill()
-        holder.wait()
         holder.stdout.close()
-        if app is not None:
-            app.stop()
+    log = done.stdout + done.stderr
+    assert done.returncode == 1 and "Could not set lock" in log and "the server stops" in log, log[-3000:]
+    assert str(tmp_path) not in log and sys.executable not in log
+    assert not endpoint_path(db).exists()

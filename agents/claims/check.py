@@ -86,6 +86,9 @@ class _Unverifiable(Exception):
 
 # -- the rules policy's own wording: "<kb measurement name> = value" ---------------------------------
 def _kb_value(name: str, ctx: Context) -> Value:
+    """The kb measurement `name` by the very function the rules agent quoted it from (agents.tools.measure,
+    through the Measurer): what the claim checker used before a second method (issue 50, item 7); kept to
+    compare the two (bench/bench_claims_second.py), never to judge a claim."""
     specs = lexicon.kb_measures().get(name) or []
     if not specs:
         raise _Unverifiable(f"unknown measurement {name!r}")
@@ -127,14 +130,47 @@ def _derive(how: str, parts: list[Value]) -> Value:
     return Value(vals[i], sig[i], win)
 
 
+def _second_value(name: str, ctx: Context):
+    """The kb measurement `name` by the second method (agents.claims.second), never by the function that
+    made the agent's number (agents.tools.measure)."""
+    from agents.claims.second import combine, measure_second
+
+    tid, spec = _spec_of(name, ctx)
+    for how in ("mean_of", "ratio_of", "max_of", "min_of"):
+        if how in spec:
+            return combine(how, [_second_value(_name_of(tid, i), ctx) for i in spec[how]])
+    params = {k: v for k, v in spec.items() if k not in ("id", "kind", "name", "unit")}
+    a = ctx.measurer.a
+    return measure_second(a.wave, a.flux, ctx.measurer.sigma, a.good, spec["kind"],
+                          stated=ctx.measurer.noise_source == "ivar", **params)
+
+
+def _spec_of(name: str, ctx: Context) -> tuple[str, dict]:
+    specs = lexicon.kb_measures().get(name) or []
+    if not specs:
+        raise _Unverifiable(f"unknown measurement {name!r}")
+    return next(((t, s) for t, s in specs if t == ctx.task), specs[0])
+
+
 def _check_measure(claim: Claim, ctx: Context) -> ClaimResult:
-    v = _kb_value(claim.quantity, ctx)
+    """A number quoted under a kb measurement's name, judged by a second method (agents.claims.second:
+    another continuum and another estimator) within 3 sigma of its noise and of the continuum's
+    placement, plus the quoted rounding; an S/N of a spectrum without stated errors (DER_SNR against the
+    agent's pixel-to-pixel scatter: two estimates of the noise itself) within SNR_FACTOR."""
+    v = _second_value(claim.quantity, ctx)
+    kind = _spec_of(claim.quantity, ctx)[1].get("kind")
     if v.value is None:
         return _result(claim, "unverifiable", ctx, window=v.window, reason="not measurable on this spectrum")
-    tol = _rounding(claim) + 3.0 * (v.sigma or 0.0)
+    if kind == "local_snr" and not v.sigma:  # DER_SNR against the agent's scatter: noise estimated two ways
+        ok = v.value / SNR_FACTOR <= claim.value <= v.value * SNR_FACTOR if v.value > 0 else False
+        return _result(claim, "supported" if ok else "contradicted", ctx, v.value, v.value * (SNR_FACTOR - 1),
+                       v.window, f"{claim.quantity} measures {v.value:.3g} by {v.method} (a factor {SNR_FACTOR:g} allowed)",
+                       method=v.method, second_method=True)
+    tol = _rounding(claim) + 3.0 * v.sigma
     ok = abs(claim.value - v.value) <= tol
     return _result(claim, "supported" if ok else "contradicted", ctx, v.value, tol, v.window,
-                   f"{claim.quantity} measures {v.value:.3g} +- {v.sigma or 0:.2g}", sigma=v.sigma)
+                   f"{claim.quantity} measures {v.value:.3g} +- {v.sigma:.2g} by a second method ({v.method})",
+                   sigma=v.sigma, noise=v.noise, structure=v.structure, method=v.method, second_method=True)
 
 
 # -- placing a line ---------------------------------------------------------------------------------

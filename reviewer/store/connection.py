@@ -12,12 +12,11 @@ existing file keeps the mode it has.
 """
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -239,7 +238,6 @@ def _close_cursor(cur: duckdb.DuckDBPyConnection, tries: int = 100) -> None:
 
 _registry: dict[Path, SharedConnection] = {}
 _registry_lock = threading.Lock()
-_when_opened: dict[Path, list[Callable[[Path], None]]] = {}
 
 
 def shared_connection(path: Path | None) -> SharedConnection:
@@ -251,27 +249,7 @@ def shared_connection(path: Path | None) -> SharedConnection:
         if shared is None or shared.closed:
             shared = SharedConnection(path)
             _registry[path] = shared
-            waiting = _when_opened.pop(path, [])
-        else:
-            waiting = []
-    for callback in waiting:  # outside the lock: a callback may open the file again
-        try:
-            callback(path)
-        except Exception:  # the opening itself worked: whoever opened the file gets it
-            logging.getLogger(__name__).exception("a callback on opening %s failed", _name(path))
     return shared
-
-
-def when_opened(path: Path, callback: Callable[[Path], None]) -> None:
-    """Call `callback(path)` once, when this process next opens the database file `path` (at once
-    when it is open now). The app, when its database was locked as it started, starts its command
-    endpoint this way once a page opens the file (reviewer/app_hooks.py)."""
-    with _registry_lock:
-        shared = _registry.get(path)
-        if shared is None or shared.closed:
-            _when_opened.setdefault(path, []).append(callback)
-            return
-    callback(path)
 
 
 def release(shared: SharedConnection) -> None:

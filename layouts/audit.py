@@ -22,6 +22,7 @@ from reviewer.components.same_object import SameObjectPanel
 from reviewer.components.spectrum_list import SpectrumListView
 from reviewer.components.spectrum_plot import SpectrumPlot
 from reviewer.components.stats_panel import StatsPanel
+from reviewer.components.step_render import StepRender
 from reviewer.components.step_view import StepView
 from reviewer.components.styles import STYLESHEETS
 from reviewer.components.trajectory_player import TrajectoryPlayer, Transcript
@@ -30,8 +31,13 @@ from reviewer.review_state import ReviewState
 from reviewer.services.labels import LabelRefused, check_name
 
 
-def keyboard_for(state: ReviewState, plot=None) -> Keyboard:
+def keyboard_for(state: ReviewState, plot=None, render: StepRender | None = None) -> Keyboard:
     keys = Keyboard()
+    if render is not None:  # the agent's render at full size, and back (f is the browser's own: keyboard.py)
+        keys.on("v", render.toggle_full_size)
+        keys.on("Escape", render.close)
+    if plot is not None:
+        fit_plot_to_window(keys, plot)
     if plot is not None:  # zoom about the centre of the view: + (or =) in, - out
         for key, factor in (("+", 0.5), ("=", 0.5), ("-", 2.0)):
             keys.on(key, lambda f=factor: plot.zoom_by(f))
@@ -147,14 +153,28 @@ def prepare_after_load(tab: pn.viewable.Viewable) -> None:
         pn.state.onload(lambda: every(PREPARE_AFTER_LOAD_MS, tab.prepare, count=1))
 
 
-# At 1440x900 the plot's data area is at least 380 px tall (issue 19) with the player, the strip (70
-# steps in 3 rows), the step text and its render under it, all on one screen: the render gives way.
-PLOT_HEIGHT_PX = 446
-STEP_IMAGE_PX = 100
+# The spectrum gets the room (prospect's habit): the plot's height follows the window, less the chrome
+# above it (header, tabs) and under it (the player's controls and the first rows of the step strip);
+# in the full-window mode (`f`) less the header and tabs only. The step's text follows under the
+# player (the main column scrolls); the agent's render sits beside the verdict.
+PLOT_HEIGHT_PX = 380
+PLOT_CHROME_PX = 300
+FULL_WINDOW_CHROME_PX = 140
+
+
+def fit_plot_to_window(keys: Keyboard, plot: SpectrumPlot) -> None:
+    """The plot's height from the browser window's (the Keyboard reports it, and the full-window mode)."""
+    def fit(*_):
+        height = keys.window_size[1]
+        if height:
+            chrome = FULL_WINDOW_CHROME_PX if keys.full_window else PLOT_CHROME_PX
+            plot.set_height(max(PLOT_HEIGHT_PX, height - chrome))
+
+    keys.param.watch(fit, ["window_size", "full_window"])
 
 
 def main_area(state: ReviewState, plot: SpectrumPlot, views: dict) -> pn.Tabs:
-    views.update(player=TrajectoryPlayer(state=state), step=StepView(state=state, image_height=STEP_IMAGE_PX))
+    views.update(player=TrajectoryPlayer(state=state), step=StepView(state=state))
     review = pn.Column(*(c for c in (identity_prompt(state), help_pane(state)) if c is not None),
                        plot, views["player"], views["step"],
                        sizing_mode="stretch_width", css_classes=["sr-review-main"])
@@ -171,8 +191,10 @@ def main_area(state: ReviewState, plot: SpectrumPlot, views: dict) -> pn.Tabs:
 
 
 def right_area(state: ReviewState, plot: SpectrumPlot, views: dict) -> pn.Column:
-    views.update(ack=AckView(state=state), form=ReviewForm(state=state), others=OthersView(state=state))
-    review = pn.Column(views["form"], views["others"], sizing_mode="stretch_width")
+    views.update(ack=AckView(state=state), form=ReviewForm(state=state), others=OthersView(state=state),
+                 render=StepRender(state=state))
+    # what the agent saw, then the verdict on it: both on the first screen
+    review = pn.Column(views["render"], views["form"], views["others"], sizing_mode="stretch_width")
 
     def notes():
         views.update(note=AnnotationForm(state=state), preference=PreferenceForm(state=state))

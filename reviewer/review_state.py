@@ -173,6 +173,8 @@ class ReviewState(param.Parameterized):
                                           "the plot, normalised to it (the Same-object panel chooses them)")
     focus_window = param.Tuple(default=None, length=2, allow_None=True,
                                doc="a window to shade instead of the agent's zoom (a claim's measured region)")
+    follow_zoom = param.Boolean(default=True, doc="the plot's x range follows the agent's zoom at each step "
+                                "(the reviewer's choice, kept from item to item)")
     hidden_arms = param.List(default=[], doc="spectrograph arms not drawn (DESI B/R/Z, LAMOST MRS B/R): the "
                                              "reviewer's choice, kept from item to item as prospect keeps it")
 

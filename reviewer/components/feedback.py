@@ -12,6 +12,8 @@ from reviewer.components.safe_text import escape, plain_alert
 from reviewer.review_state import ReviewState
 from reviewer.services.labels import VERDICT_KINDS, verdict_words
 
+MESSAGE_BOX_PX = 66  # four lines of the sidebar's text
+
 
 class AckView(Viewer):
     state = param.ClassSelector(class_=ReviewState)
@@ -31,7 +33,10 @@ class AckView(Viewer):
         self._error.visible = bool(self.state.error)
 
     def __panel__(self):
-        return pn.Column(self._error, self._ack, sizing_mode="stretch_width")
+        # a box of fixed height: a message appearing, growing or going never moves the tabs and the
+        # verdict buttons under it (a long one scrolls in its box)
+        return pn.Column(self._error, self._ack, sizing_mode="stretch_width", height=MESSAGE_BOX_PX,
+                         css_classes=["sr-messages"], styles={"overflow-y": "auto"}, margin=(0, 0, 4, 0))
 
 
 class OthersView(Viewer):

@@ -22,9 +22,15 @@ KEY_MAP = [
     ("r", "reject"),
     ("u", "undo my last verdict on the item on screen"),
     ("+ / -", "zoom the spectrum in / out"),
+    ("f", "full-window spectrum: fold / unfold both side panels"),
+    ("v / Esc", "the agent's render at full size / close it"),
     ("?", "show / hide this help"),
 ]
 ALIASES = {"ArrowRight": "j", "ArrowDown": "j", "ArrowLeft": "k", "ArrowUp": "k"}
+
+
+# Below this window width the left panel (queue, metadata) starts folded; its button (top left) opens it.
+NARROW_WINDOW_PX = 1600
 
 
 class Keyboard(JSComponent):
@@ -32,6 +38,8 @@ class Keyboard(JSComponent):
 
     last_key = param.String(default="", doc="the last key received (after aliases)")
     presses = param.Integer(default=0, doc="count of keys received; lets tests wait for delivery")
+    window_size = param.Tuple(default=(0, 0), length=2, doc="the browser window's (width, height) in px")
+    full_window = param.Boolean(default=False, doc="the full-window spectrum mode (`f`): side panels folded")
 
     _esm = """
     const IGNORED = new Set(["INPUT", "TEXTAREA", "SELECT"]);
@@ -39,19 +47,47 @@ class Keyboard(JSComponent):
       const path = ev.composedPath ? ev.composedPath() : [ev.target];
       return path.some(el => el && el.tagName && (IGNORED.has(el.tagName) || el.isContentEditable));
     }
+    // The side panels are the page template's (its openNav / closeNav fold them). The window's size and
+    // the full-window mode go to Python, which fits the plot's height to them.
+    const PANELS = [["sidebar", "openNav", "closeNav"], ["right-sidebar", "openNavRight", "closeNavRight"]];
+    let unfold = null;  // the panels the full-window mode folded, to unfold them again
+    function fullWindow() {
+      if (unfold === null) {
+        unfold = PANELS.filter(([id]) => {
+          const el = document.getElementById(id);
+          return el && !el.classList.contains("hidden");
+        });
+        unfold.forEach(([, , close]) => window[close] && window[close]());
+      } else {
+        unfold.forEach(([, open]) => window[open] && window[open]());
+        unfold = null;
+      }
+      return unfold !== null;
+    }
     export function render({ model, el }) {
+      // a window narrower than this starts with the queue and metadata folded: the spectrum gets the room
+      if (window.innerWidth < NARROW_WINDOW_PX && window.closeNav && document.getElementById("sidebar")) window.closeNav();
+      const sendWindow = () => model.send_msg({ window: [window.innerWidth, window.innerHeight] });
+      let resizing = null;
+      const onResize = () => { clearTimeout(resizing); resizing = setTimeout(sendWindow, 150); };
       const onKey = (ev) => {
         if (ev.ctrlKey || ev.altKey || ev.metaKey || typingTarget(ev)) return;
+        if (ev.key === "f") model.send_msg({ full_window: fullWindow() });
         model.send_msg({ key: ev.key });
       };
       document.addEventListener("keydown", onKey);
-      model.on("remove", () => document.removeEventListener("keydown", onKey));
+      window.addEventListener("resize", onResize);
+      model.on("remove", () => {
+        document.removeEventListener("keydown", onKey);
+        window.removeEventListener("resize", onResize);
+      });
+      setTimeout(sendWindow, 0);  // after the model is attached: a message sent while rendering is lost
       const marker = document.createElement("span");
       marker.className = "sr-keyboard";
       marker.style.display = "none";
       return marker;
     }
-    """
+    """.replace("NARROW_WINDOW_PX", str(NARROW_WINDOW_PX))
 
     def __init__(self, handlers: dict | None = None, **params):
         super().__init__(**params)
@@ -73,6 +109,12 @@ class Keyboard(JSComponent):
                 handler()
 
     def _handle_msg(self, msg) -> None:
-        key = msg.get("key") if isinstance(msg, dict) else None
+        if not isinstance(msg, dict):
+            return
+        key, size, full = msg.get("key"), msg.get("window"), msg.get("full_window")
         if isinstance(key, str) and len(key) <= 12:
             self.press(key)
+        elif isinstance(size, list) and len(size) == 2 and all(isinstance(v, int) for v in size):
+            self.window_size = tuple(max(0, min(v, 20_000)) for v in size)  # a client's numbers: bounded
+        elif isinstance(full, bool):
+            self.full_window = full

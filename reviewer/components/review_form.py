@@ -23,6 +23,8 @@ from reviewer.services.consensus import describe_label, normalise_label
 from reviewer.services.labels import VERIFY_TYPES, verdict_words
 
 REJECT_LABEL = "Reject: unusable, no label (r)"
+# a verdict button's label on one line, cut with an ellipsis (its tooltip says it whole)
+ONE_LINE = ".bk-btn { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }"
 
 
 def undo_label(undoable, item) -> str:
@@ -42,14 +44,17 @@ class ReviewForm(Viewer):
         self._rubric = {int(k): v for k, v in rubric["scores"].items()}
         self._reason = TextHTML("", css_classes=["sr-form-disabled"], sizing_mode="stretch_width")
         self._approve = pn.widgets.Button(color="success", css_classes=["sr-approve"], margin=(2, 2),
+                                          sizing_mode="stretch_width", stylesheets=[ONE_LINE],
                                           description="Save the verdict 'approve': the agent's answer is right (a).")
         self._override = pn.widgets.Button(color="warning", css_classes=["sr-override"], margin=(2, 2),
+                                           sizing_mode="stretch_width", stylesheets=[ONE_LINE],
                                            description="Save the verdict 'override' with the corrected label chosen "
                                                        "below (on a verify item: the candidate chosen or the line "
                                                        "marked in the z tab), which must differ from the agent's "
                                                        "answer (o).")
         self._reject = pn.widgets.Button(label=REJECT_LABEL, color="danger", css_classes=["sr-reject"],
-                                         margin=(2, 2), description="Save the verdict 'reject': this trajectory is "
+                                         margin=(2, 2), sizing_mode="stretch_width", stylesheets=[ONE_LINE],
+                                         description="Save the verdict 'reject': this trajectory is "
                                          "unusable (its reasoning cannot be trusted); no corrected label is saved (r).")
         # what `u` would withdraw on the item on screen, and nothing when it would withdraw nothing
         state = self.state
@@ -166,7 +171,9 @@ class ReviewForm(Viewer):
     def __panel__(self):
         return pn.Column(
             self._reason,
-            pn.FlexBox(self._approve, self._override, self._reject, flex_wrap="wrap", sizing_mode="stretch_width"),
+            # one button a line, each its own height whatever its label says: a label that changes with
+            # the draft never re-wraps the row and moves the buttons under the pointer
+            pn.Column(self._approve, self._override, self._reject, sizing_mode="stretch_width", margin=0),
             self._answer, pn.Row(self._type, self._z), self._comment, self._undo,
             pn.pane.HTML("<b>Reasoning score (0-5)</b>", margin=(0, 5)), self._score, self._rubric_text, self._saved,
             sizing_mode="stretch_width",

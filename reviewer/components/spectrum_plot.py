@@ -66,7 +66,7 @@ DATA_PARAMS = {"spectrum", "smoothing", "sigma_px", "smooth_unit", "sigma_aa", "
 VIEW_PARAMS = {"x_range", "line_kinds", "major_only", "shaded_ranges", "y_mode", "y_fixed",
                "object_class", "spectral_type", "width_px"}
 # the review state's parameters the plot follows (_follow_state)
-FOLLOWED_STATE = ("item", "step_index", "focus_window", "rest_frame", "z", "candidate", "hidden_arms")
+FOLLOWED_STATE = ("item", "step_index", "focus_window", "rest_frame", "z", "candidate", "hidden_arms", "follow_zoom")
 
 
 def _supported_peak(values: np.ndarray) -> float:
@@ -150,8 +150,10 @@ class SpectrumPlot(Viewer):
     def __init__(self, height: int = 300, **params):
         super().__init__(**params)
         self._arrays = None
+        self._followed = None  # the agent's zoom window the x range was last put on (follow_zoom)
         self.figure = self._build_figure(height)
-        self._pane = pn.Column(pn.pane.Bokeh(self.figure, sizing_mode="stretch_width", height=height),
+        # the pane takes the figure's height: set_height changes the figure's alone
+        self._pane = pn.Column(pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
                                sizing_mode="stretch_width", css_classes=["sr-plot"], margin=0)
         self.param.watch(self._on_change, sorted(DATA_PARAMS | VIEW_PARAMS))
         self.param.watch(self._show_legend, "show_legend")
@@ -251,6 +253,12 @@ class SpectrumPlot(Viewer):
                 # the same piece of spectrum stays in view when the axis changes frame
                 old, new = (1.0 + self.z if self.rest_frame else 1.0), (1.0 + z if rest else 1.0)
                 update["x_range"] = (self.x_range[0] * old / new, self.x_range[1] * old / new)
+        agent = state.zoom_window() if state.follow_zoom and not state.focus_window else None
+        if state.follow_zoom and not state.focus_window and (agent != self._followed or "spectrum" in update):
+            # the plot shows what the agent was looking at (the shading alone is lost on a whole spectrum)
+            scale = 1.0 / (1.0 + z) if rest else 1.0
+            update["x_range"] = None if agent is None else (agent[0] * scale, agent[1] * scale)
+            self._followed = agent
         chosen = state.candidate
         wanted = {"class": chosen["class"], "z": float(chosen["z"])} if chosen and chosen.get("class") else None
         if wanted != self.model_of:
@@ -285,6 +293,11 @@ class SpectrumPlot(Viewer):
 
     def axis_label(self) -> str:
         return f"Rest-frame wavelength (Å, z = {self.z:.4f})" if self.rest_frame else "Observed wavelength (Å)"
+
+    def set_height(self, height: int) -> None:
+        """The plot's height in px (the page fits it to the window: layouts.audit.fit_plot_to_window)."""
+        if height != self.figure.height:
+            self.figure.height = int(height)
 
     # ---- zoom actions -------------------------------------------------------------------------
     def zoom_to(self, lo: float, hi: float) -> None:

@@ -54,6 +54,8 @@ class StepStrip(Viewer):
         self._buttons = ButtonStrip(css_classes=["sr-step-strip"], sizing_mode="stretch_width", margin=(0, 5),
                                     height=strip_height(STRIP_ROWS), compact=True)
         self._buttons.param.watch(self._clicked, "value")
+        self._follow = pn.widgets.Checkbox.from_param(self.state.param.follow_zoom, label="Follow the agent's zoom",
+                                                      css_classes=["sr-follow-zoom"], margin=(10, 5), width=170)
         self.state.param.watch(self._load, "item")
         self.state.param.watch(self._show, "step_index")
         self._load()
@@ -92,6 +94,8 @@ class TrajectoryPlayer(Viewer):
         self.strip = StepStrip(state=self.state)
         self._header = TextHTML("", sizing_mode="stretch_width", css_classes=["sr-trajectory-head"], margin=(0, 5),
                                 height=HEADER_HEIGHT_PX, styles={"overflow-y": "auto"})
+        self._follow = pn.widgets.Checkbox.from_param(self.state.param.follow_zoom, label="Follow the agent's zoom",
+                                                      css_classes=["sr-follow-zoom"], margin=(10, 5), width=170)
         self.state.param.watch(self._load, "item")
         self.state.param.watch(self._show, "step_index")
         self._load()
@@ -116,7 +120,7 @@ class TrajectoryPlayer(Viewer):
             self._player.value = self.state.step_index
 
     def __panel__(self):
-        return pn.Column(pn.Row(self._player, self._header, sizing_mode="stretch_width"), self.strip,
+        return pn.Column(pn.Row(self._player, self._follow, self._header, sizing_mode="stretch_width"), self.strip,
                          sizing_mode="stretch_width")
 
 

@@ -11,15 +11,17 @@ from __future__ import annotations
 from dataclasses import replace
 
 from agents.claims.check import Context, check_claim
-from agents.claims.extract import extract_claims
+from agents.claims.extract import _clauses, extract_claims
 from agents.claims.measure import Measurer
+from agents.claims.rivals import answer_redshift, rejected_hypotheses, rivals_only
 from agents.claims.types import Claim, ClaimResult, summarize, summary_text
 from agents.claims.window import View, step_window, trajectory_redshift
 
 CHECKED_KINDS = ("think", "answer")
 # Stored with every result (reviewer/store claim_results): bump it when a change to the patterns,
 # the measurements or the tolerances can change a verdict, so results of the two checkers stay apart.
-CHECKER_VERSION = "claims-8"
+# claims-9 (issue 50, item 7): rejected rivals are not claims; measurement claims by a second method.
+CHECKER_VERSION = "claims-9"
 
 __all__ = ["CHECKER_VERSION", "Claim", "ClaimResult", "Context", "Measurer", "View", "check_claim", "check_text",
            "check_trajectory", "extract_claims", "step_window", "summarize", "summary_text"]
@@ -40,9 +42,12 @@ def check_text(text: str, ctx: Context, claims: list[Claim] | None = None) -> li
 def check_trajectory(trajectory, spectrum, *, measurer: Measurer | None = None,
                      extra_claims: dict[int, list[Claim]] | None = None) -> list[ClaimResult]:
     """Check every think/answer step of a trajectory against `spectrum` (agents.spectra.read_spectrum).
-    `extra_claims` (step index -> claims, e.g. from the LLM extractor) are judged the same way."""
+    `extra_claims` (step index -> claims, e.g. from the LLM extractor) are judged the same way.
+    What the trajectory's own steps reject (agents.claims.rivals: hypotheses not SUPPORTED, or excluded
+    by the synthesis) is not a claim of the answer: a clause quoting such a redshift is not checked."""
     measurer = measurer or Measurer.from_spectrum(spectrum)
     z, z_source = trajectory_redshift(trajectory)
+    rivals, answer_z = rejected_hypotheses(trajectory), answer_redshift(trajectory)
     out: list[ClaimResult] = []
     for step in trajectory.steps:
         if step.kind not in CHECKED_KINDS or not step.text:
@@ -51,6 +56,7 @@ def check_trajectory(trajectory, spectrum, *, measurer: Measurer | None = None,
         ctx = Context(measurer, z=z, z_source=z_source, view=view.range, task=trajectory.task,
                       rest_plot=view.rest_plot)
         claims = extract_claims(step.text) + list((extra_claims or {}).get(step.index, []))
+        claims = rivals_only(step.text, claims, rivals, answer_z, _clauses(step.text))
         for res in check_text(step.text, ctx, claims):
             res.step_index = step.index
             out.append(res)

@@ -1,8 +1,9 @@
 """Rejected hypotheses are not claims (agents.claims.extract): which clauses, and which parts of a
 clause, name a hypothesis or line the agent rejected. A table row whose status cell says NOT SUPPORTED /
 REJECTED / EXCLUDED; a clause labelled as rejected by its first words ("excluded #2 GALAXY z=1.65304: ...",
-"FA-SKY REMOVE Na D @ ..."); the subject of "... is rejected / was ruled out"; the object of "rules out
-..."; and what follows "removed:"."""
+"FA-SKY REMOVE Na D @ ..."); the subject of "... is rejected / was ruled out"; what a contrast rejects
+("rival QSO z=0.6323 close in chi2 but excluded", "... fits well, yet was rejected"); the object of
+"rules out ..."; and what follows "removed:"."""
 from __future__ import annotations
 
 import re
@@ -20,6 +21,11 @@ REJECT_LABEL = re.compile(rf"[\W_]*(?-i:[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+\s+)?(?:(?:
 # "<subject> is/was ... rejected": the subject is what was rejected
 REJECT_PASSIVE = re.compile(rf"\b(?:is|are|was|were|be|been|being)\s+(?:(?:also|then|thus|therefore|hence|now|"
                             rf"clearly|firmly|safely|effectively|only|confidently)\s+)*{REJECT}\b", re.IGNORECASE)
+# "<subject> ..., but / yet excluded": a contrast whose second half rejects the first (issue 50, item 7)
+REJECT_CONTRAST = re.compile(rf"\b(?:but|yet|though|although|only\s+to\s+be)\s+(?:(?:is|are|was|were|then|later|"
+                             rf"finally|ultimately|still|also|nevertheless|nonetheless)\s+)*{REJECT}\b", re.IGNORECASE)
+# where the subject of a contrast starts: a comma, colon, semicolon or parenthesis, or a dash set off by spaces
+CONTRAST_START = re.compile(r"[,:;(\[]|\s[-–—]\s")
 # "... rules out / excludes <object>": the object is what was rejected
 REJECT_ACTIVE = re.compile(r"\b(?:rules?\s+out|ruling\s+out|excludes|excluding|rejects|rejecting|disfavou?rs|"
                            r"disfavou?ring|eliminates|eliminating|refutes|refuting)\b", re.IGNORECASE)
@@ -58,6 +64,19 @@ def rejected_spans(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
             if not AUX_ONLY.fullmatch(text, start, m.start()):
                 break
             start = cuts[-1].start()
+        spans.append((start, m.end()))
+    for m in REJECT_CONTRAST.finditer(text, lo, hi):
+        # back over brackets ("close in chi2 (12.3) but excluded"), to the last boundary outside them
+        depth, start = 0, lo
+        for i in range(m.start() - 1, lo - 1, -1):
+            ch = text[i]
+            if ch in ")]":
+                depth += 1
+            elif ch in "([" and depth:
+                depth -= 1
+            elif depth == 0 and CONTRAST_START.match(text, i) and text[i + 1:m.start()].strip(" ,"):
+                start = i + 1
+                break
         spans.append((start, m.end()))
     for m in REJECT_ACTIVE.finditer(text, lo, hi):
         end = OBJECT_END.search(text, m.end(), hi)

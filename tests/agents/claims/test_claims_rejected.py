@@ -116,3 +116,43 @@ def test_the_k7_star_report_does_not_assert_its_excluded_galaxy_redshifts():
     results = check_trajectory(traj, spec)
     assert not [r for r in results if r.claim.quantity == "z" and abs(r.claim.value - 1.65304) < 1e-4]
     assert all(r.verdict != "contradicted" for r in results)
+
+
+# -- issue 50, item 7: the rival the result auditor names, and what the steps reject ---------------------
+def test_a_rival_close_in_chi2_but_excluded_is_not_a_claim():
+    """The result auditor's wording when a rival is close in chi2 but excluded (agents/verify/result_auditor.py)."""
+    text = ("- RA-RIVAL: allows MEDIUM - rival QSO z=0.6323 close in chi2 (12.3) but excluded: QSO-NO-BROAD: "
+            "no permitted line broader than 1500 km/s (H-gamma 543 km/s, H-beta 466 km/s)")
+    assert extract_claims(text) == []
+    assert _zs("The galaxy sits at z = 0.065; a QSO at z=0.6323 fits too, yet was rejected.") == [0.065]
+
+
+def _galaxy_with_a_rival_line(line: str):
+    """The demo's DESI galaxy verified (a right answer: z 0.3687, catalogue 0.368744), its report's RA-RIVAL
+    line replaced by `line`, naming the trajectory's own rejected QSO hypothesis."""
+    from agents.claims.rivals import rejected_hypotheses
+    from agents.spectra import read_spectrum
+    from agents.verify import verify_spectrum
+
+    spec = read_spectrum(DEMO / "coadd-4-80613-thru20210324.fits", target="39633345008634465")
+    traj = verify_spectrum(spec)
+    assert abs(traj.outcome["brief"]["redshift"] - 0.368744) < 0.001
+    rival = next(r for r in rejected_hypotheses(traj) if r.spectype == "QSO" and abs(r.z - 0.3687) > 0.05)
+    answer = next(s for s in traj.steps if s.kind == "answer")
+    old = next(ln for ln in answer.text.splitlines() if ln.startswith("- RA-RIVAL"))
+    answer.text = answer.text.replace(old, line.format(z=f"{rival.z:.4f}"))
+    return spec, traj
+
+
+@pytest.mark.parametrize("line", [
+    # the result auditor's own wording
+    "- RA-RIVAL: allows MEDIUM - rival QSO z={z} close in chi2 (12.3) but excluded: QSO-NO-BROAD: no permitted "
+    "line broader than 1500 km/s",
+    # no rejection word at all: the steps say the hypothesis was not supported
+    "- RA-RIVAL: allows MEDIUM - the runner-up QSO z={z} comes close in chi2 (12.3) with [O III] 5008 emission",
+])
+def test_a_right_verify_answer_naming_a_rejected_rival_has_no_contradicted_claim(line):
+    spec, traj = _galaxy_with_a_rival_line(line)
+    results = check_trajectory(traj, spec)
+    assert [r.claim.text for r in results if r.verdict == "contradicted"] == []
+    assert results  # the answer's own claims are still checked

@@ -11,7 +11,18 @@ the survey's own bits) and refuses when
    their derived values) has fewer than MIN_WINDOW_PIXELS usable pixels in one of its windows (core,
    side bands): the data do not cover it, so its absence is unknown, not a NO;
 3. (vet) the median S/N per pixel (measure.local_snr) of the task's best diagnostic window
-   (`windows[].range`) is below MIN_WINDOW_SNR: no window holds any signal.
+   (`windows[].range`) is below MIN_WINDOW_SNR: no window holds any signal;
+4. (vet, issue 50 item 5) a feature that decides the task (its `significance` entry in kb/tasks) would
+   stand less than SIGNIFICANCE sigma from its threshold at the spectrum's measured noise, were the
+   spectrum a typical member of the class: the noise could make a member fail, so a NO would be the
+   noise's. The noise model is the propagated per-pixel noise of the measurement (`predicted_sigma`),
+   from the file's inverse variance: a file without errors (a noiseless template) has no measured
+   noise, and the pixel-to-pixel scatter of a cool star's blue end is its lines, not noise.
+
+Rules 2-4 give way to a NO that the windows present already decide (`decided_no`): a requirement
+measured and failed by SIGNIFICANCE sigma of its own noise (an equivalent width, a mean of them), or a
+line width traced where a member's line would have been traced to its half depth (rule 4's test for
+it) and found narrower than the threshold. The spectrum is then judged, and its answer is that NO.
 
 Verify has no task windows: the lines that give a redshift depend on the redshift sought, and an
 emission-line galaxy or quasar can give one with a continuum at S/N ~0 (the FORMA audit rates such a
@@ -19,12 +30,15 @@ result's credibility), so only rule 1 applies to it.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 import kb
 from agents.spectra.core import MIN_FINITE_PIXELS
-from agents.tools.measure import MIN_PIXELS, Arrays, measure
+from agents.tools.measure import MIN_PIXELS, UNITS, Arrays, measure
 from agents.trajectory import UNJUDGEABLE, Trajectory
 
 # Rule 1: the floor of agents.spectra.core.MIN_FINITE_PIXELS, counted on usable pixels: the continuum
@@ -44,6 +58,15 @@ MIN_WINDOW_PIXELS = MIN_PIXELS
 # `snr` requirement (3-10 in kb/tasks), answered NO below it.
 MIN_WINDOW_SNR = 1.0
 
+# Rule 4: 3 sigma, the one-sided chance 0.13 % that noise alone moves a measurement across a threshold.
+SIGNIFICANCE = 3.0
+# The noise of the medians the measurements take (agents.tools.measure): the median of N Gaussian pixels
+# has sigma ~ sqrt(pi / 2) sigma / sqrt(N) (its asymptotic efficiency, 2/pi); a 5-pixel running median
+# (balmer_width's smoothing) ~0.536 sigma, the exact order statistic of five.
+MEDIAN_NOISE = math.sqrt(math.pi / 2.0)
+MEDIAN5_NOISE = 0.536
+MEDIAN3_NOISE = 0.670  # line_depth's 3-pixel running median
+
 _REGIONS = ("core", "blue", "red", "band", "side", "side2", "window")  # the windows a measure reads
 
 
@@ -57,6 +80,8 @@ class Judgement:
     missing: tuple[str, ...] = ()  # the ones they do not
     snr: float | None = None  # median S/N per pixel of the best diagnostic window (vet)
     snr_window: str | None = None
+    significance: tuple[dict, ...] = ()  # rule 4: each decisive feature's predicted significance (vet)
+    decided_no: str | None = None  # the requirement the windows present fail, when that decides NO
 
     @property
     def reason(self) -> str:
@@ -66,10 +91,11 @@ class Judgement:
         return {"judgeable": self.judgeable, "reason": self.reason, "usable_pixels": self.usable_pixels,
                 "pixels": self.pixels, "coverage": None if self.coverage is None else round(self.coverage, 3),
                 "missing": list(self.missing), "snr": None if self.snr is None else round(self.snr, 2),
-                "snr_window": self.snr_window, "quality": None if self.snr is None else quality_label(self.snr),
+                "snr_window": self.snr_window, "significance": list(self.significance),
+                "decided_no": self.decided_no, "quality": None if self.snr is None else quality_label(self.snr),
                 "thresholds": {
                     "min_usable_pixels": MIN_USABLE_PIXELS, "min_window_pixels": MIN_WINDOW_PIXELS,
-                    "min_window_snr": MIN_WINDOW_SNR}}
+                    "min_window_snr": MIN_WINDOW_SNR, "significance": SIGNIFICANCE}}
 
 
 def _measure_specs(task: dict) -> dict[str, dict]:
@@ -96,8 +122,10 @@ def _uncovered(crit: dict, task: dict, covered) -> list[str]:
     return [m for m in _parts(task, crit["measure"]) if not covered(m)]
 
 
-def assess(arrays: Arrays, task: dict | None = None) -> Judgement:
-    """The rule for one spectrum and a vet task (a kb/tasks entry), or for verification (task None)."""
+def assess(arrays: Arrays, task: dict | None = None, *, measured_noise: bool = True) -> Judgement:
+    """The rule for one spectrum and a vet task (a kb/tasks entry), or for verification (task None).
+    measured_noise False: the file's errors are an estimate, not a measurement (a reader's DER_SNR fill,
+    `meta["ivar_estimated"]`, as for the noiseless Pickles templates): rule 4 has no noise to predict from."""
     usable, pixels = int(arrays.good.sum()), int(arrays.wave.size)
     if usable < MIN_USABLE_PIXELS:
         return Judgement(False, (f"{usable} usable pixels of {pixels} (the others masked or without inverse "
@@ -124,8 +152,196 @@ def assess(arrays: Arrays, task: dict | None = None) -> Judgement:
         said = "no window has usable pixels" if snr is None else f"{snr:.2f} in the best window ({where})"
         reasons.append(f"median S/N per pixel {said}; below {MIN_WINDOW_SNR:.0f} the noise exceeds the signal "
                        "in every diagnostic window")
+    significance = tuple(_significance(arrays, task, specs)) if measured_noise else ()
+    weak = [g for g in significance if g["significance"] < SIGNIFICANCE]
+    if weak:
+        reasons.append(f"S/N too low to decide {task['name']}: " + "; ".join(g["says"] for g in weak)
+                       + f"; at least {SIGNIFICANCE:.0f} sigma needed")
     coverage = 1.0 - len(missing) / len(required) if required else 1.0
-    return Judgement(not reasons, tuple(reasons), usable, pixels, coverage, names, snr, where)
+    decided = _decided_no(arrays, task, specs) if reasons else None
+    if decided is not None:  # the windows present answer it: judged, and the answer is NO
+        return Judgement(True, (), usable, pixels, coverage, names, snr, where, significance, decided)
+    return Judgement(not reasons, tuple(reasons), usable, pixels, coverage, names, snr, where, significance)
+
+
+# -- rule 4: the predicted significance of the decisive features ---------------------------------
+def _noise(arrays: Arrays, band) -> tuple[float, int] | None:
+    """(median sigma per pixel, pixel count) over `band`: from the inverse variance, or where a file gives
+    no errors from the pixel-to-pixel scatter (measure.local_snr's estimate)."""
+    idx = arrays.window(*band)
+    if idx.size < MIN_WINDOW_PIXELS:
+        return None
+    if arrays.ivar is not None:
+        return float(np.median(1.0 / np.sqrt(arrays.ivar[idx]))), int(idx.size)
+    d = np.diff(arrays.flux[idx])
+    return float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0)), int(idx.size)
+
+
+def _line_noise(arrays: Arrays, spec: dict) -> dict | None:
+    """The noise of a line measurement (core, blue and red side bands) in continuum units: per pixel over
+    the core, and of the continuum the side-band medians set under it. None where a window lacks pixels;
+    infinite where the side bands hold no positive continuum."""
+    core, side = _noise(arrays, spec["core"]), [_noise(arrays, spec[k]) for k in ("blue", "red")]
+    if core is None or None in side:
+        return None
+    level = float(np.mean([np.median(arrays.flux[arrays.window(*spec[k])]) for k in ("blue", "red")]))
+    width = float(spec["core"][1] - spec["core"][0])
+    if not level > 0:
+        return {"pixel": math.inf, "continuum": math.inf, "pixels": core[1], "width": width}
+    continuum = MEDIAN_NOISE * math.sqrt(sum(s * s / n for s, n in side)) / 2.0 / level
+    return {"pixel": core[0] / level, "continuum": continuum, "pixels": core[1], "width": width}
+
+
+def predicted_sigma(arrays: Arrays, task: dict, measure_id: str) -> float | None:
+    """The 1-sigma noise of an equivalent width (or a mean or ratio of them) at this spectrum's measured
+    noise: sigma_EW^2 = N (dl sigma / C)^2 over the core's N pixels of width dl, plus (core width x the
+    relative error of the continuum the two side-band medians set). None: no model or not covered."""
+    specs = _measure_specs(task)
+    spec = specs.get(measure_id)
+    if spec is not None:
+        if spec["kind"] != "equivalent_width":
+            return None
+        ln = _line_noise(arrays, spec)
+        if ln is None:
+            return None
+        dl = ln["width"] / ln["pixels"]
+        return math.hypot(dl * math.sqrt(ln["pixels"]) * ln["pixel"], ln["width"] * ln["continuum"])
+    derived = next((d for d in task.get("derived", []) if d["id"] == measure_id), None)
+    if derived is None:
+        return None
+    if "mean_of" in derived:
+        parts = [predicted_sigma(arrays, task, p) for p in derived["mean_of"]]
+        return None if None in parts else math.sqrt(sum(p * p for p in parts)) / len(parts)
+    if "ratio_of" in derived:
+        num, den = derived["ratio_of"]
+        s_num, s_den = predicted_sigma(arrays, task, num), predicted_sigma(arrays, task, den)
+        typical = task.get("significance", {}).get("typical", {})
+        v_num, v_den = _typical(task, num, typical), _typical(task, den, typical)
+        if None in (s_num, s_den, v_num, v_den) or v_den == 0:
+            return None
+        return math.hypot(s_num, v_num / v_den * s_den) / abs(v_den)
+    return None
+
+
+def _typical(task: dict, measure_id: str, typical: dict) -> float | None:
+    """A typical member's value of a measure: given (kb/tasks `significance.typical`) or derived from them."""
+    if measure_id in typical:
+        value = typical[measure_id]
+        return None if isinstance(value, dict) else float(value)
+    derived = next((d for d in task.get("derived", []) if d["id"] == measure_id), None)
+    if derived is None:
+        return None
+    how = next(k for k in ("mean_of", "ratio_of", "max_of", "min_of") if k in derived)
+    parts = [_typical(task, p, typical) for p in derived[how]]
+    if None in parts or (how == "ratio_of" and parts[1] == 0):
+        return None
+    return {"mean_of": lambda v: sum(v) / len(v), "ratio_of": lambda v: v[0] / v[1], "max_of": max,
+            "min_of": min}[how](parts)
+
+
+def _leaves(crit: dict):
+    if "all" in crit or "any" in crit:
+        for c in crit.get("all", crit.get("any", [])):
+            yield from _leaves(c)
+    else:
+        yield crit
+
+
+def _threshold(task: dict, measure_id: str) -> dict | None:
+    rule = task["decision"]
+    return next((leaf for c in rule.get("require", []) + rule.get("veto", []) for leaf in _leaves(c)
+                 if leaf["measure"] == measure_id), None)
+
+
+def _width_significance(arrays: Arrays, spec: dict, depth: float) -> float | None:
+    """How far a member's half-depth level (depth / 2 below the continuum) stands above the noise of the
+    smoothed profile the width is walked on: below SIGNIFICANCE the walk stops on a noise spike."""
+    ln = _line_noise(arrays, spec)
+    if ln is None:
+        return None
+    noise = MEDIAN5_NOISE * math.hypot(ln["pixel"], ln["continuum"])
+    return math.inf if noise == 0 else depth / 2.0 / noise
+
+
+def _depth_sigma(arrays: Arrays, spec: dict) -> float | None:
+    """The noise of a line depth (1 - the lowest 3-pixel running median of the normalised core): a smoothed
+    pixel's noise and the continuum's. Noise deepens the lowest point, never fills it: a shallow depth
+    measured is, if anything, deeper than the line's."""
+    ln = _line_noise(arrays, spec)
+    return None if ln is None else math.hypot(MEDIAN3_NOISE * ln["pixel"], ln["continuum"])
+
+
+def _significance(arrays: Arrays, task: dict, specs: dict) -> list[dict]:
+    entry = task.get("significance")
+    if not entry or arrays.ivar is None:  # no errors in the file: no measured noise to predict from
+        return []
+    typical, out = entry.get("typical", {}), []
+    for mid in entry["features"]:
+        spec, leaf = specs.get(mid), _threshold(task, mid)
+        name = spec.get("name", mid) if spec else next(d.get("name", mid) for d in task["derived"] if d["id"] == mid)
+        if spec is not None and spec["kind"] == "balmer_width":
+            depth = typical[mid]["depth"]
+            sig = _width_significance(arrays, spec, depth)
+            if sig is None:
+                continue
+            says = (f"the {name} of a {task['target']} (line depth {depth:.2f}) would be traced at "
+                    f"{sig:.1f} sigma")
+        else:
+            sigma, value = predicted_sigma(arrays, task, mid), _typical(task, mid, typical)
+            if sigma is None or value is None or leaf is None:
+                continue
+            threshold = float(leaf["value"])
+            sig = math.inf if sigma == 0 else abs(value - threshold) / sigma
+            says = (f"the {name} of a {task['target']} ({value:.2f}) would stand {sig:.1f} sigma from its "
+                    f"threshold {threshold:.2f} (sigma {sigma:.2f} at this noise)")
+        # a noiseless file (a template) is capped, so the recorded data stay plain JSON
+        out.append({"measure": mid, "significance": round(min(sig, 1e6), 2), "says": says})
+    return out
+
+
+def _value(arrays: Arrays, task: dict, specs: dict, mid: str) -> float | None:
+    spec = specs.get(mid)
+    if spec is not None:
+        params = {k: v for k, v in spec.items() if k not in ("id", "kind", "name", "unit")}
+        return measure(arrays, spec["kind"], **params)
+    derived = next((d for d in task.get("derived", []) if d["id"] == mid), None)
+    if derived is None or "mean_of" not in derived:
+        return None
+    parts = [_value(arrays, task, specs, p) for p in derived["mean_of"]]
+    return None if None in parts else sum(parts) / len(parts)
+
+
+def _decided_no(arrays: Arrays, task: dict, specs: dict) -> str | None:
+    """The first requirement (a leaf of the `require` list, or of an `all` group in it) the windows present
+    fail beyond doubt, said with its numbers; None when none does."""
+    typical = task.get("significance", {}).get("typical", {})
+    for crit in task["decision"].get("require", []):
+        leaves = [crit] if "measure" in crit else crit.get("all", [])
+        for leaf in leaves:
+            if "measure" not in leaf or leaf["op"] not in (">=", ">"):
+                continue
+            mid, threshold = leaf["measure"], float(leaf["value"])
+            value = _value(arrays, task, specs, mid)
+            if value is None or value >= threshold:
+                continue
+            spec = specs.get(mid)
+            derived = None if spec else next(d for d in task["derived"] if d["id"] == mid)
+            name = (spec or derived).get("name", mid)
+            unit = spec.get("unit", UNITS.get(spec["kind"], "")) if spec else derived.get("unit", "")
+            unit = f" {unit}" if unit else ""
+            if spec is not None and spec["kind"] == "balmer_width":
+                depth = typical.get(mid, {}).get("depth") if isinstance(typical.get(mid), dict) else None
+                sig = None if depth is None else _width_significance(arrays, spec, depth)
+                if sig is not None and sig >= SIGNIFICANCE:
+                    return (f"{name} = {value:.2f}{unit} where a {task['target']} needs >= {threshold:.2f}; at this "
+                            f"noise a {task['target']}'s line would be traced to its half depth ({sig:.1f} sigma)")
+                continue
+            sigma = _depth_sigma(arrays, spec) if spec is not None and spec["kind"] == "line_depth" else \
+                predicted_sigma(arrays, task, mid)
+            if sigma is not None and threshold - value >= SIGNIFICANCE * sigma:
+                return (f"{name} = {value:.2f}{unit}, {(threshold - value) / sigma:.1f} sigma below the {threshold:.2f} "
+                        f"a {task['target']} needs (sigma {sigma:.2f} at this noise)")
+    return None
 
 
 def quality_label(snr: float | None) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from agents.tools.judgeable import assess
 from agents.tools.measure import Arrays
 from agents.vet.evidence import OPS, Measurement, derive, measure_window, quote
 
@@ -66,11 +67,18 @@ def measurements(task: dict, arrays: Arrays) -> dict[str, Measurement]:
     return values
 
 
+JUDGEABLE = "_judgeable"  # the features' column that says whether the policy answers at all
+
+
 def features(task: dict, arrays_list: list[Arrays]) -> dict[str, np.ndarray]:
-    """measure id -> values over the spectra, rounded as quoted (NaN = not measurable)."""
+    """measure id -> values over the spectra, rounded as quoted (NaN = not measurable); and JUDGEABLE:
+    1 where agents.tools.judgeable answers the task, 0 where it refuses it (never YES, as in vet_spectrum)."""
     rows = [measurements(task, a) for a in arrays_list]
     ids = list(rows[0]) if rows else []
-    return {i: np.array([np.nan if r[i].value is None else float(quote(r[i].value)) for r in rows]) for i in ids}
+    out = {i: np.array([np.nan if r[i].value is None else float(quote(r[i].value)) for r in rows]) for i in ids}
+    if arrays_list:
+        out[JUDGEABLE] = np.array([1.0 if assess(a, task).judgeable else 0.0 for a in arrays_list])
+    return out
 
 
 def _leaf_groups(task: dict):
@@ -116,7 +124,7 @@ def predict(task: dict, feats: dict[str, np.ndarray]) -> np.ndarray:
     """YES (True) per spectrum: every `require` holds and no `veto` fires (evidence.decide)."""
     n = len(next(iter(feats.values())))
     rule = task["decision"]
-    yes = np.ones(n, bool)
+    yes = feats[JUDGEABLE] > 0 if JUDGEABLE in feats else np.ones(n, bool)
     for crit in rule.get("require", []):
         yes &= _holds(crit, feats, n)
     for crit in rule.get("veto", []):

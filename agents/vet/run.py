@@ -176,7 +176,7 @@ def vet_spectrum(spectrum, task_id: str, backend: str = "rules", *, eager_render
         pass
     meta = spectrum.meta or {}
     arrays = Arrays.from_spectrum(spectrum)
-    judgement = assess(arrays, task)
+    judgement = assess(arrays, task, measured_noise=not meta.get("ivar_estimated"))
     # draws in agents.render_pool's processes while one runs (an LLM campaign), else right here
     tool = PooledZoomTool.from_spectrum(spectrum, redshift=redshift, title=title)
     if backend == "rules":
@@ -215,4 +215,6 @@ def vet_spectrum(spectrum, task_id: str, backend: str = "rules", *, eager_render
                                       "recursion_limit": 4 * MAX_TOOL_CALLS + 10})
     if not traj.outcome:  # defensive: the graph always ends through _answer or _stop
         traj.outcome = {"status": "error", "error": "graph ended without an outcome"}
+    if judgement.decided_no:  # judged despite a missing window or the noise: the windows present say NO
+        traj.outcome["judgeable"] = judgement.as_data()
     return traj

@@ -8,13 +8,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from astropy.nddata import InverseVariance
+from degrade import degrade
 from specutils import Spectrum
 
 import kb
 from agents.spectra import read_spectrum
 from agents.tools.judgeable import assess, quality_label
 from agents.tools.measure import Arrays
+from agents.trajectory import UNJUDGEABLE
 from agents.verify import verify_spectrum
+from agents.vet import vet_spectrum
 
 A2_STAR = "lamost_astrospectro/spec-55862-B6212_sp01-010.fits.gz"  # LAMOST A2IV, task a: YES
 DA_WHITE_DWARF = "sdss_wdtools/sample_spectrum.fits"  # SDSS BOSS DA (WDhotter), task wd: YES
@@ -58,3 +61,35 @@ def test_the_quality_rule():
     assert [quality_label(s) for s in (None, float("nan"), 0.67, 1.99, 2.0, 4.99, 5.0, 80.0)] == [
         "noise-dominated", "noise-dominated", "noise-dominated", "noise-dominated", "marginal", "marginal",
         "high-quality", "high-quality"]
+
+
+def test_the_stars_are_answered_yes_as_observed(observed):
+    for task_id, star in observed.items():
+        assert vet_spectrum(star, task_id).outcome["prediction"] == "YES", task_id
+
+
+@pytest.mark.parametrize("task_id", ["a", "wd"])
+@pytest.mark.parametrize("snr", [0.5, 1.0, 2.0])
+def test_a_degraded_star_is_refused_or_answered_yes_never_no(observed, task_id, snr):
+    task = kb.task(task_id)
+    for seed in SEEDS:
+        noisy = degrade(observed[task_id], snr, seed)
+        judged = assess(Arrays.from_spectrum(noisy), task)
+        assert judged.snr is not None and judged.snr < 1.5 * snr + 0.3  # the pipeline measures the new noise
+        out = vet_spectrum(noisy, task_id).outcome
+        if out["status"] == UNJUDGEABLE:
+            assert out.get("prediction") is None and out["judgeable"]["judgeable"] is False
+            if snr >= 1.0:  # above the no-signal floor: refused because the task's features drown
+                assert f"S/N too low to decide {task['name']}" in out["reason"], out["reason"]
+        else:
+            assert out["prediction"] == "YES", (seed, out.get("margin"))
+
+
+def test_a_white_dwarf_question_the_windows_present_decide_is_answered_no(shared_spectra):
+    """A LAMOST K7 star whose H-delta pixels are masked: the mean of three Balmer lines cannot be formed,
+    but H-beta, traced at S/N ~14, is 11 A wide where a DA's is 45 A or more: the answer is NO."""
+    k7 = _read(shared_spectra, K7_NO_HDELTA)
+    traj = vet_spectrum(k7, "wd")
+    assert traj.outcome["status"] == "answered" and traj.outcome["prediction"] == "NO"
+    judged = traj.outcome["judgeable"]
+    assert judged["missing"] == ["H-delta equivalent width"] and "H-beta full width" in judged["decided_no"]

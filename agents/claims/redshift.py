@@ -51,6 +51,15 @@ BAND_WIDTH = 50.0  # Angstrom observed: narrower features are lines, not bands o
 # (Worthey et al. 1994), among the deepest features of F-K stars
 NARROW_BANDS = [(4281.4, 4316.4, -1)]
 STAR_Z_MAX = 0.003  # |v| < 900 km/s: every star of the Galaxy and its halo (hypervelocity stars included)
+# Earth's atmosphere, observed frame (issue 50, item 7): at a claimed z ~ 0 an absorption band there is the
+# atmosphere's, not evidence against the star's z. The telluric bands (O2 B 6867-6884 and A 7594-7621 with
+# their wings, H2O 7160-7340, 8120-8350 and 8950-9800 A; Stevenson 1994, Hinkle et al. 2003) and, redward
+# of OH_ZONE, the night-sky OH bands, whose lines a sky subtraction leaves behind as narrow dips or spikes
+# (Osterbrock et al. 1996: 7750, 7794-7993, 8344-8465, 8761-8958 A ...; the verify feature auditor's OH
+# zone starts at 7800 A, this one at the 7750 A group)
+TELLURIC = [(6860.0, 6960.0), (7160.0, 7340.0), (7585.0, 7700.0), (8120.0, 8350.0), (8950.0, 9800.0)]
+OH_ZONE = 7700.0
+N_CANDIDATES = 12  # features kept in the cache: the strongest N_STRONGEST once the atmosphere's are set aside
 ENVELOPE_PCT = 80  # emission is measured above the running 80th percentile: in a forest of absorption
 # lines (cool stars, the crowded blue end) the gaps between lines reach the envelope, not above it
 
@@ -66,8 +75,9 @@ class Feature:
 def strongest_features(measurer, n: int = N_STRONGEST) -> list[Feature]:
     """The n most prominent significant peaks / troughs of the spectrum (cached on the measurer)."""
     cached = getattr(measurer, "_strongest", None)
-    if cached is not None:
+    if cached is not None and (len(cached) >= n or getattr(measurer, "_strongest_n", 0) >= n):
         return cached[:n]
+    n_find = max(n, N_CANDIDATES)
     from scipy.ndimage import median_filter, percentile_filter, uniform_filter1d
 
     a = measurer.a
@@ -98,7 +108,7 @@ def strongest_features(measurer, n: int = N_STRONGEST) -> list[Feature]:
         for lo, hi in SKY:
             usable &= ~((w >= lo) & (w <= hi))
         score = np.where(usable, np.abs(rs), 0.0)
-        while len(out) < 2 * n and score.max() > 0:
+        while len(out) < 2 * n_find and score.max() > 0:
             i = int(np.argmax(score))
             sign = 1 if rs[i] > 0 else -1
             half = 0.5 * abs(rs[i])
@@ -111,9 +121,15 @@ def strongest_features(measurer, n: int = N_STRONGEST) -> list[Feature]:
             score[(w >= w[j0] - max(30.0, width)) & (w <= w[j1] + max(30.0, width))] = 0.0
             if width <= MAX_WIDTH and (sign > 0 or abs(rs[i]) < 1.0):  # no absorption below zero flux
                 out.append(Feature(float(w[i]), sign, float(abs(rs[i])), width))
-    out = out[:n]
+    out = out[:n_find]
     measurer._strongest = out
-    return out
+    measurer._strongest_n = n_find
+    return out[:n]
+
+
+def atmospheric(feature: Feature) -> bool:
+    """A feature where Earth's atmosphere puts one: a telluric band, or the OH zone's sky residuals."""
+    return feature.wave >= OH_ZONE or any(lo <= feature.wave <= hi for lo, hi in TELLURIC)
 
 
 def _rest_lines() -> list[float]:
@@ -136,6 +152,8 @@ def check_redshift(claim, ctx, result):
     z = claim.value
     lo, hi = ctx.measurer.coverage
     top = strongest_features(ctx.measurer)
+    if abs(z) <= STAR_Z_MAX:  # at rest the atmosphere's bands sit where a star's z would put lines: no evidence
+        top = [f for f in strongest_features(ctx.measurer, N_CANDIDATES) if not atmospheric(f)][:N_STRONGEST]
     qso = (ctx.object_class or "").upper() == "QSO"
     unexplained = [f for f in top if not explained(f, z, qso)]
     if len(top) >= 2 and len(unexplained) >= 2 and 2 * len(unexplained) > len(top):
@@ -154,11 +172,35 @@ def check_redshift(claim, ctx, result):
     if len(found) >= 2 and strongest_ok:
         zs = float(np.mean([zz for _, zz in found]))
         return result(claim, "supported", ctx, zs, 0.002 * (1 + z), window, f"lines found at z={z:g}: {names}")
-    if covered >= 3 and not found:
+    if covered >= 3 and not found and not (abs(z) <= STAR_Z_MAX and len(_detected_at_rest(ctx, z)) >= 2):
+        # at a star's z, absorption lines detected (3 sigma) if not strong are there: a cool star's lines
+        # at survey S/N are many and shallow
         return result(claim, "contradicted", ctx, None, None, (lo, hi),
                       f"none of the {covered} major lines covered at z={z:g} is there")
     return result(claim, "unverifiable", ctx, reason=f"{covered} major lines covered, found: {names or 'none'}"
                   + ("" if strongest_ok else f"; the strongest feature, at {top[0].wave:.0f} A, is not explained"))
+
+
+def _detected_at_rest(ctx, z: float) -> list[str]:
+    """The major absorption lines of kb detected (SIG_DETECT, agents.claims.check.line_state) at z."""
+    from agents.claims.check import _Unverifiable, line_state
+
+    lo, hi = ctx.measurer.coverage
+    local = replace(ctx, z=z)
+    out = []
+    for ln in kb.lines():
+        if ln["kind"] != "absorption" or not ln.get("major") or ln["name"] in out:
+            continue
+        centre = ln["wave"] * (1 + z)
+        params = line_params(centre, HALF_REST * (1 + z))
+        if params["blue"][0] < lo or params["red"][1] > hi:
+            continue
+        try:
+            if line_state(local, centre, params)["absorption"]:
+                out.append(ln["name"])
+        except _Unverifiable:
+            continue
+    return out
 
 
 def _major_lines_found(ctx, z: float) -> tuple[int, list[tuple[str, float]], tuple[float, float] | None]:

@@ -99,9 +99,9 @@ def ablate(pixels: Pixels, meta: dict | None = None, *, remove: tuple[float, flo
     return {"modification": what, "before": before, "after": after, "change": compare(before, after)}
 
 
-def carrying_lines(traj) -> list[dict]:
-    """The strong lines that carried the answer, strongest first: lines of the chosen hypothesis the
-    result auditor confirmed (credible, not removed) with S/N >= the robust threshold
+def strong_lines(traj) -> list[dict]:
+    """The strong lines of the answer, strongest first: lines of the chosen hypothesis the result
+    auditor confirmed (credible, not removed) with S/N >= the robust threshold
     (kb/forma/rules.yaml matching.robust_snr)."""
     import kb
     _, lines = _best_lines(traj)
@@ -111,6 +111,58 @@ def carrying_lines(traj) -> list[dict]:
     strong = kb.load("forma/rules")["matching"]["robust_snr"]
     out = [ln for ln in lines if ln["name"] in confirmed and ln["observed"] and (ln["snr"] or 0) >= strong]
     return sorted(out, key=lambda ln: -(ln["snr"] or 0))
+
+
+def _as_result(traj, rows: list[dict]):
+    """The chosen hypothesis rebuilt from its recorded rows, its confirmed lines credible."""
+    from dataclasses import fields
+
+    from agents.tools.hypotheses import Hypothesis
+    from agents.verify.analysis import HypothesisResult, LineResult
+    summary, _ = _best_lines(traj)
+    names = {f.name for f in fields(LineResult)}
+    lines = [LineResult(**{k: v for k, v in r.items() if k in names}) for r in rows]
+    for ln in lines:
+        ln.audit = "KEEP" if ln.status == "LIKELY" else ""
+    return HypothesisResult(summary["idx"], Hypothesis(summary["z"], summary["class"]), lines)
+
+
+def carrying_lines(traj) -> list[dict]:
+    """The strong lines (`strong_lines`) that carried the answer: without the line (leave one out)
+    the joint z of the rest moves by more than the stated 1-sigma, fewer than the credible key lines
+    HIGH asks for remain (kb/forma/rules.yaml credibility.high_min_likely, counting key lines), it was
+    the answer's only broad line (a QSO's class), or it is the strongest line. A line the others
+    already decide without it does not carry the answer."""
+    import kb
+    from agents.verify.analysis import _systemic
+    strong = strong_lines(traj)
+    if not strong:
+        return []
+    ra = next((s.data for s in traj.steps if s.kind == "verdict" and s.verdict and s.verdict.who == "result_auditor"),
+              None) or {}
+    confirmed = {name for name, _ in ra.get("confirmed_lines", [])}
+    _, rows = _best_lines(traj)
+    rows = [dict(r, status=r["status"] if r["name"] in confirmed else "NOT_FOUND") for r in rows]
+    b = traj.outcome["brief"]
+    z0, err0 = b["redshift"], b["redshift_rms"] or 0.0
+    cred = kb.load("forma/rules")["credibility"]
+    broad_min = kb.load("forma/rules")["widths"]["qso_fatal_below_kms"]
+
+    def broad(r):
+        return r["kind"] == "emission" and max(r["fwhm_kms"] or 0, r.get("broad_fwhm_kms") or 0) >= broad_min
+
+    n_broad = sum(1 for r in rows if r["status"] == "LIKELY" and broad(r))
+    out = []
+    for ln in strong:
+        rest = [dict(r, status="NOT_FOUND") if r["name"] == ln["name"] else r for r in rows]
+        res = _as_result(traj, rest)
+        _systemic(res)
+        n_key = sum(1 for r in res.credible() if r.key)
+        moved = res.systemic_z is None or abs(res.systemic_z - z0) > err0
+        if ln is strong[0] or moved or n_key < cred["high_min_likely"] or (b["type"] == "QSO" and broad(ln)
+                                                                          and n_broad <= 1):
+            out.append(ln)
+    return out
 
 
 def _fwhm_A(ln: dict) -> float:

@@ -169,6 +169,23 @@ def _forced(pixels, ln: LineResult, centre: float, fwhm_kms: float, others) -> t
     return m["flux"], float(np.hypot(m["flux_err"], c["flux_systematic"] * m["flux"]))
 
 
+def gap_verdicts(res: HypothesisResult) -> dict[str, tuple[str, str, str]]:
+    """FA-EMISSION-GAP: an absorption line found within 1.5 FWHM of a credible emission line of the
+    same hypothesis is the dip beside (or between) emission lines, not a stellar line: REMOVE."""
+    em = [ln for ln in res.lines if ln.kind == "emission" and _credible(ln) and ln.observed and ln.fwhm_kms]
+    out = {}
+    for ln in res.lines:
+        if ln.kind != "absorption" or ln.status not in ("LIKELY", "MARGINAL") or ln.observed is None:
+            continue
+        for e in em:
+            fwhm_A = e.fwhm_kms / C_KMS * e.observed
+            if abs(ln.observed - e.observed) <= 1.5 * fwhm_A:
+                out[ln.name] = ("REMOVE", "FA-EMISSION-GAP", f"{ln.name} at {ln.observed:.1f} Å lies "
+                                f"{abs(ln.observed - e.observed):.1f} Å from {e.name} emission (FWHM {fwhm_A:.1f} Å)")
+                break
+    return out
+
+
 def ratio_verdicts(res: HypothesisResult, pixels) -> tuple[dict[str, tuple[str, str, str]], list[str]]:
     """FA-DOUBLET-RATIO per line name, and the contradictions found: for each pair of kb
     line_ratios with a credible member, both fluxes are measured alike at the places the better
@@ -218,6 +235,7 @@ def audit(results: list[HypothesisResult], pixels, features) -> FeatureAudit:
     for res in results:
         dbl = doublet_verdicts(res)
         ratios, bad = ratio_verdicts(res, pixels)
+        ratios.update(gap_verdicts(res))
         if bad:
             fa.contradictions[res.idx] = bad
         for ln in res.lines:

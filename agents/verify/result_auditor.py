@@ -103,8 +103,9 @@ def rule_rival(best, syn, fa, pixels) -> RuleOutcome:
 
 
 def rule_removed(best, syn, fa, pixels) -> RuleOutcome:
-    """RA-REMOVED: a removed anchor caps at LOW; >= 2 removed lines cap at MEDIUM and ask for review."""
-    removed = fa.removed(best.idx)
+    """RA-REMOVED: a removed anchor caps at LOW; >= 2 removed lines cap at MEDIUM and ask for review.
+    A trough beside an emission line read as an absorption line (FA-EMISSION-GAP) is not counted."""
+    removed = [v for v in fa.removed(best.idx) if v.rule != "FA-EMISSION-GAP"]
     names = [v.line for v in removed]
     anchor_gone = best.anchor is None and removed
     if anchor_gone:

@@ -15,8 +15,6 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from reviewer.cli.exits import EXIT_CODES
-
 REPO_ROOT = Path(__file__).resolve().parents[3]
 SPECREVIEW = [sys.executable, "-m", "reviewer.cli"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -146,6 +144,8 @@ def test_a_server_that_cannot_take_its_database_stops_with_the_message(tmp_path,
 
 
 def test_the_readme_lists_every_exit_code():
+    from reviewer.cli.exits import EXIT_CODES
+
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("### Exit codes"):]
     section = section[:section.index("\n#", 1)]

@@ -64,7 +64,7 @@ def on_server_loaded(server_context) -> None:
     ready = prepared_for_pages(store)
     if store.path is not None:  # `specreview` commands run through the app while it holds the file
         start_endpoint(store.path)
-    import layouts  # noqa: F401 - imports Panel, HoloViews and the components before the first page
+    import layouts  # noqa: F401 - imports Panel, Bokeh and the components before the first page
 
     leave_to_refcounting()
     if ready:
@@ -103,7 +103,7 @@ def leave_to_refcounting() -> None:
     moved out of the cyclic collector's walks. Panel runs a full gc.collect() on the page thread 5 s after
     a page's document is destroyed (a page closed), and walking all of it held every page ~290 ms at 100k
     trajectories (~70 ms after this: docs/benchmarks.md). Garbage left from the start is collected first:
-    what is frozen is only ever freed by reference counting."""
+    what is frozen is only ever freed by reference counting (docs/upgrades.md lists it with the private uses)."""
     gc.collect()
     gc.freeze()
 

@@ -80,6 +80,7 @@ def compare(before, after) -> dict:
         "after": {k: a.get(k) for k in ("type", "redshift", "credibility", "verdict", "feature_score")},
         "verdict_changed": b.get("verdict") != a.get("verdict") or b.get("type") != a.get("type"),
         "credibility_change": levels[a["credibility"]] - levels[b["credibility"]],
+        "outcome": outcome(before, after),
     }
 
 
@@ -129,10 +130,10 @@ def _as_result(traj, rows: list[dict]):
 
 def carrying_lines(traj) -> list[dict]:
     """The strong lines (`strong_lines`) that carried the answer: without the line (leave one out)
-    the joint z of the rest moves by more than the stated 1-sigma, fewer than the credible key lines
-    HIGH asks for remain (kb/forma/rules.yaml credibility.high_min_likely, counting key lines), it was
-    the answer's only broad line (a QSO's class), or it is the strongest line. A line the others
-    already decide without it does not carry the answer."""
+    the joint z of the rest moves by more than the stated 1-sigma, the rest no longer support the
+    hypothesis (fewer than two credible key lines: HypothesisResult.verdict), it was the answer's
+    only broad line (a QSO's class), or it is the strongest line. A line the others already decide
+    without it (same z, still supported) does not carry the answer."""
     import kb
     from agents.verify.analysis import _systemic
     strong = strong_lines(traj)
@@ -145,7 +146,6 @@ def carrying_lines(traj) -> list[dict]:
     rows = [dict(r, status=r["status"] if r["name"] in confirmed else "NOT_FOUND") for r in rows]
     b = traj.outcome["brief"]
     z0, err0 = b["redshift"], b["redshift_rms"] or 0.0
-    cred = kb.load("forma/rules")["credibility"]
     broad_min = kb.load("forma/rules")["widths"]["qso_fatal_below_kms"]
 
     def broad(r):
@@ -157,10 +157,9 @@ def carrying_lines(traj) -> list[dict]:
         rest = [dict(r, status="NOT_FOUND") if r["name"] == ln["name"] else r for r in rows]
         res = _as_result(traj, rest)
         _systemic(res)
-        n_key = sum(1 for r in res.credible() if r.key)
         moved = res.systemic_z is None or abs(res.systemic_z - z0) > err0
-        if ln is strong[0] or moved or n_key < cred["high_min_likely"] or (b["type"] == "QSO" and broad(ln)
-                                                                          and n_broad <= 1):
+        if ln is strong[0] or moved or res.verdict != "SUPPORTED" or (b["type"] == "QSO" and broad(ln)
+                                                                      and n_broad <= 1):
             out.append(ln)
     return out
 

@@ -59,6 +59,13 @@ STAR_Z_MAX = 0.003  # |v| < 900 km/s: every star of the Galaxy and its halo (hyp
 # zone starts at 7800 A, this one at the 7750 A group)
 TELLURIC = [(6860.0, 6960.0), (7160.0, 7340.0), (7585.0, 7700.0), (8120.0, 8350.0), (8950.0, 9800.0)]
 OH_ZONE = 7700.0
+# Absorption blueward of a high-z object's own lines (issue 50, item 7): intervening H I absorbs blueward of
+# Ly-alpha at the object's z (the Ly-alpha forest), and a QSO's outflows absorb blueward of its broad UV lines
+# by up to ~0.1 c (broad absorption lines, Weymann et al. 1991: C IV, Si IV, N V, Al III). Such troughs are
+# explained by the z, not evidence against it; they fall in the optical only beyond z ~ 1.3.
+LY_ALPHA = 1215.67
+BAL_LINES = (1240.8, 1397.0, 1549.0, 1857.0)  # N V, Si IV, C IV, Al III (rest, Angstrom)
+BAL_REACH = 0.1  # v/c
 N_CANDIDATES = 12  # features kept in the cache: the strongest N_STRONGEST once the atmosphere's are set aside
 ENVELOPE_PCT = 80  # emission is measured above the running 80th percentile: in a forest of absorption
 # lines (cool stars, the crowded blue end) the gaps between lines reach the envelope, not above it
@@ -142,6 +149,9 @@ def explained(feature: Feature, z: float, qso: bool = False) -> bool:
     QSO every feature gets that allowance."""
     broad = feature.width > 40.0 or qso
     tol = PLACE_A * (1 + z) + PLACE_REL * feature.wave + (BROAD_REL * feature.wave if broad else 0.0)
+    if feature.sign < 0 and (feature.wave <= LY_ALPHA * (1 + z) + tol or any(
+            r * (1 + z) * (1 - BAL_REACH) <= feature.wave <= r * (1 + z) + tol for r in BAL_LINES)):
+        return True  # the Ly-alpha forest, or a broad absorption trough
     if any(abs(feature.wave - r * (1 + z)) <= tol for r in _rest_lines()):
         return True
     bands = NARROW_BANDS + (BANDS if feature.width > BAND_WIDTH else [])

@@ -44,7 +44,12 @@ NOT_NEG = re.compile(r"\b(?:without\s+(?:any\s+)?doubt|no\s+doubt|not\s+only|not
                      # two negations that assert: "one cannot miss", "impossible to miss", "not absent"
                      r"(?:cannot|can['’]?t|can\s+not|could\s*n['’]?o?t)\s+(?:be\s+)?(?:miss(?:ed)?|overlooked|ignored)|"
                      r"(?:impossible|hard)\s+to\s+(?:miss|overlook)|no\s+mistaking|"
-                     r"not\s+(?:absent|missing|undetected|invisible|negligible))\b",
+                     r"not\s+(?:absent|missing|undetected|invisible|negligible)|"
+                     # a bound on widths or strengths, not an absence: "no permitted line broader than 1500 km/s
+                     # (H-alpha 318 km/s)" (the verify pipeline's QSO-NO-BROAD) says H-alpha is there, narrow
+                     r"no\s+(?:\w+\s+){0,2}(?:lines?|features?)\s+(?:broader|narrower|wider|stronger|weaker|deeper)\s+than|"
+                     # the "NO" inside a rule's name (QSO-NO-BROAD)
+                     r"(?<=\w-)no(?=-\w))\b",
                      re.IGNORECASE)
 EMISSION = re.compile(r"\bemission|\bemitting|\bin emission|\bemission[\s-]line|\bpeaks?\b|\bspikes?\b|"
                       r"\bemit(?:s|ted|ter|ters)?\b|\b(?:bumps?|humps?|glow(?:s|ing)?)\b|\bexcess(?:\s+flux)?\b",

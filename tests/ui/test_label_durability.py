@@ -1,5 +1,6 @@
 """Labels under load and under a crash: 20 browser contexts write 50 labels each at once; a server
-killed with SIGKILL mid-write keeps every label it acknowledged."""
+killed with SIGKILL mid-write keeps every label it acknowledged. Both compare the labels themselves
+(each reviewer's scores, in the order pressed), not only their counts."""
 from __future__ import annotations
 
 import re
@@ -14,6 +15,11 @@ from reviewer.store import Store
 pytestmark = pytest.mark.ui
 
 N_REVIEWERS, N_LABELS = 20, 50
+
+
+def pressed(n: int) -> list[int]:
+    """The scores the tests' first n key presses write (they press 0 to 5 in turn)."""
+    return [k % 6 for k in range(n)]
 
 
 def acked(page) -> int:
@@ -50,12 +56,13 @@ def test_twenty_reviewers_fifty_labels_each(browser, tmp_path):
         app.stop()
     store = Store(db)
     rows = [r for r in store.labels.label_history("ratings", trajectory_id=first) if r["rater"].startswith("load")]
-    per_rater = {}
-    for r in rows:
-        per_rater[r["rater"]] = per_rater.get(r["rater"], 0) + 1
     assert len(rows) == N_REVIEWERS * N_LABELS
     assert len({r["id"] for r in rows}) == len(rows)
-    assert set(per_rater.values()) == {N_LABELS}
+    per_rater: dict[str, list[float]] = {}
+    for r in rows:  # oldest first
+        per_rater.setdefault(r["rater"], []).append(r["score"])
+    # every reviewer's own labels, each the key pressed, in the order pressed: none lost, none mixed up
+    assert per_rater == {f"load{i:02d}": pressed(N_LABELS) for i in range(N_REVIEWERS)}
     store.close()
 
 
@@ -80,6 +87,10 @@ def test_sigkill_keeps_every_acknowledged_label(browser, tmp_path):
     restarted = ServedApp(db, tmp_path / "panel2.log")  # the app comes back on the same file
     restarted.stop()
     store = Store(db)
-    stored = [r for r in store.labels.label_history("ratings", trajectory_id=first) if r["rater"] == "crash"]
+    stored = [r["score"] for r in store.labels.label_history("ratings", trajectory_id=first) if r["rater"] == "crash"]
+    # the acknowledged labels are the first presses, each stored with the score pressed, in that order; a
+    # press after them may have been stored too (written, not yet acknowledged when the server died)
     assert len(stored) >= acknowledged
+    assert stored[:acknowledged] == pressed(acknowledged)
+    assert stored == pressed(len(stored))
     store.close()

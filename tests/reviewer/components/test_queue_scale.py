@@ -3,6 +3,7 @@ counts exactly the reachable items (no silent cap)."""
 from __future__ import annotations
 
 import pytest
+from databases import own_copy
 
 from reviewer.components.queue import QueueView
 from reviewer.review_state import ReviewState
@@ -13,8 +14,11 @@ N_COPIES = 80  # 65 demo trajectories x 80 = 5,200 queue items
 
 
 @pytest.fixture(scope="module")
-def big_store(tmp_path_factory):
-    store = Store(tmp_path_factory.mktemp("scale") / "scale.duckdb")
+def big_template(tmp_path_factory):
+    """The file, made once per module and closed: each test opens its own copy (some write labels and
+    priorities, which must not reach the next test)."""
+    path = tmp_path_factory.mktemp("scale") / "scale.duckdb"
+    store = Store(path)
     seed_demo_if_empty(store)
     # copies of the real demo trajectories under new ids, made in the database (fixture set-up only)
     store.db.execute(
@@ -25,7 +29,15 @@ def big_store(tmp_path_factory):
     store.db.execute(
         "INSERT INTO steps SELECT s.trajectory_id || '-' || c.i, s.* EXCLUDE (trajectory_id) "
         f"FROM steps s, range(1, {N_COPIES}) c(i)")
+    store.close()
+    return path
+
+
+@pytest.fixture
+def big_store(big_template, tmp_path, wait_for_background_renders):
+    store = Store(own_copy(big_template, tmp_path))
     yield store
+    wait_for_background_renders()  # no background read left on the store closed next
     store.close()
 
 

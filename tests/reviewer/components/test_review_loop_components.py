@@ -36,6 +36,7 @@ from reviewer.store import Store
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
+    """The real page on a seeded file, for the test that only reads it (its buttons' titles)."""
     path = tmp_path_factory.mktemp("loop") / "loop.duckdb"
     store = Store(path)
     seed_demo_if_empty(store)
@@ -46,8 +47,11 @@ def app(tmp_path_factory):
 
 
 @pytest.fixture
-def db(app):
-    return app.state.store
+def db(demo_store, wait_for_background_renders):
+    """This test's own copy of the seeded file: the tests write labels, spectra and trajectories, which
+    must not reach the next test."""
+    yield demo_store
+    wait_for_background_renders()  # no background read left on the store closed next
 
 
 def queue(db, task=None):

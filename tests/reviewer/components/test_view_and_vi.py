@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import panel as pn
 import pytest
@@ -24,12 +25,48 @@ def widgets(viewable):
     return [w for w in pn.panel(viewable).select(pn.widgets.Widget) if isinstance(w, BUTTONS)]
 
 
-def test_every_button_on_the_view_tab_says_what_it_does(galaxy):
+def label(widget) -> str:
+    return widget.name or getattr(widget, "label", "") or type(widget).__name__
+
+
+def test_every_button_on_the_view_tab_has_a_title_of_its_own(galaxy):
+    """A title (the hover text) for each, which says more than the button's label and is no other
+    button's title."""
     state, plot = galaxy
     found = widgets(Controls(plot=plot, state=state))
     assert len(found) >= 12
-    untitled = [w.name or getattr(w, "label", "") or type(w).__name__ for w in found if not w.description]
+    untitled = [label(w) for w in found if not w.description]
     assert not untitled, f"buttons without a title: {untitled}"
+    bare = [label(w) for w in found if w.description.strip().lower() == label(w).lower() or len(w.description.split()) < 3]
+    assert not bare, f"titles that only repeat the label: {bare}"
+    titles = [w.description for w in found]
+    assert len(set(titles)) == len(titles), "two buttons share a title"
+
+
+ZOOM_TITLE = re.compile(r"^Zoom to (?P<line>.+): (?P<lo>\d+)-(?P<hi>\d+) Å in the rest frame, \(1\+z\) x that as observed$")
+
+
+def test_each_line_zoom_goes_where_its_title_says_and_full_range_comes_back(galaxy):
+    """'Zoom to H-alpha: 6400-6700 Å in the rest frame, (1+z) x that as observed': clicked in the observed
+    frame, the x range is (1+z) times the range its title states, z the item's; 'Full range' and 'Reset'
+    show the whole spectrum again."""
+    state, plot = galaxy
+    buttons = [w for w in widgets(Controls(plot=plot, state=state)) if isinstance(w, pn.widgets.Button)]
+    by_name = {w.name: w for w in buttons}
+    by_name["Reset"].clicks += 1
+    whole = (plot.figure.x_range.start, plot.figure.x_range.end)
+    factor = 1 + float(state.item.agent_label["z"])
+    zooms = [(w, ZOOM_TITLE.match(w.description)) for w in buttons if w.description.startswith("Zoom to ")
+             and w.name != "Apply"]
+    assert len(zooms) >= 6 and all(m for _, m in zooms), [w.description for w, m in zooms if not m]
+    for button, title in zooms:
+        assert title["line"] == button.name
+        button.clicks += 1
+        shown = (plot.figure.x_range.start, plot.figure.x_range.end)
+        assert shown == pytest.approx((factor * int(title["lo"]), factor * int(title["hi"])), rel=1e-4), button.name
+        by_name["Full range"].clicks += 1
+        assert (plot.figure.x_range.start, plot.figure.x_range.end) == pytest.approx(whole)
+    assert whole[1] - whole[0] > 5000  # the whole DESI spectrum, 3600-9824 Å
 
 
 def test_arm_toggles_follow_the_item_and_set_the_review_state(galaxy):

@@ -19,6 +19,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from agents.claims import lexicon
+from agents.claims.line_state import (
+    HALF_WIDTH,
+    SIG_DETECT,
+    SIG_STRONG,
+    VISIBLE_DEPTH,
+    VISIBLE_EW,
+    line_state,
+)
+from agents.claims.line_state import Unverifiable as _Unverifiable
 from agents.claims.measure import C_KMS, Measurer, Value, line_params, scaled
 from agents.claims.types import (
     COMPARISON,
@@ -29,15 +38,10 @@ from agents.claims.types import (
     ClaimResult,
 )
 
-SIG_DETECT = 3.0
-SIG_STRONG = 5.0
-VISIBLE_EW = 2.0  # Angstrom: a line weaker than this is hard to see at survey resolution and S/N
-VISIBLE_DEPTH = 0.10  # 10 % below (or above) the continuum: what an inspector reads as "a line"
 METHOD_REL = 0.25
 HEDGE_REL = 0.15
 SNR_FACTOR = 2.0  # per pixel vs per resolution element vs per Angstrom differ by up to ~2
 MISPLACED_A = 20.0  # a named line quoted this far from where it sits (air/vacuum and stellar RV are < 12 A)
-HALF_WIDTH = {"broad": 40.0, "both": 15.0, "narrow": 10.0, None: 10.0}
 BROAD_HALF = 100.0  # Angstrom, rest: +-6000 km/s at H-beta, the wings of a 5000 km/s-wide broad line
 BROAD_SMOOTH = 25.0  # Angstrom, rest: a median over 1500 km/s at H-beta removes the narrow lines on a broad one
 
@@ -78,10 +82,6 @@ def check_claim(claim: Claim, ctx: Context) -> ClaimResult:
     except _Unverifiable as exc:
         return _result(claim, "unverifiable", ctx, reason=str(exc))
     return _result(claim, "unverifiable", ctx, reason=f"no checker for claims of kind {claim.kind!r}")
-
-
-class _Unverifiable(Exception):
-    pass
 
 
 # -- the rules policy's own wording: "<kb measurement name> = value" ---------------------------------
@@ -213,34 +213,6 @@ class _Misplaced(_Unverifiable):
     def __init__(self, centre: float, expect: float):
         super().__init__(f"the line sits at {expect:.0f} A (observed), not at {centre:.0f} A")
         self.centre, self.expect = centre, expect
-
-
-def line_state(ctx: Context, centre: float, params: dict) -> dict:
-    """EW (absorption positive), depth, emission peak, each with sigma, and the extreme's position."""
-    m = ctx.measurer
-    ew = m.run("equivalent_width", **params)
-    depth = m.run("line_depth", **params)
-    peak = m.run("emission_peak", **params)
-    if ew.value is None or not ew.sigma:
-        raise _Unverifiable("not enough good pixels around the line")
-    s_ew = ew.value / ew.sigma
-    # the extreme must lie inside the core, not on its edge where a neighbour's wing would put it
-    tol_pos = max(0.9 * (params["core"][1] - params["core"][0]) / 2, 4.0)
-
-    def near(sign):
-        c = m.run("centroid", sign=sign, **params).value
-        return c is not None and abs(c - centre) <= tol_pos
-
-    d_sig = (depth.value or 0.0) / (depth.sigma or np.inf)
-    p_sig = (peak.value or 0.0) / (peak.sigma or np.inf)
-    return {
-        "ew": ew.value, "ew_sigma": ew.sigma, "window": ew.window,
-        "absorption": s_ew >= SIG_DETECT or (d_sig >= 4.0 and (depth.value or 0) >= 0.03 and near(-1)),
-        "emission": -s_ew >= SIG_DETECT or (p_sig >= 4.0 and (peak.value or 0) >= 0.03 and near(1)),
-        "strong_absorption": s_ew >= SIG_STRONG and (depth.value or 0) >= VISIBLE_DEPTH and near(-1),
-        "strong_emission": -s_ew >= SIG_STRONG and (peak.value or 0) >= VISIBLE_DEPTH and near(1),
-        "flat": abs(s_ew) < 2.0 and 3.0 * ew.sigma < VISIBLE_EW and d_sig < 3.0 and p_sig < 3.0,
-    }
 
 
 def _judge_line(claim: Claim, st: dict) -> tuple[str, str]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 import kb
+from agents.claims.line_state import HALF_WIDTH, Unverifiable, line_state
 from agents.claims.measure import line_params
 
 HALF_REST = 10.0  # Angstrom, rest frame: narrow enough for galaxy lines, wide enough for z errors of ~0.002
@@ -192,9 +193,7 @@ def check_redshift(claim, ctx, result):
 
 
 def _detected_at_rest(ctx, z: float) -> list[str]:
-    """The major absorption lines of kb detected (SIG_DETECT, agents.claims.check.line_state) at z."""
-    from agents.claims.check import _Unverifiable, line_state
-
+    """The major absorption lines of kb detected (SIG_DETECT, agents.claims.line_state.line_state) at z."""
     lo, hi = ctx.measurer.coverage
     local = replace(ctx, z=z)
     out = []
@@ -208,15 +207,13 @@ def _detected_at_rest(ctx, z: float) -> list[str]:
         try:
             if line_state(local, centre, params)["absorption"]:
                 out.append(ln["name"])
-        except _Unverifiable:
+        except Unverifiable:
             continue
     return out
 
 
 def _major_lines_found(ctx, z: float) -> tuple[int, list[tuple[str, float]], tuple[float, float] | None]:
     """(major kb lines covered at z, those strongly there with the z each gives, the first's window)."""
-    from agents.claims.check import HALF_WIDTH, _Unverifiable, line_state
-
     lo, hi = ctx.measurer.coverage
     local = replace(ctx, z=z)
     covered, found, window = 0, [], None
@@ -233,7 +230,7 @@ def _major_lines_found(ctx, z: float) -> tuple[int, list[tuple[str, float]], tup
         covered += 1
         try:
             st = line_state(local, centre, params)
-        except _Unverifiable:
+        except Unverifiable:
             continue
         if st["strong_emission"] or st["strong_absorption"]:
             c = local.measurer.run("centroid", sign=1 if st["strong_emission"] else -1, **params).value

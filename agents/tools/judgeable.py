@@ -20,9 +20,9 @@ the survey's own bits) and refuses when
    noise, and the pixel-to-pixel scatter of a cool star's blue end is its lines, not noise.
 
 Rules 2-4 give way to a NO that the windows present already decide (`decided_no`): a requirement
-measured and failed by SIGNIFICANCE sigma of its own noise (an equivalent width, a mean of them), or a
-line width traced where a member's line would have been traced to its half depth (rule 4's test for
-it) and found narrower than the threshold. The spectrum is then judged, and its answer is that NO.
+measured and failed by SIGNIFICANCE sigma of its own noise (an equivalent width or a mean of them, a
+line depth; a line width where a member's line would be traced, WIDTH_TRACE). The spectrum is then
+judged, and its answer is that NO.
 
 Verify has no task windows: the lines that give a redshift depend on the redshift sought, and an
 emission-line galaxy or quasar can give one with a continuum at S/N ~0 (the FORMA audit rates such a
@@ -61,11 +61,16 @@ MIN_WINDOW_SNR = 1.0
 # Rule 4: 3 sigma, the one-sided chance 0.13 % that noise alone moves a measurement across a threshold.
 SIGNIFICANCE = 3.0
 # The noise of the medians the measurements take (agents.tools.measure): the median of N Gaussian pixels
-# has sigma ~ sqrt(pi / 2) sigma / sqrt(N) (its asymptotic efficiency, 2/pi); a 5-pixel running median
-# (balmer_width's smoothing) ~0.536 sigma, the exact order statistic of five.
+# has sigma ~ sqrt(pi / 2) sigma / sqrt(N) (its asymptotic efficiency, 2/pi).
 MEDIAN_NOISE = math.sqrt(math.pi / 2.0)
-MEDIAN5_NOISE = 0.536
-MEDIAN3_NOISE = 0.670  # line_depth's 3-pixel running median
+MEDIAN3_NOISE = 0.670  # line_depth's 3-pixel running median: the exact order statistic of three
+MEDIAN5_NOISE = 0.536  # balmer_width's 5-pixel running median: the order statistic of five
+# A width is walked pixel by pixel from the line's lowest point to its half depth, and one smoothed pixel
+# of noise above the half level stops it: over the ~10 independent smoothed pixels of a 50-150 A line a
+# 3-sigma tolerance per pixel leaves a ~1-in-50 chance of a stop, and degraded real white dwarfs (S/N 5-7
+# per pixel, docs/benchmarks.md) lose half their width that way. The half depth of a member's line must
+# stand WIDTH_TRACE sigma above the smoothed noise (one-sided 3e-7 per pixel) before a width counts.
+WIDTH_TRACE = 5.0
 
 _REGIONS = ("core", "blue", "red", "band", "side", "side2", "window")  # the windows a measure reads
 
@@ -199,6 +204,8 @@ def predicted_sigma(arrays: Arrays, task: dict, measure_id: str) -> float | None
     specs = _measure_specs(task)
     spec = specs.get(measure_id)
     if spec is not None:
+        if spec["kind"] == "balmer_width":
+            return _width_sigma(arrays, spec)
         if spec["kind"] != "equivalent_width":
             return None
         ln = _line_noise(arrays, spec)
@@ -227,7 +234,7 @@ def _typical(task: dict, measure_id: str, typical: dict) -> float | None:
     """A typical member's value of a measure: given (kb/tasks `significance.typical`) or derived from them."""
     if measure_id in typical:
         value = typical[measure_id]
-        return None if isinstance(value, dict) else float(value)
+        return float(value["width"]) if isinstance(value, dict) else float(value)
     derived = next((d for d in task.get("derived", []) if d["id"] == measure_id), None)
     if derived is None:
         return None
@@ -253,14 +260,28 @@ def _threshold(task: dict, measure_id: str) -> dict | None:
                  if leaf["measure"] == measure_id), None)
 
 
-def _width_significance(arrays: Arrays, spec: dict, depth: float) -> float | None:
+def _traced(arrays: Arrays, spec: dict, depth: float) -> float | None:
     """How far a member's half-depth level (depth / 2 below the continuum) stands above the noise of the
-    smoothed profile the width is walked on: below SIGNIFICANCE the walk stops on a noise spike."""
+    smoothed profile the width is walked on, in sigma (see WIDTH_TRACE). None where not covered."""
     ln = _line_noise(arrays, spec)
     if ln is None:
         return None
     noise = MEDIAN5_NOISE * math.hypot(ln["pixel"], ln["continuum"])
     return math.inf if noise == 0 else depth / 2.0 / noise
+
+
+def _width_sigma(arrays: Arrays, spec: dict) -> float | None:
+    """The noise of a line width (the walk from the line's lowest point to its half depth): no closed form
+    (one noise spike above the half level stops the walk), so the claim checker's Monte-Carlo draws
+    (agents.claims.measure.Measurer: fixed-seed noise of the pixels' own sigma, added to them) give its
+    spread. The draws add a second dose of the spectrum's noise, so their spread is sqrt(2) the
+    spectrum's own. Infinite where most draws find no half depth to walk to (the line is lost in the noise)."""
+    from agents.claims.measure import Measurer  # the claims layer reads agents.tools.measure: import late
+
+    if arrays.window(*spec["core"]).size < MIN_WINDOW_PIXELS:
+        return None
+    value = Measurer(arrays).run("balmer_width", **{k: tuple(spec[k]) for k in ("core", "blue", "red")})
+    return math.inf if value.sigma is None else value.sigma / math.sqrt(2.0)
 
 
 def _depth_sigma(arrays: Arrays, spec: dict) -> float | None:
@@ -278,22 +299,24 @@ def _significance(arrays: Arrays, task: dict, specs: dict) -> list[dict]:
     typical, out = entry.get("typical", {}), []
     for mid in entry["features"]:
         spec, leaf = specs.get(mid), _threshold(task, mid)
-        name = spec.get("name", mid) if spec else next(d.get("name", mid) for d in task["derived"] if d["id"] == mid)
+        name = spec.get("name", mid) if spec else next((d.get("name", mid) for d in task.get("derived", [])
+                                                        if d["id"] == mid), mid)
         if spec is not None and spec["kind"] == "balmer_width":
             depth = typical[mid]["depth"]
-            sig = _width_significance(arrays, spec, depth)
-            if sig is None:
+            traced = _traced(arrays, spec, depth)
+            if traced is not None and traced < WIDTH_TRACE:
+                sig = traced * SIGNIFICANCE / WIDTH_TRACE  # on the scale the others are judged on
+                out.append({"measure": mid, "significance": round(sig, 2), "says": (
+                    f"the {name} of a {task['target']} (depth {depth:.2f}) would have its half depth "
+                    f"{traced:.1f} sigma above the smoothed noise, where the walk to it needs {WIDTH_TRACE:.0f}")})
                 continue
-            says = (f"the {name} of a {task['target']} (line depth {depth:.2f}) would be traced at "
-                    f"{sig:.1f} sigma")
-        else:
-            sigma, value = predicted_sigma(arrays, task, mid), _typical(task, mid, typical)
-            if sigma is None or value is None or leaf is None:
-                continue
-            threshold = float(leaf["value"])
-            sig = math.inf if sigma == 0 else abs(value - threshold) / sigma
-            says = (f"the {name} of a {task['target']} ({value:.2f}) would stand {sig:.1f} sigma from its "
-                    f"threshold {threshold:.2f} (sigma {sigma:.2f} at this noise)")
+        sigma, value = predicted_sigma(arrays, task, mid), _typical(task, mid, typical)
+        if sigma is None or value is None or leaf is None:
+            continue
+        threshold = float(leaf["value"])
+        sig = math.inf if sigma == 0 else abs(value - threshold) / sigma
+        says = (f"the {name} of a {task['target']} ({value:.2f}) would stand {sig:.1f} sigma from its "
+                f"threshold {threshold:.2f} (sigma {sigma:.2f} at this noise)")
         # a noiseless file (a template) is capped, so the recorded data stay plain JSON
         out.append({"measure": mid, "significance": round(min(sig, 1e6), 2), "says": says})
     return out
@@ -311,31 +334,51 @@ def _value(arrays: Arrays, task: dict, specs: dict, mid: str) -> float | None:
     return None if None in parts else sum(parts) / len(parts)
 
 
+def _present_mean(arrays: Arrays, task: dict, specs: dict, mid: str) -> tuple[float, float, str] | None:
+    """A mean of lines (mean_of) over the ones the spectrum covers, with its noise, when some are missing:
+    the class needs every one of them strong, so the lines present can fail it on their own."""
+    derived = next((d for d in task.get("derived", []) if d["id"] == mid), None)
+    if derived is None or "mean_of" not in derived:
+        return None
+    present = [(p, _value(arrays, task, specs, p), predicted_sigma(arrays, task, p)) for p in derived["mean_of"]]
+    present = [(p, v, e) for p, v, e in present if v is not None and e is not None]
+    if not present or len(present) == len(derived["mean_of"]):
+        return None
+    value = sum(v for _, v, _ in present) / len(present)
+    sigma = math.sqrt(sum(e * e for _, _, e in present)) / len(present)
+    return value, sigma, ", ".join(specs[p].get("name", p) for p, _, _ in present)
+
+
 def _decided_no(arrays: Arrays, task: dict, specs: dict) -> str | None:
     """The first requirement (a leaf of the `require` list, or of an `all` group in it) the windows present
     fail beyond doubt, said with its numbers; None when none does."""
-    typical = task.get("significance", {}).get("typical", {})
     for crit in task["decision"].get("require", []):
         leaves = [crit] if "measure" in crit else crit.get("all", [])
         for leaf in leaves:
             if "measure" not in leaf or leaf["op"] not in (">=", ">"):
                 continue
             mid, threshold = leaf["measure"], float(leaf["value"])
-            value = _value(arrays, task, specs, mid)
+            value, partial = _value(arrays, task, specs, mid), _present_mean(arrays, task, specs, mid)
+            if value is None and partial is not None:
+                value, sigma, names = partial
+                if threshold - value >= SIGNIFICANCE * sigma:
+                    return (f"the lines present ({names}) average {value:.2f} Å, {(threshold - value) / sigma:.1f} "
+                            f"sigma below the {threshold:.2f} a {task['target']} needs of each (sigma {sigma:.2f})")
+                continue
             if value is None or value >= threshold:
                 continue
             spec = specs.get(mid)
-            derived = None if spec else next(d for d in task["derived"] if d["id"] == mid)
+            derived = None if spec else next((d for d in task.get("derived", []) if d["id"] == mid), None)
+            if spec is None and derived is None:
+                continue
             name = (spec or derived).get("name", mid)
             unit = spec.get("unit", UNITS.get(spec["kind"], "")) if spec else derived.get("unit", "")
             unit = f" {unit}" if unit else ""
             if spec is not None and spec["kind"] == "balmer_width":
-                depth = typical.get(mid, {}).get("depth") if isinstance(typical.get(mid), dict) else None
-                sig = None if depth is None else _width_significance(arrays, spec, depth)
-                if sig is not None and sig >= SIGNIFICANCE:
-                    return (f"{name} = {value:.2f}{unit} where a {task['target']} needs >= {threshold:.2f}; at this "
-                            f"noise a {task['target']}'s line would be traced to its half depth ({sig:.1f} sigma)")
-                continue
+                typical = task.get("significance", {}).get("typical", {}).get(mid)
+                traced = _traced(arrays, spec, typical["depth"]) if isinstance(typical, dict) else None
+                if traced is None or traced < WIDTH_TRACE:  # noise narrows a width: no NO from it
+                    continue
             sigma = _depth_sigma(arrays, spec) if spec is not None and spec["kind"] == "line_depth" else \
                 predicted_sigma(arrays, task, mid)
             if sigma is not None and threshold - value >= SIGNIFICANCE * sigma:

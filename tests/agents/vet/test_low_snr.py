@@ -87,9 +87,11 @@ def test_a_degraded_star_is_refused_or_answered_yes_never_no(observed, task_id, 
 
 def test_a_white_dwarf_question_the_windows_present_decide_is_answered_no(shared_spectra):
     """A LAMOST K7 star whose H-delta pixels are masked: the mean of three Balmer lines cannot be formed,
-    but H-beta, traced at S/N ~14, is 11 A wide where a DA's is 45 A or more: the answer is NO."""
+    but the two present, H-gamma and H-beta, hold no absorption (their mean many sigma below the 12 A a
+    DA's lines each exceed): the answer is NO, not a refusal for the missing H-delta."""
     k7 = _read(shared_spectra, K7_NO_HDELTA)
     traj = vet_spectrum(k7, "wd")
     assert traj.outcome["status"] == "answered" and traj.outcome["prediction"] == "NO"
     judged = traj.outcome["judgeable"]
-    assert judged["missing"] == ["H-delta equivalent width"] and "H-beta full width" in judged["decided_no"]
+    assert judged["missing"] == ["H-delta equivalent width"] and judged["judgeable"] is True
+    assert "lines present (H-gamma equivalent width, H-beta equivalent width)" in judged["decided_no"]

@@ -390,9 +390,11 @@ def _decided_no(arrays: Arrays, task: dict, specs: dict) -> str | None:
 def quality_label(snr: float | None) -> str:
     """The spectrum quality a measured median S/N per pixel earns (kb/quality.yaml): the one rule every
     report and judgement that names a quality uses."""
+    labels = kb.load("quality")["labels"]
     if snr is None or snr != snr:  # unmeasured or NaN: no signal to speak of
-        return kb.load("quality")["labels"][-1]["label"]
-    return next(q["label"] for q in kb.load("quality")["labels"] if snr >= q["min_snr"])
+        return labels[-1]["label"]
+    # a negative median (flux below zero in most pixels: sky over-subtracted) is noise too
+    return next((q["label"] for q in labels if snr >= q["min_snr"]), labels[-1]["label"])
 
 
 def refuse(traj: Trajectory, judgement: Judgement, **outcome: Any) -> Trajectory:

@@ -58,9 +58,9 @@ def test_pure_noise_is_never_called_high_quality(pure_noise):
 
 
 def test_the_quality_rule():
-    assert [quality_label(s) for s in (None, float("nan"), 0.67, 1.99, 2.0, 4.99, 5.0, 80.0)] == [
-        "noise-dominated", "noise-dominated", "noise-dominated", "noise-dominated", "marginal", "marginal",
-        "high-quality", "high-quality"]
+    assert [quality_label(s) for s in (None, float("nan"), -0.3, 0.67, 1.99, 2.0, 4.99, 5.0, 80.0)] == [
+        "noise-dominated", "noise-dominated", "noise-dominated", "noise-dominated", "noise-dominated", "marginal",
+        "marginal", "high-quality", "high-quality"]
 
 
 def test_the_stars_are_answered_yes_as_observed(observed):

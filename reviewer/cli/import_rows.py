@@ -30,17 +30,16 @@ from __future__ import annotations
 import argparse
 import csv
 import hashlib
-import json
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 # MAX_JSON_DEPTH is imported from here by tests and callers: the rule itself lives in agents/interop/jsonrows.py
-from agents.interop.jsonrows import MAX_JSON_DEPTH, TOO_DEEP, JSONFileError, jsonl_rows, too_deep  # noqa: F401
+from agents.interop.jsonrows import MAX_JSON_DEPTH  # noqa: F401
 from reviewer.cli.common import db_path, known_task, open_store, store_triage_signals
 from reviewer.cli.console import console_of
+from reviewer.cli.import_common import ImportFileError, ImportSummary, iter_rows, linked_spectrum, row_key, why
 from reviewer.store import StoreUnavailable
 
 KINDS = ("sft", "bench", "trajectories", "chat", "forma")
@@ -65,107 +64,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-@dataclass
-class ImportSummary:
-    added: int = 0
-    skipped_existing: int = 0
-    linked: int = 0  # already present without their spectrum, linked to it now
-    refused: list[str] = field(default_factory=list)  # rows not imported: "<file> line N: why"
-    problems: list[str] = field(default_factory=list)  # imported, with a warning (a missing image, no label)
-    labels_file: Path | None = None
-    # of the trajectories added (None: those without a spectrum), whose triage signals the import stores
-    spectra: set[str | None] = field(default_factory=set)
-
-    def save(self, store, traj) -> None:
-        """Store an imported trajectory and count it."""
-        store.trajectories.save_trajectory(traj)
-        self.added += 1
-        self.spectra.add(traj.spectrum_id)
-
-
-class ImportFileError(ValueError):
-    """The whole file cannot be read as rows (not JSON, not Parquet, not UTF-8)."""
-
-
-def iter_rows(path: Path, check: Callable[[], None] | None = None) -> Iterator[tuple[str, Any, str | None]]:
-    """(where, row, problem) for each row of a .parquet, .json (a list, or one object) or .jsonl
-    file. `where` names the file and the line (JSONL: physical line, from 1) or row (from 1);
-    `problem` is set, and `row` None, for a JSONL line that is not valid JSON and for a row nested
-    deeper than MAX_JSON_DEPTH. A file that cannot be read at all raises ImportFileError (or OSError).
-    `check()`, called before each row, may raise to stop the import (reviewer.cli.console)."""
-    for where, row, problem in _parsed_rows(path):
-        if check is not None:
-            check()
-        if problem is None and isinstance(row, dict | list | tuple) and too_deep(row):
-            yield where, None, TOO_DEEP
-        else:
-            yield where, row, problem
-
-
-def _parsed_rows(path: Path) -> Iterator[tuple[str, Any, str | None]]:
-    name = path.name.lower()
-    if name.endswith(".parquet"):
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        try:
-            rows = pq.read_table(path).to_pylist()
-        except (pa.ArrowException, ValueError) as exc:
-            raise ImportFileError(f"not a readable Parquet file ({str(exc)[:160]})") from None
-        for i, row in enumerate(rows, 1):
-            yield f"{path.name} row {i}", row, None
-        return
-    if name.endswith((".jsonl", ".jsonl.gz")):
-        try:  # one JSONL reader for every import and the demo file (agents/interop/jsonrows.py)
-            yield from jsonl_rows(path)
-        except JSONFileError as exc:
-            raise ImportFileError(str(exc)) from None
-        return
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ImportFileError(f"not UTF-8 text (byte {exc.start})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ImportFileError(f"not valid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); "
-                              "nothing imported") from None
-    except RecursionError:
-        raise ImportFileError(f"{TOO_DEEP}; nothing imported") from None
-    for i, row in enumerate(data if isinstance(data, list) else [data], 1):
-        yield f"{path.name} row {i}", row, None
-
-
-def read_rows(path: Path) -> list[dict[str, Any]]:
-    """Rows of a .parquet, .json or .jsonl file (ImportFileError for the first bad JSONL line)."""
-    rows = []
-    for where, row, problem in iter_rows(path):
-        if problem:
-            raise ImportFileError(f"{where}: {problem}")
-        rows.append(row)
-    return rows
-
-
-def _why(exc: BaseException) -> str:
-    """A refused row's reason: the message of our own errors, the type too for anything else."""
-    from agents.interop import RowError
-    from agents.spectra import SpectrumReadError
-
-    if isinstance(exc, SpectrumReadError):
-        return exc.problem
-    if isinstance(exc, RowError):
-        return str(exc)
-    if isinstance(exc, OSError):
-        return f"cannot write {exc.filename}: {exc.strerror or exc}" if exc.filename else f"cannot write: {exc}"
-    return f"unexpected error ({type(exc).__name__}: {exc})"
-
-
-def row_key(kind: str, row: dict[str, Any]) -> str:
-    """A stable id for a row: the same row always maps to the same stored item."""
-    canon = json.dumps(row, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(f"{kind}\n{canon}".encode()).hexdigest()[:32]
-
-
 # -- sft ----------------------------------------------------------------------------------------
 def _read_images(row: dict[str, Any], base: Path, problems: list[str], where: str) -> dict[str, bytes]:
     out = {}
@@ -183,17 +81,6 @@ def _read_images(row: dict[str, Any], base: Path, problems: list[str], where: st
             else:
                 problems.append(f"{where}: image {rel} is not a PNG; not stored")
     return out
-
-
-def _linked_spectrum(store, source_name: str | None) -> str | None:
-    """The stored spectrum whose file name is the row's source file, when exactly one is."""
-    if not source_name:
-        return None
-    name = Path(str(source_name)).name
-    hits = [r for r in store.spectra.list_spectra(search=name, limit=None) if r["file_name"] == name]
-    exact = [r for r in hits if r["source_path"] == str(source_name)]
-    pick = exact or hits
-    return pick[0]["spectrum_id"] if len(pick) == 1 else None
 
 
 def import_sft(store, file: Path, images_dir: Path | None = None, task: str | None = None,
@@ -214,10 +101,10 @@ def import_sft(store, file: Path, images_dir: Path | None = None, task: str | No
                 continue
             traj = sft_row_to_trajectory(row, _read_images(row, base, summary.problems, where), task=task)
         except Exception as exc:
-            summary.refused.append(f"{where}: {_why(exc)}")
+            summary.refused.append(f"{where}: {why(exc)}")
             continue
         traj.id = tid
-        traj.spectrum_id = _linked_spectrum(store, row.get("source_name"))
+        traj.spectrum_id = linked_spectrum(store, row.get("source_name"))
         summary.save(store, traj)
     return summary
 
@@ -342,7 +229,7 @@ def import_bench(store, file: Path, out_dir: Path, task: str | None = None,
                 path = out_dir / _file_name(task_id, str(spec.meta["object_id"]), spec)
                 written = _write_new(spec, file, path)
             except Exception as exc:
-                summary.refused.append(f"{where}: {_why(exc)}")
+                summary.refused.append(f"{where}: {why(exc)}")
                 continue
             try:
                 result = reviewer.services.ingest.ingest_paths(store, [path], progress=False)

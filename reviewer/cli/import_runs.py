@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from reviewer.cli.import_rows import ImportFileError, ImportSummary, _linked_spectrum, _why, iter_rows, row_key
+from reviewer.cli.import_common import ImportFileError, ImportSummary, iter_rows, linked_spectrum, row_key, why
 
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
 
@@ -59,7 +59,7 @@ def find_spectrum(store, ref: str | None, target: str | None = None) -> str | No
     hits = exact or hits
     if len(hits) == 1:
         return hits[0]["spectrum_id"]
-    return _linked_spectrum(store, ref) if target is None else None
+    return linked_spectrum(store, ref) if target is None else None
 
 
 def import_trajectories(store, path: Path, check: Callable[[], None] | None = None) -> ImportSummary:
@@ -82,7 +82,7 @@ def _import_trajectory_file(store, file: Path, summary: ImportSummary, check: Ca
         try:
             traj = row_to_trajectory(row, file.parent)
         except Exception as exc:
-            summary.refused.append(f"{where}: {_why(exc)}")
+            summary.refused.append(f"{where}: {why(exc)}")
             continue
         stored = store.trajectories.trajectory_summary(traj.id)
         if stored is not None:
@@ -131,7 +131,7 @@ def import_chat(store, file: Path, task: str | None = None, check: Callable[[], 
                 continue
             traj, notes = chat_row_to_trajectory(row, file.parent, task)
         except Exception as exc:
-            summary.refused.append(f"{where}: {_why(exc)}")
+            summary.refused.append(f"{where}: {why(exc)}")
             continue
         traj.id, traj.spectrum_id = tid, sid
         traj.source_path = store.spectra.get_spectrum(sid)["source_path"]
@@ -160,7 +160,7 @@ def import_forma(store, folder: Path, check: Callable[[], None] | None = None) -
         try:
             traj, missing = run_to_trajectory(run)
         except Exception as exc:
-            summary.refused.append(f"{where}: {_why(exc)}")
+            summary.refused.append(f"{where}: {why(exc)}")
             continue
         if store.trajectories.load_trajectory(traj.id) is not None:
             summary.skipped_existing += 1

@@ -1,4 +1,5 @@
-"""Run a command through the app when the app is serving the database (reviewer/server_endpoint.py).
+"""Run a command through the app when the app is serving the database (reviewer/server_endpoint.py; its
+endpoint file: reviewer/endpoint_file.py).
 
 While `panel serve reviewer` runs, DuckDB's lock keeps every other process off the database. A command
 that finds the lock held by the app (the pid in DuckDB's lock error is the pid in the endpoint file
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from reviewer.cli.common import db_path, is_locked, lock_holder
 from reviewer.cli.exits import EXIT_BUSY
-from reviewer.server_endpoint import TOKEN_HEADER, UnsafeEndpoint, endpoint_path, read_endpoint_file
+from reviewer.endpoint_file import TOKEN_HEADER, UnsafeEndpoint, endpoint_path, read_endpoint_file
 from reviewer.store import Store, StoreUnavailable
 
 # Arguments that name files or folders (by dest or by metavar): made absolute before they travel.

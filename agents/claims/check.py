@@ -160,7 +160,8 @@ def _check_measure(claim: Claim, ctx: Context) -> ClaimResult:
     v = _second_value(claim.quantity, ctx)
     kind = _spec_of(claim.quantity, ctx)[1].get("kind")
     if v.value is None:
-        return _result(claim, "unverifiable", ctx, window=v.window, reason="not measurable on this spectrum")
+        return _result(claim, "unverifiable", ctx, window=v.window, reason=f"not measurable on this spectrum ({v.method})",
+                       method=v.method, second_method=True)
     if kind == "local_snr" and not v.sigma:  # DER_SNR against the agent's scatter: noise estimated two ways
         ok = v.value / SNR_FACTOR <= claim.value <= v.value * SNR_FACTOR if v.value > 0 else False
         return _result(claim, "supported" if ok else "contradicted", ctx, v.value, v.value * (SNR_FACTOR - 1),

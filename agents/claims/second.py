@@ -12,9 +12,12 @@ The estimators, after the Lick index definitions (Worthey et al. 1994; Trager et
 - line depth / emission peak: the vertex of a parabola through the three pixels at the extreme of the
   3-pixel running mean of F/C (the agent: the extreme of the running median);
 - band depth: 1 - the clipped mean flux of the band over that of the side band (the agent: medians);
-- width at half depth: the half-depth crossings interpolated between pixels on the 3-pixel running mean
-  (the agent: the first pixel past half depth on a 5-pixel running median);
-- continuum ratio: the ratio of 2.5-sigma-clipped mean fluxes (the agent: of medians);
+- width at half depth: the half-depth crossings interpolated between pixels on the 5-pixel running mean
+  (the agent: the first pixel past half depth on a 5-pixel running median), uncertain by a pixel and by
+  how much it changes on the 3-pixel mean;
+- continuum ratio: the ratio of 2.5-sigma-clipped mean fluxes (the agent: of medians), uncertain by the
+  difference the clip makes;
+- a ratio of two measurements is undefined (unverifiable) when its denominator is consistent with zero;
 - S/N per pixel: the median flux over the median stated noise (the agent: the median of flux x sqrt(ivar));
   without stated errors DER_SNR (Stoehr et al. 2008), from the flux alone.
 
@@ -174,6 +177,11 @@ def _result(values: np.ndarray, structure: float, window, method: str) -> Second
     return Second(v, noise, float(structure), window, method)
 
 
+def _running_mean5(r: np.ndarray) -> np.ndarray:
+    p = np.concatenate([r[:, :1], r[:, :1], r, r[:, -1:], r[:, -1:]], axis=1)
+    return (p[:, :-4] + p[:, 1:-3] + p[:, 2:-2] + p[:, 3:-1] + p[:, 4:]) / 5.0
+
+
 def _running_mean3(r: np.ndarray) -> np.ndarray:
     p = np.concatenate([r[:, :1], r, r[:, -1:]], axis=1)
     return (p[:, :-2] + p[:, 1:-1] + p[:, 2:]) / 3.0
@@ -260,15 +268,20 @@ def balmer_width(s: _Slice, *, core, blue, red, **_):
     if p is None:
         return None
     inside = (p.w >= core[0]) & (p.w <= core[1])
-    sm = _running_mean3(p.r[:, inside])
-    vals = np.array([_crossings(p.w[inside], row) for row in sm])
-    pixel = float(np.median(np.diff(p.w))) if p.w.size > 1 else 0.0
-    return vals, pixel, "least-squares side-band continuum, interpolated half-depth crossings"
+    w = p.w[inside]
+    sm = _running_mean5(p.r[:, inside])
+    vals = np.array([_crossings(w, row) for row in sm])
+    pixel = float(np.median(np.diff(w))) if w.size > 1 else 0.0
+    # a shallow line's width depends on the smoothing scale: the 3-pixel mean's width against the 5-pixel's
+    finer = _crossings(w, _running_mean3(p.r[:1, inside])[0])
+    scale = abs(finer - vals[0]) if np.isfinite(finer) and np.isfinite(vals[0]) else 0.0
+    return vals, float(np.hypot(pixel, scale)), \
+        "least-squares side-band continuum, interpolated half-depth crossings of the 5-pixel running mean"
 
 
 def _clipped_means(f: np.ndarray) -> tuple[np.ndarray, float]:
-    """2.5-sigma-clipped mean of each row (the clip from row 0), and row 0's sampling error of it (the
-    scatter over the window, correlated over a resolution element)."""
+    """2.5-sigma-clipped mean of each row (the clip from row 0), and row 0's error of it: the scatter over
+    the window (correlated over a resolution element) and the difference the clip makes."""
     keep = np.ones(f.shape[1], bool)
     for _ in range(5):
         x = f[0, keep]
@@ -279,7 +292,10 @@ def _clipped_means(f: np.ndarray) -> tuple[np.ndarray, float]:
         keep = new
     x = f[:, keep]
     k = int(keep.sum())
-    return x.mean(axis=1), float(x[0].std(ddof=1) * np.sqrt(PIXELS_PER_RESOLUTION / k)) if k > 1 else 0.0
+    sampling = float(x[0].std(ddof=1) * np.sqrt(PIXELS_PER_RESOLUTION / k)) if k > 1 else 0.0
+    # how much the level rests on the pixels the clip set aside (a line in the window): an error of its own
+    leverage = abs(float(f[0].mean()) - float(x[0].mean()))
+    return x.mean(axis=1), float(np.hypot(sampling, leverage))
 
 
 def band_depth(s: _Slice, *, band, side, side2=None, **_):
@@ -362,8 +378,8 @@ def combine(how: str, parts: list[Second]) -> Second:
     vals = [p.value for p in parts]
     if how == "ratio_of":
         num, den = parts
-        if den.value == 0:
-            return Second(None, 0.0, 0.0, win, how)
+        if abs(den.value) <= 3.0 * den.sigma:  # a denominator consistent with zero: the ratio is undefined
+            return Second(None, 0.0, 0.0, win, "ratio over a denominator consistent with zero")
         r = num.value / den.value
 
         def rel(attr):

@@ -74,7 +74,8 @@ def test_a_rules_trajectory_is_checked_without_the_agents_measuring_code(manifes
     # the quantity and feature claims of a trajectory may use the shared vocabulary; its MEASURE claims may not
     results, called = _files_called(lambda: [r for r in check_trajectory(traj, spec, measurer=measurer)
                                              if r.claim.kind == "measure"])
-    assert len(results) >= 10 and all(r.verdict == "supported" for r in results), \
+    # a ratio whose denominator is consistent with zero at this S/N is undefined: unverifiable, not judged
+    assert sum(r.verdict == "supported" for r in results) >= 10 and all(r.verdict != "contradicted" for r in results), \
         [(r.claim.text, r.reason) for r in results if r.verdict != "supported"]
     assert all(r.details.get("second_method") for r in results)
     assert any(f.endswith(SECOND) for f in called)

@@ -47,8 +47,13 @@ def test_every_number_in_the_reasoning_is_measured_or_a_kb_threshold(task_id, re
     criteria = task["decision"].get("require", []) + task["decision"].get("veto", [])
     thresholds = {quote(float(leaf["value"])) for crit in criteria for leaf in _flatten(crit)}
     picks = read_manifest_spectra("LAMOST-LRS", r"^(A7|K3|dM1)", 3) + read_manifest_spectra("SDSS", r"^WD")
+    answered = 0
     for _, spec in picks:
         traj = vet_spectrum(spec, task_id)
+        if traj.outcome["status"] == "unjudgeable":  # too noisy for this task's features (issue 50, item 5)
+            assert "S/N too low to decide" in traj.outcome["reason"], traj.outcome["reason"]
+            continue
+        answered += 1
         assert traj.outcome["status"] == "answered" and traj.outcome["format_correct"]
         values, decision = evaluate(task, Arrays.from_spectrum(spec))  # recomputed independently
         measured = {m.quoted for m in values.values() if m.value is not None}
@@ -62,6 +67,7 @@ def test_every_number_in_the_reasoning_is_measured_or_a_kb_threshold(task_id, re
                 if m["value"] is not None:
                     assert quote(m["value"]) == values[m["id"]].quoted
         assert traj.outcome["prediction"] == decision.answer
+    assert answered >= len(picks) - 1
 
 
 def _flatten(crit):

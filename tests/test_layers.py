@@ -1,13 +1,20 @@
 """The layers run one way (layouts -> reviewer -> agents -> kb), agents/ has no Panel and no SQL,
 reviewer/store is persistence only (it imports nothing from reviewer/ outside itself), and the
-services in reviewer/services sit on the store alone: no Panel, no UI. Checked on the source's import
-statements, so a new import in the wrong direction fails here, and by importing the services in a
-fresh interpreter."""
+services in reviewer/services sit on the store alone: no Panel, no UI. Inside reviewer/ the modules
+are ordered too (store < services < state < components < layouts; the CLI and the server beside,
+imported by nothing below them), no module imports itself back through others (at module or function
+level), and every third-party module the code imports is declared in pyproject.toml (issue 49, item
+2). Checked on the source's import statements, so a new import in the wrong direction fails here, and
+by importing the services in a fresh interpreter. Each rule is also run on a few lines written to break
+it (test_each_rule_finds_what_it_forbids), so a rule that stopped finding anything fails too."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
+import tomllib
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
@@ -19,17 +26,49 @@ UI_LIBRARIES = ("panel", "bokeh", "holoviews", "param")
 # `panel serve reviewer` runs these two files from the reviewer folder: they are the outermost layer's
 # entry points (they import layouts), not part of the reviewer package's code.
 ENTRY_POINTS = {"reviewer/main.py", "reviewer/app_hooks.py"}
+# Inside reviewer/: each module may import its own group and those ranked below it; the CLI and the
+# server sit beside the ranked groups (they may import store, services, state and each other) and no
+# ranked group imports them. The entry points above may import anything.
+RANKED = ("store", "services", "state", "components", "layouts")
+BESIDE = ("cli", "server")
+STATE_MODULES = ("reviewer/review_state.py", "reviewer/queue_filters.py")
+SERVER_MODULES = ("reviewer/server_app.py", "reviewer/csp.py", "reviewer/page_limits.py", "reviewer/logins.py",
+                  "reviewer/server_endpoint.py", "reviewer/endpoint_file.py")
+# The state still reads repositories itself while the lead's split of ReviewState (issue 49 item 1) is
+# under way: that rule is an xfail naming the work until then (set False once it lands).
+LEAD_SPLIT_PENDING = True
+# An import cycle the agents/tools helper's edit of hypotheses.py (issue 49) cuts: an xfail until then.
+PENDING_CYCLES = {frozenset({"agents.tools.hypotheses", "agents.tools.redrock_adapter"})}
 
 
-def imports_of(path: Path) -> list[tuple[str, int]]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+def imports_in(text: str) -> list[tuple[str, int]]:
+    """(module, line) of every absolute import in `text`, at module or function level; `from x import y`
+    gives x and, where y may be a module, x.y (`from reviewer import logins`)."""
     out = []
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Import):
             out += [(alias.name, node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             out.append((node.module, node.lineno))
+            out += [(f"{node.module}.{alias.name}", node.lineno) for alias in node.names if alias.name != "*"]
     return out
+
+
+def imports_of(path: Path) -> list[tuple[str, int]]:
+    return [(name, line) for name, line in imports_in(path.read_text(encoding="utf-8"))
+            if not _is_member(name)]
+
+
+def _is_member(name: str) -> bool:
+    """`from agents.x import y` also yields agents.x.y: a name, not a module, unless such a file exists."""
+    parts = name.split(".")
+    if parts[0] not in LAYERS or len(parts) == 1:
+        return False
+    base = ROOT.joinpath(*parts)
+    parent = ROOT.joinpath(*parts[:-1])
+    is_module = base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+    parent_is_module = parent.with_suffix(".py").is_file() or (parent / "__init__.py").is_file()
+    return not is_module and parent_is_module
 
 
 def sources(package: str):
@@ -76,19 +115,29 @@ def test_the_services_import_only_the_store_and_each_other_from_reviewer():
     assert bad == []
 
 
-def test_components_and_layouts_read_through_services_never_a_repository():
-    """`x.store.<repository>.<method>` in a component or a layout is a read that skipped the services:
-    the store may be handed to a service function (or opened, probed, closed), never queried there."""
+def repository_reads(text: str, where: str) -> list[str]:
+    """`x.store.<repository>.<method>` (or a local `store.<repository>.<method>`): a read that skipped the
+    services. The store may be handed to a service function (or opened, probed, closed), never queried."""
     def name(node) -> str | None:
         return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
 
-    bad = []
-    for package in ("reviewer/components", "layouts"):
-        for path in sources(package):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) \
-                        and name(node.value.value) == "store":  # state.store.queue.x, or a local `store`
-                    bad.append(f"{path.relative_to(ROOT)}:{node.lineno} store.{node.value.attr}.{node.attr}")
+    return [f"{where}:{node.lineno} store.{node.value.attr}.{node.attr}" for node in ast.walk(ast.parse(text))
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+            and name(node.value.value) == "store"]
+
+
+def test_components_and_layouts_read_through_services_never_a_repository():
+    bad = [hit for package in ("reviewer/components", "layouts") for path in sources(package)
+           for hit in repository_reads(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))]
+    assert bad == []
+
+
+def test_the_review_state_reads_through_services_never_a_repository():
+    bad = [hit for rel in STATE_MODULES
+           for hit in repository_reads((ROOT / rel).read_text(encoding="utf-8"), rel)]
+    if bad and LEAD_SPLIT_PENDING:
+        pytest.xfail(f"issue 49 item 1 (the lead's split of ReviewState into small states over LabelService) "
+                     f"moves these {len(bad)} reads to services: {bad[:3]} ...")
     assert bad == []
 
 
@@ -104,3 +153,197 @@ def test_importing_the_services_loads_no_panel_bokeh_holoviews_or_param():
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]", f"the services loaded {out.stdout.strip()}"
+
+
+# -- inside reviewer/: the groups' order -------------------------------------------------------------------
+def group_of(rel: str) -> str | None:
+    """The group of a source file (a path relative to the root), or None outside reviewer/ and layouts/."""
+    parts = rel.split("/")
+    if parts[0] == "layouts":
+        return "layouts"
+    if parts[0] != "reviewer" or rel in ENTRY_POINTS or rel == "reviewer/__init__.py":
+        return None
+    if parts[1] in ("store", "services", "components", "cli"):
+        return parts[1]
+    if rel in STATE_MODULES:
+        return "state"
+    if rel in SERVER_MODULES:
+        return "server"
+    return "unplaced"
+
+
+def group_of_module(name: str) -> str | None:
+    parts = name.split(".")
+    if parts[0] == "layouts":
+        return "layouts"
+    if parts[0] != "reviewer" or len(parts) == 1:
+        return None
+    if parts[1] in ("store", "services", "components", "cli"):
+        return parts[1]
+    return group_of(f"reviewer/{parts[1]}.py")
+
+
+def misplaced_imports(rel: str, text: str) -> list[str]:
+    """The imports of one file that go against the groups' order."""
+    mine = group_of(rel)
+    if mine is None:
+        return []
+    bad = []
+    for name, line in imports_in(text):
+        theirs = group_of_module(name)
+        if theirs is None or theirs == mine:
+            continue
+        if mine in RANKED:
+            ok = theirs in RANKED and RANKED.index(theirs) < RANKED.index(mine)
+            ok = ok and not (mine == "layouts" and theirs == "cli")
+            ok = ok or (mine == "layouts" and theirs == "server")  # the page asks the server's plumbing (CSP, logins)
+        else:  # cli, server: beside the ranked groups, below the layouts
+            ok = theirs in BESIDE or theirs in ("store", "services", "state")
+        if not ok or theirs == "unplaced":
+            bad.append(f"{rel}:{line} ({mine}) imports {name} ({theirs})")
+    return bad
+
+
+def test_every_reviewer_module_has_a_place():
+    unplaced = [str(p.relative_to(ROOT)) for p in sources("reviewer") if group_of(str(p.relative_to(ROOT))) == "unplaced"]
+    assert unplaced == [], "name its group in tests/test_layers.py"
+
+
+def test_inside_reviewer_the_groups_import_one_way():
+    """store < services < state < components < layouts; cli and server beside: nothing ranked imports them."""
+    bad = [hit for package in ("reviewer", "layouts") for path in sources(package)
+           for hit in misplaced_imports(str(path.relative_to(ROOT)), path.read_text(encoding="utf-8"))]
+    assert bad == []
+
+
+# -- import cycles, at module or function level --------------------------------------------------------------
+def module_name(rel: str) -> str:
+    parts = rel.removesuffix(".py").split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(texts: dict[str, str]) -> dict[str, set[str]]:
+    """module -> the project modules it imports (each import resolved to the longest module that exists)."""
+    modules = {module_name(rel) for rel in texts}
+    graph = {}
+    for rel, text in texts.items():
+        me, edges = module_name(rel), set()
+        for name, _ in imports_in(text):
+            parts = name.split(".")
+            while parts and ".".join(parts) not in modules:
+                parts.pop()
+            target = ".".join(parts)
+            # not to itself, nor to a package it is in (Python imports those first whatever is imported)
+            if parts and target != me and not me.startswith(target + "."):
+                edges.add(target)
+        graph[me] = edges
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm, iterative)."""
+    index, low, on_stack, stack, found, counter = {}, {}, set(), [], [], 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in graph:
+                    continue
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
+
+
+def project_texts() -> dict[str, str]:
+    return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for package in LAYERS for p in sources(package)}
+
+
+def test_no_module_imports_itself_back_through_others():
+    """A function-level import closes a cycle as surely as a module-level one: the shared names go down
+    into a module both import (issue 49 cut claims check <-> redshift, import_rows <-> import_runs and
+    cli -> remote -> server_endpoint -> cli that way)."""
+    found = [group for group in cycles(import_graph(project_texts())) if frozenset(group) not in PENDING_CYCLES]
+    assert found == []
+
+
+@pytest.mark.xfail(reason="issue 49: the agents/tools helper's edit of hypotheses.py moves Hypothesis below "
+                          "redrock_adapter", strict=False)
+def test_the_pending_cycles_are_cut():
+    found = [group for group in cycles(import_graph(project_texts())) if frozenset(group) in PENDING_CYCLES]
+    assert found == []
+
+
+# -- every third-party import declared ---------------------------------------------------------------------------
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def declared_distributions() -> set[str]:
+    """pyproject's dependencies and the optional extras the code may import (not the test extra)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    specs = list(project["dependencies"])
+    specs += [spec for extra, listed in project["optional-dependencies"].items() if extra != "test" for spec in listed]
+    return {_normal(re.match(r"[A-Za-z0-9_.-]+", spec).group(0)) for spec in specs}
+
+
+def undeclared_imports(texts: dict[str, str], declared: set[str]) -> list[str]:
+    distributions = packages_distributions()
+    bad = []
+    for rel, text in texts.items():
+        for name, line in imports_in(text):
+            top = name.split(".")[0]
+            if top in sys.stdlib_module_names or top in LAYERS or top == "__future__":
+                continue
+            owners = {_normal(d) for d in distributions.get(top, [top])}
+            if not owners & declared:
+                bad.append(f"{rel}:{line} imports {top} (from {', '.join(sorted(owners))}): not in pyproject.toml")
+    return sorted(set(bad))
+
+
+def test_every_third_party_import_is_declared():
+    assert undeclared_imports(project_texts(), declared_distributions()) == []
+
+
+# -- each rule finds what it forbids ----------------------------------------------------------------------------------
+def test_each_rule_finds_what_it_forbids():
+    """A component that imports the CLI, a state that reads a repository, a cycle through a
+    function-level import and an undeclared library: each rule above reports it."""
+    assert misplaced_imports("reviewer/components/x.py", "def f():\n    from reviewer.cli import main\n")
+    assert misplaced_imports("reviewer/components/x.py", "import reviewer.server_endpoint\n")
+    assert misplaced_imports("reviewer/services/x.py", "from reviewer.review_state import ReviewState\n")
+    assert misplaced_imports("reviewer/store/x.py", "from reviewer.services import labels\n")
+    assert not misplaced_imports("reviewer/cli/x.py", "from reviewer.services import labels\n")
+    assert repository_reads("def f(self):\n    return self.store.queue.queue_items()\n", "reviewer/review_state.py")
+    texts = {"agents/a.py": "import agents.b\n", "agents/b.py": "def f():\n    from agents import a\n",
+             "agents/__init__.py": ""}
+    assert cycles(import_graph(texts)) == [["agents.a", "agents.b"]]
+    assert undeclared_imports({"agents/x.py": "def f():\n    import requests\n"}, declared_distributions())
+    assert not undeclared_imports({"agents/x.py": "import numpy\n"}, declared_distributions())

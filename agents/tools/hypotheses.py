@@ -1,9 +1,11 @@
 """Redshift hypotheses: the built-in engine (template scan + line matching), Redrock when asked.
 
 `generate_hypotheses` returns the top N distinct (z, class) pairs with a score in 0-100. Template
-candidates come from `agents.tools.templates` (Redrock PCA templates, when a template directory is
-known); line-matching candidates come from pairing detected CWT features with the kb/forma line
-list, so the engine works without templates. Scores follow FORMA: 100 / (1 + delta chi2), with
+candidates come from `agents.tools.templates` (Redrock PCA templates: a template directory, else the
+bundled ones) and run whether or not the CWT found a feature; each template hypothesis's z is then
+refined around its minimum (`refine_hypotheses`) with a statistical error. Line-matching candidates
+come from pairing detected CWT features with the kb/forma line list, so the engine works without
+templates. Scores follow FORMA: 100 / (1 + delta chi2), with
 delta chi2 scaled by the best fit's reduced chi2 (survey ivar is often off by a constant factor).
 """
 from __future__ import annotations
@@ -28,13 +30,20 @@ class Hypothesis:
     chi2: float | None = None
     delta_chi2: float | None = None  # scaled chi2 above the best template fit
     matched: list[str] = field(default_factory=list)  # line names (line matching)
+    z_err: float | None = None  # statistical 1-sigma of a refined template z (chi2 + 1, scaled)
+    z_scan: float | None = None  # the scan's z before refinement
+    refined: dict | None = None  # how it was refined (templates.Refined.as_dict)
 
     def as_dict(self) -> dict:
-        return {"z": round(self.z, 6), "class": self.spectype, "subtype": self.subtype,
-                "score": round(self.score, 2), "source": self.source,
-                "chi2": None if self.chi2 is None else round(self.chi2, 1),
-                "delta_chi2": None if self.delta_chi2 is None else round(self.delta_chi2, 1),
-                "matched": self.matched}
+        out = {"z": round(self.z, 6), "class": self.spectype, "subtype": self.subtype,
+               "score": round(self.score, 2), "source": self.source,
+               "chi2": None if self.chi2 is None else round(self.chi2, 1),
+               "delta_chi2": None if self.delta_chi2 is None else round(self.delta_chi2, 1),
+               "matched": self.matched}
+        if self.z_err is not None or self.refined is not None:
+            out.update(z_err=None if self.z_err is None else round(float(self.z_err), 6),
+                       z_scan=None if self.z_scan is None else round(self.z_scan, 6), refined=self.refined)
+        return out
 
 
 def forma_lines() -> list[dict]:
@@ -55,6 +64,33 @@ def _template_hypotheses(pixels, template_dir) -> list[Hypothesis]:
         dchi2 = (c.chi2 - best.chi2) / red
         out.append(Hypothesis(c.z, c.spectype, c.subtype, 100.0 / (1.0 + dchi2), "template", c.chi2, dchi2))
     return out
+
+
+def refine_hypotheses(pixels, hyps: list[Hypothesis], template_dir=None) -> None:
+    """Refine each template hypothesis's z around its scan minimum (agents.tools.templates.refine_z,
+    settings per class in kb/forma/rules.yaml `template_refine`): the template with polynomial terms
+    for the continuum, on the pixels as observed, to a fraction of a pixel; a QSO without its Ly-alpha forest.
+    Sets z (the refined one), z_scan, z_err (statistical) and `refined`; scores and chi2 stay the
+    scan's (they compare classes over one pixel set). A passive galaxy's z so comes from its
+    absorption spectrum (Ca H+K, G band, Mg b, Na D and the 4000 A break) with an error."""
+    settings = kb.load("forma/rules").get("template_refine", {})
+    by_name = {t.name: t for t in tpl.resolve_templates(template_dir)}
+    for h in hyps:
+        cfg = settings.get(h.spectype)
+        tmpl = by_name.get(f"{h.spectype}:{h.subtype}" if h.subtype else h.spectype)
+        if h.source != "template" or cfg is None or tmpl is None or h.refined is not None:
+            continue
+        rest_min = cfg.get("rest_min")
+        # the window: a few pixels about the scan's minimum, wider where pixels are left out (the
+        # forest pulled the scan's minimum)
+        cut = rest_min is not None and pixels.wave.size and pixels.wave[0] / (1 + h.z) < rest_min
+        r = tpl.refine_z(pixels.wave, pixels.flux, pixels.ivar, tmpl, h.z,
+                         half_kms=cfg["half_kms_cut"] if cut else cfg["half_kms"],
+                         legendre_terms=cfg["legendre_terms"], rest_min=rest_min)
+        if r is None:
+            continue
+        h.z_scan, h.z, h.z_err = h.z, r.z, r.z_err
+        h.refined = {"template": tmpl.name, **r.as_dict()}
 
 
 def _match_tolerance(g, ln: dict, pred: float, m: dict) -> float:
@@ -147,7 +183,8 @@ def generate_hypotheses(pixels, features, *, n: int = 6, template_dir=None,
             best = next((h for h in ranked if h.spectype == cls), None)
             if best is not None:
                 top.append(best)
-    return top
+    refine_hypotheses(pixels, top, template_dir)
+    return _distinct(top)  # two minima of one template may refine to one z
 
 
 def default_template_dir() -> str | None:

@@ -307,6 +307,115 @@ def template_candidates(wave, flux, ivar, templates, *, n_per_template: int = 3,
     return out
 
 
+@dataclass
+class Refined:
+    """A template z refined around a scan minimum: `z`, its statistical 1-sigma `z_err` (chi2 + 1
+    scaled by the reduced chi2), the pixels and Legendre terms used, and the rest-frame range fitted."""
+
+    z: float
+    z_err: float | None
+    chi2: float
+    npix: int
+    legendre_terms: int
+    rest_range: tuple[float, float]
+
+    def as_dict(self) -> dict:
+        return {"z": round(float(self.z), 6), "z_err": None if self.z_err is None else round(float(self.z_err), 6),
+                "chi2": round(float(self.chi2), 1), "npix": self.npix, "legendre_terms": self.legendre_terms,
+                "rest_range": [round(float(v), 1) for v in self.rest_range]}
+
+
+def _chi2_at(lnw, f, iv, tmpl: Template, lnz: np.ndarray, P: np.ndarray, chunk: int = 64) -> np.ndarray:
+    """chi2 of (template basis + polynomials P) fitted at each ln(1+z), the basis linearly
+    interpolated at the observed pixels' rest wavelengths."""
+    nb, npoly = tmpl.basis.shape[0], P.shape[0]
+    m = nb + npoly
+    wf = iv * f
+    ff = float(np.dot(wf, f))
+    PP = (P * iv) @ P.T
+    Pf = P @ wf
+    out = np.empty(lnz.size)
+    for s0 in range(0, lnz.size, chunk):
+        lz = lnz[s0:s0 + chunk]
+        idx = (lnw[None, :] - lz[:, None]) / LN_STEP - tmpl.start
+        i0 = np.floor(idx).astype(int)
+        fr = idx - i0
+        X = tmpl.basis[:, i0] * (1 - fr) + tmpl.basis[:, i0 + 1] * fr  # (nb, s, n)
+        X = np.moveaxis(X, 0, 1)  # (s, nb, n)
+        Xw = X * iv
+        A = np.empty((lz.size, m, m))
+        A[:, :nb, :nb] = Xw @ np.swapaxes(X, 1, 2)
+        if npoly:
+            XP = Xw @ P.T
+            A[:, :nb, nb:] = XP
+            A[:, nb:, :nb] = np.swapaxes(XP, 1, 2)
+            A[:, nb:, nb:] = PP
+        b = np.empty((lz.size, m))
+        b[:, :nb] = X @ wf
+        b[:, nb:] = Pf
+        A += np.eye(m) * 1e-9 * np.trace(A, axis1=1, axis2=2)[:, None, None] / m
+        c = np.linalg.solve(A, b[..., None])[..., 0]
+        out[s0:s0 + chunk] = ff - np.einsum("si,si->s", b, c)
+    return out
+
+
+FINE_STEP, FINE_HALF = 0.25, 8  # the fine scan: +-2 pixels in quarter pixels, one parabola through all
+
+
+def refine_z(wave, flux, ivar, tmpl: Template, z0: float, *, half_kms: float = 3000.0,
+             legendre_terms: int = 4, rest_min: float | None = None) -> Refined | None:
+    """The template's chi2 minimum near z0: a 1-pixel scan over +-half_kms (FFT, the pixels rebinned
+    to the ln grid), then a quarter-pixel scan over +-2 pixels about its minimum with the pixels as
+    observed (the basis interpolated at their rest wavelengths) and a parabola through it.
+    Legendre terms (observed frame) absorb flux-calibration and continuum-shape mismatch so the z
+    rests on the spectral features; `rest_min` leaves out rest wavelengths below it (a QSO's
+    Ly-alpha forest, absorbed differently in every sightline). The error is the parabola's chi2 + 1
+    width scaled by the reduced chi2 (None when the minimum is at the window's edge). None when too
+    few pixels."""
+    wave, flux, ivar = (np.asarray(a, float) for a in (wave, flux, ivar))
+    lnw = np.log(np.clip(wave, 1.0, None))
+    dl = np.log1p(half_kms / 299792.458) + 2 * LN_STEP
+    lo_rest = (tmpl.start + 1) * LN_STEP
+    hi_rest = (tmpl.start + tmpl.basis.shape[1] - 2) * LN_STEP
+    if rest_min is not None:
+        lo_rest = max(lo_rest, float(np.log(rest_min)))
+    lz0 = float(np.log1p(z0))
+    sel = (ivar > 0) & np.isfinite(flux) & (lnw - lz0 - dl > lo_rest) & (lnw - lz0 + dl < hi_rest)
+    n = int(sel.sum())
+    nb = tmpl.basis.shape[0]
+    if n < 10 * (nb + legendre_terms) or n < 50:
+        return None
+    w, f, iv = lnw[sel], flux[sel], ivar[sel]
+    iv = np.minimum(iv, 25.0 * np.median(iv))  # as to_ln_grid: no single pixel dominates
+    xw = 2 * (w - w[0]) / max(w[-1] - w[0], 1e-12) - 1
+    P = np.polynomial.legendre.legvander(xw, legendre_terms - 1).T if legendre_terms else np.zeros((0, n))
+    # coarse: the FFT scan of these pixels (one pixel steps) over the window
+    spec = to_ln_grid(wave[sel], flux[sel], ivar[sel], (0.0, np.inf))
+    half = np.log1p(half_kms / 299792.458)
+    scan = scan_template(spec, tmpl, legendre_terms=legendre_terms,
+                         z_range=(float(np.expm1(lz0 - half)), float(np.expm1(lz0 + half))))
+    if scan is None or scan[0].size < 3:
+        return None
+    zs, c2, _ = scan
+    i = int(np.argmin(c2))
+    fine = float(np.log1p(zs[i])) + np.arange(-FINE_HALF, FINE_HALF + 1) * FINE_STEP * LN_STEP
+    c2f = _chi2_at(w, f, iv, tmpl, fine, P)
+    j = int(np.argmin(c2f))
+    x = (fine - fine[j]) / LN_STEP
+    a2, a1, _ = np.polyfit(x, c2f, 2)
+    dof = max(n - nb - legendre_terms, 1)
+    red = max(float(c2f[j]) / dof, 1.0)
+    rest_range = (float(np.exp(w[0] - fine[j])), float(np.exp(w[-1] - fine[j])))
+    if a2 <= 0 or not 0 < i < zs.size - 1:  # no minimum inside the window
+        z = float(np.expm1(fine[j]))
+        return Refined(z, None, float(c2f[j]), n, legendre_terms, rest_range)
+    off = float(np.clip(-a1 / (2 * a2), -1.0, 1.0))
+    lz = fine[j] + off * LN_STEP
+    z = float(np.expm1(lz))
+    sig_ln = float(np.sqrt(red / a2)) * LN_STEP
+    return Refined(z, sig_ln * (1 + z), float(c2f[j]), n, legendre_terms, rest_range)
+
+
 if __name__ == "__main__":  # python -m agents.tools.templates REDROCK_TEMPLATE_DIR OUT.npz
     import sys
 

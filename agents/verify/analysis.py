@@ -346,22 +346,33 @@ def _is_broad(ln: LineResult) -> bool:
 
 
 def template_z_err(hypothesis) -> float:
-    """The 1-sigma of a z with no credible line behind it: one template pixel (+) the class's
-    template-vs-catalogue scatter (kb/forma/rules.yaml redshift_fit.template_sys_kms)."""
-    v = rules()["redshift_fit"]["template_sys_kms"].get(hypothesis.spectype, 100.0)
+    """The 1-sigma of a template z: its statistical error when refined (else one template pixel)
+    (+) the template's scatter about the catalogue z (kb/forma/rules.yaml
+    redshift_fit.template_sys_kms, by template then class)."""
     from agents.tools.templates import LN_STEP
-    return float((1 + hypothesis.z) * np.hypot(LN_STEP, v / C_KMS))
+    sys_kms = rules()["redshift_fit"]["template_sys_kms"]
+    tmpl = (getattr(hypothesis, "refined", None) or {}).get("template") or (
+        f"{hypothesis.spectype}:{hypothesis.subtype}" if hypothesis.subtype else hypothesis.spectype)
+    v = sys_kms.get(tmpl, sys_kms.get(hypothesis.spectype, 100.0))
+    stat = getattr(hypothesis, "z_err", None)
+    stat = stat / (1 + hypothesis.z) if stat else LN_STEP
+    return float((1 + hypothesis.z) * np.hypot(stat, v / C_KMS))
 
 
 BROAD_CONCERN = "broad lines offset"
 
 
 def _systemic(res: HypothesisResult) -> None:
-    """The systemic z from a joint fit of every credible line: an inverse-variance mean of the
-    per-line z (centroid errors (+) the line kind's scatter about systemic), dropping the worst line
-    while it lies > clip_sigma from the mean (3+ lines), its error scaled by sqrt(chi2/dof) when the
-    lines disagree beyond their errors, a class floor added in quadrature. High-ionisation lines (never_anchor) enter only
-    through the template. `anchor` names the top-priority line group among the lines used."""
+    """The systemic z from a joint fit of every credible line and the template: an inverse-variance
+    mean of the per-line z (centroid errors (+) the line kind's scatter about systemic; C IV and C III]
+    corrected for their mean blueshift, redshift_fit.shift_kms) and of the hypothesis's refined
+    template z (template_z_err) where it is more precise than every line, dropping the worst while
+    it lies > clip_sigma from the mean (3+ measurements), its error scaled by sqrt(chi2/dof) when
+    they disagree beyond their errors, a class floor added in quadrature. Other high-ionisation
+    lines (never_anchor) enter only through the template. With no credible line the template z
+    stands alone. `anchor` names the
+    top-priority low-ionisation line group (anchor_priority) among the lines used, None when the z
+    rests on C IV, C III] and the template alone."""
     res.concerns = [c for c in res.concerns if not c.startswith(BROAD_CONCERN)]
     likely = [ln for ln in res.credible() if ln.observed is not None]
     if not likely:
@@ -375,9 +386,16 @@ def _systemic(res: HypothesisResult) -> None:
         res.systemic_z, res.systemic_z_err, res.anchor = None, None, None
         return
     fs = rules()["redshift_fit"]
-    zs = np.array([ln.implied_z for ln in lines])
+    shift = fs.get("shift_kms", {})
+    zs = np.array([ln.implied_z - shift.get(ln.group, 0.0) / C_KMS * (1 + ln.implied_z) for ln in lines])
     sig = np.array([np.hypot((ln.observed_err if ln.observed_err and np.isfinite(ln.observed_err) else 1.0) / ln.rest,
                              line_sys_kms(ln) / C_KMS * (1 + z)) for ln, z in zip(lines, zs, strict=True)])
+    h = res.hypothesis
+    # the refined template z fits these same lines (and the continuum): not independent of them, it
+    # enters only where it is more precise than every credible line (absorption, broad, C IV)
+    if getattr(h, "refined", None) is not None and (t_err := template_z_err(h)) < sig.min():
+        lines = [*lines, None]
+        zs, sig = np.append(zs, h.z), np.append(sig, t_err)
     keep = np.ones(zs.size, dtype=bool)
     while True:
         w = 1 / sig[keep] ** 2
@@ -395,9 +413,10 @@ def _systemic(res: HypothesisResult) -> None:
         err *= float(np.sqrt(max(1.0, np.sum(r[keep] ** 2) / (n - 1))))
     res.systemic_z = zbar
     res.systemic_z_err = float(np.hypot(err, fs["floor_kms"].get(res.spectype, 20) / C_KMS * (1 + zbar)))
-    used = [ln for ln, k in zip(lines, keep, strict=True) if k]
+    used = [ln for ln, k in zip(lines, keep, strict=True) if k and ln is not None and _anchor_rank(ln.group) < 99]
     ranked = sorted(used, key=lambda ln: (_anchor_rank(ln.group), -(ln.snr or 0)))
-    res.anchor = ", ".join(sorted({ln.name for ln in ranked if ln.group == ranked[0].group}))
+    res.anchor = ", ".join(sorted({ln.name for ln in ranked if ln.group == ranked[0].group})) if ranked else None
+    lines = [ln for ln in lines if ln is not None]
     broad = [ln for ln in lines if _is_broad(ln)]
     narrow = [ln for ln in lines if not _is_broad(ln) and ln.kind == "emission"]
     if broad and narrow:

@@ -228,9 +228,6 @@ def write_report(state: VerifyState) -> dict:
     syn, audit, fa, b, cont, md = _draft(state)
     rev = state.get("llm_review")
     extra = {}
-    if rev is None and state.get("llm"):  # no features: the graph went straight here
-        extra["llm_review"] = {"model": state["trajectory"].agent.model,
-                               "skipped": "no features detected: nothing for the model to review"}
     if rev is not None:  # advisory: the rules' verdict and credibility stand, a disagreement asks a human
         review_out = rev.as_outcome(audit.verdict, audit.credibility)
         extra["llm_review"] = review_out
@@ -245,10 +242,6 @@ def write_report(state: VerifyState) -> dict:
     return {"brief": b, "report": md}
 
 
-def _after_vi(state: VerifyState) -> str:
-    return "hypotheses" if state["features"] else "report_writer"
-
-
 def _after_audit(state: VerifyState) -> str:
     return "llm_review" if state.get("llm") else "report_writer"
 
@@ -261,7 +254,7 @@ def build_graph():
                      ("report_writer", write_report)):
         g.add_node(name, fn)
     g.add_edge(START, "visual_interpreter")
-    g.add_conditional_edges("visual_interpreter", _after_vi, ["hypotheses", "report_writer"])
+    g.add_edge("visual_interpreter", "hypotheses")  # the template scan always runs: features add evidence
     g.add_edge("hypotheses", "analysis")
     g.add_edge("analysis", "feature_auditor")
     g.add_edge("feature_auditor", "synthesis")

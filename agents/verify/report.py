@@ -24,7 +24,7 @@ def feature_score(audit, best) -> int:
 
 
 def empty_brief(verdict: str) -> dict:
-    """The brief when there is no class to give (no feature found, or the spectrum refused as
+    """The brief when there is no class to give (no hypothesis, or the spectrum refused as
     unjudgeable): type UNKNOWN, no z, LOW credibility, a human to look."""
     return {"type": "UNKNOWN", "feature_score": 0, "redshift": None, "redshift_rms": None, "lines": "",
             "credibility": "LOW", "human_review": "Yes", "verdict": verdict}
@@ -32,7 +32,7 @@ def empty_brief(verdict: str) -> dict:
 
 def brief(syn, audit, pixels, features) -> dict:
     best = syn.best
-    if best is None or not features:
+    if best is None:  # no hypothesis at all (no template, no line match): features alone give no z
         return empty_brief(audit.verdict)
     z = best.systemic_z if best.systemic_z is not None else best.hypothesis.z
     supported = best.verdict == "SUPPORTED"

@@ -316,7 +316,9 @@ def _significance(arrays: Arrays, task: dict, specs: dict) -> list[dict]:
         threshold = float(leaf["value"])
         sig = math.inf if sigma == 0 else abs(value - threshold) / sigma
         says = (f"the {name} of a {task['target']} ({value:.2f}) would stand {sig:.1f} sigma from its "
-                f"threshold {threshold:.2f} (sigma {sigma:.2f} at this noise)")
+                f"threshold {threshold:.2f} (sigma {sigma:.2f} at this noise)" if math.isfinite(sigma) else
+                f"the {name} cannot be measured against a continuum here (no flux above zero in its side "
+                "bands, or no draw of it finds the line)")
         # a noiseless file (a template) is capped, so the recorded data stay plain JSON
         out.append({"measure": mid, "significance": round(min(sig, 1e6), 2), "says": says})
     return out

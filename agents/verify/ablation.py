@@ -48,11 +48,17 @@ def _best_lines(traj) -> tuple[dict | None, list[dict]]:
 
 
 def broad_lines(traj, min_kms: float = 1500.0) -> list[dict]:
-    """Broad emission lines (LIKELY/MARGINAL) of the chosen hypothesis, strongest first."""
+    """Broad emission lines (LIKELY/MARGINAL) of the chosen hypothesis, strongest first; a narrow
+    core with a broad component under it counts at the broad width."""
     _, lines = _best_lines(traj)
-    out = [ln for ln in lines if ln["kind"] == "emission" and ln["status"] in ("LIKELY", "MARGINAL")
-           and (ln["fwhm_kms"] or 0) >= min_kms and ln["observed"]]
+    out = [dict(ln, fwhm_kms=_width(ln)) for ln in lines if ln["kind"] == "emission"
+           and ln["status"] in ("LIKELY", "MARGINAL") and _width(ln) >= min_kms and ln["observed"]]
     return sorted(out, key=lambda ln: -abs((ln["amplitude"] or 0) * ln["fwhm_kms"]))  # by line flux
+
+
+def _width(ln: dict) -> float:
+    """A line's FWHM (km/s): its broad component's when one was fitted under it (agents/verify/widths.py)."""
+    return max(ln["fwhm_kms"] or 0, ln.get("broad_fwhm_kms") or 0)
 
 
 def narrow_lines(pixels: Pixels, lines: list[dict], target_kms: float = 900.0) -> Pixels:
@@ -165,7 +171,7 @@ def carrying_lines(traj) -> list[dict]:
 
 
 def _fwhm_A(ln: dict) -> float:
-    return max(ln["fwhm_kms"] or 0, ln.get("broad_fwhm_kms") or 0) / C_KMS * ln["observed"]
+    return _width(ln) / C_KMS * ln["observed"]
 
 
 def line_range(ln: dict, lines: list[dict] = ()) -> tuple[float, float]:

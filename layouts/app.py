@@ -18,9 +18,7 @@ from reviewer.components.safe_text import plain_alert
 from reviewer.components.spectrum_plot import SpectrumPlot
 from reviewer.csp import csp_missing
 from reviewer.review_state import ReviewState
-from reviewer.services.conflicts import sync_verdict_states
-from reviewer.services.demo import seed_demo_if_empty
-from reviewer.services.same_object import ensure_groups
+from reviewer.services.upkeep import prepare_once
 from reviewer.store import Store, StoreUnavailable
 
 log = logging.getLogger("specreview.app")
@@ -94,11 +92,9 @@ def _review_page(db) -> pn.template.FastListTemplate:
     who = session_identity(_url_arg("reviewer"), remembered=_cookie(REVIEWER_COOKIE))
     if who.refused:  # before anything is read: a session with no verified user sees nothing
         return error_page(who.problem)
-    store = Store(db)
-    store.probe()
-    seed_demo_if_empty(store)
-    ensure_groups(store)  # the same-object cross-match, again when spectra were added since the last one
-    sync_verdict_states(store)  # labels written outside the app (imports, older versions)
+    store = Store(db)  # a handle on the process's one connection to the file (reviewer/store/connection.py)
+    store.probe()  # once per process: a damaged or locked file is said in the page
+    prepare_once(store)  # the demo, the cross-match, the consensus: done at the server's start, not per page
     state = ReviewState(store, login_holds=who.login_holds, reviewer=who.reviewer, login=who.login, error=who.problem)
     problems = [who.problem] if who.problem else []
     state.name_problems.update(problems)  # stale once a name is typed

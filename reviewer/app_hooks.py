@@ -80,9 +80,7 @@ def prepared_for_pages(store) -> bool:
     the Stats tab's figures (computed in the background). False, with the reason logged and nothing else
     done, when the file cannot be used; every page then says why (it probes again)."""
     from reviewer.services import stats_snapshots
-    from reviewer.services.conflicts import sync_verdict_states
-    from reviewer.services.demo import seed_demo_if_empty
-    from reviewer.services.same_object import ensure_groups
+    from reviewer.services.upkeep import prepare_for_pages
     from reviewer.store import StoreUnavailable
 
     try:
@@ -90,9 +88,7 @@ def prepared_for_pages(store) -> bool:
     except StoreUnavailable as err:
         log.error("cannot use the review database: %s", err)
         return False
-    seed_demo_if_empty(store, claims_in_background=True)
-    ensure_groups(store)
-    sync_verdict_states(store)
+    prepare_for_pages(store, claims_in_background=True)  # the pages then skip it (reviewer/services/upkeep.py)
     if STATS_AT_START.flag(True):
         stats_snapshots.prepare(store)  # the Stats tab's figures, computed (and their derived rows stored)
     return True

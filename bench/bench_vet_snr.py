@@ -44,6 +44,8 @@ def outcome(arrays: Arrays, task: dict, meta: dict) -> str:
     judged = assess(arrays, task, measured_noise=not meta.get("ivar_estimated"))
     if not judged.judgeable:
         return "unjudgeable"
+    if judged.decided_no:  # the windows present decide it (vet_spectrum adds a witness leaf to the rule)
+        return "NO"
     return evaluate(task, arrays)[1].answer
 
 

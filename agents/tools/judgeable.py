@@ -21,8 +21,10 @@ the survey's own bits) and refuses when
 
 Rules 2-4 give way to a NO that the windows present already decide (`decided_no`): a requirement
 measured and failed by SIGNIFICANCE sigma of its own noise (an equivalent width or a mean of them, a
-line depth; a line width where a member's line would be traced, WIDTH_TRACE). The spectrum is then
-judged, and its answer is that NO.
+line depth; a line width where a member's line would be traced, WIDTH_TRACE), or a task's NO-witness
+(kb/tasks `significance.decides_no`: a measure outside the decision that excludes the class, such as
+task a's H-alpha) failed the same way. The spectrum is then judged, and its answer is that NO (the rules
+policy decides with the witness added to its requirements).
 
 Verify has no task windows: the lines that give a redshift depend on the redshift sought, and an
 emission-line galaxy or quasar can give one with a continuum at S/N ~0 (the FORMA audit rates such a
@@ -87,6 +89,7 @@ class Judgement:
     snr_window: str | None = None
     significance: tuple[dict, ...] = ()  # rule 4: each decisive feature's predicted significance (vet)
     decided_no: str | None = None  # the requirement the windows present fail, when that decides NO
+    decided_by: dict | None = None  # its leaf (a `require` leaf, or one of kb/tasks significance.decides_no)
 
     @property
     def reason(self) -> str:
@@ -165,7 +168,7 @@ def assess(arrays: Arrays, task: dict | None = None, *, measured_noise: bool = T
     coverage = 1.0 - len(missing) / len(required) if required else 1.0
     decided = _decided_no(arrays, task, specs) if reasons else None
     if decided is not None:  # the windows present answer it: judged, and the answer is NO
-        return Judgement(True, (), usable, pixels, coverage, names, snr, where, significance, decided)
+        return Judgement(True, (), usable, pixels, coverage, names, snr, where, significance, *decided)
     return Judgement(not reasons, tuple(reasons), usable, pixels, coverage, names, snr, where, significance)
 
 
@@ -351,10 +354,12 @@ def _present_mean(arrays: Arrays, task: dict, specs: dict, mid: str) -> tuple[fl
     return value, sigma, ", ".join(specs[p].get("name", p) for p, _, _ in present)
 
 
-def _decided_no(arrays: Arrays, task: dict, specs: dict) -> str | None:
-    """The first requirement (a leaf of the `require` list, or of an `all` group in it) the windows present
-    fail beyond doubt, said with its numbers; None when none does."""
-    for crit in task["decision"].get("require", []):
+def _decided_no(arrays: Arrays, task: dict, specs: dict) -> tuple[str, dict] | None:
+    """The first requirement (a leaf of the `require` list, or of an `all` group in it, then the task's
+    `significance.decides_no` leaves) the windows present fail beyond doubt: (said with its numbers, the
+    leaf); None when none does."""
+    witnesses = task.get("significance", {}).get("decides_no", [])
+    for crit in task["decision"].get("require", []) + witnesses:
         leaves = [crit] if "measure" in crit else crit.get("all", [])
         for leaf in leaves:
             if "measure" not in leaf or leaf["op"] not in (">=", ">"):
@@ -365,7 +370,8 @@ def _decided_no(arrays: Arrays, task: dict, specs: dict) -> str | None:
                 value, sigma, names = partial
                 if threshold - value >= SIGNIFICANCE * sigma:
                     return (f"the lines present ({names}) average {value:.2f} Å, {(threshold - value) / sigma:.1f} "
-                            f"sigma below the {threshold:.2f} a {task['target']} needs of each (sigma {sigma:.2f})")
+                            f"sigma below the {threshold:.2f} a {task['target']} needs of each (sigma {sigma:.2f})",
+                            leaf)
                 continue
             if value is None or value >= threshold:
                 continue
@@ -385,7 +391,7 @@ def _decided_no(arrays: Arrays, task: dict, specs: dict) -> str | None:
                 predicted_sigma(arrays, task, mid)
             if sigma is not None and threshold - value >= SIGNIFICANCE * sigma:
                 return (f"{name} = {value:.2f}{unit}, {(threshold - value) / sigma:.1f} sigma below the {threshold:.2f} "
-                        f"a {task['target']} needs (sigma {sigma:.2f} at this noise)")
+                        f"a {task['target']} needs (sigma {sigma:.2f} at this noise)", leaf)
     return None
 
 

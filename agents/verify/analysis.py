@@ -274,6 +274,7 @@ def analyse(pixels, features, hypothesis, idx: int = 0, *, use_fits: bool = True
         entries.append((lr, ln))
     assigned = _assign(pixels, features, entries, z)
     used = [a[0] for a in assigned.values()]  # features that already explain a line
+    passive = not any(f.kind == "emission" for f in used)  # no emission line: the absorption spectrum
     fits = []  # centres of the lines found by a fit
     for li, (lr, ln) in enumerate(entries):
         if li in assigned:
@@ -284,7 +285,7 @@ def analyse(pixels, features, hypothesis, idx: int = 0, *, use_fits: bool = True
                 lr.observed, lr.observed_err = _centroid(pixels, f)
             lr.amplitude, lr.fwhm_kms, lr.snr, lr.ridge_length = f.amplitude, f.fwhm_kms, f.snr, f.ridge_length
         elif use_fits and ln["key"]:
-            _fit_fallback(pixels, lr, rules(), qso=cls == "QSO", line=ln, used=used, fits=fits)
+            _fit_fallback(pixels, lr, rules(), qso=cls == "QSO", line=ln, used=used, fits=fits, passive=passive)
     _systemic(res)
     res.dn4000 = dn4000(pixels, z)
     fit_broad_lines(pixels, res)  # a QSO's broad base under a narrow core (issue 50, item 4)
@@ -300,7 +301,7 @@ def _explained_elsewhere(centre: float, fwhm_A: float, step: float, used, fits) 
 
 
 def _fit_fallback(pixels, lr: LineResult, r: dict, qso: bool = False, line: dict | None = None,
-                  used=(), fits=None) -> None:
+                  used=(), fits=None, passive: bool = False) -> None:
     w3 = r["fit"]["width_3sigma_A"]
     if lr.kind == "absorption":
         width = w3["wide_absorption"] if lr.group in ("Ca K", "Ca H", "Mg II") else w3["absorption"]
@@ -318,6 +319,8 @@ def _fit_fallback(pixels, lr: LineResult, r: dict, qso: bool = False, line: dict
     snr = fit["local_snr"]
     if lr.kind == "emission" and (lr.width == "broad" or qso):
         snr = max(snr, fit["significance"])  # broad: the integrated significance (sqrt delta chi2)
+    elif lr.kind == "absorption" and passive:  # with no emission line, a passive galaxy's or a star's
+        snr = max(snr, fit["significance"])  # troughs, a fraction of the continuum deep: the same
     ln = line or {"kind": lr.kind, "width": lr.width}
     tol = line_tolerance(pixels, ln, lr.predicted, fit["fwhm"], fit["fwhm_km_s"], snr)
     within = off <= tol and off <= 2 * max(fit["sigma"], fit["center_err"] or 0) + tol / 2

@@ -1,6 +1,7 @@
 """Step 4: synthesis (FORMA 2.6). Choose the best hypothesis among those the evidence supports,
-name the runner-up and each rival's exclusion. Deterministic: supported hypotheses first, then the
-template fit (lower scaled chi2), then the number of credible lines."""
+name the runner-up and each rival's exclusion. Deterministic: supported hypotheses first, then those
+without a class contradiction, then the template fit (lower scaled chi2), then the number of
+credible lines."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -30,8 +31,11 @@ class Synthesis:
 
 
 def _rank_key(res: HypothesisResult):
+    """Supported first, then those no class rule contradicts (a QSO without a broad line does not
+    outrank a galaxy the template fits as well), then the template fit, then the credible lines."""
     d = res.hypothesis.delta_chi2
-    return (res.verdict != "SUPPORTED", d if d is not None else -res.hypothesis.score, -len(res.credible()))
+    return (res.verdict != "SUPPORTED", bool(res.fatal), d if d is not None else -res.hypothesis.score,
+            -len(res.credible()))
 
 
 def _is_rival(a: HypothesisResult, b: HypothesisResult) -> bool:

@@ -180,7 +180,11 @@ def vet_spectrum(spectrum, task_id: str, backend: str = "rules", *, eager_render
     # draws in agents.render_pool's processes while one runs (an LLM campaign), else right here
     tool = PooledZoomTool.from_spectrum(spectrum, redshift=redshift, title=title)
     if backend == "rules":
-        model = chat_model or RulesVetModel(task=task, arrays=arrays)
+        ruled = task
+        leaf = judgement.decided_by
+        if leaf is not None and leaf not in task["decision"].get("require", []):  # a NO-witness decided it
+            ruled = {**task, "decision": {**task["decision"], "require": [*task["decision"]["require"], leaf]}}
+        model = chat_model or RulesVetModel(task=ruled, arrays=arrays)
         protocol, cfg, eager = make_protocol("native"), None, eager_renders
         agent = AgentInfo(name="vet", backend="rules", model=RULES_VERSION)
     elif backend == "openai":

@@ -37,8 +37,6 @@ SERVER_MODULES = ("reviewer/server_app.py", "reviewer/csp.py", "reviewer/page_li
 # The state still reads repositories itself while the lead's split of ReviewState (issue 49 item 1) is
 # under way: that rule is an xfail naming the work until then (set False once it lands).
 LEAD_SPLIT_PENDING = True
-# An import cycle the agents/tools helper's edit of hypotheses.py (issue 49) cuts: an xfail until then.
-PENDING_CYCLES = {frozenset({"agents.tools.hypotheses", "agents.tools.redrock_adapter"})}
 
 
 def imports_in(text: str) -> list[tuple[str, int]]:
@@ -288,17 +286,9 @@ def project_texts() -> dict[str, str]:
 
 def test_no_module_imports_itself_back_through_others():
     """A function-level import closes a cycle as surely as a module-level one: the shared names go down
-    into a module both import (issue 49 cut claims check <-> redshift, import_rows <-> import_runs and
-    cli -> remote -> server_endpoint -> cli that way)."""
-    found = [group for group in cycles(import_graph(project_texts())) if frozenset(group) not in PENDING_CYCLES]
-    assert found == []
-
-
-@pytest.mark.xfail(reason="issue 49: the agents/tools helper's edit of hypotheses.py moves Hypothesis below "
-                          "redrock_adapter", strict=False)
-def test_the_pending_cycles_are_cut():
-    found = [group for group in cycles(import_graph(project_texts())) if frozenset(group) in PENDING_CYCLES]
-    assert found == []
+    into a module both import (issue 49 cut claims check <-> redshift, hypotheses <-> redrock_adapter,
+    import_rows <-> import_runs and cli -> remote -> server_endpoint -> cli that way)."""
+    assert cycles(import_graph(project_texts())) == []
 
 
 # -- every third-party import declared ---------------------------------------------------------------------------

@@ -11,39 +11,13 @@ delta chi2 scaled by the best fit's reduced chi2 (survey ivar is often off by a 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 import kb
 from agents.tools import templates as tpl
+from agents.tools.hypothesis import Hypothesis
 
 C_KMS = 299792.458
 SAME_Z_TOL = 0.005  # two hypotheses of one class closer than this are one hypothesis
-
-
-@dataclass
-class Hypothesis:
-    z: float
-    spectype: str  # STAR / GALAXY / QSO
-    subtype: str = ""
-    score: float = 0.0
-    source: str = "template"  # template / lines / redrock
-    chi2: float | None = None
-    delta_chi2: float | None = None  # scaled chi2 above the best template fit
-    matched: list[str] = field(default_factory=list)  # line names (line matching)
-    z_err: float | None = None  # statistical 1-sigma of a refined template z (chi2 + 1, scaled)
-    z_scan: float | None = None  # the scan's z before refinement
-    refined: dict | None = None  # how it was refined (templates.Refined.as_dict)
-
-    def as_dict(self) -> dict:
-        out = {"z": round(self.z, 6), "class": self.spectype, "subtype": self.subtype,
-               "score": round(self.score, 2), "source": self.source,
-               "chi2": None if self.chi2 is None else round(self.chi2, 1),
-               "delta_chi2": None if self.delta_chi2 is None else round(self.delta_chi2, 1),
-               "matched": self.matched}
-        if self.z_err is not None or self.refined is not None:
-            out.update(z_err=None if self.z_err is None else round(float(self.z_err), 6),
-                       z_scan=None if self.z_scan is None else round(self.z_scan, 6), refined=self.refined)
-        return out
 
 
 def forma_lines() -> list[dict]:

@@ -30,7 +30,7 @@ def redrock_hypotheses(pixels, *, n: int = 6, template_dir=None):
     from redrock.templates import load_dist_templates
     from redrock.zfind import zfind
 
-    from agents.tools.hypotheses import Hypothesis
+    from agents.tools.hypothesis import Hypothesis
 
     sel = (pixels.wave >= 3600) & (pixels.wave <= 9800)
     wave, flux, ivar = pixels.wave[sel], pixels.flux[sel], pixels.ivar[sel]

@@ -45,6 +45,9 @@ def keyboard_for(state: ReviewState, plot=None, render: StepRender | None = None
                "k": state.previous_step, "a": lambda: state.save("verdict", action="approve"),
                "o": lambda: state.save("verdict", action="override"), "r": lambda: state.save("verdict", action="reject"),
                "u": state.undo, "?": state.toggle_help}
+    # nudge the frame's z, as Marz and prospect do: [ ] by 50 km/s, { } by 500 km/s
+    for key, dv in (("[", -50.0), ("]", 50.0), ("{", -500.0), ("}", 500.0)):
+        actions[key] = lambda dv=dv: state.nudge_z(dv)
     for key, action in actions.items():
         keys.on(key, action)
     for score in range(6):

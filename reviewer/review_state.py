@@ -22,6 +22,7 @@ import param
 import kb
 from agents.spectra import SpectrumReadError
 from agents.trajectory import Trajectory
+from agents.verify.evaluation import C_KMS
 from reviewer.queue_filters import DEFAULT_ORDER, ORDERS, QueueFilters
 from reviewer.services.claims import results_from_rows
 from reviewer.services.consensus import agent_label, labels_agree
@@ -511,6 +512,15 @@ class ReviewState(param.Parameterized):
             # the agent's own answer, chosen, is no correction: the override goes on asking for one
             update["draft"] = {} if labels_agree(draft, self.item.agent_label) else draft
         self.param.update(**update)
+
+    def nudge_z(self, dv_kms: float) -> None:
+        """Shift the frame's z by a velocity (Marz's and prospect's z nudge): (1+z') = (1+z)(1 + dv/c). The
+        result is the reviewer's candidate, as a marked line would be (on a verify item, the correction)."""
+        z = (1.0 + float(self.z)) * (1.0 + dv_kms / C_KMS) - 1.0
+        chosen = self.candidate or {}
+        cls = chosen.get("class") or (self.item.agent_label.get("type") if self.item is not None else None)
+        self.choose_candidate({"key": f"nudged:{z:.6f}", "z": z, "class": cls,
+                               "source": f"nudged {dv_kms:+.0f} km/s"})
 
     def toggle_help(self) -> None:
         self.show_help = not self.show_help

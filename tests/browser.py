@@ -25,7 +25,35 @@ def open_tab(page, title, area=""):
 
 
 def open_as(page, app, reviewer, extra=""):
-    """Open the review page as `reviewer` (no login) and wait for the first step; focus the page."""
+    """Open the review page as `reviewer` (no login) and wait for the first step and the plot fitted to the
+    window; focus the page."""
     page.goto(f"{app.url}?reviewer={reviewer}{extra}", wait_until="domcontentloaded")
     expect(page.locator(".sr-step-view")).to_contain_text("Step 1", timeout=60_000)
+    wait_for_fitted_plot(page)
     page.locator(".sr-step-view").first.click()  # focus the page, not an input
+
+
+def wait_for_fitted_plot(page):
+    """Wait until the plot's height is the one the page fits to the window (layouts.audit.fit_plot_to_window:
+    set once the browser has reported the window's size, so the layout holds still from then on)."""
+    from bokeh_probe import MODELS
+
+    from layouts.audit import PLOT_CHROME_PX, PLOT_HEIGHT_PX
+
+    page.wait_for_function("() => {" + MODELS + f"""
+      const fig = models.find(m => m.name === 'spectrum-figure');
+      const want = Math.max({PLOT_HEIGHT_PX}, window.innerHeight - {PLOT_CHROME_PX});
+      return fig && fig.height === want && fig.inner_height > 0;
+    }}""", timeout=60_000)
+
+
+def open_side_panel(page):
+    """Unfold the left panel (queue, spectra, metadata), as a reviewer does with its button: it starts
+    folded in a window narrower than reviewer.components.keyboard.NARROW_WINDOW_PX."""
+    panel = page.locator("#sidebar")
+    if panel.is_hidden():
+        page.locator("#sidebar-button").click()
+    expect(panel).to_be_visible()
+    # it slides in (0.2 s): clicks land where they aim once it is at its full width
+    page.wait_for_function("() => { const r = document.getElementById('sidebar').getBoundingClientRect();"
+                           " return r.left >= 0 && r.width >= 300; }", timeout=10_000)

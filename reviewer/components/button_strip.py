@@ -50,6 +50,7 @@ class ButtonStrip(JSComponent):
     groups = param.List(default=[], doc="[[first button index, name], ...]: a small heading before each group")
     kinds = param.List(default=[], doc="each button's kind (its colour mark), in the order of `labels`; optional")
     compact = param.Boolean(default=False, doc="narrow buttons, so that a long strip (70 steps) fits in 3 rows")
+    toggles = param.Boolean(default=False, doc="a click on the current button makes none current (value None)")
 
     _esm = """
     export function render({ model }) {
@@ -88,7 +89,7 @@ class ButtonStrip(JSComponent):
           button.type = "button";
           button.textContent = label;
           if (model.kinds[i]) button.dataset.kind = model.kinds[i];
-          button.addEventListener("click", () => { model.value = i; });
+          button.addEventListener("click", () => { model.value = (model.toggles && model.value === i) ? null : i; });
           children.push(button);
           return button;
         });

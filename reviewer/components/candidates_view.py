@@ -53,6 +53,7 @@ class CandidatesView(Viewer):
         self.state.param.watch(self._refresh, "item")
         self.state.param.watch(self._show_chosen, "candidate")
         self.plot.param.watch(self._show_mark, "marked_x")
+        self._line.param.watch(self._show_mark, "value")
         self._refresh()
 
     def object_class(self) -> str:
@@ -69,8 +70,10 @@ class CandidatesView(Viewer):
                              "dchi2": dchi2_text(c.get("dchi2")), "source": c["source"]} for c in self.candidates]
         cls = self.object_class()
         sub = str((self.state.item.record or {}).get("pipeline_subclass") or "") if self.state.item else ""
-        self._line.options = {f"{ln['name']} ({ln['wave']:.1f} Å)": ln["wave"] for ln in lines_for(cls, sub)
-                              if ln["kind"] != "sky"}
+        # no line chosen on a new item: the previous item's choice would name a line of another spectrum
+        self._line.param.update(options={"(choose the line)": None, **{
+            f"{ln['name']} ({ln['wave']:.1f} Å)": ln["wave"] for ln in lines_for(cls, sub) if ln["kind"] != "sky"}},
+            value=None)
         self.plot.marked_x = None
         self._show_chosen()
 
@@ -95,7 +98,7 @@ class CandidatesView(Viewer):
 
     def _show_mark(self, *_):
         x = self.plot.marked_x
-        self._set_z.disabled = x is None
+        self._set_z.disabled = x is None or self._line.value is None
         self._marked.object = ("<em>Shift-click a feature on the plot to mark it.</em>" if x is None else
                                f"Marked <b>{x:.1f} Å</b> (observed): which line is it?")
 

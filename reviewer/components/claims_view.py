@@ -76,8 +76,9 @@ class ClaimList(Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
+        # a chip clicked again takes its shading off
         self._buttons = ButtonStrip(css_classes=["sr-claim-list"], margin=(2, 5), sizing_mode="stretch_width",
-                                    height=strip_height(2))
+                                    height=strip_height(2), toggles=True)
         self._buttons.param.watch(self._chosen, "value")
         self._detail = TextHTML("", css_classes=["sr-claim-detail"], margin=(0, 5), sizing_mode="stretch_width",
                                 height=34, styles={"overflow-y": "auto"})
@@ -96,6 +97,8 @@ class ClaimList(Viewer):
     def _chosen(self, event):
         results = self._results()
         if event.new is None or not 0 <= event.new < len(results):
+            self._detail.object = "<small><i>Choose a claim to shade where it was measured.</i></small>" if results else ""
+            self.state.focus_window = None
             return
         res = results[event.new]
         self._detail.object = f"<small>{escape(res.claim.text)}: {escape(claim_detail(res))}</small>"

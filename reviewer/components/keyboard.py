@@ -22,6 +22,7 @@ KEY_MAP = [
     ("r", "reject"),
     ("u", "undo my last verdict on the item on screen"),
     ("+ / -", "zoom the spectrum in / out"),
+    ("[ / ]", "nudge z by -50 / +50 km/s (Shift: 500 km/s); the nudged z is your candidate"),
     ("f", "full-window spectrum: fold / unfold both side panels"),
     ("v / Esc", "the agent's render at full size / close it"),
     ("?", "show / hide this help"),
@@ -114,7 +115,11 @@ class Keyboard(JSComponent):
         key, size, full = msg.get("key"), msg.get("window"), msg.get("full_window")
         if isinstance(key, str) and len(key) <= 12:
             self.press(key)
-        elif isinstance(size, list) and len(size) == 2 and all(isinstance(v, int) for v in size):
-            self.window_size = tuple(max(0, min(v, 20_000)) for v in size)  # a client's numbers: bounded
-        elif isinstance(full, bool):
-            self.full_window = full
+            return
+        # what follows changes the document: under a hold, sent at its next tick with its lock (a message
+        # is handled outside it, and Bokeh refuses a change made there)
+        with pn.io.hold():
+            if isinstance(size, list) and len(size) == 2 and all(isinstance(v, int) for v in size):
+                self.window_size = tuple(max(0, min(v, 20_000)) for v in size)  # a client's numbers: bounded
+            elif isinstance(full, bool):
+                self.full_window = full

@@ -55,7 +55,8 @@ class StepRender(Viewer):
                                        description="Open the render at its own size (v; Escape closes it).")
         self._open.on_click(lambda _: self.toggle_full_size())
         self._full_image = pn.pane.PNG(BLANK_PNG, sizing_mode="fixed", css_classes=["sr-render-full-image"])
-        close = pn.widgets.Button(label="Close (v / Esc)", color="light", css_classes=["sr-render-close"])
+        close = pn.widgets.Button(label="Close (v / Esc)", color="light", css_classes=["sr-render-close"],
+                                  description="Close the full-size render (v or Escape).")
         close.on_click(lambda _: setattr(self, "full_size", False))
         self._full = pn.Column(close, self._full_image, visible=False, css_classes=["sr-render-full"],
                                styles=FULL_SIZE_STYLES)

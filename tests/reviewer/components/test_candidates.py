@@ -48,8 +48,9 @@ def test_marking_h_alpha_on_the_galaxy_sets_z_within_0_001(galaxy):
     near = (wave > 8960) & (wave < 9010)  # where H-alpha of a z ~ 0.37 galaxy is observed
     peak = float(wave[near][np.nanargmax(flux[near])])
     plot.marked_x = peak  # what a shift-click there sends
-    assert not view._set_z.disabled
+    assert view._set_z.disabled  # which line it is: not chosen yet on this item
     view._line.value = next(v for k, v in view._line.options.items() if k.startswith("H-alpha"))
+    assert not view._set_z.disabled
     view.set_z_from_mark()
     assert state.z == pytest.approx(TRUE_Z, abs=0.001)
     assert state.candidate["source"].startswith("marked H-alpha")

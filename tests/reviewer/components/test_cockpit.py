@@ -8,7 +8,7 @@ import pytest
 from bokeh.document import Document
 
 from layouts import create_app
-from reviewer.components import step_view
+from reviewer.components import step_render
 from reviewer.review_state import ReviewState
 from reviewer.services.demo import seed_demo_if_empty
 from reviewer.store import Store
@@ -123,15 +123,15 @@ def test_a_step_not_rendered_yet_never_shows_the_previous_steps_picture(app, mon
     from bokeh.document import Document as Doc
     from panel.io.state import set_curdoc
 
-    from reviewer.components.step_view import BLANK_PNG
+    from reviewer.components.step_render import BLANK_PNG
 
-    state, view = app.state, app.views["step"]
+    state, view = app.state, app.views["render"]
     state.open_first()
     state.go_to_step(len(state.steps) - 1)  # a step with a render, made in-process here
     assert view._image.object not in (None, BLANK_PNG)
     pending = []
-    monkeypatch.setattr(step_view, "prefetch", pending.append)  # the render thread never gets to run
-    monkeypatch.setattr(step_view, "cached_step", lambda item, index, **_: (False, None))
+    monkeypatch.setattr(step_render, "prefetch", pending.append)  # the render thread never gets to run
+    monkeypatch.setattr(step_render, "cached_step", lambda item, index, **_: (False, None))
     served = Doc()
     served._session_context = lambda: object()  # as in a served session
     with set_curdoc(served):

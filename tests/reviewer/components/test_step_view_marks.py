@@ -9,8 +9,8 @@ import pytest
 from PIL import Image
 
 from agents.trajectory import Trajectory
-from reviewer.components import step_view
-from reviewer.components.step_view import StepView
+from reviewer.components import step_render as render_view
+from reviewer.components.step_render import StepRender
 from reviewer.review_state import ReviewState
 from reviewer.services.renders import step_marks, step_render
 
@@ -45,7 +45,7 @@ def stored_picture(store):
 def test_marked_by_default_and_the_box_shows_the_agents_own_bytes(store, stored_picture):
     trajectory_id, index, agent_png = stored_picture
     state = ReviewState(store, reviewer="sam")
-    view = StepView(state=state)
+    view = StepRender(state=state)
     assert state.open_item(trajectory_id=trajectory_id)
     state.go_to_step(index)
     marked = step_render(store, state.item, index, marked=True)
@@ -68,7 +68,7 @@ def test_marked_by_default_and_the_box_shows_the_agents_own_bytes(store, stored_
 
 def test_a_step_with_nothing_to_mark_shows_the_plain_render_without_caption(store):
     state = ReviewState(store, reviewer="sam")
-    view = StepView(state=state)
+    view = StepRender(state=state)
     row = next(r for r in store.queue.queue_items(task="mg", limit=200))
     assert state.open_item(trajectory_id=row["trajectory_id"])
     tio = next(s for s in state.steps if s.kind == "tool_result" and "TiO" in (s.label or ""))
@@ -80,9 +80,9 @@ def test_a_step_with_nothing_to_mark_shows_the_plain_render_without_caption(stor
 def test_line_names_are_escaped_in_the_caption(store, stored_picture, monkeypatch):
     trajectory_id, index, _ = stored_picture
     hostile = "<img src=x onerror=alert(1)>"
-    monkeypatch.setattr(step_view, "step_marks", lambda item, i: ((hostile, 3934.8), ("Ca II H & co", 3969.6)))
+    monkeypatch.setattr(render_view, "step_marks", lambda item, i: ((hostile, 3934.8), ("Ca II H & co", 3969.6)))
     state = ReviewState(store, reviewer="sam")
-    view = StepView(state=state)
+    view = StepRender(state=state)
     assert state.open_item(trajectory_id=trajectory_id)
     state.go_to_step(index)
     caption = view._caption.object
@@ -91,6 +91,6 @@ def test_line_names_are_escaped_in_the_caption(store, stored_picture, monkeypatc
 
 
 def test_a_long_list_of_marks_is_counted_not_spelled_out():
-    marks = tuple((f"line {k}", 4000.0 + k) for k in range(step_view.MARKS_NAMED + 3))
-    caption = step_view.marks_caption(marks)
-    assert "line 0" in caption and f"line {step_view.MARKS_NAMED}" not in caption and "and 3 more" in caption
+    marks = tuple((f"line {k}", 4000.0 + k) for k in range(render_view.MARKS_NAMED + 3))
+    caption = render_view.marks_caption(marks)
+    assert "line 0" in caption and f"line {render_view.MARKS_NAMED}" not in caption and "and 3 more" in caption

@@ -1,0 +1,78 @@
+"""The screen's per-item state (issue 46, items 2, 3 and 6), on the demo's real DESI galaxy and its verify
+trajectory: the plot follows the agent's zoom step by step (and stays put when told not to); the z
+nudge keys move the frame by a velocity and make it the reviewer's candidate; a claim chip clicked
+again takes its shading off; "Which line is it?" starts empty on each item."""
+from __future__ import annotations
+
+import pytest
+
+from layouts.audit import keyboard_for
+from reviewer.components.candidates_view import CandidatesView
+from reviewer.components.claims_view import ClaimList
+
+C_KMS = 299_792.458
+
+
+def zoom_steps(state) -> list[int]:
+    traj = state.item.trajectory
+    return [i for i in range(len(traj.steps)) if traj.zoom_at(i) is not None]
+
+
+def test_the_plot_follows_the_agents_zoom_and_stays_put_when_told_not_to(desi_galaxy):
+    state, plot = desi_galaxy
+    assert state.follow_zoom  # on by default
+    steps = zoom_steps(state)
+    assert steps, "the galaxy's verify trajectory has zoom steps"
+    state.go_to_step(steps[0])
+    assert plot.x_range == pytest.approx(state.zoom_window())
+    state.go_to_step(0 if state.zoom_window() is not None else steps[0] - 1)
+    if state.zoom_window() is None:  # a step on the whole spectrum: the whole spectrum
+        assert plot.x_range is None
+    state.follow_zoom = False
+    plot.zoom_to(6000.0, 7000.0)
+    state.go_to_step(steps[0])
+    assert plot.x_range == (6000.0, 7000.0)  # the reviewer's range: only shaded, not followed
+
+
+def test_the_z_nudge_keys_move_the_frame_by_a_velocity_and_make_it_the_correction(desi_galaxy):
+    state, plot = desi_galaxy
+    keys = keyboard_for(state, plot)
+    z0 = state.z
+    keys.press("]")
+    assert (1 + state.z) / (1 + z0) - 1 == pytest.approx(50.0 / C_KMS, rel=1e-3)
+    assert plot.z == pytest.approx(state.z)  # the line markers and the frame follow
+    # within DESI's merge tolerance (consensus.DZ_MAX, ~1,000 km/s) the z is the agent's answer: no correction
+    assert not state.draft
+    for _ in range(3):
+        keys.press("}")
+    shift = ((1 + state.z) / (1 + z0) - 1) * C_KMS
+    assert shift == pytest.approx(1550.0, rel=1e-3)
+    assert state.draft["z"] == pytest.approx(state.z) and state.draft["type"] == "GALAXY"
+    keys.press("o")
+    assert state.ack is not None and "override" in state.ack.text(), state.error
+    saved = state.labels.my_review("ann", state.item.trajectory_id)
+    assert saved["label"]["z"] == pytest.approx(state.z, abs=1e-6)
+
+
+def test_a_claim_chip_clicked_again_takes_its_shading_off(desi_galaxy):
+    state, _plot = desi_galaxy
+    claims = ClaimList(state=state)
+    step = next((r.step_index for r in state.claims() if r.window), None)
+    assert step is not None, "a claim with a measured window on the galaxy"
+    state.go_to_step(step)
+    index = next(i for i, r in enumerate(claims._results()) if r.window)
+    claims._buttons.value = index
+    assert state.focus_window is not None
+    claims._buttons.value = None  # the chip clicked again (ButtonStrip toggles)
+    assert state.focus_window is None
+
+
+def test_which_line_starts_empty_on_each_item(desi_galaxy):
+    state, plot = desi_galaxy
+    view = CandidatesView(state=state, plot=plot)
+    assert view._line.value is None and view._set_z.disabled
+    view._line.value = next(v for k, v in view._line.options.items() if k.startswith("H-alpha"))
+    plot.marked_x = 8985.0
+    assert not view._set_z.disabled
+    state.step_item(+1)
+    assert view._line.value is None and view._set_z.disabled

@@ -21,12 +21,14 @@ from pathlib import Path
 import numpy as np
 from astropy.io import fits
 
+from agents.settings import TEMPLATE_DIR
+
 LN_STEP = 1e-4 * np.log(10.0)
 FIT_RANGE = (3600.0, 9800.0)  # observed range used for template fits (Redrock clips SDSS here)
 LEGENDRE_TERMS = 0  # Redrock fits PCA templates alone; polynomials let QSO/galaxy bases mimic stars
 # redshift ranges per class (Redrock defaults; STAR +-600 km/s)
 Z_RANGES = {"GALAXY": (-0.005, 1.7), "QSO": (0.05, 6.0), "STAR": (-0.002, 0.002)}
-TEMPLATE_ENV_VARS = ("RR_TEMPLATE_DIR", "SPECREVIEW_TEMPLATE_DIR")
+TEMPLATE_ENV_VARS = ("RR_TEMPLATE_DIR", TEMPLATE_DIR.name)  # Redrock's own variable first (agents/settings.py)
 
 
 @dataclass

@@ -2,6 +2,7 @@
 pipeline's report) excluded, rejected or marks NOT SUPPORTED are not extracted as claims, so they
 can never be contradicted; the FORMA rules trajectories of every demo spectrum have no
 contradicted claim."""
+import re
 from pathlib import Path
 
 import pytest
@@ -112,9 +113,12 @@ def test_the_k7_star_report_does_not_assert_its_excluded_galaxy_redshifts():
     spec = read_spectrum(DEMO / "spec-55862-B6202_sp07-004.fits.gz")
     traj = verify_spectrum(spec)
     answer = next(s for s in traj.steps if s.kind == "answer")
-    assert "excluded #2 GALAXY z=1.65304" in answer.text
+    # the galaxy rival near z 1.653 (its template z, refined: issue 50 item 3) is named as excluded
+    m = re.search(r"excluded #2 GALAXY z=(1\.65\d+)", answer.text)
+    assert m, answer.text
+    z_rival = float(m.group(1))
     results = check_trajectory(traj, spec)
-    assert not [r for r in results if r.claim.quantity == "z" and abs(r.claim.value - 1.65304) < 1e-4]
+    assert not [r for r in results if r.claim.quantity == "z" and abs(r.claim.value - z_rival) < 1e-4]
     assert all(r.verdict != "contradicted" for r in results)
 
 

@@ -20,15 +20,16 @@ from agents.verify.graph import verify_pixels
 C_KMS = 299792.458
 
 
-def remove_range(pixels: Pixels, wave_min: float, wave_max: float) -> Pixels:
+def remove_range(pixels: Pixels, wave_min: float, wave_max: float, n_side: int = 3) -> Pixels:
     """Erase whatever is in [wave_min, wave_max]: the flux there becomes the straight line between
-    the medians of 20 A on either side (the window stays clean data, so a missing line reads as
-    NOT_FOUND, not MASKED)."""
+    the medians of the `n_side` good pixels just outside either end (the window stays clean data, so
+    a missing line reads as NOT_FOUND, not MASKED). Only the nearest pixels: a wider side window
+    took in a neighbouring line (H-alpha beside [N II] 6585) and left a ramp that read as flux."""
     w = pixels.wave
     inside = (w >= wave_min) & (w <= wave_max)
-    left = (w >= wave_min - 20) & (w < wave_min)
-    right = (w > wave_max) & (w <= wave_max + 20)
-    if not inside.any() or not left.any() or not right.any():
+    left = np.flatnonzero(w < wave_min)[-n_side:]
+    right = np.flatnonzero(w > wave_max)[:n_side]
+    if not inside.any() or not left.size or not right.size:
         return pixels
     fl, fr = float(np.median(pixels.flux[left])), float(np.median(pixels.flux[right]))
     flux = pixels.flux.copy()

@@ -87,14 +87,17 @@ def test_broad_halpha_of_a_low_z_qso_is_fitted_and_used(shared_spectra, template
 
 
 def test_ablating_the_strongest_carrying_line_defers_the_answer(shared_spectra, template_dir):
-    """A HIGH galaxy answer: every strong line that carried it is listed, and erasing the strongest
-    one (which the others predict) rejects or defers the answer."""
-    from agents.verify.ablation import ablate, carrying_lines, deferred, line_range
+    """A HIGH galaxy answer: its strong lines are listed, the strongest carries it, and erasing that
+    line ([N II] 6585, which its 6550 partner demands at 3.05x) rejects or defers the answer; before,
+    it stayed HIGH."""
+    from agents.verify.ablation import ablate, carrying_lines, deferred, line_range, strong_lines
     px = _pixels(shared_spectra, GAL_8136)
     before = _verify(px, template_dir)
     assert _accepted(before.outcome["brief"])
-    carried = carrying_lines(before)
-    assert {"H-alpha", "[O III] 5008"} <= {ln["name"] for ln in carried}, carried
+    strong = strong_lines(before)
+    assert {"H-alpha", "[O III] 5008", "[N II] 6585"} <= {ln["name"] for ln in strong}, strong
+    carried = carrying_lines(before)  # [N II] 6585, the strongest: H-alpha, H-beta, [O III] agree without it
+    assert carried and carried[0]["name"] == strong[0]["name"], carried
     res = ablate(px, remove=line_range(carried[0]), template_dir=template_dir)
     assert deferred(res["before"], res["after"]), (carried[0]["name"], res["change"])
 

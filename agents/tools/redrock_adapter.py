@@ -54,9 +54,11 @@ def redrock_hypotheses(pixels, *, n: int = 6, template_dir=None):
     for r in rows[:n]:
         # score as FORMA (100 / (1 + Redrock's deltachi2 to the next minimum)); delta_chi2 as the
         # built-in engine (chi2 above the best), which the synthesis compares
-        out.append(Hypothesis(float(r["z"]), str(r["spectype"]).strip(), str(r["subtype"]).strip(),
-                              100.0 / (1.0 + float(r["deltachi2"])), "redrock", float(r["chi2"]),
-                              float(r["chi2"]) - best))
+        h = Hypothesis(float(r["z"]), str(r["spectype"]).strip(), str(r["subtype"]).strip(),
+                       100.0 / (1.0 + float(r["deltachi2"])), "redrock", float(r["chi2"]), float(r["chi2"]) - best)
+        if "zerr" in rows.colnames and float(r["zerr"]) > 0:  # Redrock's own parabola on its fine z grid
+            h.z_err = float(r["zerr"])  # the verify error adds the template's scatter (template_z_err)
+        out.append(h)
     return out
 
 

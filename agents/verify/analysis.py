@@ -274,7 +274,7 @@ def analyse(pixels, features, hypothesis, idx: int = 0, *, use_fits: bool = True
         entries.append((lr, ln))
     assigned = _assign(pixels, features, entries, z)
     used = [a[0] for a in assigned.values()]  # features that already explain a line
-    passive = not any(f.kind == "emission" for f in used)  # no emission line: the absorption spectrum
+    passive = cls == "GALAXY" and not any(f.kind == "emission" for f in used)  # a galaxy's absorption spectrum
     fits = []  # centres of the lines found by a fit
     for li, (lr, ln) in enumerate(entries):
         if li in assigned:
@@ -319,8 +319,8 @@ def _fit_fallback(pixels, lr: LineResult, r: dict, qso: bool = False, line: dict
     snr = fit["local_snr"]
     if lr.kind == "emission" and (lr.width == "broad" or qso):
         snr = max(snr, fit["significance"])  # broad: the integrated significance (sqrt delta chi2)
-    elif lr.kind == "absorption" and passive:  # with no emission line, a passive galaxy's or a star's
-        snr = max(snr, fit["significance"])  # troughs, a fraction of the continuum deep: the same
+    elif lr.kind == "absorption" and passive:  # a passive galaxy's troughs, a fraction of the continuum
+        snr = max(snr, fit["significance"])  # deep over many pixels: the same
     ln = line or {"kind": lr.kind, "width": lr.width}
     tol = line_tolerance(pixels, ln, lr.predicted, fit["fwhm"], fit["fwhm_km_s"], snr)
     within = off <= tol and off <= 2 * max(fit["sigma"], fit["center_err"] or 0) + tol / 2

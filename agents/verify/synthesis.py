@@ -1,12 +1,12 @@
 """Step 4: synthesis (FORMA 2.6). Choose the best hypothesis among those the evidence supports,
-name the runner-up and each rival's exclusion. Deterministic: supported hypotheses first, then those
-without a class contradiction, then the template fit (lower scaled chi2), then the number of
-credible lines."""
+name the runner-up and each rival's exclusion. Deterministic: supported hypotheses first, then the
+template fit (lower scaled chi2; a class contradiction counts as a rival's chi2 margin), then the
+number of credible lines."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agents.verify.analysis import HypothesisResult
+from agents.verify.analysis import HypothesisResult, rules
 
 
 @dataclass
@@ -31,11 +31,14 @@ class Synthesis:
 
 
 def _rank_key(res: HypothesisResult):
-    """Supported first, then those no class rule contradicts (a QSO without a broad line does not
-    outrank a galaxy the template fits as well), then the template fit, then the credible lines."""
+    """Supported first, then the template fit (scaled delta chi2), a hypothesis a class rule
+    contradicts counted as losing by credibility.rival_min_delta_chi2 (a QSO without a broad line
+    does not outrank a galaxy the template fits about as well, but one it fits far worse does not
+    win for lacking a contradiction), then the credible lines."""
     d = res.hypothesis.delta_chi2
-    return (res.verdict != "SUPPORTED", bool(res.fatal), d if d is not None else -res.hypothesis.score,
-            -len(res.credible()))
+    if d is not None and res.fatal:
+        d += rules()["credibility"]["rival_min_delta_chi2"]
+    return (res.verdict != "SUPPORTED", d if d is not None else -res.hypothesis.score, -len(res.credible()))
 
 
 def _is_rival(a: HypothesisResult, b: HypothesisResult) -> bool:

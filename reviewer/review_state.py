@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -20,11 +19,12 @@ from typing import Any
 import param
 
 import kb
+from agents import settings
 from agents.spectra import SpectrumReadError
 from agents.trajectory import Trajectory
 from agents.verify.evaluation import C_KMS
 from reviewer.queue_filters import DEFAULT_ORDER, ORDERS, QueueFilters
-from reviewer.services.claims import results_from_rows
+from reviewer.services import items
 from reviewer.services.consensus import agent_label, labels_agree
 from reviewer.services.labels import Ack, LabelRefused, LabelService, NameRefused, check_name, default_correction
 from reviewer.services.listing import QueueListing, SpectraListing
@@ -35,7 +35,7 @@ from reviewer.store import WRITE_FAILURES
 
 log = logging.getLogger(__name__)
 write_log = logging.getLogger("specreview.writes")
-LOG_WRITES = os.environ.get("SPECREVIEW_LOG_WRITES") == "1"
+LOG_WRITES = settings.LOG_WRITES.flag(False)
 if LOG_WRITES and not write_log.handlers:
     write_log.setLevel(logging.INFO)
     write_log.addHandler(logging.StreamHandler())
@@ -193,7 +193,7 @@ class ReviewState(param.Parameterized):
         # expires or is ended by a logout while the page is open saves nothing more
         self.login_holds = login_holds
         self.name_problems: set[str] = set()  # messages about the name: stale once a valid name is given
-        self.store_mark = self.store.queue.content_mark()
+        self.store_mark = items.content_mark(self.store)
         self.labels_seen = self.store_mark[2]
         # before any view's watcher: a refused "Reviewed by" is cleared before a list reads it
         self.filters.param.watch(self._check_reviewed_by, "reviewed_by")
@@ -249,11 +249,11 @@ class ReviewState(param.Parameterized):
             self.filters.reviewed_by = ""
 
     def open_campaign(self, name_or_id: str) -> bool:
-        found = self.store.sessions.find_session(name_or_id)
-        if found is None:
+        campaign = items.find_campaign(self.store, name_or_id)
+        if campaign is None:
             self.error = f"No audit campaign named '{name_or_id}'."
             return False
-        self.param.update(campaign=self.store.sessions.get_session(found["id"]), blind=bool(found["blind"]))
+        self.param.update(campaign=campaign, blind=bool(campaign["blind"]))
         return True
 
     # ---- opening an item: the one way ------------------------------------------------------------
@@ -263,15 +263,14 @@ class ReviewState(param.Parameterized):
         scope, if any). On bad input the previous item stays and the page says why."""
         traj = None
         if trajectory_id is not None:
-            traj = self.store.trajectories.load_trajectory(trajectory_id)
+            traj = items.trajectory(self.store, trajectory_id)
             if traj is None:
                 self.error = f"Trajectory {trajectory_id} is not in the database."
                 return False
             spectrum_id = traj.spectrum_id
         elif spectrum_id is not None:
-            found = self.store.trajectories.list_trajectories(spectrum_id=spectrum_id, limit=1)
-            traj = self.store.trajectories.load_trajectory(found[0]["id"]) if found else None
-        record = self.store.spectra.get_spectrum(spectrum_id) if spectrum_id else None
+            traj = items.first_trajectory_on(self.store, spectrum_id)
+        record = items.spectrum_record(self.store, spectrum_id) if spectrum_id else None
         if record is None:
             self.error = f"Spectrum {spectrum_id} is not in the database."
             return False
@@ -285,7 +284,7 @@ class ReviewState(param.Parameterized):
                           f"{without_paths(err.strerror or str(err))}")
             return False
         own = agent_label(traj.task, None, None, traj.outcome) if traj is not None else {}
-        claims = tuple(results_from_rows(self.store.claims.claims_for(traj.id))) if traj is not None else ()
+        claims = items.stored_claims(self.store, traj.id) if traj is not None else ()
         item = ReviewItem(record=record, spectrum=spec, trajectory=traj, agent_label=own, claims=claims)
         # one update: every view sees the new item, its first step, its draft and frame together
         same_spectrum = self.item is not None and self.item.spectrum_id == item.spectrum_id
@@ -301,7 +300,7 @@ class ReviewState(param.Parameterized):
         left out, and the page says why)."""
         out = []
         for spectrum_id, colour in self.overlays:
-            record = self.store.spectra.get_spectrum(spectrum_id)
+            record = items.spectrum_record(self.store, spectrum_id)
             if record is None:
                 continue
             try:
@@ -320,9 +319,7 @@ class ReviewState(param.Parameterized):
 
         def locate():
             found = queue.neighbour(current, +1, reviewer, **args)
-            summary = store.trajectories.trajectory_summary(found[0]) if found else None
-            record = store.spectra.get_spectrum(summary["spectrum_id"]) if summary else None
-            return (record["source_path"], record.get("target")) if record else None
+            return items.spectrum_file_of(store, found[0]) if found else None
 
         return read_ahead(locate, still_current=lambda: self.item is item and store.is_open)
 
@@ -379,7 +376,7 @@ class ReviewState(param.Parameterized):
         """Whether spectra, trajectories or verdicts were stored since the last look (by anyone: the
         CLI, another browser); if so `store_mark` (the lists) and `labels_seen` (Other reviewers) move.
         One small query; the page calls it every few seconds, never on a key press."""
-        mark = self.store.queue.content_mark()
+        mark = items.content_mark(self.store)
         if mark == self.store_mark:
             return False
         self.store_mark = mark
@@ -392,8 +389,8 @@ class ReviewState(param.Parameterized):
         as seen, quietly. The lists re-read with its acknowledgement already; the next poll would read them
         again for the same verdict (~150-300 ms of the page thread at 1M trajectories). Anything stored
         elsewhere meanwhile leaves the mark to the poll, as before."""
-        seen, mark = self.store_mark, self.store.queue.content_mark()
-        if mark[:2] == seen[:2] and self.store.queue.verdicts_after(seen[2]) == 1:
+        seen, mark = self.store_mark, items.content_mark(self.store)
+        if mark[:2] == seen[:2] and items.verdicts_after(self.store, seen[2]) == 1:
             with param.parameterized.discard_events(self):
                 self.param.update(store_mark=mark, labels_seen=mark[2])
 

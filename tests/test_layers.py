@@ -34,9 +34,6 @@ BESIDE = ("cli", "server")
 STATE_MODULES = ("reviewer/review_state.py", "reviewer/queue_filters.py")
 SERVER_MODULES = ("reviewer/server_app.py", "reviewer/csp.py", "reviewer/page_limits.py", "reviewer/logins.py",
                   "reviewer/server_endpoint.py", "reviewer/endpoint_file.py")
-# The state still reads repositories itself while the lead's split of ReviewState (issue 49 item 1) is
-# under way: that rule is an xfail naming the work until then (set False once it lands).
-LEAD_SPLIT_PENDING = True
 
 
 def imports_in(text: str) -> list[tuple[str, int]]:
@@ -133,9 +130,6 @@ def test_components_and_layouts_read_through_services_never_a_repository():
 def test_the_review_state_reads_through_services_never_a_repository():
     bad = [hit for rel in STATE_MODULES
            for hit in repository_reads((ROOT / rel).read_text(encoding="utf-8"), rel)]
-    if bad and LEAD_SPLIT_PENDING:
-        pytest.xfail(f"issue 49 item 1 (the lead's split of ReviewState into small states over LabelService) "
-                     f"moves these {len(bad)} reads to services: {bad[:3]} ...")
     assert bad == []
 
 

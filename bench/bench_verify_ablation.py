@@ -85,7 +85,7 @@ def main() -> int:
             carrying = {ln["name"] for ln in carrying_lines(before)}
             for ln in lines:
                 lo, hi = line_range(ln, lines)
-                after = verify_pixels(remove_range(px, lo, hi), {}, template_dir=tdir)
+                after = verify_pixels(remove_range(px, lo, hi, ln["kind"]), {}, template_dir=tdir)
                 a = after.outcome["brief"]
                 row["ablations"].append({"line": ln["name"], "snr": ln["snr"], "carrying": ln["name"] in carrying,
                                          "range": [round(lo, 1), round(hi, 1)],

@@ -20,18 +20,21 @@ from agents.verify.graph import verify_pixels
 C_KMS = 299792.458
 
 
-def remove_range(pixels: Pixels, wave_min: float, wave_max: float, n_side: int = 3) -> Pixels:
+def remove_range(pixels: Pixels, wave_min: float, wave_max: float, kind: str | None = None) -> Pixels:
     """Erase whatever is in [wave_min, wave_max]: the flux there becomes the straight line between
-    the medians of the `n_side` good pixels just outside either end (the window stays clean data, so
-    a missing line reads as NOT_FOUND, not MASKED). Only the nearest pixels: a wider side window
-    took in a neighbouring line (H-alpha beside [N II] 6585) and left a ramp that read as flux."""
+    the continuum levels of 20 A on either side (the window stays clean data, so a missing line reads
+    as NOT_FOUND, not MASKED). The level is the sides' median, or for an emission line their 25th
+    percentile (75th for an absorption line): the continuum beside a line is the envelope away from
+    its neighbours and wings (a median took in H-alpha beside [N II] 6585 and left a ramp that read as
+    [N II] flux)."""
     w = pixels.wave
     inside = (w >= wave_min) & (w <= wave_max)
-    left = np.flatnonzero(w < wave_min)[-n_side:]
-    right = np.flatnonzero(w > wave_max)[:n_side]
-    if not inside.any() or not left.size or not right.size:
+    left = (w >= wave_min - 20) & (w < wave_min)
+    right = (w > wave_max) & (w <= wave_max + 20)
+    if not inside.any() or not left.any() or not right.any():
         return pixels
-    fl, fr = float(np.median(pixels.flux[left])), float(np.median(pixels.flux[right]))
+    q = {"emission": 25, "absorption": 75}.get(kind, 50)
+    fl, fr = float(np.percentile(pixels.flux[left], q)), float(np.percentile(pixels.flux[right], q))
     flux = pixels.flux.copy()
     flux[inside] = np.interp(w[inside], [wave_min, wave_max], [fl, fr])
     return replace(pixels, flux=flux)

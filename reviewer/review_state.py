@@ -193,7 +193,7 @@ class ReviewState(param.Parameterized):
         # expires or is ended by a logout while the page is open saves nothing more
         self.login_holds = login_holds
         self.name_problems: set[str] = set()  # messages about the name: stale once a valid name is given
-        self.store_mark = items.content_mark(self.store)
+        self.store_mark = self.queue.content_mark()
         self.labels_seen = self.store_mark[2]
         # before any view's watcher: a refused "Reviewed by" is cleared before a list reads it
         self.filters.param.watch(self._check_reviewed_by, "reviewed_by")
@@ -270,7 +270,7 @@ class ReviewState(param.Parameterized):
             spectrum_id = traj.spectrum_id
         elif spectrum_id is not None:
             traj = items.first_trajectory_on(self.store, spectrum_id)
-        record = items.spectrum_record(self.store, spectrum_id) if spectrum_id else None
+        record = items.record_of_spectrum(self.store, spectrum_id) if spectrum_id else None
         if record is None:
             self.error = f"Spectrum {spectrum_id} is not in the database."
             return False
@@ -300,7 +300,7 @@ class ReviewState(param.Parameterized):
         left out, and the page says why)."""
         out = []
         for spectrum_id, colour in self.overlays:
-            record = items.spectrum_record(self.store, spectrum_id)
+            record = items.record_of_spectrum(self.store, spectrum_id)
             if record is None:
                 continue
             try:
@@ -376,7 +376,7 @@ class ReviewState(param.Parameterized):
         """Whether spectra, trajectories or verdicts were stored since the last look (by anyone: the
         CLI, another browser); if so `store_mark` (the lists) and `labels_seen` (Other reviewers) move.
         One small query; the page calls it every few seconds, never on a key press."""
-        mark = items.content_mark(self.store)
+        mark = self.queue.content_mark()
         if mark == self.store_mark:
             return False
         self.store_mark = mark
@@ -389,8 +389,8 @@ class ReviewState(param.Parameterized):
         as seen, quietly. The lists re-read with its acknowledgement already; the next poll would read them
         again for the same verdict (~150-300 ms of the page thread at 1M trajectories). Anything stored
         elsewhere meanwhile leaves the mark to the poll, as before."""
-        seen, mark = self.store_mark, items.content_mark(self.store)
-        if mark[:2] == seen[:2] and items.verdicts_after(self.store, seen[2]) == 1:
+        seen, mark = self.store_mark, self.queue.content_mark()
+        if mark[:2] == seen[:2] and self.queue.verdicts_after(seen[2]) == 1:
             with param.parameterized.discard_events(self):
                 self.param.update(store_mark=mark, labels_seen=mark[2])
 
@@ -515,7 +515,9 @@ class ReviewState(param.Parameterized):
         result is the reviewer's candidate, as a marked line would be (on a verify item, the correction)."""
         z = (1.0 + float(self.z)) * (1.0 + dv_kms / C_KMS) - 1.0
         chosen = self.candidate or {}
-        cls = chosen.get("class") or (self.item.agent_label.get("type") if self.item is not None else None)
+        own = self.item.agent_label.get("type") if self.item is not None else None
+        # the class the reviewer chose last (the form's, then the candidate's), else the agent's
+        cls = (self.draft or {}).get("type") or chosen.get("class") or own
         self.choose_candidate({"key": f"nudged:{z:.6f}", "z": z, "class": cls,
                                "source": f"nudged {dv_kms:+.0f} km/s"})
 

@@ -102,8 +102,8 @@ class ClaimList(Viewer):
             return
         res = results[event.new]
         self._detail.object = f"<small>{escape(res.claim.text)}: {escape(claim_detail(res))}</small>"
-        if res.window:
-            self.state.focus_window = (float(res.window[0]), float(res.window[1]))
+        # a claim measured nowhere in particular shades nothing (never the previous chip's window)
+        self.state.focus_window = (float(res.window[0]), float(res.window[1])) if res.window else None
 
     def __panel__(self):
         return pn.Column(self._buttons, self._detail, sizing_mode="stretch_width", margin=0)

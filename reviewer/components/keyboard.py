@@ -32,6 +32,7 @@ ALIASES = {"ArrowRight": "j", "ArrowDown": "j", "ArrowLeft": "k", "ArrowUp": "k"
 
 # Below this window width the left panel (queue, metadata) starts folded; its button (top left) opens it.
 NARROW_WINDOW_PX = 1600
+WINDOW_MAX_PX = 4000  # the largest window size taken from the browser (an 8K screen at 2x is 3840 x 2160)
 
 
 class Keyboard(JSComponent):
@@ -119,7 +120,8 @@ class Keyboard(JSComponent):
         # what follows changes the document: under a hold, sent at its next tick with its lock (a message
         # is handled outside it, and Bokeh refuses a change made there)
         with pn.io.hold():
-            if isinstance(size, list) and len(size) == 2 and all(isinstance(v, int) for v in size):
-                self.window_size = tuple(max(0, min(v, 20_000)) for v in size)  # a client's numbers: bounded
+            if isinstance(size, list) and len(size) == 2 and all(type(v) is int for v in size):
+                # a client's numbers: bounded to what a screen is, so no message makes a huge figure
+                self.window_size = (min(max(size[0], 0), WINDOW_MAX_PX), min(max(size[1], 0), WINDOW_MAX_PX))
             elif isinstance(full, bool):
                 self.full_window = full

@@ -66,6 +66,7 @@ DATA_PARAMS = {"spectrum", "smoothing", "sigma_px", "smooth_unit", "sigma_aa", "
 VIEW_PARAMS = {"x_range", "line_kinds", "major_only", "shaded_ranges", "y_mode", "y_fixed",
                "object_class", "spectral_type", "width_px"}
 # the review state's parameters the plot follows (_follow_state)
+NOT_FOLLOWING = ("not following",)  # no window: the x range is the reviewer's
 FOLLOWED_STATE = ("item", "step_index", "focus_window", "rest_frame", "z", "candidate", "hidden_arms", "follow_zoom")
 
 
@@ -150,7 +151,7 @@ class SpectrumPlot(Viewer):
     def __init__(self, height: int = 300, **params):
         super().__init__(**params)
         self._arrays = None
-        self._followed = None  # the agent's zoom window the x range was last put on (follow_zoom)
+        self._followed = NOT_FOLLOWING  # the agent's zoom window the x range was last put on (follow_zoom)
         self.figure = self._build_figure(height)
         # the pane takes the figure's height: set_height changes the figure's alone
         self._pane = pn.Column(pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
@@ -253,8 +254,11 @@ class SpectrumPlot(Viewer):
                 # the same piece of spectrum stays in view when the axis changes frame
                 old, new = (1.0 + self.z if self.rest_frame else 1.0), (1.0 + z if rest else 1.0)
                 update["x_range"] = (self.x_range[0] * old / new, self.x_range[1] * old / new)
-        agent = state.zoom_window() if state.follow_zoom and not state.focus_window else None
-        if state.follow_zoom and not state.focus_window and (agent != self._followed or "spectrum" in update):
+        following = state.follow_zoom and not state.focus_window
+        agent = state.zoom_window() if following else None
+        if not following:
+            self._followed = NOT_FOLLOWING  # following again puts the plot on the window at once
+        elif agent != self._followed or "spectrum" in update:
             # the plot shows what the agent was looking at (the shading alone is lost on a whole spectrum)
             scale = 1.0 / (1.0 + z) if rest else 1.0
             update["x_range"] = None if agent is None else (agent[0] * scale, agent[1] * scale)

@@ -73,7 +73,7 @@ class StepRender(Viewer):
         self.full_size = False
 
     def _has_picture(self) -> bool:
-        return self._image.object is not BLANK_PNG and self._image.object != BLANK_PNG
+        return self._image.object != BLANK_PNG
 
     def _show_full(self, *_):
         self._full_image.object = self._image.object if self.full_size else BLANK_PNG
@@ -102,7 +102,7 @@ class StepRender(Viewer):
         # Not rendered yet: the text shows now, the picture when a render process has drawn it (a key
         # press never waits ~40 ms for matplotlib). Bokeh documents take changes from other threads
         # only through add_next_tick_callback.
-        self._set_image(None, None, None)  # never the previous step's picture beside this step's text
+        self._image.object = BLANK_PNG  # never the previous step's picture beside this step's text
         self._caption.object = "<small><i>Rendering…</i></small>"
         doc, index = pn.state.curdoc, step.index
 

@@ -1,4 +1,5 @@
-"""One trajectory step, shown as the reviewer needs it: text, tool call, render, verdict, answer.
+"""One trajectory step, shown as the reviewer needs it: text, tool call, verdict, answer, report (its
+render is reviewer.components.step_render, beside the verdict).
 
 All agent text is untrusted and goes through `markdown_to_safe_html` / `escape`.
 """

@@ -54,8 +54,6 @@ class StepStrip(Viewer):
         self._buttons = ButtonStrip(css_classes=["sr-step-strip"], sizing_mode="stretch_width", margin=(0, 5),
                                     height=strip_height(STRIP_ROWS), compact=True)
         self._buttons.param.watch(self._clicked, "value")
-        self._follow = pn.widgets.Checkbox.from_param(self.state.param.follow_zoom, label="Follow the agent's zoom",
-                                                      css_classes=["sr-follow-zoom"], margin=(10, 5), width=170)
         self.state.param.watch(self._load, "item")
         self.state.param.watch(self._show, "step_index")
         self._load()

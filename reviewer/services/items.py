@@ -1,6 +1,6 @@
-"""What the review state reads to open an item, a campaign or the next spectrum, and to notice writes
-made elsewhere: the store's repositories behind plain functions, so that the state (and what binds to it)
-never reads a repository itself (tests/test_layers.py)."""
+"""What the review state reads to open an item, a campaign or the next spectrum: the store's repositories
+behind plain functions, so that the state (and what binds to it) never reads a repository itself
+(tests/test_layers.py). Writes made elsewhere are noticed through QueueListing.content_mark."""
 from __future__ import annotations
 
 from typing import Any
@@ -25,7 +25,7 @@ def first_trajectory_on(store, spectrum_id: str) -> Trajectory | None:
     return store.trajectories.load_trajectory(found[0]["id"]) if found else None
 
 
-def spectrum_record(store, spectrum_id: str) -> dict[str, Any] | None:
+def record_of_spectrum(store, spectrum_id: str) -> dict[str, Any] | None:
     return store.spectra.get_spectrum(spectrum_id)
 
 
@@ -39,13 +39,3 @@ def spectrum_file_of(store, trajectory_id: str) -> tuple[str, str | None] | None
     summary = store.trajectories.trajectory_summary(trajectory_id)
     record = store.spectra.get_spectrum(summary["spectrum_id"]) if summary else None
     return (record["source_path"], record.get("target")) if record else None
-
-
-def content_mark(store) -> tuple[int, int, int]:
-    """(spectra, trajectories, newest verdict row): moves whenever anything is stored, by anyone."""
-    return store.queue.content_mark()
-
-
-def verdicts_after(store, row: int) -> int:
-    """How many verdict rows were stored after `row`."""
-    return store.queue.verdicts_after(row)

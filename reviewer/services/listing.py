@@ -31,6 +31,14 @@ class QueueListing:
         """(trajectory id, position) `delta` items away in the filtered queue, or None."""
         return self.store.queue.queue_neighbour(trajectory_id, delta, reviewer or None, **filters)
 
+    def content_mark(self) -> tuple[int, int, int]:
+        """(spectra, trajectories, newest verdict row): moves whenever anything is stored, by anyone."""
+        return self.store.queue.content_mark()
+
+    def verdicts_after(self, row: int) -> int:
+        """How many verdict rows were stored after `row`."""
+        return self.store.queue.verdicts_after(row)
+
     def progress(self, reviewer: str, session_id: str | None) -> dict[str, int]:
         """How many items the reviewer has a current verdict on, of how many: read again only once the
         store's content mark has moved (a verdict or a trajectory written anywhere). A filter change
@@ -38,7 +46,7 @@ class QueueListing:
         the mark ~3 ms (docs/benchmarks.md, issue 22). The mark is read first: a write during the count
         moves it, and the next call counts again. A campaign's items need no mark: they are written once,
         with the campaign (reviewer.store.sessions)."""
-        mark = self.store.queue.content_mark()
+        mark = self.content_mark()
         kept = self._progress.get((reviewer, session_id))
         if kept is None or kept[0] != mark:
             kept = self._progress[reviewer, session_id] = (mark, self.store.queue.queue_progress(reviewer, session_id))

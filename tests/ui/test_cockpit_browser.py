@@ -208,7 +208,8 @@ def test_one_screen_holds_what_a_review_needs(cockpit, screen, artifacts):
     open_as(screen, cockpit, "fee", f"&trajectory={cockpit.galaxy_verify}")
     screen.locator(".sr-step-strip button").nth(badge_step).click()
     expect(screen.locator(".sr-step-view .sr-verdict")).to_be_visible()
-    # the step's text starts on this screen and reads on under it (the main column scrolls)
+    # the step's text starts on this screen and reads on under it (the main column scrolls); the rubric's
+    # scores are on it, the rubric's table (six rows of text) reads on under them in the right column
     checks = {"plot": ".sr-plot", "player": ".sr-player", "render": ".sr-step-image", "approve": ".sr-approve",
               "override": ".sr-override", "reject": ".sr-reject", "rubric scores": ".sr-score"}
     assert screen.locator(".sr-step-view").first.bounding_box()["y"] < 900

@@ -5,11 +5,12 @@ curation action scrolls the page sideways. Every wait is on a condition."""
 from __future__ import annotations
 
 import pytest
-from bokeh_probe import X_RANGE_JS
+from bokeh_probe import SHADE_JS, X_RANGE_JS
 from browser import open_as, open_tab
 from playwright.sync_api import expect
 from served_app import ServedApp, seeded_db
 
+from reviewer.services.claims import results_from_rows
 from reviewer.store import Store
 
 pytestmark = pytest.mark.ui
@@ -23,8 +24,9 @@ def demo(tmp_path_factory):
     with Store(db) as store:
         rows = store.queue.queue_items(limit=1000)
         trajectories = {r["trajectory_id"]: store.trajectories.load_trajectory(r["trajectory_id"]) for r in rows}
+        claims = {tid: results_from_rows(store.claims.claims_for(tid)) for tid in trajectories}
     app = ServedApp(db, tmp / "panel.log")
-    app.rows, app.trajectories = rows, trajectories
+    app.rows, app.trajectories, app.claims = rows, trajectories, claims
     yield app
     app.stop()
 
@@ -51,6 +53,12 @@ def test_following_the_agents_zoom_puts_the_plot_on_each_window_and_the_render_o
     traj, index = vet_with_zooms(demo)
     open_as(screen, demo, "fol", f"&trajectory={traj.id}")
     expect(screen.locator(".sr-follow-zoom input")).to_be_checked()  # on by default
+    for step in range(1, len(traj.steps)):  # every step, as playing goes: each zoom's window in view
+        screen.keyboard.press("j")
+        expect(screen.locator(".sr-step-view")).to_contain_text(f"Step {step + 1}/{len(traj.steps)}")
+        if traj.zoom_at(step) is not None:
+            x_range_is(screen, traj.zoom_at(step))
+    screen.locator(".sr-player-first").click()
     for _ in range(index):
         screen.keyboard.press("j")
     expect(screen.locator(".sr-step-view")).to_contain_text(f"Step {index + 1}/{len(traj.steps)}")
@@ -134,3 +142,24 @@ def test_no_curation_action_scrolls_the_page_sideways(demo, screen):
         assert screen.evaluate(SIDEWAYS_JS) == [], selector
         assert screen.evaluate("() => document.documentElement.scrollWidth") <= 1440, selector
         assert abs(target.first.bounding_box()["x"] - where["x"]) <= STILL_PX, selector
+
+
+def test_a_claim_chip_clicked_again_takes_its_shading_off(demo, screen):
+    found = next(((tid, r) for tid, results in demo.claims.items() for r in results if r.window), None)
+    assert found is not None, "a demo claim with a measured window"
+    tid, claim = found
+    traj = demo.trajectories[tid]
+    open_as(screen, demo, "chip", f"&trajectory={tid}")
+    for _ in range(claim.step_index):
+        screen.keyboard.press("j")
+    expect(screen.locator(".sr-step-view")).to_contain_text(f"Step {claim.step_index + 1}/{len(traj.steps)}")
+    on_step = [r for r in demo.claims[tid] if r.step_index == claim.step_index]
+    chip = screen.locator(".sr-claim-list button").nth(on_step.index(claim))
+    chip.click()
+    window = [float(claim.window[0]), float(claim.window[1])]
+    screen.wait_for_function(f"(s => s && Math.abs(s[0] - {window[0]}) < 0.01 && Math.abs(s[1] - {window[1]}) < 0.01)"
+                             f"(({SHADE_JS})())", timeout=30_000)
+    chip.click()  # again: the claim's shading goes, the agent's zoom (if any) is shaded again
+    agent = traj.zoom_at(claim.step_index)
+    expected = "null" if agent is None else f"[{agent[0]}, {agent[1]}]"
+    screen.wait_for_function(f"JSON.stringify(({SHADE_JS})()) === JSON.stringify({expected})", timeout=30_000)

@@ -23,15 +23,20 @@ def test_the_plot_follows_the_agents_zoom_and_stays_put_when_told_not_to(desi_ga
     assert state.follow_zoom  # on by default
     steps = zoom_steps(state)
     assert steps, "the galaxy's verify trajectory has zoom steps"
+    for step in steps:  # every zoom step, as playing goes through them
+        state.go_to_step(step)
+        assert plot.x_range == pytest.approx(state.zoom_window()), step
+    whole = next(i for i in range(len(state.steps)) if state.item.trajectory.zoom_at(i) is None)
+    state.go_to_step(whole)
+    assert plot.x_range is None  # a step on the whole spectrum: the whole spectrum
     state.go_to_step(steps[0])
-    assert plot.x_range == pytest.approx(state.zoom_window())
-    state.go_to_step(0 if state.zoom_window() is not None else steps[0] - 1)
-    if state.zoom_window() is None:  # a step on the whole spectrum: the whole spectrum
-        assert plot.x_range is None
     state.follow_zoom = False
     plot.zoom_to(6000.0, 7000.0)
-    state.go_to_step(steps[0])
+    state.go_to_step(steps[-1])
     assert plot.x_range == (6000.0, 7000.0)  # the reviewer's range: only shaded, not followed
+    state.go_to_step(steps[0])
+    state.follow_zoom = True  # on again, at the same step: the plot goes to the agent's window at once
+    assert plot.x_range == pytest.approx(state.zoom_window())
 
 
 def test_the_z_nudge_keys_move_the_frame_by_a_velocity_and_make_it_the_correction(desi_galaxy):
@@ -48,6 +53,9 @@ def test_the_z_nudge_keys_move_the_frame_by_a_velocity_and_make_it_the_correctio
     shift = ((1 + state.z) / (1 + z0) - 1) * C_KMS
     assert shift == pytest.approx(((1 + 50 / C_KMS) * (1 + 500 / C_KMS) ** 3 - 1) * C_KMS, rel=1e-6)
     assert state.draft["z"] == pytest.approx(state.z) and state.draft["type"] == "GALAXY"
+    state.draft = {"type": "QSO", "z": state.z}  # the reviewer's class, chosen in the form
+    keys.press("]")
+    assert state.draft["type"] == "QSO"  # a nudge moves the z, never the class back to the agent's
     keys.press("o")
     assert state.ack is not None and "override" in state.ack.text(), state.error
     saved = state.labels.my_review("ann", state.item.trajectory_id)
@@ -63,8 +71,13 @@ def test_a_claim_chip_clicked_again_takes_its_shading_off(desi_galaxy):
     index = next(i for i, r in enumerate(claims._results()) if r.window)
     claims._buttons.value = index
     assert state.focus_window is not None
-    claims._buttons.value = None  # the chip clicked again (ButtonStrip toggles)
+    claims._buttons.value = None  # the chip clicked again (ButtonStrip toggles; tests/ui clicks it)
     assert state.focus_window is None
+    without = next((i for i, r in enumerate(claims._results()) if not r.window), None)
+    if without is not None:  # a claim measured nowhere in particular: the previous chip's shading goes
+        claims._buttons.value = index
+        claims._buttons.value = without
+        assert state.focus_window is None
 
 
 def test_which_line_starts_empty_on_each_item(desi_galaxy):
@@ -76,3 +89,20 @@ def test_which_line_starts_empty_on_each_item(desi_galaxy):
     assert not view._set_z.disabled
     state.step_item(+1)
     assert view._line.value is None and view._set_z.disabled
+
+
+def test_the_window_size_a_browser_reports_is_bounded(desi_galaxy):
+    """The window's size comes from the client: forged messages never make a huge (or negative) figure."""
+    from layouts.audit import PLOT_CHROME_PX, PLOT_HEIGHT_PX
+    from reviewer.components.keyboard import WINDOW_MAX_PX
+
+    state, plot = desi_galaxy
+    keys = keyboard_for(state, plot)
+    keys._handle_msg({"window": [1440, 900]})
+    assert plot.figure.height == 900 - PLOT_CHROME_PX
+    for forged in ({"window": [10**9, 10**9]}, {"window": [True, True]}, {"window": [-5, -5]},
+                   {"window": "1440x900"}, {"window": [1.5e3, 9e2]}, {"window": [1, 2, 3]}, ["window"]):
+        keys._handle_msg(forged)
+        assert PLOT_HEIGHT_PX <= plot.figure.height <= WINDOW_MAX_PX, forged
+    keys._handle_msg({"full_window": True})
+    assert keys.full_window and plot.figure.height > PLOT_HEIGHT_PX

@@ -125,7 +125,7 @@ def test_vet_verify_and_claims_refuse_a_changed_file_by_name(tmp_path, capsys):
                  other["spectrum_id"], "--db", str(db)])
     out = capsys.readouterr()
     refusal(out.out + out.err, tmp_path)
-    assert code == 0  # the unchanged one was vetted
+    assert code == 1  # the unchanged one was vetted, the changed one refused: some inputs failed (exit 1)
     assert trajectories_on(changed["spectrum_id"]) == on_changed
     assert trajectories_on(other["spectrum_id"]) == on_other + 1
 

@@ -72,7 +72,9 @@ def test_draws_at_once_equal_one_draw_at_a_time(spectra, monkeypatch):
     for spec in spectra:
         for task in ("a", "mg", "wd", "cv", "b"):
             check_trajectory(vet_spectrum(spec, task), spec)
-    assert {"equivalent_width", "line_depth", "band_depth", "balmer_width"} <= set(seen)
+    # band depths of the vet claims are judged by the second method (agents.claims.second), not by draws;
+    # test_every_kind_with_and_without_ivar still compares their draws
+    assert {"equivalent_width", "line_depth", "balmer_width"} <= set(seen)
 
 
 @pytest.mark.parametrize("kind", sorted(ROWS))

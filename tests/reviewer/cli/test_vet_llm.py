@@ -52,19 +52,22 @@ def test_concurrent_campaign_stores_usage_prints_summary_and_resumes(tmp_path, s
     assert main([*args, str(spectra)]) == 0
     out = capsys.readouterr().out
     assert server.max_in_flight == 3
-    calls = 2 * N
-    assert len(server.requests) == calls + 1  # + the refused one
-    assert f"run: {N} trajectories done, 0 failed" in out
-    assert f"model calls: {calls} (2.00 per item), 0 failed, 1 retries (1 throttled)" in out
     with Store(db) as store:
         rows = store.trajectories.list_trajectories(backend="openai", model="scripted-vlm")
         trajs = [store.trajectories.load_trajectory(r["id"]) for r in rows]
-    assert len(trajs) == N and all(t.outcome["status"] == "answered" for t in trajs)
+    # a spectrum whose noise cannot decide the task is refused before any model call (agents.tools.judgeable)
+    answered = [t for t in trajs if t.outcome["status"] == "answered"]
+    assert len(trajs) == N and len(answered) >= N - 1
+    assert all(t.outcome["status"] == "unjudgeable" for t in trajs if t not in answered)
+    calls = 2 * len(answered)
+    assert len(server.requests) == calls + 1  # + the refused one
+    assert f"run: {N} trajectories done, 0 failed" in out
+    assert f"model calls: {calls} ({calls / N:.2f} per item), 0 failed, 1 retries (1 throttled)" in out
     usages = [u for t in trajs for u in step_usages(t)]
     assert len(usages) == calls and all(u["latency_s"] > 0 and u["prompt_tokens"] > 0 for u in usages)
     prompt = sum(u["prompt_tokens"] for u in usages)
     assert f"tokens: prompt {prompt:,}," in out
-    assert sum(t.outcome["usage"]["images"] for t in trajs) == sum(u["images"] for u in usages) == 3 * N
+    assert sum(t.outcome["usage"]["images"] for t in answered) == sum(u["images"] for u in usages) == 3 * len(answered)
 
     assert main([*args, str(spectra)]) == 0  # resume: everything is done already
     out = capsys.readouterr().out

@@ -45,7 +45,8 @@ def refine_hypotheses(pixels, hyps: list[Hypothesis], template_dir=None) -> None
     settings per class in kb/forma/rules.yaml `template_refine`): the template with polynomial terms
     for the continuum, on the pixels as observed, to a fraction of a pixel; a QSO without its Ly-alpha forest.
     Sets z (the refined one), z_scan, z_err (statistical) and `refined`; scores and chi2 stay the
-    scan's (they compare classes over one pixel set). A passive galaxy's z so comes from its
+    scan's (they compare classes over one pixel set). Minima more than `max_delta_chi2` (scaled)
+    above the best keep their scanned z. A passive galaxy's z so comes from its
     absorption spectrum (Ca H+K, G band, Mg b, Na D and the 4000 A break) with an error."""
     settings = kb.load("forma/rules").get("template_refine", {})
     by_name = {t.name: t for t in tpl.resolve_templates(template_dir)}
@@ -54,13 +55,15 @@ def refine_hypotheses(pixels, hyps: list[Hypothesis], template_dir=None) -> None
         tmpl = by_name.get(f"{h.spectype}:{h.subtype}" if h.subtype else h.spectype)
         if h.source != "template" or cfg is None or tmpl is None or h.refined is not None:
             continue
+        if (h.delta_chi2 or 0.0) > settings.get("max_delta_chi2", float("inf")):
+            continue  # a minimum the template already rules out: tested as a rival, its z as scanned
         rest_min = cfg.get("rest_min")
         # the window: a few pixels about the scan's minimum, wider where pixels are left out (the
         # forest pulled the scan's minimum)
         cut = rest_min is not None and pixels.wave.size and pixels.wave[0] / (1 + h.z) < rest_min
         r = tpl.refine_z(pixels.wave, pixels.flux, pixels.ivar, tmpl, h.z,
                          half_kms=cfg["half_kms_cut"] if cut else cfg["half_kms"],
-                         legendre_terms=cfg["legendre_terms"], rest_min=rest_min)
+                         legendre_terms=cfg["legendre_terms"], rest_min=rest_min, coarse=bool(cut))
         if r is None:
             continue
         h.z_scan, h.z, h.z_err = h.z, r.z, r.z_err

@@ -362,13 +362,16 @@ def _chi2_at(lnw, f, iv, tmpl: Template, lnz: np.ndarray, P: np.ndarray, chunk: 
 
 
 FINE_STEP, FINE_HALF = 0.25, 8  # the fine scan: +-2 pixels in quarter pixels, one parabola through all
+MAX_WALK = 4  # the fine scan recentred at most this often (coarse=False: a walk from z0)
 
 
 def refine_z(wave, flux, ivar, tmpl: Template, z0: float, *, half_kms: float = 3000.0,
-             legendre_terms: int = 4, rest_min: float | None = None) -> Refined | None:
+             legendre_terms: int = 4, rest_min: float | None = None, coarse: bool = True) -> Refined | None:
     """The template's chi2 minimum near z0: a 1-pixel scan over +-half_kms (FFT, the pixels rebinned
-    to the ln grid), then a quarter-pixel scan over +-2 pixels about its minimum with the pixels as
-    observed (the basis interpolated at their rest wavelengths) and a parabola through it.
+    to the ln grid; with coarse=False none: z0 is the scan's minimum already), then a quarter-pixel
+    scan over +-2 pixels about its minimum with the pixels as observed (the basis interpolated at
+    their rest wavelengths), recentred while its minimum sits at an end (within +-half_kms), and a
+    parabola through it.
     Legendre terms (observed frame) absorb flux-calibration and continuum-shape mismatch so the z
     rests on the spectral features; `rest_min` leaves out rest wavelengths below it (a QSO's
     Ly-alpha forest, absorbed differently in every sightline). The error is the parabola's chi2 + 1
@@ -391,24 +394,37 @@ def refine_z(wave, flux, ivar, tmpl: Template, z0: float, *, half_kms: float = 3
     iv = np.minimum(iv, 25.0 * np.median(iv))  # as to_ln_grid: no single pixel dominates
     xw = 2 * (w - w[0]) / max(w[-1] - w[0], 1e-12) - 1
     P = np.polynomial.legendre.legvander(xw, legendre_terms - 1).T if legendre_terms else np.zeros((0, n))
-    # coarse: the FFT scan of these pixels (one pixel steps) over the window
-    spec = to_ln_grid(wave[sel], flux[sel], ivar[sel], (0.0, np.inf))
     half = np.log1p(half_kms / 299792.458)
-    scan = scan_template(spec, tmpl, legendre_terms=legendre_terms,
-                         z_range=(float(np.expm1(lz0 - half)), float(np.expm1(lz0 + half))))
-    if scan is None or scan[0].size < 3:
-        return None
-    zs, c2, _ = scan
-    i = int(np.argmin(c2))
-    fine = float(np.log1p(zs[i])) + np.arange(-FINE_HALF, FINE_HALF + 1) * FINE_STEP * LN_STEP
-    c2f = _chi2_at(w, f, iv, tmpl, fine, P)
-    j = int(np.argmin(c2f))
+    edge = False
+    centre = lz0
+    if coarse:  # the FFT scan of these pixels (one pixel steps) over the window
+        spec = to_ln_grid(wave[sel], flux[sel], ivar[sel], (0.0, np.inf))
+        scan = scan_template(spec, tmpl, legendre_terms=legendre_terms,
+                             z_range=(float(np.expm1(lz0 - half)), float(np.expm1(lz0 + half))))
+        if scan is None or scan[0].size < 3:
+            return None
+        zs, c2, _ = scan
+        i = int(np.argmin(c2))
+        centre, edge = float(np.log1p(zs[i])), not 0 < i < zs.size - 1
+    steps = np.arange(-FINE_HALF, FINE_HALF + 1) * FINE_STEP * LN_STEP
+    for _ in range(MAX_WALK):  # the fine scan, recentred while its minimum sits at an end
+        fine = centre + steps
+        c2f = _chi2_at(w, f, iv, tmpl, fine, P)
+        j = int(np.argmin(c2f))
+        if 0 < j < fine.size - 1:
+            break
+        if abs(fine[j] - lz0) > half:
+            edge = True
+            break
+        centre = float(fine[j])
+    else:
+        edge = True
     x = (fine - fine[j]) / LN_STEP
     a2, a1, _ = np.polyfit(x, c2f, 2)
     dof = max(n - nb - legendre_terms, 1)
     red = max(float(c2f[j]) / dof, 1.0)
     rest_range = (float(np.exp(w[0] - fine[j])), float(np.exp(w[-1] - fine[j])))
-    if a2 <= 0 or not 0 < i < zs.size - 1:  # no minimum inside the window
+    if a2 <= 0 or edge:  # no minimum inside the window
         z = float(np.expm1(fine[j]))
         return Refined(z, None, float(c2f[j]), n, legendre_terms, rest_range)
     off = float(np.clip(-a1 / (2 * a2), -1.0, 1.0))

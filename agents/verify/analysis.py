@@ -274,7 +274,10 @@ def analyse(pixels, features, hypothesis, idx: int = 0, *, use_fits: bool = True
         entries.append((lr, ln))
     assigned = _assign(pixels, features, entries, z)
     used = [a[0] for a in assigned.values()]  # features that already explain a line
-    passive = cls == "GALAXY" and not any(f.kind == "emission" for f in used)  # a galaxy's absorption spectrum
+    # a passive galaxy: no emission line, and a template fit at this z no better minimum rules out
+    d = getattr(hypothesis, "delta_chi2", None)
+    passive = (cls == "GALAXY" and not any(f.kind == "emission" for f in used) and d is not None
+               and d <= rules()["credibility"]["high_rival_delta_chi2"])
     fits = []  # centres of the lines found by a fit
     for li, (lr, ln) in enumerate(entries):
         if li in assigned:

@@ -6,9 +6,11 @@ CWT feature of its sign near its predicted wavelength, each feature explaining a
 rest spacing keeps one member). A line is LIKELY within its tolerance (n_sigma x the pixel, the
 centring and the line's width / S/N, plus the velocity such a line may sit off systemic; widths
 consistent) and MARGINAL out to 80 A; a key line with no feature gets a Gaussian fit (LIKELY with
-delta chi2/n > 0, local S/N > 10, within the tolerance, not on a feature another line explains),
-else NOT_FOUND, or MASKED when the window has no good data. LIKELY CWT lines are re-centred by a
-Gaussian fit. The systemic z is a joint fit of every credible line (`_systemic`).
+delta chi2/n > 0, local S/N > 10 (a broad line's, or a passive galaxy's trough's, integrated
+significance), within the tolerance, not on a feature another line explains), else NOT_FOUND, or
+MASKED when the window has no good data. LIKELY CWT lines are re-centred by a Gaussian fit. The
+systemic z is a joint fit of every credible line and, where it is the more precise, of the
+hypothesis's refined template z (`_systemic`).
 """
 from __future__ import annotations
 

@@ -28,11 +28,14 @@ def test_the_stats_tab_is_drawn_while_labels_are_written(threaded_app, screen):
 
     open_as(screen, threaded_app, "ann")
     screen.wait_for_function(FIGURE_PRESENT_JS, arg=CALIBRATION_TITLE, timeout=60_000)  # prepared, hidden
-    for key in ("a", "r"):  # a verdict, then the next item's: each refreshes what Stats is read from
+    for key, action in (("a", "'approve'"), ("r", "'reject'")):  # each verdict refreshes what Stats reads
         screen.keyboard.press(key)
-        expect(screen.locator(".sr-ack")).to_contain_text("verdict", timeout=30_000)
+        # this key's own acknowledgement (the previous one also says "verdict"): the tab clicks below
+        # must not race the verdict still being saved
+        expect(screen.locator(".sr-ack")).to_contain_text(action, timeout=30_000)
         open_tab(screen, "Stats")
         # accuracy per task, drawn from the approval just saved (the demo holds no label before)
         screen.wait_for_function(f"(({STATS_GLYPHS_JS})()['VBar'] || 0) >= 1", timeout=60_000)
-        open_tab(screen, "Review")
+        open_tab(screen, "Review", ".sr-main-tabs")
+        expect(screen.locator(".sr-step-view").first).to_be_visible(timeout=30_000)
         screen.locator(".sr-step-view").first.click()  # the keys go to the page again

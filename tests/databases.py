@@ -12,9 +12,17 @@ def own_copy(template: Path, folder: Path) -> Path:
     return path
 
 
+def undo_version_14(con) -> None:
+    """Take a file (a DuckDB connection to it) back from schema version 14: the step judgments gone."""
+    con.execute("DROP TABLE IF EXISTS step_judgments")
+    con.execute("DELETE FROM schema_version WHERE version = 14")
+
+
 def undo_version_13(con) -> None:
-    """Take a file (a DuckDB connection to it) back from schema version 13: the current labels and their
-    pair counts, the settled labels' task and the stored triage priorities gone, the version row too."""
+    """Take a file (a DuckDB connection to it) back from schema version 13 (and the later ones): the current
+    labels and their pair counts, the settled labels' task and the stored triage priorities gone, the version
+    row too."""
+    undo_version_14(con)
     for table in ("current_reviews", "current_ratings", "verdict_pair_counts", "rating_pair_counts"):
         con.execute(f"DROP TABLE {table}")
     con.execute("ALTER TABLE settled_labels DROP COLUMN task")

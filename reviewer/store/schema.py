@@ -547,9 +547,30 @@ ALTER TABLE settled_labels ADD COLUMN task VARCHAR;  -- the trajectory's (in own
 UPDATE settled_labels SET task = t.task FROM trajectories t WHERE t.id = settled_labels.trajectory_id;
 """)
 
+# A reviewer's judgment of one step of a trajectory (issue 47, item 4): correct / partly / incorrect, with
+# failure-mode tags from the taxonomy kb/step_failure_modes.yaml (its version kept with the row), for
+# process supervision. A label like every other: append-only, the latest row per reviewer and step wins,
+# and 'clear' withdraws the reviewer's judgment of that step.
+V14_STEP_JUDGMENTS = Migration("reviewers' per-step judgments with failure-mode tags", """
+CREATE TABLE step_judgments (
+    id VARCHAR PRIMARY KEY,
+    seq BIGINT NOT NULL DEFAULT nextval('label_seq'),
+    trajectory_id VARCHAR NOT NULL,
+    step_idx INTEGER NOT NULL,
+    reviewer VARCHAR NOT NULL,
+    judgment VARCHAR NOT NULL CHECK (judgment IN ('correct', 'partly', 'incorrect', 'clear')),
+    tags VARCHAR[] NOT NULL DEFAULT [],
+    taxonomy_version VARCHAR NOT NULL,
+    comment VARCHAR,
+    session_id VARCHAR,
+    created_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX step_judgments_trajectory ON step_judgments (trajectory_id);
+""")
+
 MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE, V4_CLAIM_RESULTS, V5_TRIAGE, V6_CLAIM_FLAGS,
                                V7_SAME_OBJECT, V8_TRIAGE_SIGNALS, V9_SETTLED_LABELS, V10_FILE_STAMPS,
-                               V11_ITEM_INDEXES, V12_VI_STATE, V13_CURRENT_LABELS]
+                               V11_ITEM_INDEXES, V12_VI_STATE, V13_CURRENT_LABELS, V14_STEP_JUDGMENTS]
 LATEST_VERSION = len(MIGRATIONS)
 
 

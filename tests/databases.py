@@ -12,8 +12,20 @@ def own_copy(template: Path, folder: Path) -> Path:
     return path
 
 
+def undo_version_15(con) -> None:
+    """Take a file (a DuckDB connection to it) back from schema version 15: the campaigns' plan, gold items
+    and reservations gone."""
+    for table in ("gold_items", "item_reservations"):
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+    for column in ("per_item", "gold_rate"):
+        con.execute(f"ALTER TABLE audit_sessions DROP COLUMN IF EXISTS {column}")
+    con.execute("DELETE FROM schema_version WHERE version = 15")
+
+
 def undo_version_14(con) -> None:
-    """Take a file (a DuckDB connection to it) back from schema version 14: the step judgments gone."""
+    """Take a file (a DuckDB connection to it) back from schema version 14 (and the later ones): the step
+    judgments gone."""
+    undo_version_15(con)
     con.execute("DROP TABLE IF EXISTS step_judgments")
     con.execute("DELETE FROM schema_version WHERE version = 14")
 

@@ -568,9 +568,37 @@ CREATE TABLE step_judgments (
 CREATE INDEX step_judgments_trajectory ON step_judgments (trajectory_id);
 """)
 
+# Campaigns that measure their reviewers (issue 47, items 1 and 6; reviewer/services/campaigns.py decides,
+# this only stores): how many reviewers each item is planned for (`per_item`, NULL: no plan, anyone labels
+# anything) and the share of the queue that is gold (`gold_rate`); the gold items with their known answers
+# and where each came from (the organiser's file and its line, the survey's label, a settled consensus),
+# kept apart from session_items so that nothing the queue reads marks them; and the items handed to a
+# reviewer, each held for them until `expires_at` (reviewer/services/campaigns.py RESERVATION_MINUTES).
+V15_CAMPAIGN_PLAN = Migration("campaigns' reviewers per item and gold items; items reserved for a reviewer", """
+ALTER TABLE audit_sessions ADD COLUMN per_item INTEGER;
+ALTER TABLE audit_sessions ADD COLUMN gold_rate DOUBLE;
+CREATE TABLE gold_items (
+    session_id VARCHAR NOT NULL,
+    trajectory_id VARCHAR NOT NULL,
+    answer VARCHAR NOT NULL,          -- YES / NO, or verify's class (STAR / GALAXY / QSO)
+    answer_z DOUBLE,                  -- verify's z
+    source VARCHAR NOT NULL CHECK (source IN ('file', 'survey', 'consensus')),
+    origin VARCHAR,                   -- the file and its line, the survey, or the settled label's source
+    PRIMARY KEY (session_id, trajectory_id)
+);
+CREATE TABLE item_reservations (
+    session_id VARCHAR NOT NULL,
+    trajectory_id VARCHAR NOT NULL,
+    reviewer VARCHAR NOT NULL,
+    expires_at TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (session_id, trajectory_id, reviewer)
+);
+""")
+
 MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE, V4_CLAIM_RESULTS, V5_TRIAGE, V6_CLAIM_FLAGS,
                                V7_SAME_OBJECT, V8_TRIAGE_SIGNALS, V9_SETTLED_LABELS, V10_FILE_STAMPS,
-                               V11_ITEM_INDEXES, V12_VI_STATE, V13_CURRENT_LABELS, V14_STEP_JUDGMENTS]
+                               V11_ITEM_INDEXES, V12_VI_STATE, V13_CURRENT_LABELS, V14_STEP_JUDGMENTS,
+                               V15_CAMPAIGN_PLAN]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -1,7 +1,8 @@
-"""`specreview export sft|bench|vi|parquet|trajectories`: write the review database out in Spec-o3,
-prospect, Parquet and SpecReview's own trajectory forms. `--session NAME` limits an export to one
-audit session's labels (frozen at its close); `trajectories` writes the agents' trajectories as
-stored (docs/trajectory.schema.json), which `specreview import trajectories` reads back exactly.
+"""`specreview export sft|bench|vi|parquet|trajectories|steps`: write the review database out in
+Spec-o3, prospect, Parquet and SpecReview's own trajectory forms, and the step judgments as
+process-supervision rows and preference pairs. `--session NAME` limits an export to one audit session's
+labels (frozen at its close); `trajectories` writes the agents' trajectories as stored
+(docs/trajectory.schema.json), which `specreview import trajectories` reads back exactly.
 
 Nothing is half-written: a folder export is staged beside OUT and moved in when complete, the VI CSV
 is renamed over OUT when complete. An existing file is not replaced without --force. A destination
@@ -15,7 +16,7 @@ from reviewer.cli.common import open_store
 from reviewer.cli.console import console_of
 
 EXIT_OK, EXIT_FAILED = 0, 1
-KINDS = ("sft", "bench", "vi", "parquet", "trajectories")
+KINDS = ("sft", "bench", "vi", "parquet", "trajectories", "steps")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -25,12 +26,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "OUT is a folder). bench: vet trajectories with a settled human YES/NO label as SpecVI-Bench-style rows "
         "(OUT folder). vi: every inspector's current VI label as a prospect CSV (OUT is a file). parquet: one "
         "<table>.parquet per table (OUT folder). trajectories: every agent trajectory in SpecReview's own JSONL "
-        "format + images/ (OUT folder; docs/trajectory.schema.json).",
+        "format + images/ (OUT folder; docs/trajectory.schema.json). steps: the reviewers' step judgments as "
+        "process-supervision rows (steps.jsonl, one per judged step) and preference pairs (preference_pairs.jsonl) "
+        "(OUT folder).",
     )
     p.add_argument("kind", choices=KINDS)
     p.add_argument("--out", required=True, help="output folder (sft, bench, parquet) or CSV file (vi)")
     p.add_argument("--session", default=None, help="only this audit session's labels (name or id)")
-    p.add_argument("--task", default=None, help="sft/bench/trajectories: only this task")
+    p.add_argument("--task", default=None, help="sft/bench/trajectories/steps: only this task")
     p.add_argument("--inline-images", action="store_true",
                    help="trajectories: images as base64 data URLs in the rows instead of files under images/")
     p.add_argument("--format", choices=("parquet", "json"), default="parquet", help="bench: file format")
@@ -60,6 +63,9 @@ def run(args: argparse.Namespace) -> int:
         elif args.kind == "parquet":
             counts = exports.export_parquet(store, args.out, args.session, overwrite=overwrite)
             console.say(f"wrote {len(counts)} tables to {args.out}: " + ", ".join(f"{t} {n}" for t, n in counts.items()))
+        elif args.kind == "steps":
+            counts = exports.export_steps(store, args.out, args.session, args.task, overwrite=overwrite)
+            console.say(f"wrote {args.out}: " + ", ".join(f"{name} {n} rows" for name, n in counts.items()))
         elif args.kind == "trajectories":
             if args.session:
                 console.warn("specreview export: --session does not apply to trajectories (exported as the agents "

@@ -465,6 +465,13 @@ def _export_bench(store, out: Path, session, task, fmt: str, spectrum_loader) ->
 TRAJECTORIES_FILE = "trajectories.jsonl"
 
 
+def _jsonl_line(row: dict[str, Any]) -> str:
+    """A row as one JSON line (a value JSON has no type for, such as a time, as its text)."""
+    line = json.dumps(row, ensure_ascii=False, separators=(",", ":"), default=str)
+    # U+2028/9 are legal in JSON strings but end a line for some readers (str.splitlines)
+    return line.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029") + "\n"
+
+
 def export_trajectories(store, out_dir: str | os.PathLike, task: str | None = None, inline_images: bool = False,
                         overwrite: bool = True) -> RowsExport:
     """Every stored trajectory (of `task`), as the agents wrote it, in SpecReview's own format
@@ -488,9 +495,28 @@ def export_trajectories(store, out_dir: str | os.PathLike, task: str | None = No
                 for rel, png in files.items():
                     if not (out / rel).exists():
                         (out / rel).write_bytes(png)
-                line = json.dumps(row, ensure_ascii=False, separators=(",", ":"))
-                # U+2028/9 are legal in JSON strings but end a line for some readers (str.splitlines)
-                fh.write(line.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029") + "\n")
+                fh.write(_jsonl_line(row))
                 result.written += 1
         result.files = [TRAJECTORIES_FILE, f"{IMAGES_DIR}/"]
         return result
+
+
+STEPS_FILE, PAIRS_FILE = "steps.jsonl", "preference_pairs.jsonl"
+
+
+def export_steps(store, out_dir: str | os.PathLike, session: str | None = None, task: str | None = None,
+                 overwrite: bool = True) -> dict[str, int]:
+    """The reviewers' step judgments for process supervision (reviewer.services.step_judgments): `steps.jsonl`,
+    one row per judged step and reviewer (trajectory, step index, task, agent, judgment, failure-mode tags,
+    reviewer, the step's text and tool call), and `preference_pairs.jsonl`, trajectories of one task on one
+    spectrum with every judged step correct (chosen) against those with a step judged incorrect (rejected).
+    Returns the rows written per file."""
+    from reviewer.services.step_judgments import preference_pairs, supervision_rows
+
+    rows = supervision_rows(store.step_judgments.judged_steps(session, task))
+    pairs = preference_pairs(rows)
+    with staged_folder(out_dir, overwrite) as out:
+        for name, written in ((STEPS_FILE, rows), (PAIRS_FILE, pairs)):
+            with open(out / name, "w", encoding="utf-8", newline="\n") as fh:
+                fh.writelines(_jsonl_line(r) for r in written)
+    return {STEPS_FILE: len(rows), PAIRS_FILE: len(pairs)}

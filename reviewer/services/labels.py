@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from reviewer.services import background, stats_snapshots, triage
+from reviewer.services import background, campaigns, stats_snapshots, triage
 from reviewer.services.conflicts import sync_verdict_states
 from reviewer.services.consensus import DZ_MAX, describe_label, labels_agree, normalise_label
 from reviewer.services.curation import curation_status, event_refusal
@@ -144,7 +144,7 @@ def _quoted_verdict(action: str, label: dict[str, Any] | None, agent: dict[str, 
 class Ack:
     """A stored label, as the reviewer is told about it."""
 
-    kind: str  # verdict / score / note / claim_flag / vi / preference / resolution / revision / curation / undo
+    kind: str  # verdict / score / note / claim_flag / step_judgment / vi / preference / resolution / revision / curation / undo
     what: str
     reviewer: str
     row_id: str
@@ -257,8 +257,19 @@ class LabelService:
 
     def _verdict_row(self, name, trajectory_id, action, label, comment, campaign, kind, what, agent=None) -> Ack:
         previous = self.store.labels.latest_review(trajectory_id, name)
-        row_id = self.store.labels.add_review(trajectory_id, name, action, label=label, comment=comment or None,
-                                              session_id=self._scope(campaign))
+
+        def write() -> str:
+            return self.store.labels.add_review(trajectory_id, name, action, label=label, comment=comment or None,
+                                                session_id=self._scope(campaign))
+
+        def write_within_plan() -> str:  # reviewers per item: who holds the item, read in the verdict's transaction
+            refusal = campaigns.overlap_refusal(self.store, campaign, trajectory_id, name)
+            if refusal:
+                raise LabelRefused(refusal)
+            return write()
+
+        planned = action != "clear" and campaigns.plan_of(self.store, campaign) is not None
+        row_id = self.store.sessions.in_turn(write_within_plan) if planned else write()
         sync_verdict_states(self.store, trajectory_id)
         _refresh_priority_later(self.store, trajectory_id)
         stats_snapshots.written(self.store)
@@ -302,6 +313,38 @@ class LabelService:
                                                session_id=self._scope(campaign))
         what = f"{CLAIM_FLAG_DONE[decision]} flag on step {step_index + 1}: {flag_label(claim['claim_text'])!r}"
         return Ack("claim_flag", what, name, row, trajectory_id)
+
+    def write_step_judgment(self, reviewer, trajectory_id, step_index: int, judgment: str, tags=(),
+                            comment: str | None = None, campaign=None) -> Ack:
+        """The reviewer's judgment of one step: correct / partly / incorrect with failure-mode tags from the
+        taxonomy (reviewer.services.step_judgments.check_judgment), or 'clear' to withdraw it."""
+        from reviewer.services import step_judgments
+
+        name = self.check_writable(reviewer, campaign, trajectory_id=trajectory_id)
+        comment = check_text(comment, "note")
+        try:
+            judgment, tags = step_judgments.check_judgment(judgment, tags)
+        except ValueError as err:
+            raise LabelRefused(str(err)) from err
+        if step_index is None or not 0 <= step_index < self._n_steps(trajectory_id):
+            raise LabelRefused(f"Step {step_index} is not a step of this trajectory: open the step to judge it.")
+        row = self.store.step_judgments.add_step_judgment(
+            trajectory_id, name, step_index, judgment, tags, step_judgments.taxonomy_version(), comment,
+            session_id=self._scope(campaign))
+        stats_snapshots.written(self.store)
+        what = (f"step {step_index + 1} judgment withdrawn" if judgment == "clear" else
+                f"step {step_index + 1} judged {judgment}" + (f" ({', '.join(tags)})" if tags else ""))
+        return Ack("step_judgment", what, name, row, trajectory_id)
+
+    def my_step_judgments(self, reviewer: str, trajectory_id: str | None, campaign=None) -> dict[int, dict]:
+        """The reviewer's current judgment of each step of a trajectory, by step index."""
+        if not (trajectory_id and reviewer):
+            return {}
+        rows = self.store.step_judgments.step_judgments_for(trajectory_id, reviewer, self._scope(campaign))
+        return {r["step_idx"]: r for r in rows}
+
+    def _n_steps(self, trajectory_id: str) -> int:
+        return int((self.store.trajectories.trajectory_summary(trajectory_id) or {}).get("n_steps") or 0)
 
     def write_vi(self, reviewer, spectrum_id, campaign=None, **fields) -> Ack:
         name = self.check_writable(reviewer, campaign)
@@ -483,7 +526,13 @@ class LabelService:
         kappa only for pairs that include the reviewer (counted on the items both labelled, where
         `sees_others` holds); the accuracy per task and by credibility from the reviewer's own verdicts
         (reviewer.services.conflicts.own_evaluation_frame, one read of their verdicts). Where nothing would be
-        hidden (`sees_team_figures`: no one else labelled an item they have not), everyone's figures as they are."""
+        hidden (`sees_team_figures`: no one else labelled an item they have not), everyone's figures as they are;
+        while blind, the failure modes of the steps are counted from the reviewer's own step judgments."""
+        if blind and "failure_modes" in data:
+            from reviewer.services.stats import failure_modes
+
+            data = {**data, "failure_modes": failure_modes(self.store.step_judgments.failure_mode_counts(
+                session, unicodedata.normalize("NFC", (reviewer or "").strip())))}
         if self.sees_team_figures(reviewer, blind, session):
             return {**data, "blind_note": None}
         import pandas as pd

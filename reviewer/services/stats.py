@@ -198,6 +198,29 @@ def accuracy_vs_coverage(rows: pd.DataFrame, tiers: tuple[str, ...] = CREDIBILIT
     return pd.DataFrame(out, columns=columns)
 
 
+# -- step judgments: failure modes per task and agent ----------------------------------------
+def failure_modes(counts: pd.DataFrame) -> pd.DataFrame:
+    """Per task and agent, from `store.step_judgments.failure_mode_counts` (judgments counted per task,
+    agent, judgment and tag): the steps judged, how many correct / partly / incorrect, then one column per
+    failure-mode tag given (in the taxonomy's order): on how many judged steps. Agents are named as the
+    triage names them (name/backend/model)."""
+    from reviewer.services.step_judgments import agent_of, tag_ids
+
+    head = ["task", "agent", "judged", "correct", "partly", "incorrect"]
+    if counts.empty:
+        return pd.DataFrame(columns=head)
+    counts = counts.assign(agent=[agent_of(r) for r in counts.to_dict("records")])
+    judged = counts[counts["tag"].isna()].pivot_table(index=["task", "agent"], columns="judgment", values="n",
+                                                      aggfunc="sum", fill_value=0)
+    tagged = counts[counts["tag"].notna()]
+    tags = [t for t in tag_ids() if t in set(tagged["tag"])]
+    by_tag = tagged.pivot_table(index=["task", "agent"], columns="tag", values="n", aggfunc="sum", fill_value=0)
+    frame = judged.reindex(columns=head[3:], fill_value=0).join(by_tag.reindex(columns=tags), how="left")
+    frame = frame.fillna(0).astype(np.int64).reset_index()
+    frame.insert(2, "judged", frame[head[3:]].sum(axis=1))
+    return frame[head + tags].sort_values(["task", "agent"]).reset_index(drop=True)
+
+
 def review_stats(store, session: str | None = None) -> dict[str, Any]:
     """Everything the Stats tab shows, for the whole store or one campaign."""
     from reviewer.services.conflicts import settled_counts
@@ -215,4 +238,5 @@ def review_stats(store, session: str | None = None) -> dict[str, Any]:
         "scores": task_scores(settled) if not settled.empty else pd.DataFrame(),
         "coverage": accuracy_vs_coverage(evaluation[evaluation["task"] == "verify"])
         if not evaluation.empty else pd.DataFrame(),
+        "failure_modes": failure_modes(store.step_judgments.failure_mode_counts(session)),
     }

@@ -23,7 +23,8 @@ PREFERENCE_OUTCOMES = ("win", "tie", "loss")  # for trajectory_a against traject
 CURATION_EVENTS = ("revise", "audit", "vote")
 RATER_KINDS = ("human", "llm")
 VI_ISSUES = "RCS"  # bad redshift fit, bad spectype fit, bad spectrum (prospect)
-LABEL_TABLES = ("reviews", "vi_labels", "annotations", "ratings", "preferences", "revisions", "curation_events")
+LABEL_TABLES = ("reviews", "vi_labels", "annotations", "ratings", "preferences", "revisions", "curation_events",
+                "step_judgments")
 
 # The label tables whose current row per key (the newest by created_at, then seq) is kept in a table of its
 # own (reviewer/store/schema.py V13), written with the label: table -> (that table, key, columns kept)

@@ -23,6 +23,7 @@ from reviewer.store.queue import QueueRepository
 from reviewer.store.review_queries import ReviewRepository
 from reviewer.store.sessions import SessionRepository
 from reviewer.store.spectra import SpectrumRepository
+from reviewer.store.step_judgments import StepJudgmentRepository
 from reviewer.store.trajectories import ImageRepository, TrajectoryRepository
 from reviewer.store.triage import TriageRepository
 from reviewer.store.verdict_state import VerdictStateRepository
@@ -48,6 +49,7 @@ class Store:
         self.claims = ClaimRepository(self.db, self.labels)
         self.queue = QueueRepository(self.db, self.claims)
         self.reviews = ReviewRepository(self.db, self.labels, self.sessions)
+        self.step_judgments = StepJudgmentRepository(self.db, self.labels, self.reviews._scope)  # campaign scope as every label's
         self.verdict_state = VerdictStateRepository(self.db)
         self.vi_state = VIStateRepository(self.db)
         self.triage = TriageRepository(self.db)

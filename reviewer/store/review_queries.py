@@ -29,14 +29,15 @@ RESOLUTION_KINDS = ("trajectory", "spectrum")
 RESOLUTION_ACTIONS = ("approve", "override", "reject")
 # label tables whose rows carry session_id (revisions have none: they are scoped by time only)
 _SESSION_TABLES = ("reviews", "vi_labels", "annotations", "ratings", "preferences", "curation_events",
-                   "resolutions", "claim_flags")
+                   "resolutions", "claim_flags", "step_judgments")
 _TIME_TABLES = (*_SESSION_TABLES, "revisions", "judge_failures")
-# Moves with every write the statistics and the triage report are read from: the newest verdict, score
-# and resolution (label sequence numbers only grow), the trajectories' and claim results' count and
+# Moves with every write the statistics and the triage report are read from: the newest verdict, score,
+# resolution and step judgment (label sequence numbers only grow), the trajectories' and claim results' count and
 # newest write, the triage weights stored, and which campaigns are closed when (an order-free checksum).
 # ~20 ms at 1M trajectories and 11M claim results.
 _STATS_MARK_SQL = """
 SELECT (SELECT max(seq) FROM reviews), (SELECT max(seq) FROM ratings), (SELECT max(seq) FROM resolutions),
+       (SELECT max(seq) FROM step_judgments),
        (SELECT count(*) FROM trajectories), (SELECT max(saved_at) FROM trajectories),
        (SELECT count(*) FROM claim_results), (SELECT max(created_at) FROM claim_results),
        (SELECT count(*) FROM triage_models), (SELECT coalesce(sum(hash(id, closed_at)), 0) FROM audit_sessions)

@@ -16,6 +16,7 @@ from typing import Any
 
 from reviewer.cli.common import open_store
 from reviewer.cli.console import console_of
+from reviewer.services.gold import pipeline_truth
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -35,21 +36,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     if verify_eval is not None and hasattr(verify_eval, "add_arguments"):
         verify_eval.add_arguments(p)
     return p
-
-
-def _match(rule: dict[str, str], spectrum: dict[str, Any]) -> bool:
-    fields = {"class": spectrum.get("pipeline_class"), "subclass": spectrum.get("pipeline_subclass"),
-              "survey": spectrum.get("survey")}
-    return all(re.search(pattern, fields.get(key) or "") for key, pattern in rule.items())
-
-
-def pipeline_truth(task: dict, spectrum: dict[str, Any]) -> str | None:
-    rules = task.get("labels") or {}
-    if rules.get("positive") and _match(rules["positive"], spectrum):
-        return "YES"
-    if rules.get("negative") and _match(rules["negative"], spectrum):
-        return "NO"
-    return None
 
 
 def read_label_csv(path: str) -> dict[tuple[str, str], str]:

@@ -6,7 +6,9 @@ import re
 from typing import Any
 
 from reviewer.store.claims import CLAIM_COUNTS_SQL, ClaimRepository
+from reviewer.store.codec import now
 from reviewer.store.database import Database
+from reviewer.store.sessions import HOLDERS_SQL
 
 QUEUE_STATES = ("todo", "done", "all")
 # "default": creation order (a campaign's own order inside a session); "contradicted": the most
@@ -101,12 +103,16 @@ class QueueRepository:
                      credibility=None, state: str = "all", disagreement: bool | None = None,
                      reviewed_by: str | None = None, session_id: str | None = None, contradicted: bool | None = None,
                      order: str | None = None, blind: bool = False,
-                     same_object: bool | None = None, within: tuple[str, list] | None = None) -> tuple[str, list]:
+                     same_object: bool | None = None, within: tuple[str, list] | None = None,
+                     overlap: int | None = None) -> tuple[str, list]:
         """(SQL, parameters) of the filtered queue with `columns`. `order` is only validated here
         (`_queue_order` writes it, and the joins it needs are made); `contradicted` True keeps items
         with a contradicted claim, False those without; `same_object` True keeps items whose object has
         several spectra (the cross-match's groups), False the others; `blind`: disagreement is shown and filtered
-        only where `reviewer` has a verdict (blind review); `within`: one more condition (SQL, its parameters)."""
+        only where `reviewer` has a verdict (blind review); `within`: one more condition (SQL, its parameters);
+        `overlap` (a campaign's reviewers per item, with `session_id`): only the items `reviewer` may still
+        take, i.e. gold items, items they hold (a verdict, a live reservation), and items fewer than
+        `overlap` others hold (store.sessions.HOLDERS_SQL)."""
         if state not in QUEUE_STATES:
             raise ValueError(f"state must be one of {', '.join(QUEUE_STATES)}; got {state!r}")
         order_sql = _queue_order(order, session_id)
@@ -135,6 +141,14 @@ class QueueRepository:
             conds.append("t.id IN (SELECT trajectory_id FROM reviews WHERE reviewer = ? QUALIFY row_number() OVER "
                          "(PARTITION BY trajectory_id ORDER BY created_at DESC, seq DESC) = 1 AND action <> 'clear')")
             where_params.append(reviewed_by)
+        if overlap is not None:
+            if not session_id:
+                raise ValueError("reviewers per item (overlap) are a campaign's: give its session_id")
+            conds.append("(t.id IN (SELECT trajectory_id FROM gold_items WHERE session_id = ?) OR t.id NOT IN "
+                         f"(SELECT trajectory_id FROM ({HOLDERS_SQL}) GROUP BY trajectory_id "
+                         "HAVING count(*) FILTER (WHERE reviewer <> ?) >= ? AND NOT bool_or(reviewer = ?)))")
+            where_params.extend([session_id, session_id, session_id, now(), reviewer or "", int(overlap),
+                                 reviewer or ""])
         if within is not None:
             conds.append(within[0])
             where_params.extend(within[1])

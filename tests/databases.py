@@ -12,9 +12,16 @@ def own_copy(template: Path, folder: Path) -> Path:
     return path
 
 
+def undo_version_16(con) -> None:
+    """Take a file (a DuckDB connection to it) back from schema version 16: the claim checks' record gone."""
+    con.execute("DROP TABLE IF EXISTS claim_checks")
+    con.execute("DELETE FROM schema_version WHERE version = 16")
+
+
 def undo_version_15(con) -> None:
-    """Take a file (a DuckDB connection to it) back from schema version 15: the campaigns' plan, gold items
-    and reservations gone."""
+    """Take a file (a DuckDB connection to it) back from schema version 15 (and the later ones): the campaigns'
+    plan, gold items and reservations gone."""
+    undo_version_16(con)
     for table in ("gold_items", "item_reservations"):
         con.execute(f"DROP TABLE IF EXISTS {table}")
     for column in ("per_item", "gold_rate"):

@@ -14,7 +14,8 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from agents.trajectory import Trajectory
-from reviewer.services.claims import ClaimChecker, claim_rows, counts_text
+from reviewer.services.claim_checks import checked_claims, store_checked
+from reviewer.services.claims import counts_text
 from reviewer.services.ingest import ingest_paths
 
 log = logging.getLogger("specreview.demo")
@@ -79,23 +80,8 @@ def seed_demo_if_empty(store, demo_dir: Path = DEMO_DIR, trajectories: Path = DE
         return summary.added
 
 
-def checked_claims(trajectories_json: list[str]) -> tuple[list[tuple[str, str | None, list | str]], dict]:
-    """The claims of trajectories (JSON, their spectra read from their own paths): (id, version, rows
-    to store) each, or (id, None, why not), and the verdict totals. Runs in a render process."""
-    checker, out = ClaimChecker(), []
-    for text in trajectories_json:
-        traj = Trajectory.from_json(text)
-        try:
-            checked = checker.run(traj)
-        except Exception as err:  # a claim check that fails must not stop the demo
-            out.append((traj.id, None, str(err)))
-            continue
-        out.append((traj.id, checked.version, claim_rows(checked.results)))
-    return out, dict(checker.totals)
-
-
 def _check_claims(store, shipped, elsewhere: bool = False) -> None:
-    texts = [t.to_json() for t in shipped]
+    texts = [(t.to_json(), None) for t in shipped]  # shipped trajectories: no stored hash to compare
     results = None
     if elsewhere:
         from reviewer.services.renders import render_process
@@ -105,11 +91,8 @@ def _check_claims(store, shipped, elsewhere: bool = False) -> None:
         except BrokenProcessPool as err:
             log.warning("render process failed (%s); checking the demo claims in the server", err)
     checked, totals = results or checked_claims(texts)
-    for trajectory_id, version, rows in checked:
-        if version is None:
-            log.warning("claims of demo trajectory %s not checked: %s", trajectory_id, rows)
-        else:
-            store.claims.save_claims(trajectory_id, version, rows)
+    for problem in store_checked(store, checked):
+        log.warning("demo trajectory %s", problem)
     log.warning("demo claims checked: %s", counts_text(Counter(totals)))
 
 

@@ -3,7 +3,9 @@
 What a claim is and whether the spectrum supports it is decided in `agents.claims`; the service
 `reviewer.services.claims` turns its results into rows. The store keeps them per trajectory and checker
 version: saving a version again replaces that version's rows, other versions stay. Reads use, per
-trajectory, the version saved last (unless one is named).
+trajectory, the version saved last (unless one is named). Each save also records that the trajectory
+was checked under that version (table claim_checks, with no claim found too), which is what tells a
+pending check (`unchecked`).
 
 Reviewers' answers to the flags the checker raises (table `claim_flags`: a contradicted claim
 confirmed or dismissed) are labels: append-only, the latest row per reviewer and claim wins, and the
@@ -25,6 +27,7 @@ CLAIM_FLAG_DECISIONS = ("confirm", "dismiss")  # the claim is wrong / the checke
 CLAIM_ROW_FIELDS = ("step_idx", "claim_idx", "kind", "span_start", "span_end", "claim_text", "verdict", "claimed",
                     "measured", "tolerance", "unit", "window_lo", "window_hi", "reason", "result")
 _COLUMNS = ("trajectory_id", "checker_version", *CLAIM_ROW_FIELDS, "created_at")
+_CHECK_COLUMNS = ("trajectory_id", "checker_version", "n_claims", "checked_at")
 
 
 def _latest_claims_sql(rows: str) -> str:
@@ -96,19 +99,29 @@ class ClaimRepository:
         transaction. An empty list records nothing (and clears that version). Returns rows written."""
         if not version:
             raise ValueError("a checker version is required")
-        values = _claim_values(trajectory_id, version, rows, now())
+        stamp = now()
+        values = _claim_values(trajectory_id, version, rows, stamp)
         forget_signals(self.db, "trajectory_id = ?", [trajectory_id])  # its contradicted count changes
         with self.db.transaction():
             self.db.execute("DELETE FROM claim_results WHERE trajectory_id = ? AND checker_version = ?",
                             [trajectory_id, str(version)])
             if values:
                 self.db.insert_rows("claim_results", _COLUMNS, values)
+            self._record_checks(version, {trajectory_id: values}, stamp)
         return len(values)
+
+    def _record_checks(self, version: str, checked: dict[str, list], stamp) -> None:
+        """Table claim_checks: these trajectories checked under `version`, with their claims' count."""
+        self.db.execute("DELETE FROM claim_checks WHERE checker_version = ? AND trajectory_id IN "
+                        "(SELECT unnest(?::VARCHAR[]))", [str(version), list(checked)])
+        self.db.insert_rows("claim_checks", _CHECK_COLUMNS,
+                            [[tid, str(version), len(values), stamp] for tid, values in checked.items()])
 
     def save_claims_of(self, version: str, results: Iterable[tuple[str, Iterable[dict[str, Any]]]]) -> int:
         """`save_claims` for many trajectories at once ((trajectory id, rows) pairs, all of checker
         `version`), in one transaction of a few statements: a batch run's group of checked
-        trajectories. Their stored triage signals are not dropped here (see save_trajectories).
+        trajectories. Their stored triage signals are dropped first, except inside a caller's transaction
+        (a campaign's group: see save_trajectories).
         Every row is validated before anything is written. Returns rows written."""
         if not version:
             raise ValueError("a checker version is required")
@@ -116,13 +129,37 @@ class ClaimRepository:
         checked = {tid: _claim_values(tid, version, rows, stamp) for tid, rows in results}
         if not checked:
             return 0
+        # their contradicted counts change (a campaign's later check); a no-op in a caller's transaction
+        forget_signals(self.db, "trajectory_id IN (SELECT unnest(?::VARCHAR[]))", [list(checked)])
         values = [v for vals in checked.values() for v in vals]
         with self.db.transaction():
             self.db.execute("DELETE FROM claim_results WHERE checker_version = ? AND trajectory_id IN "
                             "(SELECT unnest(?::VARCHAR[]))", [str(version), list(checked)])
             if values:
                 self.db.insert_rows("claim_results", _COLUMNS, values)
+            self._record_checks(version, checked, stamp)
         return len(values)
+
+    def _unchecked_sql(self, version: str, prefix: str, trajectory_ids: Iterable[str] | None) -> tuple[str, list]:
+        where, params = "", [version, prefix]
+        if trajectory_ids is not None:
+            where, params = "WHERE t.id IN (SELECT unnest(?::VARCHAR[]))", [list(trajectory_ids), *params]
+        return (f"FROM trajectories t {where} {'AND' if where else 'WHERE'} NOT EXISTS (SELECT 1 FROM claim_checks c "
+                "WHERE c.trajectory_id = t.id AND (c.checker_version = ? OR starts_with(c.checker_version, ?)))",
+                params)
+
+    def unchecked(self, versions: tuple[str, str], trajectory_ids: Iterable[str] | None = None,
+                  limit: int | None = None) -> list[str]:
+        """The trajectories (of `trajectory_ids`, else all) not checked (table claim_checks) under checker
+        version `versions[0]` nor under one that starts with `versions[1]`, oldest saved first."""
+        sql, params = self._unchecked_sql(*versions, trajectory_ids)
+        sql = f"SELECT t.id {sql} ORDER BY t.saved_at, t.id" + ("" if limit is None else f" LIMIT {int(limit)}")
+        return [r[0] for r in self.db.execute(sql, params).fetchall()]
+
+    def count_unchecked(self, versions: tuple[str, str], trajectory_ids: Iterable[str] | None = None) -> int:
+        """How many trajectories `unchecked` would give."""
+        sql, params = self._unchecked_sql(*versions, trajectory_ids)
+        return int(self.db.scalar(f"SELECT count(*) {sql}", params))
 
     def claims_for(self, trajectory_id: str, version: str | None = None) -> list[dict[str, Any]]:
         """The claim results of one trajectory in step and claim order: of checker `version`, or of the

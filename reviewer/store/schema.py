@@ -595,10 +595,28 @@ CREATE TABLE item_reservations (
 );
 """)
 
+# Which trajectories the claim checker has checked, per checker version, with how many claims it found
+# (issue 48): a campaign stores its trajectories first and checks their claims after, so a trajectory
+# with no row of the current version has its check pending (reviewer/services/claim_checks.py). A check
+# that finds no claim writes no claim_results row, hence this table; its rows are written with the
+# results, in the same transaction (reviewer/store/claims.py). An upgraded database takes the versions
+# its claim_results hold as checked.
+V16_CLAIM_CHECKS = Migration("claim checks done per trajectory and checker version", """
+CREATE TABLE claim_checks (
+    trajectory_id VARCHAR NOT NULL,
+    checker_version VARCHAR NOT NULL,
+    n_claims INTEGER NOT NULL,
+    checked_at TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (trajectory_id, checker_version)
+);
+INSERT INTO claim_checks SELECT trajectory_id, checker_version, count(*), max(created_at)
+FROM claim_results GROUP BY trajectory_id, checker_version;
+""")
+
 MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE, V4_CLAIM_RESULTS, V5_TRIAGE, V6_CLAIM_FLAGS,
                                V7_SAME_OBJECT, V8_TRIAGE_SIGNALS, V9_SETTLED_LABELS, V10_FILE_STAMPS,
                                V11_ITEM_INDEXES, V12_VI_STATE, V13_CURRENT_LABELS, V14_STEP_JUDGMENTS,
-                               V15_CAMPAIGN_PLAN]
+                               V15_CAMPAIGN_PLAN, V16_CLAIM_CHECKS]
 LATEST_VERSION = len(MIGRATIONS)
 
 

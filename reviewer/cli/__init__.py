@@ -18,6 +18,7 @@ SUBCOMMANDS = {
     "ingest": "ingest",
     "serve": "serve",
     "session": "session",
+    "reviewers": "reviewers",
     "judge": "judge",
     "export": "export",
     "vet": "vet",

@@ -28,7 +28,7 @@ from reviewer.endpoint_file import TOKEN_HEADER, UnsafeEndpoint, endpoint_path, 
 from reviewer.store import Store, StoreUnavailable
 
 # Arguments that name files or folders (by dest or by metavar): made absolute before they travel.
-PATH_DESTS = {"paths", "file", "out", "config", "labels", "plot", "templates", "images"}
+PATH_DESTS = {"paths", "file", "out", "config", "labels", "plot", "templates", "images", "gold_file"}
 PATH_METAVARS = {"PATH", "DIR", "FILE", "CSV", "PNG"}
 # Either a path or a stored id: made absolute only when such a file or folder exists here.
 PATH_OR_ID_METAVARS = {"PATH_OR_ID"}

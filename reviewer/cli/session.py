@@ -2,11 +2,15 @@
 assigned and a mode; blind by default; closing one freezes its labels for export and stats.
 
     specreview session create NAME --mode verdicts --task a --reviewers alice,bob [--limit 50]
+    specreview session create NAME --task a --reviewers a,b,c --gold-file gold.csv --gold-rate 0.1 --per-item 2
     specreview session list
     specreview session progress NAME
     specreview session close NAME
 
-Reviewers open a campaign with `?session=NAME` in the app's address.
+Reviewers open a campaign with `?session=NAME` in the app's address. Gold items (known answers from
+`--gold-file`, or `--gold-from survey,consensus`) are mixed into the queue at `--gold-rate`; `--per-item N`
+plans N reviewers per item (reviewer/services/campaigns.py); `specreview reviewers --session NAME` measures
+each reviewer on the gold items.
 """
 from __future__ import annotations
 
@@ -14,6 +18,10 @@ import argparse
 
 from reviewer.cli.common import open_store
 from reviewer.cli.console import console_of
+from reviewer.cli.exits import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE
+from reviewer.services import campaigns
+from reviewer.services.gold import GoldFileError
+from reviewer.services.labels import NameRefused
 from reviewer.store.sessions import SESSION_MODES
 
 
@@ -28,7 +36,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="not blind: reviewers see each other's labels at once")
     for name in ("task", "agent_name", "backend", "credibility", "answer"):
         p.add_argument(f"--{name.replace('_', '-')}", dest=name, default=None, help=f"filter trajectories by {name}")
-    p.add_argument("--limit", type=int, default=None, help="at most N trajectories (oldest first)")
+    p.add_argument("--limit", type=int, default=None, help="at most N trajectories (oldest first), gold aside")
+    p.add_argument("--gold-file", default=None, metavar="FILE.csv",
+                   help="known answers: columns file or spectrum_id, task, answer (verify: class, z)")
+    p.add_argument("--gold-from", default="", metavar="SOURCES",
+                   help="known answers also from: survey (the pipeline's labels), consensus (agreed or resolved)")
+    p.add_argument("--gold-rate", type=float, default=0.0, help="share of the queue that is gold items (0-1)")
+    p.add_argument("--per-item", type=int, default=None, metavar="N", help="reviewers planned per item")
     return p
 
 
@@ -41,18 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if store is None:
         return 1
     if args.action == "create":
-        filters = {k: getattr(args, k) for k in ("task", "agent_name", "backend", "credibility", "answer")
-                   if getattr(args, k)}
-        rows = store.trajectories.list_trajectories(**filters)
-        ids = [r["id"] for r in sorted(rows, key=lambda r: (r["created_at"], r["id"]))][: args.limit]
-        if not ids:
-            console.warn("specreview session create: no trajectory matches these filters")
-            return 1
-        reviewers = [r.strip() for r in args.reviewers.split(",") if r.strip()]
-        store.sessions.create_session(args.name, args.mode, ids, reviewers, blind=args.blind, filters=filters)
-        console.say(f"session {args.name!r}: {len(ids)} trajectories, mode {args.mode}, "
-              f"{'blind' if args.blind else 'open'}, reviewers: {', '.join(reviewers) or '(anyone)'}")
-        return 0
+        return _create(args, store, console)
     if args.action == "list":
         for s in store.sessions.list_sessions():
             state = f"closed {s['closed_at']:%Y-%m-%d %H:%M}" if s["closed_at"] else "open"
@@ -71,4 +74,32 @@ def run(args: argparse.Namespace) -> int:
     for person in session["reviewers"] or sorted({r["reviewer"] for r in store.reviews.current_reviews(session=found["id"])}):
         prog = store.queue.queue_progress(person, session_id=found["id"])
         console.say(f"{person}\t{prog['done']}/{prog['total']}")
+    planned = campaigns.overlap_progress(store, session)
+    if planned is not None:
+        console.say(f"complete at {session['per_item']} reviewers per item\t{planned['complete']}/{planned['items']}"
+                    f" (and {planned['gold']} gold items, asked of everyone)")
     return 0
+
+
+def _create(args: argparse.Namespace, store, console) -> int:
+    filters = {k: getattr(args, k) for k in ("agent_name", "backend", "credibility", "answer") if getattr(args, k)}
+    gold_from = tuple(s.strip() for s in args.gold_from.split(",") if s.strip())
+    reviewers = [r.strip() for r in args.reviewers.split(",") if r.strip()]
+    try:
+        made = campaigns.create_campaign(
+            store, args.name, task=args.task, reviewers=reviewers, mode=args.mode, blind=args.blind,
+            filters=filters, limit=args.limit, gold_file=args.gold_file, gold_from=gold_from,
+            gold_rate=args.gold_rate, per_item=args.per_item)
+    except (campaigns.CampaignUsage, NameRefused) as err:
+        console.warn(f"specreview session create: {err}")
+        return EXIT_USAGE
+    except (campaigns.CampaignRefused, GoldFileError) as err:
+        console.warn(f"specreview session create: {err}")
+        return EXIT_SOME_FAILED
+    for note in made["notes"]:
+        console.say(note)
+    gold = f", {len(made['gold'])} of them gold" if made["gold"] else ""
+    plan = f", {args.per_item} reviewers per item" if args.per_item else ""
+    console.say(f"session {args.name!r}: {len(made['items'])} trajectories{gold}, mode {args.mode}, "
+                f"{'blind' if args.blind else 'open'}{plan}, reviewers: {', '.join(reviewers) or '(anyone)'}")
+    return EXIT_OK

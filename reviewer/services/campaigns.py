@@ -34,7 +34,11 @@ GOLD_FROM = ("survey", "consensus")
 
 
 class CampaignRefused(ValueError):
-    """A campaign that cannot be made as asked; the message says why."""
+    """A campaign that cannot be made from what the store holds; the message says why."""
+
+
+class CampaignUsage(CampaignRefused):
+    """A campaign asked for with options that cannot go together (a command-line error)."""
 
 
 @dataclass
@@ -50,7 +54,7 @@ def known_answers(store, task: str, spectrum_ids: list[str], gold_file: str | No
     source that knows a spectrum wins), and notes on what was read."""
     unknown = [s for s in gold_from if s not in GOLD_FROM]
     if unknown:
-        raise CampaignRefused(f"gold answers come from a file, or from {' or '.join(GOLD_FROM)}; not {unknown[0]!r}")
+        raise CampaignUsage(f"gold answers come from a file, or from {' or '.join(GOLD_FROM)}; not {unknown[0]!r}")
     answers: dict[str, KnownAnswer] = {}
     notes = []
     if gold_file:
@@ -70,9 +74,9 @@ def plan_campaign(store, task: str, candidates: list[dict[str, Any]], *, limit: 
     """The queue of a campaign over `candidates` (trajectory summaries, oldest first): the first `limit` of
     those without a chosen gold answer, with gold items mixed in at `gold_rate` (see the module doc)."""
     if not 0.0 <= gold_rate < 1.0:
-        raise CampaignRefused(f"--gold-rate is the share of the queue that is gold, from 0 up to (not) 1; got {gold_rate}")
+        raise CampaignUsage(f"--gold-rate is the share of the queue that is gold, from 0 up to (not) 1; got {gold_rate}")
     if gold_rate and not (gold_file or gold_from):
-        raise CampaignRefused("--gold-rate needs known answers: --gold-file FILE.csv, or --gold-from survey,consensus")
+        raise CampaignUsage("--gold-rate needs known answers: --gold-file FILE.csv, or --gold-from survey,consensus")
     rng = rng or random.Random()
     answers, notes = known_answers(store, task, [c["spectrum_id"] for c in candidates if c.get("spectrum_id")],
                                    gold_file, gold_from) if gold_rate else ({}, [])
@@ -125,12 +129,12 @@ def create_campaign(store, name: str, *, task: str | None, reviewers: list[str],
     if task:
         filters["task"] = task
     if per_item is not None and per_item < 1:
-        raise CampaignRefused(f"--per-item is how many reviewers label each item: at least 1; got {per_item}")
+        raise CampaignUsage(f"--per-item is how many reviewers label each item: at least 1; got {per_item}")
     if per_item is not None and reviewers and per_item > len(reviewers):
-        raise CampaignRefused(f"--per-item {per_item} needs at least {per_item} reviewers; "
+        raise CampaignUsage(f"--per-item {per_item} needs at least {per_item} reviewers; "
                               f"{len(reviewers)} are assigned")
     if (gold_rate or per_item) and not task:
-        raise CampaignRefused("gold items and reviewers per item are planned for one task: give --task")
+        raise CampaignUsage("gold items and reviewers per item are planned for one task: give --task")
     people = [check_name(r) for r in reviewers]
     check_name(name, "campaign name")
     rows = store.trajectories.list_trajectories(**filters)

@@ -2,34 +2,54 @@
 
 The queue is always someone's: `mine` marks and the "not reviewed by me" filter need the reviewer,
 and an empty name reads it as nobody's (None to the store). Filters are the store's arguments
-(ReviewState.queue_args()).
+(ReviewState.queue_args()). In a campaign with reviewers per item (reviewer.services.campaigns), the queue
+holds only the items the reviewer may still take, and the item `n` / `b` hands them is reserved for them.
 """
 from __future__ import annotations
 
 from typing import Any
+
+from reviewer.services import campaigns
 
 
 class QueueListing:
     def __init__(self, store):
         self.store = store
         self._progress: dict[tuple, tuple] = {}  # (reviewer, session) -> (the content mark, the progress at it)
+        self._plans: dict[str, int | None] = {}  # session id -> its reviewers per item (fixed when it is made)
+
+    def _planned(self, filters: dict[str, Any]) -> dict[str, Any]:
+        """The filters with the campaign's reviewers per item (store's `overlap`), when it plans them."""
+        session_id = filters.get("session_id")
+        if not session_id or "overlap" in filters:
+            return filters
+        if session_id not in self._plans:
+            self._plans[session_id] = campaigns.plan_of(self.store, {"id": session_id})
+        per_item = self._plans[session_id]
+        return filters if per_item is None else {**filters, "overlap": per_item}
 
     def choices(self) -> dict[str, list]:
         """The tasks and backends the queue can be filtered by."""
         return self.store.queue.queue_choices()
 
     def count(self, reviewer: str, **filters: Any) -> int:
-        return self.store.queue.queue_count(reviewer or None, **filters)
+        return self.store.queue.queue_count(reviewer or None, **self._planned(filters))
 
     def page(self, reviewer: str, offset: int, limit: int, **filters: Any) -> list[dict]:
-        return self.store.queue.queue_items(reviewer or None, offset=offset, limit=limit, **filters)
+        return self.store.queue.queue_items(reviewer or None, offset=offset, limit=limit, **self._planned(filters))
 
     def position(self, trajectory_id: str, reviewer: str, **filters: Any) -> int | None:
-        return self.store.queue.queue_position(trajectory_id, reviewer or None, **filters)
+        return self.store.queue.queue_position(trajectory_id, reviewer or None, **self._planned(filters))
 
     def neighbour(self, trajectory_id: str | None, delta: int, reviewer: str, **filters: Any):
-        """(trajectory id, position) `delta` items away in the filtered queue, or None."""
-        return self.store.queue.queue_neighbour(trajectory_id, delta, reviewer or None, **filters)
+        """(trajectory id, position) `delta` items away in the filtered queue, or None. In a campaign with
+        reviewers per item, the item is reserved for the reviewer it is handed to."""
+        filters = self._planned(filters)
+        found = self.store.queue.queue_neighbour(trajectory_id, delta, reviewer or None, **filters)
+        if found is not None and reviewer and "overlap" in filters:
+            campaigns.reserve(self.store, {"id": filters["session_id"], "per_item": filters["overlap"]}, found[0],
+                              reviewer)
+        return found
 
     def content_mark(self) -> tuple[int, int, int]:
         """(spectra, trajectories, newest verdict row): moves whenever anything is stored, by anyone."""

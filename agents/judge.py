@@ -140,3 +140,40 @@ def judge_trajectory(traj: Trajectory, chat_model=None, cfg=None, rubric_entry: 
     reply = text_of(msg)
     score = parse_score(reply)
     return JudgeResult(score, reply, None if score is not None else "no score in the reply", attempts, usage)
+
+
+# -- the offline judge: the rubric read from the claim checker's verdicts, no model -------------------
+OFFLINE_JUDGE = "offline:claims-1"  # its rater name; a new policy is a new name, never a change to this one
+
+
+def offline_judge(traj: Trajectory, claims: dict[str, int] | None) -> JudgeResult:
+    """A deterministic 0-5 score of `traj` under the reasoning rubric (kb/rubrics.yaml), from what the claim
+    checker (agents.claims) found of its claims on the spectrum (`claims`: supported, contradicted,
+    unverifiable counts of its latest check; None: never checked). The rubric's words, in that light:
+    0 no reasoning (no step with text, no outcome); 1 "key features misidentified or invented" (as many
+    claims contradicted as supported); 2 "unsupported claims" (any contradicted); 3 "adequate" (none
+    contradicted, fewer than two supported, or more unverifiable than supported); 4 "coherent, at most
+    small omissions" (none contradicted, two or more supported, some unverifiable); 5 "every claim
+    supported" (three or more supported, none unverifiable or contradicted). It reads the evidence a
+    reviewer can check; it cannot tell whether contaminants were ruled out, which is what people are for,
+    and the judge report (`specreview judge --against-people`) measures how far it agrees with them."""
+    if claims is None:  # nothing checked to read (never checked, or no checkable claim in it)
+        return JudgeResult(None, "", "no checked claim stored: run `specreview claims` first (a trajectory with no "
+                                     "checkable claim cannot be judged offline)")
+    s, c, u = (int(claims.get(k) or 0) for k in ("supported", "contradicted", "unverifiable"))
+    reasoned = any((step.text or "").strip() for step in traj.steps)
+    if not reasoned and not traj.outcome:
+        score = 0
+    elif c and c >= s:
+        score = 1
+    elif c:
+        score = 2
+    elif s < 2 or u > s:
+        score = 3
+    elif u:
+        score = 4
+    else:
+        score = 5 if s >= 3 else 4
+    reply = (f"Offline judge ({OFFLINE_JUDGE}): the claim checker found {s} supported, {c} contradicted and "
+             f"{u} unverifiable claims.\nScore: {score}")
+    return JudgeResult(float(score), reply)

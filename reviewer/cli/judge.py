@@ -1,5 +1,9 @@
 """`specreview judge --model M`: score stored trajectories with the 0-5 reasoning rubric through an
-OpenAI-compatible endpoint; each score is stored as a rating by rater "llm:<model>".
+OpenAI-compatible endpoint; each score is stored as a rating by rater "llm:<model>". `--offline`: the
+offline judge instead (agents.judge.offline_judge: the rubric read from the claim checker's verdicts, no
+model; rater "offline:claims-1"). `--against-people`: the judge report, each judge's scores against
+people's (reviewer.services.stats.judge_report: quadratic-weighted kappa, Spearman, confusion table); it
+writes nothing.
 
 --concurrency calls run at once from threads of this process, sharing one client and rate limiter
 (429/503 with Retry-After pause them all). Trajectories are read and scores written by this thread
@@ -11,7 +15,7 @@ from functools import partial
 
 from reviewer.cli.common import open_store, progress_stream
 from reviewer.cli.console import console_of
-from reviewer.cli.exits import EXIT_OK, EXIT_SOME_FAILED
+from reviewer.cli.exits import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE
 
 EXIT_FAILED = EXIT_SOME_FAILED
 
@@ -24,7 +28,17 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "Trajectories this judge already scored under the current rubric version are skipped unless --force. "
         "A reply without a score is recorded as a judge failure, not a rating. Exit 1 if any call failed.",
     )
-    p.add_argument("--model", required=True, help="model name as the endpoint knows it")
+    p.add_argument("--model", default=None, help="model name as the endpoint knows it (needed unless --offline "
+                   "or --against-people)")
+    p.add_argument("--offline", action="store_true",
+                   help="score with the offline judge (the rubric read from the stored claim checks; no model)")
+    p.add_argument("--against-people", action="store_true",
+                   help="report each judge's scores against people's 0-5 scores (weighted kappa, Spearman, "
+                   "confusion table); writes nothing")
+    p.add_argument("--judge", default=None, metavar="RATER",
+                   help="--against-people: only this judge (e.g. llm:gpt-4o, offline:claims-1)")
+    p.add_argument("--session", default=None, help="--against-people: only this campaign's scores")
+    p.add_argument("--json", action="store_true", help="--against-people: the report as JSON")
     p.add_argument("--base-url", default=None, help="OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1)")
     p.add_argument("--config", default=None, help="LLM config file (TOML/YAML/JSON; default $SPECREVIEW_LLM_CONFIG)")
     p.add_argument("--task", default=None, help="only trajectories of this task")
@@ -46,18 +60,65 @@ def _judge_one(item, *, cfg, entry, with_images):
     return judge_trajectory(traj, cfg=cfg, rubric_entry=entry, with_images=with_images)
 
 
+def _offline_one(item, *, claims):
+    from agents.judge import offline_judge
+
+    tid, traj = item
+    return offline_judge(traj, claims.get(tid))
+
+
+def _report(args: argparse.Namespace, console) -> int:
+    """The judges against people (reviewer.services.stats.judge_report), in words or as JSON."""
+    import json
+
+    from reviewer.services.stats import judge_report
+    from reviewer.store.review_queries import UnknownSession
+
+    store = open_store(args)
+    if store is None:
+        return EXIT_FAILED
+    try:
+        rows = judge_report(store, args.session, args.judge)
+    except UnknownSession as exc:
+        console.warn(f"specreview judge: {exc}")
+        return EXIT_FAILED
+    finally:
+        store.close()
+    if args.json:
+        console.say(json.dumps(rows, allow_nan=True, indent=1))
+        return EXIT_OK
+    if not rows:
+        console.say("no trajectory scored by both a judge and a person" + (f" (judge {args.judge})" if args.judge else ""))
+    for r in rows:
+        console.say(f"{r['judge']} against {r['people']}, {r['criterion']} v{r['rubric_version']}: n {r['n']}, "
+                    f"weighted kappa {r['qwk']:.3f}, Spearman {r['spearman']:.3f} (p {r['p_value']:.3g}), "
+                    f"exact {r['exact']:.2f}, bias {r['bias']:+.2f}")
+        if r["people"].startswith("people"):  # the confusion table once per judge: rows people, columns judge
+            console.say("  people \\ judge   " + " ".join(f"{s:>4}" for s in range(6)))
+            for score, counts in enumerate(r["confusion"]):
+                console.say(f"  {score:>14}   " + " ".join(f"{c:>4}" for c in counts))
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace) -> int:
     console = console_of(args)
+    if args.against_people:
+        return _report(args, console)
+    if not args.offline and not args.model:
+        console.warn("specreview judge: give --model M (a model judge), --offline (the offline judge) or "
+                     "--against-people (the report)")
+        return EXIT_USAGE
     from agents.batch import run_batch
-    from agents.judge import rubric
+    from agents.judge import OFFLINE_JUDGE, rubric
     from agents.llm import load_config
     from agents.usage import RunSummary
 
-    cfg = load_config(args.config, model=args.model, base_url=args.base_url, timeout=args.timeout,
-                      concurrency=args.concurrency, max_rps=args.max_rps)
+    cfg = None if args.offline else load_config(args.config, model=args.model, base_url=args.base_url,
+                                                timeout=args.timeout, concurrency=args.concurrency,
+                                                max_rps=args.max_rps)
     entry = rubric()
     version = str(entry["version"])
-    rater = f"llm:{cfg.model}"
+    rater = OFFLINE_JUDGE if args.offline else f"llm:{cfg.model}"
     store = open_store(args)
     if store is None:
         return EXIT_FAILED
@@ -70,9 +131,12 @@ def run(args: argparse.Namespace) -> int:
             todo = todo[:max(args.limit, 0)]
         # loaded lazily, by this thread, a few ahead of the calls: never the whole list in memory
         items = ((tid, store.trajectories.load_trajectory(tid, with_images=args.images)) for tid in todo)
-        job = partial(_judge_one, cfg=cfg, entry=entry, with_images=args.images)
+        if args.offline:  # the stored claim checks of the trajectories to score (one query)
+            job, threads = partial(_offline_one, claims=store.claims.claim_counts(todo)), 1
+        else:
+            job, threads = partial(_judge_one, cfg=cfg, entry=entry, with_images=args.images), max(cfg.concurrency, 1)
         summary = RunSummary()
-        for (tid, _), result in run_batch(job, items, threads=max(cfg.concurrency, 1), total=len(todo),
+        for (tid, _), result in run_batch(job, items, threads=threads, total=len(todo),
                                           progress=progress_stream(args), desc="judge", unit="traj",
                                           postfix=lambda *_: summary.postfix()):
             console.check()
@@ -90,7 +154,9 @@ def run(args: argparse.Namespace) -> int:
             console.say(f"{tid}: {result.score:g}")
     finally:
         store.close()
-    console.say(f"judge {rater}: scored {summary.done}, failed {summary.failed}, skipped {len(done)} already scored")
+    how = "offline, no model" if args.offline else f"model {cfg.model}"
+    console.say(f"judge {rater} ({how}): scored {summary.done}, failed {summary.failed}, "
+                f"skipped {len(done)} already scored")
     for line in summary.lines("trajectories"):
         console.say(line)
     return EXIT_FAILED if summary.failed else EXIT_OK  # reviewer/cli/exits.py: 1 when any failed

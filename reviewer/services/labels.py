@@ -527,12 +527,14 @@ class LabelService:
         `sees_others` holds); the accuracy per task and by credibility from the reviewer's own verdicts
         (reviewer.services.conflicts.own_evaluation_frame, one read of their verdicts). Where nothing would be
         hidden (`sees_team_figures`: no one else labelled an item they have not), everyone's figures as they are;
-        while blind, the failure modes of the steps are counted from the reviewer's own step judgments."""
+        while blind, the failure modes of the steps are counted from the reviewer's own step judgments, and the
+        judges are held against the reviewer's own scores."""
         if blind and "failure_modes" in data:
-            from reviewer.services.stats import failure_modes
+            from reviewer.services.stats import failure_modes, judge_report
 
-            data = {**data, "failure_modes": failure_modes(self.store.step_judgments.failure_mode_counts(
-                session, unicodedata.normalize("NFC", (reviewer or "").strip())))}
+            name = unicodedata.normalize("NFC", (reviewer or "").strip())
+            data = {**data, "failure_modes": failure_modes(self.store.step_judgments.failure_mode_counts(session, name)),
+                    "judges": judge_report(self.store, session, people=[name])}
         if self.sees_team_figures(reviewer, blind, session):
             return {**data, "blind_note": None}
         import pandas as pd

@@ -58,6 +58,17 @@ def _pair_tables(pairs: pd.DataFrame, who: str) -> dict[tuple[str, str], pd.Data
     return {(str(a), str(b)): group for (a, b), group in both.groupby([f"{who}_a", f"{who}_b"], sort=False)}
 
 
+def spearman(a: np.ndarray, b: np.ndarray, n: np.ndarray | None = None, min_shared: int = 3) -> tuple[float, float]:
+    """Spearman's rank correlation and its p-value of paired scores `a`, `b` (each pair counted `n` times:
+    the counts tables' rows); NaN, NaN with fewer than `min_shared` pairs or a constant side."""
+    n = np.ones(len(a), np.int64) if n is None else np.asarray(n, np.int64)
+    if n.sum() < min_shared or len(np.unique(a[n > 0])) < 2 or len(np.unique(b[n > 0])) < 2:
+        return float("nan"), float("nan")
+    # the ranks of the shared trajectories' scores: each score pair repeated as often as it occurs
+    res = sps.spearmanr(np.repeat(a, n), np.repeat(b, n))
+    return float(res.statistic), float(res.pvalue)
+
+
 def rater_correlations(pairs: pd.DataFrame, raters: list[str], min_shared: int = 3) -> pd.DataFrame:
     """Spearman rank correlation of every pair of `raters` over the trajectories both scored, from
     `pairs` (rater_a < rater_b, score_a, score_b, n: on how many trajectories the two gave those scores).
@@ -69,28 +80,36 @@ def rater_correlations(pairs: pd.DataFrame, raters: list[str], min_shared: int =
         table = tables.get((a, b))
         n = np.zeros(0, np.int64) if table is None else table["n"].to_numpy(np.int64)
         rho = p = float("nan")
-        if n.sum() >= min_shared and table["score_a"].nunique() > 1 and table["score_b"].nunique() > 1:
-            # the ranks of the shared trajectories' scores: each score pair repeated as often as it occurs
-            res = sps.spearmanr(np.repeat(table["score_a"].to_numpy(float), n),
-                                np.repeat(table["score_b"].to_numpy(float), n))
-            rho, p = float(res.statistic), float(res.pvalue)
+        if table is not None:
+            rho, p = spearman(table["score_a"].to_numpy(float), table["score_b"].to_numpy(float), n, min_shared)
         rows.append({"rater_a": a, "rater_b": b, "n_shared": int(n.sum()), "spearman": rho, "p_value": p})
     return pd.DataFrame(rows, columns=["rater_a", "rater_b", "n_shared", "spearman", "p_value"])
 
 
 # -- verdict agreement -----------------------------------------------------------------------
-def kappa(table: np.ndarray) -> float:
+def kappa(table: np.ndarray, weights: str | None = None) -> float:
     """Cohen's kappa of a square table of counts (rows: one rater's category, columns: the other's on
-    the same items); NaN when undefined: no items, or chance agreement of 1 (both always gave one and
-    the same category)."""
-    n = table.sum()
+    the same items), 1 - sum(w O) / sum(w E) with E the counts expected by chance from the margins and w
+    the disagreement weights: none (0 on the diagonal, 1 elsewhere: Cohen 1960) or 'quadratic' ((i - j)^2
+    / (k - 1)^2 for ordered categories, Cohen 1968; the categories must be the whole ordered scale, in
+    order, seen or not). NaN when undefined: no items, or chance disagreement of 0 (both always gave one
+    and the same category)."""
+    table = np.asarray(table, float)
+    n, k = table.sum(), table.shape[0]
     if n == 0:
         return float("nan")
-    p_o = np.trace(table) / n
-    p_e = float((table.sum(axis=1) / n) @ (table.sum(axis=0) / n))
-    if np.isclose(p_e, 1.0):
+    i, j = np.indices(table.shape)
+    if weights is None:
+        w = (i != j).astype(float)
+    elif weights == "quadratic":
+        w = (i - j) ** 2 / max(k - 1, 1) ** 2
+    else:
+        raise ValueError(f"weights are None or 'quadratic'; got {weights!r}")
+    expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / n
+    chance = float((w * expected).sum())
+    if np.isclose(chance / n, 0.0):
         return float("nan")
-    return float((p_o - p_e) / (1 - p_e))
+    return float(1 - (w * table).sum() / chance)
 
 
 def verdict_kappas(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -198,6 +217,64 @@ def accuracy_vs_coverage(rows: pd.DataFrame, tiers: tuple[str, ...] = CREDIBILIT
     return pd.DataFrame(out, columns=columns)
 
 
+# -- the judges against people --------------------------------------------------------------
+PEOPLE = "people (median)"  # the reference made of every person's score of a trajectory
+
+
+def whole_score(values) -> np.ndarray:
+    """Scores on the 0-5 rubric as its whole points, halves up (a median of 3 and 4 is 4): the categories
+    of a weighted kappa and a confusion table."""
+    return np.clip(np.floor(np.asarray(values, float) + 0.5), 0, 5).astype(int)
+
+
+def judge_agreement(ratings: pd.DataFrame, criterion: str = "reasoning", min_shared: int = 3) -> list[dict[str, Any]]:
+    """Each judge (rater_kind 'llm': a model, or the offline judge) against people's 0-5 scores of the same
+    trajectories under the same rubric version, from current ratings (store.reviews.ratings_frame: trajectory_id,
+    rater, rater_kind, score, rubric_version): against the median of every person's score (PEOPLE) and against
+    each person. Per row: judge, people, criterion, rubric_version, n (trajectories both scored), qwk (quadratic-
+    weighted kappa over whole scores 0-5), spearman and p_value (raw scores; NaN under `min_shared` or a constant
+    side), exact (share of equal whole scores), bias (mean judge minus people), confusion (6 x 6 counts, rows:
+    people's whole score, columns: the judge's)."""
+    out: list[dict[str, Any]] = []
+    if ratings.empty:
+        return out
+    ratings = ratings.assign(rubric_version=ratings["rubric_version"].astype(str))
+    humans = ratings[ratings["rater_kind"] == "human"]
+    judges = ratings[ratings["rater_kind"] == "llm"]
+    for (judge, version), mine in judges.groupby(["rater", "rubric_version"], sort=True):
+        same = humans[humans["rubric_version"] == version]
+        median = same.groupby("trajectory_id")["score"].median().rename("people").reset_index()
+        references = [(PEOPLE, median)] + [
+            (str(person), theirs[["trajectory_id", "score"]].rename(columns={"score": "people"}))
+            for person, theirs in same.groupby("rater", sort=True)]
+        for who, reference in references:
+            both = mine[["trajectory_id", "score"]].merge(reference, on="trajectory_id")
+            if both.empty:
+                continue
+            judged, people = both["score"].to_numpy(float), both["people"].to_numpy(float)
+            confusion = np.zeros((len(SCORES), len(SCORES)), np.int64)
+            np.add.at(confusion, (whole_score(people), whole_score(judged)), 1)
+            rho, p = spearman(people, judged, min_shared=min_shared)
+            out.append({"judge": str(judge), "people": who, "criterion": criterion, "rubric_version": version,
+                        "n": len(both), "qwk": kappa(confusion, "quadratic"), "spearman": rho, "p_value": p,
+                        "exact": float(np.trace(confusion) / len(both)), "bias": float((judged - people).mean()),
+                        "confusion": confusion.tolist()})
+    return out
+
+
+def judge_report(store, session: str | None = None, judge: str | None = None,
+                 people: list[str] | None = None) -> list[dict[str, Any]]:
+    """`judge_agreement` of the store's current ratings (of a campaign's, with `session`), for one `judge`
+    (rater name) or every one, against every person or only `people` (blind review: the reviewer's own)."""
+    from agents.judge import RUBRIC
+
+    ratings = store.reviews.ratings_frame(session)
+    if people is not None:
+        ratings = ratings[(ratings["rater_kind"] != "human") | ratings["rater"].isin(people)]
+    rows = judge_agreement(ratings, RUBRIC)
+    return [r for r in rows if judge is None or r["judge"] == judge]
+
+
 # -- step judgments: failure modes per task and agent ----------------------------------------
 def failure_modes(counts: pd.DataFrame) -> pd.DataFrame:
     """Per task and agent, from `store.step_judgments.failure_mode_counts` (judgments counted per task,
@@ -239,4 +316,5 @@ def review_stats(store, session: str | None = None) -> dict[str, Any]:
         "coverage": accuracy_vs_coverage(evaluation[evaluation["task"] == "verify"])
         if not evaluation.empty else pd.DataFrame(),
         "failure_modes": failure_modes(store.step_judgments.failure_mode_counts(session)),
+        "judges": judge_report(store, session),
     }

@@ -201,6 +201,9 @@ def reference_review_stats(store, session: str | None = None) -> dict:
         "scores": stats.task_scores(settled) if not settled.empty else pd.DataFrame(),
         "coverage": stats.accuracy_vs_coverage(evaluation[evaluation["task"] == "verify"])
         if not evaluation.empty else pd.DataFrame(),
+        # read from the label rows themselves, not from summaries kept on write: nothing to recompute
+        "failure_modes": stats.failure_modes(store.step_judgments.failure_mode_counts(session)),
+        "judges": stats.judge_report(store, session),
     }
 
 

@@ -1,5 +1,7 @@
 """The Stats tab: rating distributions and CDFs per rater, Spearman between raters, Cohen's kappa on
-verdicts, accuracy and F1 per task, accuracy versus coverage by credibility, and the calibrated
+verdicts, accuracy and F1 per task, accuracy versus coverage by credibility, the failure modes of the
+judged steps per task and agent, the judges held against people (weighted kappa, Spearman, confusion
+table: `specreview judge --against-people`), and the calibrated
 abstention of the triage (reviewer.services.triage): the accuracy of each agent's answers against their review
 priority with its bootstrap interval as an area, and, for the target accuracy in the widget, the share
 of the unreviewed queue that could be accepted without review and its estimated accuracy: the numbers
@@ -34,7 +36,7 @@ from reviewer.components.stats_figures import (
 )
 from reviewer.components.styles import STYLESHEETS
 from reviewer.review_state import ReviewState
-from reviewer.services import stats_snapshots, triage
+from reviewer.services import stats, stats_snapshots, triage
 from reviewer.services.labels import BLIND_TRIAGE_NOTE
 
 __all__ = ["CALIBRATION_TITLE", "StatsPanel", "abstention_text"]
@@ -94,6 +96,20 @@ def abstention_frame(report: dict) -> pd.DataFrame | None:
                           "accept": g["n_accept"], "unreviewed": g["n_unreviewed"]} for g in groups]).round(3)
 
 
+def judges_frames(rows: list[dict]) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """The judge report (reviewer.services.stats.judge_report) as two tables: one row per judge and reference
+    (the people's median, each person), and each judge's confusion against the people's median, stacked
+    (None, None before any trajectory is scored by a judge and a person)."""
+    if not rows:
+        return None, None
+    summary = pd.DataFrame([{"judge": r["judge"], "against": r["people"], "rubric": f"{r['criterion']} v{r['rubric_version']}",
+                             "n": r["n"], "weighted kappa": r["qwk"], "Spearman": r["spearman"], "exact": r["exact"],
+                             "bias": r["bias"]} for r in rows]).round(3)
+    confusion = pd.DataFrame([{"judge": r["judge"], "people": score, **{str(j): n for j, n in enumerate(counts)}}
+                              for r in rows if r["people"] == stats.PEOPLE for score, counts in enumerate(r["confusion"])])
+    return summary, confusion
+
+
 def _table(css_class: str) -> TextHTML:
     """A table of a few rows as plain HTML, every row and column in view and as wide as its data: two
     Tabulators (a grid library, shadow roots, a layout pass of their own) cost the tab ~0.25 s of its
@@ -142,6 +158,14 @@ class StatsPanel(Viewer):
                                             visible=False)
         self._kappa = _table("sr-kappa-table")
         self._kappa_block = pn.Column("**Cohen's kappa on verdicts**", self._kappa, width=W + 20, visible=False)
+        self._failure_modes = _table("sr-failure-modes-table")
+        self._failure_block = pn.Column("**Failure modes of the judged steps, per task and agent**",
+                                        self._failure_modes, width=W + 20, visible=False)
+        self._judges = _table("sr-judges-table")
+        self._confusions = _table("sr-judge-confusion-table")
+        self._judges_block = pn.Column("**The judges against people (0-5 rubric)**", self._judges,
+                                       "*People's whole score (rows) against the judge's (columns), per judge:*",
+                                       self._confusions, width=W + 20, visible=False)
         self._abstention = _table("sr-abstention-table")
         self.calibration = pn.Column(*self._plots["calibration"].parts, self.target, self._statement,
                                      self._abstention, sizing_mode="fixed", width=W + 20,
@@ -155,7 +179,8 @@ class StatsPanel(Viewer):
         p = self._plots  # the blocks in their order, each hidden until it has something to show
         self._blind_note = pn.pane.Markdown("", width=W, visible=False, css_classes=["sr-stats-blind"])
         self._body.objects = [self._blind_note, *p["bars"].parts, *p["cdf"].parts, *p["correlation"].parts,
-                              self._kappa_block, self._kappa_note, *p["scores"].parts, *p["coverage"].parts, self.calibration]
+                              self._kappa_block, self._kappa_note, *p["scores"].parts, *p["coverage"].parts,
+                              self._failure_block, self._judges_block, self.calibration]
 
     @property
     def abstention_text(self) -> str:
@@ -219,6 +244,14 @@ class StatsPanel(Viewer):
         self._kappa_block.visible, self._kappa_note.visible = not kappas.empty, kappas.empty
         self._plots["scores"].show(self._scores.update(data["scores"]))
         self._plots["coverage"].show(self._coverage.update(data["coverage"]))
+        failures = data.get("failure_modes")
+        shown = failures is not None and not failures.empty
+        _fill(self._failure_modes, failures.assign(agent=failures["agent"].map(agent_name)) if shown else None)
+        self._failure_block.visible = shown
+        judges, confusions = judges_frames(data.get("judges") or [])
+        _fill(self._judges, judges)
+        _fill(self._confusions, confusions)
+        self._judges_block.visible = judges is not None
 
     def _show_triage(self, computed: tuple) -> None:
         self._inputs, report = computed

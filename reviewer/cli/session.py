@@ -21,7 +21,7 @@ from reviewer.cli.console import console_of
 from reviewer.cli.exits import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE
 from reviewer.services import campaigns
 from reviewer.services.gold import GoldFileError
-from reviewer.services.labels import NameRefused
+from reviewer.services.labels import NameRefused, check_name
 from reviewer.store.sessions import SESSION_MODES
 
 
@@ -84,8 +84,9 @@ def run(args: argparse.Namespace) -> int:
 def _create(args: argparse.Namespace, store, console) -> int:
     filters = {k: getattr(args, k) for k in ("agent_name", "backend", "credibility", "answer") if getattr(args, k)}
     gold_from = tuple(s.strip() for s in args.gold_from.split(",") if s.strip())
-    reviewers = [r.strip() for r in args.reviewers.split(",") if r.strip()]
     try:
+        reviewers = [check_name(r) for r in args.reviewers.split(",") if r.strip()]
+        check_name(args.name, "campaign name")
         made = campaigns.create_campaign(
             store, args.name, task=args.task, reviewers=reviewers, mode=args.mode, blind=args.blind,
             filters=filters, limit=args.limit, gold_file=args.gold_file, gold_from=gold_from,

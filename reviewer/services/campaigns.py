@@ -122,9 +122,7 @@ def create_campaign(store, name: str, *, task: str | None, reviewers: list[str],
                     gold_file: str | None = None, gold_from: tuple[str, ...] = (), gold_rate: float = 0.0,
                     per_item: int | None = None, rng: random.Random | None = None) -> dict[str, Any]:
     """Make a campaign: {'id', 'items', 'gold', 'notes'}; CampaignRefused (or gold.GoldFileError) before
-    anything is written."""
-    from reviewer.services.labels import check_name
-
+    anything is written. `name` and `reviewers` are checked names (reviewer.services.labels.check_name)."""
     filters = {k: v for k, v in (filters or {}).items() if v}
     if task:
         filters["task"] = task
@@ -135,15 +133,13 @@ def create_campaign(store, name: str, *, task: str | None, reviewers: list[str],
                               f"{len(reviewers)} are assigned")
     if (gold_rate or per_item) and not task:
         raise CampaignUsage("gold items and reviewers per item are planned for one task: give --task")
-    people = [check_name(r) for r in reviewers]
-    check_name(name, "campaign name")
     rows = store.trajectories.list_trajectories(**filters)
     candidates = sorted(rows, key=lambda r: (r["created_at"], r["id"]))
     if not candidates:
         raise CampaignRefused("no trajectory matches these filters")
     plan = plan_campaign(store, task or "", candidates, limit=limit, gold_file=gold_file, gold_from=gold_from,
                          gold_rate=gold_rate, rng=rng)
-    session_id = store.sessions.create_session(name, mode, plan.items, people, blind=blind, filters=filters,
+    session_id = store.sessions.create_session(name, mode, plan.items, reviewers, blind=blind, filters=filters,
                                                per_item=per_item, gold=plan.gold, gold_rate=gold_rate or None)
     return {"id": session_id, "items": plan.items, "gold": plan.gold, "notes": plan.notes}
 

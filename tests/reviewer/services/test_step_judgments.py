@@ -193,3 +193,12 @@ def test_under_blind_review_the_failure_modes_are_the_reviewers_own(demo_templat
     bo_bad = blind[blind["agent"] == "vet/openai/m-bad"].iloc[0]
     assert (bo_bad["incorrect"], bo_bad["premature_answer"]) == (1, 1)
     assert "wrong_line_identification" not in blind.columns and ids["bad"]
+
+
+def test_the_readme_lists_every_tag_of_the_taxonomy():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Judging steps, and the judges against people"):]
+    for tag, entry in kb.load("step_failure_modes")["tags"].items():
+        assert f"| `{tag}` | {entry['definition']} |" in section, tag

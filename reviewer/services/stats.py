@@ -268,7 +268,7 @@ def judge_report(store, session: str | None = None, judge: str | None = None,
     (rater name) or every one, against every person or only `people` (blind review: the reviewer's own)."""
     from agents.judge import RUBRIC
 
-    ratings = store.reviews.ratings_frame(session)
+    ratings = store.reviews.scores_where_people_scored(session)
     if people is not None:
         ratings = ratings[(ratings["rater_kind"] != "human") | ratings["rater"].isin(people)]
     rows = judge_agreement(ratings, RUBRIC)

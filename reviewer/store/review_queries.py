@@ -291,6 +291,19 @@ class ReviewRepository:
             f"WHERE true {scope}{conds} QUALIFY row_number() OVER (PARTITION BY r.trajectory_id, r.rater, "
             "r.rubric_version ORDER BY r.created_at DESC, r.seq DESC) = 1 ORDER BY r.rater, r.trajectory_id", params)
 
+    def scores_where_people_scored(self, session: str | None = None) -> pd.DataFrame:
+        """`ratings_frame(scores_only=True)` plus rubric_version, of the trajectories a person scored only (the
+        judges against people: an LLM judge may score every trajectory, people a few). Read from the current
+        scores kept on write (a campaign's: its scores, newest each)."""
+        scope, params = self._scope(session, "ratings")
+        current = "current_ratings" if session is None else (
+            f"(SELECT * FROM ratings WHERE true {scope} QUALIFY row_number() OVER "
+            "(PARTITION BY trajectory_id, rater, rubric_version ORDER BY created_at DESC, seq DESC) = 1)")
+        return self.db.frame(
+            f"WITH cur AS (SELECT trajectory_id, rater, rater_kind, score, rubric_version FROM {current}) "
+            "SELECT * FROM cur WHERE trajectory_id IN (SELECT trajectory_id FROM cur WHERE rater_kind = 'human') "
+            "ORDER BY rater, trajectory_id", params)
+
     # -- stats summaries: small tables counted in DuckDB, whatever the number of labels ----------
     def stats_mark(self) -> tuple:
         """A value that moves with every write the statistics are read from (_STATS_MARK_SQL)."""

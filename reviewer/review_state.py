@@ -291,6 +291,7 @@ class ReviewState(param.Parameterized):
         self.param.update(item=item, step_index=0, draft=item.default_draft(), comment="", z=item.frame_z(),
                           error="", position=position, focus_window=None, candidate=None,
                           undoable=self._undoable_on(item), overlays=self.overlays if same_spectrum else [])
+        self.queue.hold(item.trajectory_id, self.reviewer, self.session_id)  # a planned campaign reserves it (issue 47)
         prefetch_renders(self.store, item, lambda: self.item is item)
         self._next_read = self._read_next_spectrum()  # a Future: tests wait on it
         return True

@@ -11,11 +11,12 @@ measured on all of them), so gold items stand outside the plan below.
 
 Reviewers per item. With `per_item` N, an item is handed to a reviewer only while fewer than N others hold
 it, a reviewer holding an item when they have a current verdict on it in the campaign or a reservation
-that has not expired. The queue (`n`, its pages) shows a reviewer only the items they may take, and `n`
-reserves the item it hands out for RESERVATION_MINUTES; a verdict that would make an item's (N+1)-th is
-refused, checked and written in one transaction (store.sessions.in_turn). So no item is labelled beyond
-the plan, whatever order people work in. Disagreements at the overlap go to the Conflicts tab, where an
-assigned reviewer resolves them as a merger (a resolution is not a verdict and does not count here).
+that has not expired. The queue (`n`, its pages) shows a reviewer only the items they may take; the item
+a reviewer opens is reserved for them for RESERVATION_MINUTES (releasing the one they held before), if
+they may take it; a verdict that would make an item's (N+1)-th is refused, checked and written in one
+transaction (store.sessions.in_turn). So no item is labelled beyond the plan, whatever order people work
+in. Disagreements at the overlap go to the Conflicts tab, where an assigned reviewer resolves them as a
+merger (a resolution is not a verdict and does not count here).
 """
 from __future__ import annotations
 
@@ -166,17 +167,28 @@ def overlap_refusal(store, campaign: dict[str, Any] | None, trajectory_id: str, 
     holders = store.sessions.holders(campaign["id"], trajectory_id, at or now())
     if reviewer in holders or len(holders - {reviewer}) < per_item:
         return None
-    return (f"Campaign '{campaign['name']}' plans {per_item} reviewer(s) per item, and this item has them "
+    which = f"Campaign '{campaign['name']}'" if campaign.get("name") else "This campaign"
+    return (f"{which} plans {per_item} reviewer(s) per item, and this item has them "
             "(their verdicts, or items handed to them): nothing was saved; take the next item (n).")
 
 
-def reserve(store, campaign: dict[str, Any], trajectory_id: str, reviewer: str, at=None) -> None:
-    """Hold the item for `reviewer` for RESERVATION_MINUTES (a planned campaign's only)."""
+def reserve(store, campaign: dict[str, Any], trajectory_id: str, reviewer: str, at=None) -> bool:
+    """Hold the item for `reviewer` for RESERVATION_MINUTES, releasing what they held before in the campaign,
+    when the campaign plans reviewers per item and they may take it (`overlap_refusal`, read in the same
+    transaction); whether it is held."""
     from reviewer.store.codec import now
 
-    if plan_of(store, campaign) is not None and reviewer:
-        store.sessions.reserve(campaign["id"], trajectory_id, reviewer,
-                               (at or now()) + timedelta(minutes=RESERVATION_MINUTES))
+    if plan_of(store, campaign) is None or not reviewer:
+        return False
+    at = at or now()
+
+    def work() -> bool:
+        if overlap_refusal(store, campaign, trajectory_id, reviewer, at) is not None:
+            return False
+        store.sessions.reserve(campaign["id"], trajectory_id, reviewer, at + timedelta(minutes=RESERVATION_MINUTES))
+        return True
+
+    return store.sessions.in_turn(work)
 
 
 def hand_out(store, campaign: dict[str, Any], reviewer: str, at=None) -> str | None:
@@ -186,11 +198,13 @@ def hand_out(store, campaign: dict[str, Any], reviewer: str, at=None) -> str | N
     filters: dict[str, Any] = {"session_id": campaign["id"], "state": "todo"}
     if per_item is not None:
         filters["overlap"] = per_item
-    rows = store.queue.queue_items(reviewer, limit=1, **filters)
-    if not rows:
-        return None
-    reserve(store, campaign, rows[0]["trajectory_id"], reviewer, at)
-    return rows[0]["trajectory_id"]
+    for _ in range(3):  # another reviewer may take the item between the read and the reservation
+        rows = store.queue.queue_items(reviewer, limit=1, **filters)
+        if not rows:
+            return None
+        if per_item is None or reserve(store, campaign, rows[0]["trajectory_id"], reviewer, at):
+            return rows[0]["trajectory_id"]
+    return None
 
 
 def overlap_progress(store, campaign: dict[str, Any]) -> dict[str, int] | None:

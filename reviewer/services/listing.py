@@ -3,7 +3,7 @@
 The queue is always someone's: `mine` marks and the "not reviewed by me" filter need the reviewer,
 and an empty name reads it as nobody's (None to the store). Filters are the store's arguments
 (ReviewState.queue_args()). In a campaign with reviewers per item (reviewer.services.campaigns), the queue
-holds only the items the reviewer may still take, and the item `n` / `b` hands them is reserved for them.
+holds only the items the reviewer may still take, and the item they open is reserved for them (`hold`).
 """
 from __future__ import annotations
 
@@ -42,14 +42,17 @@ class QueueListing:
         return self.store.queue.queue_position(trajectory_id, reviewer or None, **self._planned(filters))
 
     def neighbour(self, trajectory_id: str | None, delta: int, reviewer: str, **filters: Any):
-        """(trajectory id, position) `delta` items away in the filtered queue, or None. In a campaign with
-        reviewers per item, the item is reserved for the reviewer it is handed to."""
-        filters = self._planned(filters)
-        found = self.store.queue.queue_neighbour(trajectory_id, delta, reviewer or None, **filters)
-        if found is not None and reviewer and "overlap" in filters:
-            campaigns.reserve(self.store, {"id": filters["session_id"], "per_item": filters["overlap"]}, found[0],
-                              reviewer)
-        return found
+        """(trajectory id, position) `delta` items away in the filtered queue, or None."""
+        return self.store.queue.queue_neighbour(trajectory_id, delta, reviewer or None, **self._planned(filters))
+
+    def hold(self, trajectory_id: str | None, reviewer: str, session_id: str | None) -> bool:
+        """Reserve the item a reviewer opened in a campaign with reviewers per item (reviewer.services.campaigns
+        .reserve; the one they held before is released); whether it is theirs to label. Outside such a
+        campaign, nothing to hold: True."""
+        per_item = self._planned({"session_id": session_id}).get("overlap") if session_id else None
+        if per_item is None or not trajectory_id or not reviewer:
+            return True
+        return campaigns.reserve(self.store, {"id": session_id, "per_item": per_item}, trajectory_id, reviewer)
 
     def content_mark(self) -> tuple[int, int, int]:
         """(spectra, trajectories, newest verdict row): moves whenever anything is stored, by anyone."""

@@ -131,11 +131,18 @@ class SessionRepository:
                            [session_id, trajectory_id]) is not None
 
     def reserve(self, session_id: str, trajectory_id: str, reviewer: str, expires_at: datetime) -> None:
-        """Hold an item for a reviewer until `expires_at` (a reservation held already is moved to it)."""
-        self.db.write_together(lambda: self.db.execute(
-            "INSERT INTO item_reservations (session_id, trajectory_id, reviewer, expires_at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (session_id, trajectory_id, reviewer) DO UPDATE SET expires_at = excluded.expires_at",
-            [session_id, trajectory_id, reviewer, expires_at]))
+        """Hold an item for a reviewer until `expires_at` (a reservation held already is moved to it), and
+        release the reviewer's reservations of the campaign's other items: one reviewer holds the item on
+        their screen, not every item they passed."""
+        def write():
+            self.db.execute("DELETE FROM item_reservations WHERE session_id = ? AND reviewer = ? AND trajectory_id <> ?",
+                            [session_id, reviewer, trajectory_id])
+            self.db.execute(
+                "INSERT INTO item_reservations (session_id, trajectory_id, reviewer, expires_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (session_id, trajectory_id, reviewer) DO UPDATE SET expires_at = excluded.expires_at",
+                [session_id, trajectory_id, reviewer, expires_at])
+
+        self.db.write_together(write)
 
     def holders(self, session_id: str, trajectory_id: str, at: datetime) -> set[str]:
         """Who holds the item at `at`: a current verdict on it in the campaign, or a live reservation."""

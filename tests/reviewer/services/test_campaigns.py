@@ -205,11 +205,19 @@ def test_a_verdict_beyond_the_plan_is_refused_and_a_reservation_expires(demo_sto
     assert demo_store.sessions.verdict_counts(campaign["id"])[first] == 2
 
 
-def test_n_reserves_the_item_it_hands_out(demo_store):
-    create_campaign(demo_store, "keys", task="a", reviewers=["ann", "bo", "cy"], per_item=1)
+def test_the_item_a_reviewer_opens_is_held_for_them_and_the_one_before_released(demo_store):
+    made = create_campaign(demo_store, "keys", task="a", reviewers=["ann", "bo", "cy"], per_item=1)
     campaign = find_campaign(demo_store, "keys")
-    listing = QueueListing(demo_store)
-    got, _ = listing.neighbour(None, 1, "ann", session_id=campaign["id"], state="todo")
-    assert demo_store.sessions.holders(campaign["id"], got, now()) == {"ann"}
-    assert got not in [r["trajectory_id"] for r in listing.page("bo", 0, 100, session_id=campaign["id"])]
-    assert listing.count("bo", session_id=campaign["id"]) == 12
+    listing, items = QueueListing(demo_store), made["items"]
+    first, _ = listing.neighbour(None, 1, "ann", session_id=campaign["id"], state="todo")
+    assert demo_store.sessions.holders(campaign["id"], first, now()) == set()  # a look ahead holds nothing
+    assert listing.hold(first, "ann", campaign["id"])  # opened: ann's
+    assert demo_store.sessions.holders(campaign["id"], first, now()) == {"ann"}
+    assert first not in [r["trajectory_id"] for r in listing.page("bo", 0, 100, session_id=campaign["id"])]
+    assert listing.count("bo", session_id=campaign["id"]) == len(items) - 1
+    assert not listing.hold(first, "bo", campaign["id"])  # bo opens it by its link: not bo's to hold
+    assert demo_store.sessions.holders(campaign["id"], first, now()) == {"ann"}
+    assert listing.hold(items[1], "ann", campaign["id"])  # ann moves on: the first is free again
+    assert demo_store.sessions.holders(campaign["id"], first, now()) == set()
+    assert listing.hold(first, "bo", campaign["id"])
+    assert listing.hold(first, "bo", None)  # outside a campaign there is nothing to hold

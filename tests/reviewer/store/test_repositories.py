@@ -4,7 +4,8 @@ from reviewer.store import Store
 from reviewer.store.database import Database
 
 LIFECYCLE = {"close", "close_all", "db", "is_open", "path", "probe", "schema_version", "transaction"}
-REPOSITORIES = {"claims", "images", "labels", "objects", "queue", "reviews", "sessions", "spectra", "trajectories", "triage",
+REPOSITORIES = {"claims", "images", "labels", "objects", "queue", "reviews", "sessions", "spectra", "step_judgments",
+                "trajectories", "triage",
                 "verdict_state", "vi_state"}
 
 

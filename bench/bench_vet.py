@@ -17,7 +17,9 @@ them alike); medians over --repeat rounds. --tree NAME=DIR runs the CLI of anoth
 git worktree of an earlier commit; default: this one). Reported per tree: end-to-end spectra/s
 (both commands' wall time), the same after process start-up (the wall time of both commands on one
 file taken off), the vet command's own vetting rate ("run: ... /s"), and its steady rate: trajectories
-committed a second between the 10th and 90th percentile of their commit times. --copies N: N distinct
+committed a second between the 10th and 90th percentile of their commit times; and, where the vet
+leaves claim checks pending (issue 48: it stores first, checks after), how many at its end and when
+every claim is checked (`specreview claims --pending` run after it). --copies N: N distinct
 copies of each file (a header card each, so new content to the store), a run long enough for the
 per-spectrum rate to show past start-up; --one-command: `specreview vet` alone on the files (it
 registers them itself), no `ingest` before it.
@@ -195,14 +197,21 @@ def campaign(tree: Path, files: list[str], tmp: Path, workers: int = 1, one_comm
         if workers > 1:
             vet_args += ["--workers", str(workers)]
         vet = _cli(tree, vet_args, run / "vet.log")
-        said = re.search(r"run: .*\(([\d.]+)/s\)", (run / "vet.log").read_text())
+        log = (run / "vet.log").read_text()
+        said = re.search(r"run: .*\(([\d.]+)/s\)", log)
+        left = re.search(r"claim checks pending: (\d+)", log)
+        # a tree whose vet leaves claim checks pending: `specreview claims --pending` does them after it
+        claims = _cli(tree, ["claims", "--pending", "--db", db, "--no-progress"], run / "claims.log") if left else 0.0
         out[key] = {"ingest_s": ingest, "vet_s": vet, "vet_run_per_s": float(said.group(1)) if said else None,
-                    "steady_per_s": steady_rate(db)}
+                    "steady_per_s": steady_rate(db), "pending_at_end": int(left.group(1)) if left else 0,
+                    "claims_s": claims}
     n = len(files)
     wall, fixed = out["all"]["ingest_s"] + out["all"]["vet_s"], out["one"]["ingest_s"] + out["one"]["vet_s"]
     return {"per_s": n / wall, "per_s_after_start": (n - 1) / max(wall - fixed, 1e-9),
             "vet_run_per_s": out["all"]["vet_run_per_s"], "steady_per_s": out["all"]["steady_per_s"],
-            "ingest_s": out["all"]["ingest_s"], "vet_s": out["all"]["vet_s"], "start_s": fixed}
+            "ingest_s": out["all"]["ingest_s"], "vet_s": out["all"]["vet_s"], "start_s": fixed,
+            "pending_at_end": out["all"]["pending_at_end"], "claims_s": out["all"]["claims_s"],
+            "all_checked_s": wall + out["all"]["claims_s"]}
 
 
 def steady_rate(db: str) -> float | None:
@@ -251,6 +260,9 @@ def campaigns(trees: dict[str, Path], workers: list[int], repeat: int, copies: i
                                                               for g in rounds)
             med[key]["ratio_checked_after_start"] = statistics.median(g[key]["per_s_after_start"] / g["checked_per_s"]
                                                                       for g in rounds)
+            # every claim checked (vet, then `claims --pending` where vet left some) against the checked loop
+            med[key]["ratio_all_checked"] = statistics.median(len(files) / g[key]["all_checked_s"] / g["checked_per_s"]
+                                                              for g in rounds)
             if all(g[key]["steady_per_s"] for g in rounds):
                 med[key]["ratio_steady"] = statistics.median(g[key]["steady_per_s"] / g["agent_per_s"] for g in rounds)
     return med
@@ -289,7 +301,9 @@ def main():
                       + (f"steady {v['steady_per_s']:.2f}/s ({100 * v['ratio_steady']:.0f} %), " if "ratio_steady" in v
                          else "") +
                       f"vet step {v.get('vet_run_per_s', float('nan')):.2f}/s; ingest {v['ingest_s']:.1f} s, "
-                      f"vet {v['vet_s']:.1f} s, start-up {v['start_s']:.1f} s")
+                      f"vet {v['vet_s']:.1f} s, start-up {v['start_s']:.1f} s; claim checks pending at its end "
+                      f"{v['pending_at_end']:.0f}, all checked at {v['all_checked_s']:.1f} s (`claims --pending` "
+                      f"{v['claims_s']:.1f} s; {100 * v['ratio_all_checked']:.0f} % of the checked loop's rate)")
         return
     rows, specs, read_s = load(args.limit)
     res = {"machine": f"{platform.machine()} {platform.processor() or ''} python {platform.python_version()}",

@@ -11,7 +11,13 @@ also extracts the claims the patterns miss, as structured JSON; the same determi
 them (the model never judges). Those results are stored under checker version
 "<version>+llm:<model>". A reply that is not the JSON asked for is a problem naming the trajectory
 and the step; that trajectory keeps its pattern claims. The output names the extractors that ran:
-patterns, or patterns+llm."""
+patterns, or patterns+llm.
+
+--pending: only the trajectories whose claims the current checker has not checked (of the items, else of
+the whole database): those a `specreview vet` campaign stored without waiting for their check
+(reviewer/services/claim_checks.py). They are checked in groups of 32, each group stored in one
+transaction, so a stopped run leaves the rest pending; it prints the totals and how many are still
+pending (a check that fails, its file gone, leaves its trajectory pending and names it)."""
 from __future__ import annotations
 
 import argparse
@@ -26,8 +32,11 @@ from reviewer.cli.console import console_of
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("claims", help="check the trajectories' claims against their spectra and store the results",
                               description=__doc__.splitlines()[0])
-    p.add_argument("items", nargs="+", metavar="PATH_OR_ID",
-                   help="trajectory id, stored spectrum id, or ingested spectrum file / folder")
+    p.add_argument("items", nargs="*", metavar="PATH_OR_ID",
+                   help="trajectory id, stored spectrum id, or ingested spectrum file / folder (with --pending: "
+                        "optional, default every trajectory)")
+    p.add_argument("--pending", action="store_true",
+                   help="only the trajectories whose claims the current checker has not checked yet")
     p.add_argument("--task", default=None, help="only trajectories of these kb tasks (comma-separated; e.g. a,verify)")
     p.add_argument("--backend", choices=("patterns", "openai"), default="patterns",
                    help="claim extraction: the patterns alone (default), or the patterns and a chat model "
@@ -89,9 +98,17 @@ def run(args: argparse.Namespace) -> int:
             console.warn(f"specreview claims: LLM config: {err}")
             return 2
         extractor = LLMExtractor(cfg)
+    if not args.items and not args.pending:
+        console.warn("specreview claims: name the trajectories, spectra or files to check (or --pending)")
+        return 2
+    if args.pending and (extractor is not None or args.task):
+        console.warn("specreview claims: --pending checks with the patterns, every task")
+        return 2
     store = open_store(args)
     if store is None:
         return 1
+    if args.pending:
+        return run_pending(args, store)
     tasks = {t.strip() for t in (args.task or "").split(",") if t.strip()}
     out = console.err if args.json else console.out
     checked, failed = [], 0
@@ -155,3 +172,47 @@ def run(args: argparse.Namespace) -> int:
     for p in problems:
         print(f"  problem: {p}", file=out)
     return 0 if checked and not failed else 1
+
+
+def run_pending(args: argparse.Namespace, store) -> int:
+    """`--pending`: check the trajectories left pending (reviewer/services/claim_checks.py) and say
+    how many were checked, with what, and how many are still pending."""
+    from reviewer.services.claim_checks import check_pending, pending_count
+    from reviewer.services.claims import CHECKER_VERSION, counts_text
+
+    console = console_of(args)
+    try:
+        problems: list[str] = []
+        ids = None
+        if args.items:
+            ids, problems = resolve_trajectories(store, args.items)
+        total = pending_count(store, ids)
+        bar = None
+        bar_stream = progress_stream(args)
+        if bar_stream is not None:
+            from tqdm import tqdm
+
+            bar = tqdm(total=total, desc="claims", unit="traj", file=bar_stream)
+
+        def step(n: int) -> None:
+            console.check()
+            if bar is not None:
+                bar.update(n)
+
+        done, totals, failed = check_pending(store, ids, step=step)
+        if bar is not None:
+            bar.close()
+        left = pending_count(store, ids)
+    finally:
+        store.close()
+    out = {"checker_version": CHECKER_VERSION, "checked": done, "totals": dict(totals), "still_pending": left,
+           "problems": problems + failed}
+    if args.json:
+        console.say(json.dumps(out))
+    else:
+        console.say(f"database: {store.path}")
+        console.say(f"checked: {done} pending trajectories (checker {CHECKER_VERSION}); claims: {counts_text(totals)}")
+        console.say(f"still pending: {left}")
+        for p in out["problems"]:
+            console.say(f"  problem: {p}")
+    return 0 if not out["problems"] else 1

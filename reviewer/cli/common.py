@@ -170,17 +170,23 @@ class TrajectoryWriter:
     the trajectory over (it waits only when `4 x group` are already waiting). The loop that
     collects a batch's results then never stalls on a claim check or a write (the database waits
     on the disk with the GIL free, ~20-100 ms a trajectory on a busy machine) while workers wait
-    for their next job; `errors` and `claim_errors` are complete once the writer is closed."""
+    for their next job; `errors` and `claim_errors` are complete once the writer is closed.
+
+    `after_write(trajectories)` is called in the writing thread with each group once it is committed
+    (a campaign's claim checks after storing: reviewer.services.claim_checks.ClaimLane); what it
+    raises is kept in `after_write_errors` with the group and never undoes the write."""
 
     def __init__(self, store: Store, group: int = 32, max_wait_s: float = 0.5, claims=None,
-                 background: bool = False):
+                 background: bool = False, after_write=None):
         self.store, self.group, self.max_wait_s = store, group, max_wait_s
         self.claims = claims
+        self.after_write = after_write
         self._clock = time.monotonic
         self._pending: list = []  # (trajectory, claim rows or None)
         self._last = self._clock()
         self.errors: list[tuple[object, Exception]] = []  # (trajectory, why it could not be stored)
         self.claim_errors: list[tuple[object, Exception]] = []  # (trajectory, why its claims were not checked)
+        self.after_write_errors: list[tuple[list, Exception]] = []  # (stored group, what after_write raised)
         self.stored = 0  # trajectories committed
         self.spectra: set[str | None] = set()  # the spectra of those (None: trajectories without one)
         self._queue: queue.Queue | None = None
@@ -275,19 +281,25 @@ class TrajectoryWriter:
         self._last = self._clock()
         if not pending:
             return
+        written = []
         try:
             with self.store.transaction():
                 self._save_group(pending)
-            self.stored += len(pending)
-            self.spectra.update(traj.spectrum_id for traj, _ in pending)
+            written = [traj for traj, _ in pending]
         except Exception:
             for traj, rows in pending:
                 try:
                     self._save(traj, rows)
-                    self.stored += 1
-                    self.spectra.add(traj.spectrum_id)
+                    written.append(traj)
                 except Exception as exc:
                     self.errors.append((traj, exc))
+        self.stored += len(written)
+        self.spectra.update(traj.spectrum_id for traj in written)
+        if self.after_write is not None and written:
+            try:
+                self.after_write(written)
+            except Exception as exc:  # the group is stored; what follows it failed
+                self.after_write_errors.append((written, exc))
 
     def close(self) -> None:
         """Write what is left (and, in the background, wait for the writer thread to finish)."""

@@ -2,9 +2,13 @@
 agent on spectra and store the trajectories. Paths not yet in the database are ingested first;
 spectra already vetted with the same task/backend/model are skipped unless --force, so an
 interrupted run resumes where it stopped (trajectories are stored as they finish, in small groups).
-Each new trajectory's claims are checked against its spectrum (agents/claims) on the spectrum its job
-read (or this run read, to register it), and stored with it in the same transaction (--no-claims: not now;
-`specreview claims` does it later). The totals printed at the end count committed trajectories.
+Each new trajectory's claims are checked against its spectrum (agents/claims). --claims now: on the
+spectrum its job read (or this run read, to register it), and stored with it in the same transaction.
+--claims after: the trajectory is stored first and checked after, in a process of its own at the lowest
+CPU priority, so that a campaign runs at the agent's pace; what it has not checked when the run ends
+stays pending, the run says how many, and `specreview claims --pending` checks them (as the review page
+does for an item it opens). Default: after for a campaign of CLAIMS_AFTER_FROM (256) jobs or more, now
+below. --no-claims: none now. The totals printed at the end count committed trajectories.
 
 The openai backend keeps --concurrency requests in flight from this one process (threads sharing
 one HTTP pool and rate limiter; 429/503 with Retry-After pause them all); each model step records
@@ -52,6 +56,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--eager-renders", action="store_true", help="render every zoom now (default: on demand)")
     add_batch_options(p)
     add_claims_option(p)
+    p.add_argument("--claims", choices=("now", "after"), default=None, dest="claims_when",
+                   help="check the claims before storing each trajectory (now) or after, beside the run (after; "
+                        "what is left stays pending for `specreview claims --pending`); default: after for "
+                        f"{CLAIMS_AFTER_FROM} jobs or more, else now")
     return p
 
 
@@ -93,19 +101,32 @@ def stream_items(store, items: list[str], console: Console, progress: TextIO | N
 # are resolved (its imports, ~4 s, overlap this process's): docs/benchmarks.md, "The campaign, fourth
 # pass" and "fifth pass"
 PIPELINE_FROM = 256
+# From this many jobs on, a run's claims are checked after its trajectories are stored, unless --claims says
+CLAIMS_AFTER_FROM = 256
 # what the rules jobs import (agents.vet's names are imported when first used: its graph is in .run): a
 # worker process imports them as it starts (worker_pool)
 JOB_MODULES = ("agents.spectra", "agents.vet.run", "agents.claims")
 
 
+def claims_when(args: argparse.Namespace, n_jobs: int) -> str | None:
+    """When the new trajectories' claims are checked: "now" (before each is stored), "after" (stored
+    first, checked beside the run: reviewer.services.claim_checks.ClaimLane) or None (--no-claims). A
+    campaign (PIPELINE_FROM jobs or more) checks after unless told: the check costs more than the rules
+    agent's own work (docs/benchmarks.md, issue 48); a shorter run checks now, its flags ready when it
+    ends."""
+    if args.no_claims:
+        return None
+    return args.claims_when or ("after" if n_jobs >= CLAIMS_AFTER_FROM else "now")
+
+
 def pipelined(args: argparse.Namespace, plan: dict, n_jobs: int) -> bool:
     """Whether the jobs of a one-worker run go to a worker process of their own while this process
-    checks their claims (on the Measurer made from its own read of a file it registered, else the one
-    the job made from the spectrum it read) and writes them:
-    the two halves of the work then run on two cores, as the vetting and the writing already do with
-    --workers N. With more workers, each checks its own trajectories (vet_and_check_job): the check
-    then scales with them. Rules backend, claims checked, no Dask, and enough jobs."""
-    return (args.backend == "rules" and not args.no_claims and not plan.get("dask_address")
+    registers the files and writes the trajectories (and, with --claims now, checks their claims on the
+    Measurer made from its own read of a file it registered, else the one the job made from the
+    spectrum it read): the two halves of the work then run on two cores, as the vetting and the
+    writing already do with --workers N. With more workers, each checks its own trajectories
+    (vet_and_check_job): the check then scales with them. Rules backend, no Dask, and enough jobs."""
+    return (args.backend == "rules" and not plan.get("dask_address")
             and plan.get("workers", 1) <= 1 and n_jobs >= PIPELINE_FROM)
 
 
@@ -231,6 +252,26 @@ def make_jobs(store, args: argparse.Namespace, tasks: list[str], model: str, llm
                 measured.drop_unclaimed(ids)
 
 
+def deferred_claims_report(store, lane, writer: TrajectoryWriter, when: str | None) -> list[str]:
+    """The run summary's lines about the claims not checked before storing: how many the checker
+    process did beside the run, and how many of the run's trajectories are still pending."""
+    if when == "now" or not writer.stored:
+        return []
+    from reviewer.services.claim_checks import pending_count
+    from reviewer.services.claims import counts_text
+
+    lines = []
+    if lane is not None:
+        lines.append(f"claims checked beside the run: {lane.checked} trajectories ({counts_text(lane.totals)})")
+        lines += [f"  problem: {p}" for p in lane.problems]
+        left = pending_count(store, lane.ids)
+    else:
+        left = writer.stored
+    lines.append(f"claim checks pending: {left} (`specreview claims --pending` checks them; the review page "
+                 "checks an item's when it opens it)")
+    return lines
+
+
 def _answer(traj) -> str:
     out = traj.outcome
     return out.get("prediction") or out.get("status")
@@ -251,10 +292,11 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(args)
     if store is None:
         return 1
-    pool = jobs = signals = None
+    pool = jobs = signals = lane = None
     try:
         n_jobs = likely_jobs(args.items, tasks)
         one_beside = pipelined(args, plan, n_jobs)
+        when = claims_when(args, n_jobs)
         pool = worker_pool(plan, one_beside, n_jobs)
         # imported once the workers are importing the same (~2.5 s of spectrum readers): not one after the other
         from agents import render_pool
@@ -271,16 +313,21 @@ def run(args: argparse.Namespace) -> int:
             problems: list[str] = []
             counts: Counter = Counter()
             tally: Counter = Counter()  # spectra resolved, jobs made, skipped as vetted before
-            measured = MeasuredOnRegistering(limit=4 * WRITE_GROUP) if one_beside else None
+            measured = MeasuredOnRegistering(limit=4 * WRITE_GROUP) if one_beside and when == "now" else None
             batches = stream_items(store, args.items, console, progress, problems, measured and measured.keep)
             jobs = make_jobs(store, args, tasks, model, llm, batches, tally, counts, problems, measured)
             in_process = not plan.get("dask_address") and plan.get("workers", 1) <= 1
-            checker = claim_checker(args, store)
+            checker = claim_checker(args, store) if when == "now" else None
             # one read of each file: each job checks its trajectory's claims where it ran, on the
             # spectrum it read (the check spread over the workers), or, with one worker process,
             # hands over the Measurer it made for this process to check beside it
             job_fn = vet_job if checker is None else vet_and_measure_job if one_beside else vet_and_check_job
-            writer = TrajectoryWriter(store, claims=checker, background=True)
+            if when == "after":
+                from reviewer.services.claim_checks import ClaimLane
+
+                lane = ClaimLane()
+            writer = TrajectoryWriter(store, claims=checker, background=True,
+                                      after_write=None if lane is None else lambda group: lane.submit(store, group))
             if cfg is not None and in_process:
                 warm_up(cfg)
             summary = RunSummary()  # the clock starts when the jobs do
@@ -306,8 +353,13 @@ def run(args: argparse.Namespace) -> int:
                 problems.append(f"{traj.source_path}#{traj.target or ''} [{traj.task}]: not stored: {exc}")
                 counts[_answer(traj)] -= 1
                 counts["failed"] += 1
+        if lane is not None:  # what it checked is stored; the rest stays pending
+            lane.stop(store)
+        pending = deferred_claims_report(store, lane, writer, when)
         signals = store_triage_signals(store, writer.spectra)  # a run stopped early leaves them to the first read
     finally:
+        if lane is not None:
+            lane.stop(store)
         if jobs is not None:  # a run stopped early: the walk writes what it read before the store closes
             jobs.close()
         if pool is not None:  # run_batch shuts the pool it ran; this one is for a run that failed before it
@@ -320,8 +372,9 @@ def run(args: argparse.Namespace) -> int:
     for line in summary.lines("trajectories"):
         console.say(line)
     if tally["jobs"] and one_beside:
-        console.say("vetted in one worker process; claims checked and stored beside it, in this one")
-    for line in claims_report(writer):
+        console.say("vetted in one worker process; " + ("claims checked and stored beside it, in this one"
+                                                        if when == "now" else "stored beside it, in this one"))
+    for line in claims_report(writer) + pending:
         console.say(line)
     if signals:
         console.say(signals)

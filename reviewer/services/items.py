@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents.trajectory import Trajectory
+from reviewer.services.claim_checks import check_on_open
 from reviewer.services.claims import results_from_rows
 
 
@@ -30,8 +31,13 @@ def record_of_spectrum(store, spectrum_id: str) -> dict[str, Any] | None:
 
 
 def stored_claims(store, trajectory_id: str) -> tuple:
-    """The claim checker's stored results on a trajectory (agents.claims.ClaimResult)."""
-    return tuple(results_from_rows(store.claims.claims_for(trajectory_id)))
+    """The claim checker's stored results on a trajectory (agents.claims.ClaimResult); checked now and
+    stored when its check is still pending (a campaign stores first and checks after:
+    reviewer/services/claim_checks.py)."""
+    rows = store.claims.claims_for(trajectory_id)
+    if not rows and check_on_open(store, trajectory_id):
+        rows = store.claims.claims_for(trajectory_id)
+    return tuple(results_from_rows(rows))
 
 
 def spectrum_file_of(store, trajectory_id: str) -> tuple[str, str | None] | None:

@@ -451,11 +451,13 @@ class ReviewRepository:
 
     def _table_query(self, table: str, session: str | None, columns: str = "*") -> tuple[str, list[Any]]:
         """SELECT of a whole table (label tables limited to the session's frozen labels when given;
-        the session's own rows for audit_sessions / session_items / session_reviewers)."""
+        the session's own rows for audit_sessions / session_items / session_reviewers / gold_items /
+        item_reservations)."""
         if table not in self.table_names():
             raise ValueError(f"no table {table!r}")
         cond, params = self._scope(session, table)
-        if session is not None and table in ("audit_sessions", "session_items", "session_reviewers"):
+        if session is not None and table in ("audit_sessions", "session_items", "session_reviewers", "gold_items",
+                                             "item_reservations"):
             key = "id" if table == "audit_sessions" else "session_id"
             cond, params = f" AND {key} = ?", [self._sessions.find_session(session)["id"]]
         return f"SELECT {columns} FROM {table} WHERE true {cond}", params

@@ -64,3 +64,15 @@ def test_gold_items_stay_in_everyones_queue(demo_store):
         demo_store.labels.add_review(items[0], who, "approve", session_id=sid)
         demo_store.labels.add_review(items[1], who, "approve", session_id=sid)
     assert [r["trajectory_id"] for r in demo_store.queue.queue_items("cy", session_id=sid, overlap=1)] == [items[0], items[2]]
+
+
+def test_a_campaigns_export_holds_its_own_gold_and_reservations_only(demo_store):
+    items = demo_items(demo_store, 4)
+    for name, gold_at in (("c", 0), ("d", 1)):
+        sid = demo_store.sessions.create_session(name, "verdicts", items, ["ann"], per_item=1, gold=[
+            {"trajectory_id": items[gold_at], "answer": "NO", "source": "file", "origin": f"{name}.csv:2"}])
+        demo_store.sessions.reserve(sid, items[2], "ann", now() + timedelta(minutes=5))
+    c = demo_store.sessions.find_session("c")["id"]
+    assert demo_store.reviews.table_frame("gold_items", session="c")["origin"].tolist() == ["c.csv:2"]
+    assert demo_store.reviews.table_frame("item_reservations", session="c")["session_id"].tolist() == [c]
+    assert len(demo_store.reviews.table_frame("gold_items")) == 2

@@ -37,9 +37,9 @@ def main() -> None:
         state = ReviewState(store, reviewer="bench")
         state.open_first()
         tid = state.item.trajectory_id
-        print("score through the service (key 0-5):  ", timed(lambda i: state.save("score", score=i % 6), args.n))
+        print("score through the service (key 0-5):  ", timed(lambda i: state.writer.save("score", score=i % 6), args.n))
         print("verdict through the service (a / r):  ",
-              timed(lambda i: state.save("verdict", action="approve" if i % 2 else "reject"), args.n))
+              timed(lambda i: state.writer.save("verdict", action="approve" if i % 2 else "reject"), args.n))
         print("bare store write (add_review):        ", timed(lambda i: store.labels.add_review(tid, "raw", "approve"), args.n))
         store.close()
 

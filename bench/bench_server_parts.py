@@ -52,7 +52,7 @@ def bench_label(store, repeats: int) -> dict:
     state.open_first()
     saves = []
     for _ in range(repeats):
-        saves.append(ms(lambda: state.save("verdict", action="approve")))
+        saves.append(ms(lambda: state.writer.save("verdict", action="approve")))
         state.step_item(1)
     return {"save_approve": saves}
 

@@ -41,27 +41,26 @@ def keyboard_for(state: ReviewState, plot=None, render: StepRender | None = None
     if plot is not None:  # zoom about the centre of the view: + (or =) in, - out
         for key, factor in (("+", 0.5), ("=", 0.5), ("-", 2.0)):
             keys.on(key, lambda f=factor: plot.zoom_by(f))
+    writer = state.writer
     actions = {"n": lambda: state.step_item(+1), "b": lambda: state.step_item(-1), "j": state.next_step,
-               "k": state.previous_step, "a": lambda: state.save("verdict", action="approve"),
-               "o": lambda: state.save("verdict", action="override"), "r": lambda: state.save("verdict", action="reject"),
-               "u": state.undo, "?": state.toggle_help}
+               "k": state.previous_step, "a": lambda: writer.save("verdict", action="approve"),
+               "o": lambda: writer.save("verdict", action="override"), "r": lambda: writer.save("verdict", action="reject"),
+               "u": writer.undo, "?": state.toggle_help}
     # nudge the frame's z, as Marz and prospect do: [ ] by 50 km/s, { } by 500 km/s
     for key, dv in (("[", -50.0), ("]", 50.0), ("{", -500.0), ("}", 500.0)):
         actions[key] = lambda dv=dv: state.nudge_z(dv)
     for key, action in actions.items():
         keys.on(key, action)
     for score in range(6):
-        keys.on(str(score), lambda s=score: state.save("score", score=s))
+        keys.on(str(score), lambda s=score: writer.save("score", score=s))
     return keys
 
 
 def help_pane(state: ReviewState) -> pn.pane.HTML:
     rows = "".join(f"<tr><th><kbd>{escape(k)}</kbd></th><td>{escape(v)}</td></tr>" for k, v in KEY_MAP)
-    pane = pn.pane.HTML("<div class='sr-help'><h3>Keyboard</h3><table>" + rows + "</table>"
+    return pn.pane.HTML("<div class='sr-help'><h3>Keyboard</h3><table>" + rows + "</table>"
                         "<p>Keys never fire while you type in a text field.</p></div>",
-                        visible=state.show_help, css_classes=["sr-help-pane"], stylesheets=STYLESHEETS)
-    state.param.watch(lambda e: setattr(pane, "visible", e.new), "show_help")
-    return pane
+                        visible=state.param.show_help, css_classes=["sr-help-pane"], stylesheets=STYLESHEETS)
 
 
 def identity_prompt(state: ReviewState):

@@ -31,11 +31,12 @@ class AnnotationForm(Viewer):
                                                css_classes=["sr-annotation-flags"])
         self._save = pn.widgets.Button(label="Save note", color="primary", css_classes=["sr-annotation-save"],
                                        description="Save the note and the flags on the step on screen.")
-        self._save.on_click(lambda _: self.state.save("note", comment=self._comment.value or "", flags=list(self._flags.value)))
+        self._save.on_click(lambda _: self.state.writer.save("note", comment=self._comment.value or "",
+                                                             flags=list(self._flags.value)))
         self._notes: dict = {}
         self._notes_for = None
         self.state.param.watch(self._load, ["item", "step_index", "reviewer"])
-        self.state.param.watch(self._saved, "ack")
+        self.state.writer.param.watch(self._saved, "ack")
         self._load()
 
     def _load(self, *_):

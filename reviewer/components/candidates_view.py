@@ -51,13 +51,13 @@ class CandidatesView(Viewer):
                                         css_classes=["sr-mark-apply"], description="z = marked / rest - 1")
         self._set_z.on_click(lambda _: self.set_z_from_mark())
         self.state.param.watch(self._refresh, "item")
-        self.state.param.watch(self._show_chosen, "candidate")
+        self.state.frame.param.watch(self._show_chosen, "candidate")
         self.plot.param.watch(self._show_mark, "marked_x")
         self._line.param.watch(self._show_mark, "value")
         self._refresh()
 
     def object_class(self) -> str:
-        chosen = self.state.candidate or {}
+        chosen = self.state.frame.candidate or {}
         item = self.state.item
         label = item.agent_label if item is not None else {}
         record = item.record if item is not None else {}
@@ -83,7 +83,7 @@ class CandidatesView(Viewer):
             self.state.choose_candidate(found)
 
     def _show_chosen(self, *_):
-        chosen = self.state.candidate
+        chosen = self.state.frame.candidate
         keys = [c["key"] for c in self.candidates]
         self._table.selected = keys.index(chosen["key"]) if chosen and chosen.get("key") in keys else None
         if not chosen:

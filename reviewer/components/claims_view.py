@@ -98,12 +98,12 @@ class ClaimList(Viewer):
         results = self._results()
         if event.new is None or not 0 <= event.new < len(results):
             self._detail.object = "<small><i>Choose a claim to shade where it was measured.</i></small>" if results else ""
-            self.state.focus_window = None
+            self.state.frame.focus_window = None
             return
         res = results[event.new]
         self._detail.object = f"<small>{escape(res.claim.text)}: {escape(claim_detail(res))}</small>"
         # a claim measured nowhere in particular shades nothing (never the previous chip's window)
-        self.state.focus_window = (float(res.window[0]), float(res.window[1])) if res.window else None
+        self.state.frame.focus_window = (float(res.window[0]), float(res.window[1])) if res.window else None
 
     def __panel__(self):
         return pn.Column(self._buttons, self._detail, sizing_mode="stretch_width", margin=0)
@@ -126,7 +126,7 @@ class ClaimFlags(Viewer):
         self._answers_for, self._answers = None, {}
         self._shown = None
         self.state.param.watch(self._load, ["item", "step_index", "reviewer"])
-        self.state.param.watch(self._saved, "ack")
+        self.state.writer.param.watch(self._saved, "ack")
         self._load()
 
     @property
@@ -196,7 +196,7 @@ class ClaimFlags(Viewer):
     def _decide(self, index: int, decision: str):
         if not 0 <= index < len(self.flags):
             return None
-        return self.state.save("claim_flag", claim=self.flags[index]["claim"], decision=decision)
+        return self.state.writer.save("claim_flag", claim=self.flags[index]["claim"], decision=decision)
 
     def confirm(self, index: int):
         """The agent's claim is wrong: stored as this reviewer's answer to the flag."""

@@ -229,7 +229,7 @@ class ConflictQueue(Viewer):
             label = {"type": self._type.value, "z": self._z.value} if item.get("task") == "verify" \
                 else {"answer": self._answer.value}
         comment = (self._comment.value_input or self._comment.value or "").strip() or None
-        ack = self.state.save("resolution", item=item, action=action, label=label, comment=comment)
+        ack = self.state.writer.save("resolution", item=item, action=action, label=label, comment=comment)
         if ack is not None:
             self._comment.param.update(value="", value_input="")
         return ack

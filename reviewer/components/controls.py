@@ -64,13 +64,15 @@ class Controls(Viewer):
                                                                          "absorption, sky")
         self._major = pn.widgets.Checkbox.from_param(plot.param.major_only, label="Major lines only")
         # a button, not a Toggle: Panel's Toggle takes no title (description); pressed = primary
-        self._frame = pn.widgets.Button(label="Rest frame", color="light", css_classes=["sr-frame"],
+        frame = plot.frame
+        rest = frame.param.rest_frame
+        self._frame = pn.widgets.Button(label=pn.bind(lambda on: f"Rest frame: {'on' if on else 'off'}", rest),
+                                        color=pn.bind(lambda on: "primary" if on else "light", rest),
+                                        css_classes=["sr-frame"],
                                         description="Switch the wavelength axis between the rest frame (observed / "
                                                     "(1+z)) and the observed frame")
-        self._frame.on_click(lambda _: setattr(self.state, "rest_frame", not self.state.rest_frame))
-        self.state.param.watch(self._frame_shown, "rest_frame")
-        self._frame_shown()
-        self._z = pn.widgets.FloatInput.from_param(self.state.param.z, label="z (lines, rest frame)", step=0.001,
+        self._frame.on_click(lambda _: setattr(frame, "rest_frame", not frame.rest_frame))
+        self._z = pn.widgets.FloatInput.from_param(frame.param.z, label="z (lines, rest frame)", step=0.001,
                                                    format="0.00000", css_classes=["sr-z"],
                                                    width=160)  # beside "Rest frame" within the right column
         self._legend = pn.widgets.Checkbox.from_param(plot.param.show_legend, label="Legend")
@@ -93,7 +95,8 @@ class Controls(Viewer):
                                                  description="Show or hide each spectrograph arm (coloured as on "
                                                              "the plot)")
         self._arms.param.watch(self._arms_chosen, "value")
-        plot.param.watch(self._arms_offered, ["spectrum", "hidden_arms"])
+        plot.param.watch(self._arms_offered, "spectrum")
+        frame.param.watch(self._arms_offered, "hidden_arms")
         plot.param.watch(self._unit_shown, "smooth_unit")
         self._arms_offered()
         self._unit_shown()
@@ -125,7 +128,8 @@ class Controls(Viewer):
         )
         self.state.param.watch(self._rename_downloads, "item")
         self._rename_downloads()  # the View tab is built when first opened: an item is on screen already
-        plot.param.watch(self._sync_inputs, ["x_range", "rest_frame", "z", "spectrum"])
+        plot.param.watch(self._sync_inputs, ["x_range", "spectrum"])
+        frame.param.watch(self._sync_inputs, ["rest_frame", "z"])
 
     # ---- exports of the item on screen -------------------------------------------------------------
     def export_png(self) -> bytes:
@@ -156,21 +160,17 @@ class Controls(Viewer):
     def _arms_offered(self, *_):
         arms = self.plot.arms()
         options = {f"{name} ({ARM_COLOUR_NAMES.get(name, 'grey')})": name for name in arms}
-        shown = [a for a in arms if a not in self.plot.hidden_arms]
+        shown = [a for a in arms if a not in self.plot.frame.hidden_arms]
         self._arms.param.update(options=options, value=shown, visible=len(arms) > 1)
 
     def _arms_chosen(self, event):
         offered = list(self._arms.options.values())
         # an arm hidden on another item (a z arm, then a LAMOST MRS file) stays hidden for the next
-        kept = [a for a in self.state.hidden_arms if a not in offered]
+        frame = self.plot.frame
+        kept = [a for a in frame.hidden_arms if a not in offered]
         hidden = kept + [a for a in offered if a not in event.new]
-        if hidden != list(self.state.hidden_arms):
-            self.state.hidden_arms = hidden
-
-    def _frame_shown(self, *_):
-        rest = bool(self.state.rest_frame)
-        self._frame.param.update(color="primary" if rest else "light",
-                                 label="Rest frame: on" if rest else "Rest frame: off")
+        if hidden != list(frame.hidden_arms):
+            frame.hidden_arms = hidden
 
     def _unit_shown(self, *_):
         pixels = self.plot.smooth_unit == "pixels"
@@ -211,7 +211,7 @@ class Controls(Viewer):
             self.plot.reset_zoom()
             return
         # a preset is a rest-frame window: on the observed axis it sits at (1+z) x rest
-        shift = 1.0 if self.plot.rest_frame else 1.0 + self.plot.z
+        shift = 1.0 if self.plot.frame.rest_frame else 1.0 + self.plot.frame.z
         self.plot.zoom_to(preset["range"][0] * shift, preset["range"][1] * shift)
 
     def __panel__(self):

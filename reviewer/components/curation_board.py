@@ -86,7 +86,7 @@ class CurationBoard(Viewer):
         self._target = TextHTML(pn.bind(lambda *_: f"<b>{escape(self.target_text())}</b>", self.state.param.item,
                                         self.state.param.step_index),
                                 css_classes=["sr-revise-target"], sizing_mode="stretch_width", margin=(5, 10, 0, 10))
-        self._now = TextHTML(pn.bind(self._status_html, self.state.param.item, self.state.param.labels_version),
+        self._now = TextHTML(pn.bind(self._status_html, self.state.param.item, self.state.writer.param.ack),
                              css_classes=["sr-curation-now"], sizing_mode="stretch_width", margin=(0, 10))
         buttons = {
             "Save revision": ("revise", None, "primary", "Store the step text and tool arguments above as a revision "
@@ -121,7 +121,7 @@ class CurationBoard(Viewer):
             return "No trajectory on screen: open an item to revise its steps."
         return f"Revise step {step.index + 1} of {len(state.steps)} ({step.kind}) of {state.item.subject}"
 
-    def _status_html(self, item, _labels_version) -> str:
+    def _status_html(self, item, _ack) -> str:
         """Where the trajectory on screen stands in its curation (re-read after each label)."""
         if item is None or item.trajectory is None:
             return ""
@@ -144,9 +144,9 @@ class CurationBoard(Viewer):
                 except ValueError as err:
                     self._message.object = f"<span>Tool arguments are not valid JSON: {err.msg}</span>"
                     return
-            ack = self.state.save("revision", text=self._text.value, tool_args=args, comment=comment)
+            ack = self.state.writer.save("revision", text=self._text.value, tool_args=args, comment=comment)
         else:
-            ack = self.state.save("curation_event", event=event, value=value, comment=comment)
+            ack = self.state.writer.save("curation_event", event=event, value=value, comment=comment)
         # the outcome beside the buttons too: a refusal says why the action would not count
         self._message.object = f"<span class='sr-curation-refused'>{escape(self.state.error)}</span>" \
             if ack is None and self.state.error else ""

@@ -20,17 +20,14 @@ class AckView(Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._ack = TextHTML("", css_classes=["sr-ack"], sizing_mode="stretch_width", margin=(0, 5))
-        self._error = TextHTML("", visible=False, css_classes=["sr-error"], sizing_mode="stretch_width")
-        self.state.param.watch(self._show, ["ack", "error"])
-        self._show()  # a problem found while the page was built (the address, the login) shows at once
-
-    def _show(self, *_):
-        ack = self.state.ack
-        self._ack.object = (f"<span>{escape(ack.text())} (#{self.state.labels_version} this session)</span>"
-                            if ack is not None else "")
-        self._error.object = plain_alert(self.state.error)
-        self._error.visible = bool(self.state.error)
+        writer, error = self.state.writer, self.state.param.error
+        # bound, so a problem found while the page was built (the address, the login) shows at once
+        self._ack = TextHTML(pn.bind(lambda ack: "" if ack is None else
+                                     f"<span>{escape(ack.text())} (#{writer.stored} this session)</span>",
+                                     writer.param.ack),
+                             css_classes=["sr-ack"], sizing_mode="stretch_width", margin=(0, 5))
+        self._error = TextHTML(pn.bind(plain_alert, error), visible=pn.bind(bool, error), css_classes=["sr-error"],
+                               sizing_mode="stretch_width")
 
     def __panel__(self):
         # a box of fixed height: a message appearing, growing or going never moves the tabs and the

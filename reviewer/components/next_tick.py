@@ -48,7 +48,7 @@ def held(method: Callable) -> Callable:
 
 def on_labels(state, kinds, fn: Callable[[], object]) -> None:
     """`fn` at each acknowledged label of `kinds` (a set of Ack kinds) in `state`."""
-    state.param.watch(lambda e: e.new is not None and e.new.kind in kinds and fn(), "ack")
+    state.writer.param.watch(lambda e: e.new is not None and e.new.kind in kinds and fn(), "ack")
 
 
 def refresh_after_labels(state, kinds, refresh: Callable[[], object]) -> None:

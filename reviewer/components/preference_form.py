@@ -35,7 +35,7 @@ class PreferenceForm(Viewer):
                 ("The other is better", "loss", "Save a preference: the chosen trajectory is better than the one on screen.")):
             btn = pn.widgets.Button(label=label, color="light", css_classes=[f"sr-preference-{outcome}"],
                                     description=tip)
-            btn.on_click(lambda _, o=outcome: self.state.save("preference", other_id=self._other.value, outcome=o))
+            btn.on_click(lambda _, o=outcome: self.state.writer.save("preference", other_id=self._other.value, outcome=o))
             self._buttons.append(btn)
         self.state.param.watch(self._load, "item")
         self._load()

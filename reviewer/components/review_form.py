@@ -18,9 +18,10 @@ from reviewer.components.panes import TextHTML
 from reviewer.components.safe_text import escape
 from reviewer.components.styles import STYLESHEETS
 from reviewer.components.z_input import ZInput
+from reviewer.label_writer import LABEL_FIELDS
 from reviewer.review_state import ReviewState
 from reviewer.services.consensus import describe_label, normalise_label
-from reviewer.services.labels import VERIFY_TYPES, verdict_words
+from reviewer.services.labels import VERIFY_TYPES, VET_ANSWERS, verdict_words
 
 REJECT_LABEL = "Reject: unusable, no label (r)"
 # a verdict button's label on one line, cut with an ellipsis (its tooltip says it whole)
@@ -59,27 +60,26 @@ class ReviewForm(Viewer):
         # what `u` would withdraw on the item on screen, and nothing when it would withdraw nothing
         state = self.state
         self._undo = pn.widgets.Button(
-            label=pn.bind(undo_label, state.param.undoable, state.param.item), color="light",
-            disabled=pn.bind(lambda undoable: undoable is None, state.param.undoable), css_classes=["sr-undo"],
+            label=pn.bind(undo_label, state.writer.param.undoable, state.param.item), color="light",
+            disabled=pn.bind(lambda undoable: undoable is None, state.writer.param.undoable), css_classes=["sr-undo"],
             margin=(2, 2), sizing_mode="stretch_width", stylesheets=[".bk-btn { white-space: normal; }"],
             description="Withdraw my last verdict on the item on screen (u): a new row restores the verdict "
                         "before it; nothing is deleted.")
-        self._approve.on_click(lambda _: self.state.save("verdict", action="approve"))
-        self._override.on_click(lambda _: self.state.save("verdict", action="override"))
-        self._reject.on_click(lambda _: self.state.save("verdict", action="reject"))
-        self._undo.on_click(lambda _: self.state.undo())
-        self._answer = pn.widgets.RadioButtonGroup(options=["YES", "NO"], value=None, color="light",
-                                                   css_classes=["sr-override-answer"], label="Corrected answer")
+        self._approve.on_click(lambda _: self.state.writer.save("verdict", action="approve"))
+        self._override.on_click(lambda _: self.state.writer.save("verdict", action="override"))
+        self._reject.on_click(lambda _: self.state.writer.save("verdict", action="reject"))
+        self._undo.on_click(lambda _: self.state.writer.undo())
+        # the corrected label's fields, each bound both ways to its own parameter of the draft
+        draft = state.draft
+        self._answer = pn.widgets.RadioButtonGroup.from_param(draft.param.answer, options=list(VET_ANSWERS), color="light",
+                                                              css_classes=["sr-override-answer"], label="Corrected answer")
         # "(none)" until a class is chosen: a browser select shows its first option when its value is none of
         # them, and would send it back as the reviewer's choice (the agent's own class, on a star)
-        self._type = pn.widgets.Select(options={"(none)": None, **{t: t for t in VERIFY_TYPES}}, value=None,
-                                       label="Corrected type", width=130,
-                                       css_classes=["sr-override-type"])
-        self._z = ZInput(label="Corrected z", format="0.00000", width=120, start=-0.01, end=12,
-                                        css_classes=["sr-override-z"])
-        for widget in (self._answer, self._type, self._z):
-            widget.param.watch(self._edit_draft, "value")
-        self._comment = pn.widgets.TextAreaInput.from_param(self.state.param.comment, label="Comment", height=50,
+        self._type = pn.widgets.Select.from_param(draft.param.type, options={"(none)": None, **{t: t for t in VERIFY_TYPES}},
+                                                  label="Corrected type", width=130, css_classes=["sr-override-type"])
+        self._z = ZInput.from_param(draft.param.z, label="Corrected z", format="0.00000", width=120, start=-0.01, end=12,
+                                    css_classes=["sr-override-z"])
+        self._comment = pn.widgets.TextAreaInput.from_param(draft.param.comment, label="Comment", height=50,
                                                             css_classes=["sr-review-comment"], max_length=2000)
         self._score = pn.widgets.RadioButtonGroup(options=[0, 1, 2, 3, 4, 5], value=None, color="light",
                                                   css_classes=["sr-score"])
@@ -87,10 +87,10 @@ class ReviewForm(Viewer):
         self._rubric_text = TextHTML("", css_classes=["sr-rubric"], stylesheets=STYLESHEETS,
                                      sizing_mode="stretch_width")
         self._saved = TextHTML("", css_classes=["sr-saved"], sizing_mode="stretch_width")
-        self._syncing = False
         self.state.param.watch(self._sync_item, ["item", "campaign"])
-        self.state.param.watch(self._sync_draft, "draft")
-        self.state.param.watch(self._sync_saved, ["item", "labels_version", "reviewer"])
+        draft.param.watch(self._sync_buttons, list(LABEL_FIELDS))
+        self.state.param.watch(self._sync_saved, ["item", "reviewer"])
+        state.writer.param.watch(self._sync_saved, "ack")
         self._sync_item()
         self._sync_saved()
 
@@ -109,17 +109,10 @@ class ReviewForm(Viewer):
         verify = traj is not None and traj.task == "verify"
         self._answer.visible = verdicts and not verify
         self._type.visible = self._z.visible = verdicts and verify
-        self._sync_draft()  # also when the new item's draft equals the old one (no draft event then)
+        self._sync_buttons()  # also when the new item's draft equals the old one (no draft event then)
 
-    def _sync_draft(self, *_):
-        draft, own = self.state.draft or {}, (self.state.item.agent_label if self.state.item else {})
-        self._syncing = True  # the widgets follow the draft here; their watchers must not write it back
-        try:
-            self._answer.value = draft.get("answer")
-            self._type.value = draft.get("type") if draft.get("type") in VERIFY_TYPES else None
-            self._z.value = draft.get("z")
-        finally:
-            self._syncing = False
+    def _sync_buttons(self, *_):
+        draft, own = self.state.draft.label or {}, (self.state.item.agent_label if self.state.item else {})
         self._approve.label = f"Approve: {describe_label(own)} (a)" if own else "Approve (a)"
         verify = self.state.item is not None and self.state.item.trajectory is not None \
             and self.state.item.trajectory.task == "verify"
@@ -146,27 +139,14 @@ class ReviewForm(Viewer):
                        for s, t in self._rubric.items())
         self._rubric_text.object = f"<table class='sr-rubric-table'>{rows}</table>"
 
-    # ---- to the state -------------------------------------------------------------------------
-    def _edit_draft(self, _event):
-        if self._syncing:
-            return
-        traj = self.state.item.trajectory if self.state.item is not None else None
-        if traj is None:
-            return
-        if traj.task == "verify":
-            draft = {"type": self._type.value, "z": self._z.value}
-        else:
-            draft = {"answer": self._answer.value}
-        if draft != self.state.draft:
-            self.state.draft = draft
-
+    # ---- to the store -------------------------------------------------------------------------
     def _rate(self, event):
         if event.new is None:
             return
         tid = self.state.item.trajectory_id if self.state.item else None
         saved = self.state.labels.my_rating(self.state.reviewer, tid, self.rubric_version)
         if saved is None or int(saved["score"]) != event.new:
-            self.state.save("score", score=int(event.new))
+            self.state.writer.save("score", score=int(event.new))
 
     def __panel__(self):
         return pn.Column(

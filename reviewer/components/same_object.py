@@ -45,7 +45,7 @@ class SameObjectPanel(Viewer):
                                        description="Open the chosen spectrum of this object (its first trajectory).")
         self._open.on_click(lambda _: self._pick.value and self.state.open_item(spectrum_id=self._pick.value))
         self._overlay.param.watch(self._choose, "value")
-        self.state.param.watch(self._follow_overlays, "overlays")
+        self.state.frame.param.watch(self._follow_overlays, "overlays")
         self.state.param.watch(self._load, "item")
         self._load()
 
@@ -88,8 +88,8 @@ class SameObjectPanel(Viewer):
 
     def _choose(self, event):
         wanted = [(sid, self._colours[sid]) for sid in self._colours if sid in (event.new or [])]
-        if wanted != list(self.state.overlays):
-            self.state.overlays = wanted
+        if wanted != list(self.state.frame.overlays):
+            self.state.frame.overlays = wanted
 
     def _follow_overlays(self, event):
         chosen = [sid for sid, _ in event.new]

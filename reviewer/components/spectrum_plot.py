@@ -47,6 +47,7 @@ from agents.tools.model_overlay import template_model
 from agents.tools.smoothing import SMOOTHING_MODES, sigma_in_pixels, smooth_flux
 from reviewer.review_state import ReviewState
 from reviewer.services.overlays import normalised_overlay
+from reviewer.view_frame import Frame
 
 LINE_COLOURS = {"emission": "#1f9d55", "absorption": "#c0392b", "sky": "#7f8c8d"}
 Y_AXIS_ROOM_PX = 80  # y axis label + tick labels of up to ~7 characters
@@ -61,13 +62,14 @@ ARM_COLOUR_NAMES = {"B": "blue", "R": "red", "Z": "maroon"}  # what the arm togg
 SMOOTH_UNITS = ("pixels", "Å")
 MEMBERS = ("flux", "noise", "model", "masked", *LINE_KINDS, "labels")
 # which members depend on which parameters (everything depends on the spectrum)
-DATA_PARAMS = {"spectrum", "smoothing", "sigma_px", "smooth_unit", "sigma_aa", "hidden_arms", "rest_frame", "z",
-               "model_of"}
+FRAME_DRAWN = ("z", "rest_frame", "hidden_arms")  # the frame's parameters the figure is drawn in
+DATA_PARAMS = {"spectrum", "smoothing", "sigma_px", "smooth_unit", "sigma_aa", "model_of", *FRAME_DRAWN}
 VIEW_PARAMS = {"x_range", "line_kinds", "major_only", "shaded_ranges", "y_mode", "y_fixed",
                "object_class", "spectral_type", "width_px"}
-# the review state's parameters the plot follows (_follow_state)
+# what the plot follows (_follow_state): the review state's item and step, and its frame's windows and model
 NOT_FOLLOWING = ("not following",)  # no window: the x range is the reviewer's
-FOLLOWED_STATE = ("item", "step_index", "focus_window", "rest_frame", "z", "candidate", "hidden_arms", "follow_zoom")
+FOLLOWED_STATE = ("item", "step_index")
+FOLLOWED_FRAME = ("focus_window", "candidate", "follow_zoom")
 
 
 def _supported_peak(values: np.ndarray) -> float:
@@ -131,39 +133,44 @@ class SpectrumPlot(Viewer):
                                  doc="the smoothing width in pixels (sigma_px) or in Å (sigma_aa, converted to pixels "
                                      "by the local dispersion)")
     sigma_aa = param.Number(default=2.0, bounds=(0.2, 20.0), step=0.2, doc="Gaussian sigma in Å")
-    hidden_arms = param.List(default=[], doc="arms not drawn (names from agents.spectra.arm_ids)")
     line_kinds = param.ListSelector(default=["emission", "absorption"], objects=list(LINE_KINDS))
     major_only = param.Boolean(default=False)
     object_class = param.String(default="", doc="STAR / GALAXY / QSO: which lines are labelled ('': all)")
     spectral_type = param.String(default="", doc="a star's type (the pipeline's subclass: M5III, DA, Carbon...): "
                                                  "which stellar lines and bands are labelled ('': unknown)")
-    rest_frame = param.Boolean(default=False, doc="x axis in the rest frame (observed / (1+z))")
-    z = param.Number(default=0.0, doc="redshift used for line positions and the rest frame")
     shaded_ranges = param.List(default=[], doc="(min, max) ranges to shade, observed frame (the first is drawn)")
     show_legend = param.Boolean(default=False, doc="the legend, drawn beside the data (never over it)")
     model_of = param.Dict(default=None, allow_None=True, doc="{class, z}: draw that class's best template at z")
     marked_x = param.Number(default=None, allow_None=True, doc="a shift-clicked wavelength, observed frame (Å)")
     width_px = param.Integer(default=PLOT_WIDTH_PX, doc="the drawn width of the data area, as the browser reports it")
     state = param.ClassSelector(class_=ReviewState, doc="the ReviewState this plot shows (None: driven directly)")
+    frame = param.ClassSelector(class_=Frame, doc="the frame it is drawn in (z, rest frame, hidden arms): the "
+                                "state's, or its own when driven directly")
     status = param.String(default="No spectrum", doc="what is shown, as text")
     history = param.List(default=[], doc="previous x ranges, for 'previous zoom'")
 
     def __init__(self, height: int = 300, **params):
+        if params.get("frame") is None:
+            state = params.get("state")
+            params["frame"] = state.frame if state is not None else Frame()
         super().__init__(**params)
         self._arrays = None
+        self._drawn_frame = self._frame_key()  # the frame the figure was last drawn in
         self._followed = NOT_FOLLOWING  # the agent's zoom window the x range was last put on (follow_zoom)
         self.figure = self._build_figure(height)
         # the pane takes the figure's height: set_height changes the figure's alone
         self._pane = pn.Column(pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
                                sizing_mode="stretch_width", css_classes=["sr-plot"], margin=0)
-        self.param.watch(self._on_change, sorted(DATA_PARAMS | VIEW_PARAMS))
+        self.param.watch(self._on_change, sorted((DATA_PARAMS | VIEW_PARAMS) - set(FRAME_DRAWN)))
         self.param.watch(self._show_legend, "show_legend")
+        self.frame.param.watch(self._on_frame, list(FRAME_DRAWN))
         if self.state is not None:
-            # one watcher for everything the plot follows: an item switch changes the item, its z and
-            # its step together, and is drawn once (each draw sends its columns to the browser)
+            # an item switch changes the item, its frame and its step together (ReviewState.open_item
+            # defers the frame's events): drawn once, at the item's event (each draw sends its columns)
             self.state.param.watch(self._follow_state, list(FOLLOWED_STATE))
-            self.state.param.watch(self._draw_overlays, "overlays")
-            self.param.watch(self._draw_overlays, ["spectrum", "rest_frame", "z"])
+            self.frame.param.watch(self._follow_state, list(FOLLOWED_FRAME))
+            self.frame.param.watch(self._draw_overlays, ["overlays", "rest_frame", "z"])
+            self.param.watch(self._draw_overlays, "spectrum")
             self._follow_state()
         self._draw(set(DATA_PARAMS | VIEW_PARAMS))
 
@@ -229,10 +236,29 @@ class SpectrumPlot(Viewer):
                 "masked": {"wave": empty, "flux": empty}, "labels": {"x": empty, "y": empty, "text": []}
                 }.get(name, {"x": empty})
 
-    # ---- bound to the review state ------------------------------------------------------------
+    # ---- bound to the frame and the review state -----------------------------------------------
+    def _frame_key(self) -> tuple:
+        return float(self.frame.z or 0.0), bool(self.frame.rest_frame), tuple(self.frame.hidden_arms)
+
+    def _on_frame(self, *_):
+        """The frame changed: drawn in it, with the same piece of spectrum in view when the axis changes
+        frame. Nothing to do when the figure already shows it (an item switch drew it)."""
+        (z0, rest0, _), (z, rest, _) = self._drawn_frame, self._frame_key()
+        if self._frame_key() == self._drawn_frame:
+            return
+        if (z, rest) != (z0, rest0):
+            update: dict = {"history": []}
+            if self.x_range is not None:
+                old, new = (1.0 + z0 if rest0 else 1.0), (1.0 + z if rest else 1.0)
+                update["x_range"] = (self.x_range[0] * old / new, self.x_range[1] * old / new)
+            self.param.update(**update)
+            if "x_range" in update:
+                return  # drawn by the x range's change, in the new frame
+        self._draw(set())
+
     def _follow_state(self, *_):
-        """The plot's parameters from the review state, set in one update (one draw)."""
-        state, update = self.state, {}
+        """The plot's parameters from the review state and its frame, set in one update (one draw)."""
+        state, frame, update = self.state, self.frame, {}
         item = state.item
         spectrum = item.spectrum if item is not None else None
         if spectrum is not self.spectrum:
@@ -244,31 +270,21 @@ class SpectrumPlot(Viewer):
         sub = str(record.get("pipeline_subclass") or "") if str(record.get("pipeline_class") or "").upper() == "STAR" else ""
         if sub != self.spectral_type:
             update["spectral_type"] = sub
-        window = state.focus_window or state.zoom_window()
+        window = frame.focus_window or state.zoom_window()
         if ([window] if window else []) != self.shaded_ranges:
             update["shaded_ranges"] = [window] if window else []
-        z, rest = float(state.z or 0.0), bool(state.rest_frame)
-        if (z, rest) != (self.z, self.rest_frame):
-            update.update(z=z, rest_frame=rest, history=[])
-            if "x_range" not in update and self.x_range is not None:
-                # the same piece of spectrum stays in view when the axis changes frame
-                old, new = (1.0 + self.z if self.rest_frame else 1.0), (1.0 + z if rest else 1.0)
-                update["x_range"] = (self.x_range[0] * old / new, self.x_range[1] * old / new)
-        following = state.follow_zoom and not state.focus_window
+        following = frame.follow_zoom and not frame.focus_window
         agent = state.zoom_window() if following else None
         if not following:
             self._followed = NOT_FOLLOWING  # following again puts the plot on the window at once
         elif agent != self._followed or "spectrum" in update:
             # the plot shows what the agent was looking at (the shading alone is lost on a whole spectrum)
-            scale = 1.0 / (1.0 + z) if rest else 1.0
+            scale = frame.scale()
             update["x_range"] = None if agent is None else (agent[0] * scale, agent[1] * scale)
             self._followed = agent
-        chosen = state.candidate
-        wanted = {"class": chosen["class"], "z": float(chosen["z"])} if chosen and chosen.get("class") else None
+        wanted = frame.model_of()
         if wanted != self.model_of:
             update["model_of"] = wanted
-        if list(state.hidden_arms) != self.hidden_arms:
-            update["hidden_arms"] = list(state.hidden_arms)
         if update:
             self.param.update(**update)
 
@@ -293,10 +309,11 @@ class SpectrumPlot(Viewer):
 
     def frame_scale(self) -> float:
         """Axis wavelength per observed wavelength: 1/(1+z) in the rest frame, else 1."""
-        return 1.0 / (1.0 + self.z) if self.rest_frame else 1.0
+        return self.frame.scale()
 
     def axis_label(self) -> str:
-        return f"Rest-frame wavelength (Å, z = {self.z:.4f})" if self.rest_frame else "Observed wavelength (Å)"
+        return (f"Rest-frame wavelength (Å, z = {self.frame.z:.4f})" if self.frame.rest_frame
+                else "Observed wavelength (Å)")
 
     def set_height(self, height: int) -> None:
         """The plot's height in px (the page fits it to the window: layouts.audit.fit_plot_to_window)."""
@@ -390,10 +407,11 @@ class SpectrumPlot(Viewer):
         return a["arms"][0] if a is not None and a["arms"] is not None else ()
 
     def _hidden_pixels(self, a) -> np.ndarray | None:
-        if a["arms"] is None or not self.hidden_arms:
+        hidden_arms = self.frame.hidden_arms
+        if a["arms"] is None or not hidden_arms:
             return None
         names, ids = a["arms"]
-        return np.isin(ids, [k for k, name in enumerate(names) if name in self.hidden_arms])
+        return np.isin(ids, [k for k, name in enumerate(names) if name in hidden_arms])
 
     def drawn_flux(self) -> np.ndarray | None:
         """The flux as drawn: smoothed per the current settings (a width in Å is a width in pixels at
@@ -415,7 +433,7 @@ class SpectrumPlot(Viewer):
             return data
         names, ids = a["arms"]
         for k, name in enumerate(names):
-            if name not in self.hidden_arms:
+            if name not in self.frame.hidden_arms:
                 own = ids == k
                 data["xs"].append(wave32[own])
                 data["ys"].append(flux[own].astype(np.float32))
@@ -471,7 +489,7 @@ class SpectrumPlot(Viewer):
             masked = a["mask"]
             out["masked"] = {"wave": wave[masked],
                              "flux": np.clip(np.nan_to_num(a["flux"][masked], nan=ylo), ylo, yhi)}
-            lines = lines_in_window(lo, hi, z=self.z, kinds=self.line_kinds, rest_frame=self.rest_frame,
+            lines = lines_in_window(lo, hi, z=self.frame.z, kinds=self.line_kinds, rest_frame=self.frame.rest_frame,
                                     major_only=self.major_only, object_class=self.object_class or None,
                                     spectral_type=self.spectral_type or None)
             for kind in LINE_KINDS:
@@ -479,7 +497,7 @@ class SpectrumPlot(Viewer):
             out["labels"] = self._labels(lines, lo, hi, ylo, yhi)
             spans = [(s[0] * scale, s[1] * scale) for s in self.shaded_ranges]
             out["shaded"] = spans[0] if spans else None
-        self.status = f"Showing {lo:.1f} – {hi:.1f} Å ({'rest' if self.rest_frame else 'observed'} frame)"
+        self.status = f"Showing {lo:.1f} – {hi:.1f} Å ({'rest' if self.frame.rest_frame else 'observed'} frame)"
         return out
 
     def _labels(self, lines, lo, hi, ylo, yhi) -> dict:
@@ -503,13 +521,16 @@ class SpectrumPlot(Viewer):
         self._draw({e.name for e in events})
 
     def _draw(self, changed: set[str]) -> None:
+        drawn, self._drawn_frame = self._drawn_frame, self._frame_key()
+        changed = set(changed) | {name for name, a, b in zip(FRAME_DRAWN, drawn, self._drawn_frame, strict=True)
+                                  if a != b}
         if "spectrum" in changed:
             self._arrays = None
             self.history = []
         # In the observed frame z only moves the line markers: the flux and noise columns (most of the
         # bytes of an item switch) are re-sent only when they change.
         data_changed = changed & DATA_PARAMS
-        if not self.rest_frame and "rest_frame" not in changed:
+        if not self.frame.rest_frame and "rest_frame" not in changed:
             data_changed -= {"z"}
         f = self._frame(("data", "view") if data_changed else ("view",))
         # Bokeh models edited directly must be edited under hold(): outside it, a change made in a

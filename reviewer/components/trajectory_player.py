@@ -92,7 +92,7 @@ class TrajectoryPlayer(Viewer):
         self.strip = StepStrip(state=self.state)
         self._header = TextHTML("", sizing_mode="stretch_width", css_classes=["sr-trajectory-head"], margin=(0, 5),
                                 height=HEADER_HEIGHT_PX, styles={"overflow-y": "auto"})
-        self._follow = pn.widgets.Checkbox.from_param(self.state.param.follow_zoom, label="Follow the agent's zoom",
+        self._follow = pn.widgets.Checkbox.from_param(self.state.frame.param.follow_zoom, label="Follow the agent's zoom",
                                                       css_classes=["sr-follow-zoom"], margin=(10, 5), width=170)
         self.state.param.watch(self._load, "item")
         self.state.param.watch(self._show, "step_index")

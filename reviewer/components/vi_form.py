@@ -24,7 +24,7 @@ def prefill(state) -> tuple[float | None, str | None]:
     """(z, spectype) a new VI starts from: the reviewer's chosen z and class, else the agent's answer."""
     item = state.item
     agent = (item.agent_label or {}) if item is not None else {}
-    chosen = state.candidate or {}
+    chosen = state.frame.candidate or {}
     z = finite_or_none(chosen.get("z"))
     z = z if z is not None else finite_or_none(agent.get("z"))
     kinds = [str(k or "").upper() for k in ((chosen.get("class") if chosen else None), agent.get("type"))]
@@ -66,7 +66,7 @@ class VIForm(Viewer):
         self._save.on_click(lambda _: self.submit())
         self._saved = False  # a VI of mine on the item: shown as saved, not prefilled
         self.state.param.watch(self.load, ["item", "reviewer"])
-        self.state.param.watch(self._follow_reviewer_z, "candidate")
+        self.state.frame.param.watch(self._follow_reviewer_z, "candidate")
         self.load()
 
     def _copy_pipeline_z(self):
@@ -91,7 +91,7 @@ class VIForm(Viewer):
             self.param.update(z=z, spectype=spectype)
 
     def submit(self):
-        ack = self.state.save("vi", quality=self.quality, issues="".join(self.issues), z=self.z, spectype=self.spectype,
+        ack = self.state.writer.save("vi", quality=self.quality, issues="".join(self.issues), z=self.z, spectype=self.spectype,
                               comment=self.comment or None)
         self._saved = self._saved or ack is not None
 

@@ -147,6 +147,6 @@ def view_png(plot, state) -> bytes:
     if plot.spectrum is None:
         return b""
     frame = plot._frame()
-    title = view_title(state.item, z=state.z, rest_frame=bool(plot.rest_frame), x_range=frame.get("xlim"))
+    title = view_title(state.item, z=plot.frame.z, rest_frame=bool(plot.frame.rest_frame), x_range=frame.get("xlim"))
     return render_view_png(frame, title, axis_label=plot.axis_label(), log_y=plot.y_mode == "log",
                            size=png_size(plot.width_px), legend=bool(plot.show_legend))

@@ -134,7 +134,7 @@ def test_the_note_form_prefills_the_steps_contradicted_claims_and_stores_the_cho
     assert flags.visible and flags.flags[0]["decision"] is None
     assert "unsupported claim: " + claim["claim_text"] in flags.html_text()
     flags.dismiss(0)
-    assert state.ack is not None and state.ack.kind == "claim_flag" and state.error == ""
+    assert state.writer.ack is not None and state.writer.ack.kind == "claim_flag" and state.error == ""
     (row,) = store.claims.claim_flags_for(planted, "cy")
     # the row belongs to the item and the step on screen, and to the reviewer
     assert (row["trajectory_id"], row["step_idx"], row["reviewer"], row["decision"]) == (

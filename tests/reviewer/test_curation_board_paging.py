@@ -120,5 +120,5 @@ def test_a_new_curation_event_refreshes_the_page(curated):
     assert [r["trajectory_id"] for r in board.table.rows] == [ids[5]]
     for who in ("zoe", "yan", "xia"):
         state.reviewer = who
-        state.save("curation_event", event="vote", value="accept", comment=None)
+        state.writer.save("curation_event", event="vote", value="accept", comment=None)
     assert board.table.rows == [] and board.table.total == 0

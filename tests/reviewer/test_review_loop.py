@@ -40,18 +40,18 @@ def test_undo_acts_only_on_the_item_on_screen_and_says_which(db):
     s = opened(db, "uma", rows[0]["trajectory_id"])
     first, first_subject = s.item.trajectory_id, s.item.subject
     assert rows[0]["object_id"] in first_subject and "a" in first_subject
-    s.save("verdict", action="approve")
-    assert s.undoable is not None and s.undoable.trajectory_id == first
+    s.writer.save("verdict", action="approve")
+    assert s.writer.undoable is not None and s.writer.undoable.trajectory_id == first
     s.open_item(trajectory_id=rows[1]["trajectory_id"])
-    assert s.undoable is None  # nothing of mine to withdraw on this item
-    assert s.undo() is None
+    assert s.writer.undoable is None  # nothing of mine to withdraw on this item
+    assert s.writer.undo() is None
     assert "Nothing to undo" in s.error and s.item.subject in s.error
     assert db.labels.latest_review(first, "uma")["action"] == "approve"  # the previous item's verdict stands
 
-    s.save("verdict", action="reject")  # the newest verdict of the session is now on the second item
+    s.writer.save("verdict", action="reject")  # the newest verdict of the session is now on the second item
     s.open_item(trajectory_id=first)
-    assert s.undoable.trajectory_id == first and "approve" in s.undoable.what
-    ack = s.undo()
+    assert s.writer.undoable.trajectory_id == first and "approve" in s.writer.undoable.what
+    ack = s.writer.undo()
     assert ack.trajectory_id == first
     assert "'approve'" in ack.text() and "withdrawn" in ack.text() and first_subject in ack.text()
     assert db.labels.latest_review(first, "uma") is None
@@ -60,7 +60,7 @@ def test_undo_acts_only_on_the_item_on_screen_and_says_which(db):
 
 def test_every_verdict_acknowledgement_names_its_item(db):
     s = opened(db, "una", queue(db, "wd")[0]["trajectory_id"])
-    ack = s.save("verdict", action="approve")
+    ack = s.writer.save("verdict", action="approve")
     assert s.item.subject in ack.text()
 
 
@@ -68,14 +68,14 @@ def test_every_verdict_acknowledgement_names_its_item(db):
 def test_an_undone_overrides_comment_is_not_stored_with_the_next_approval(db):
     row = queue(db, "mg")[0]
     s = opened(db, "vic", row["trajectory_id"])
-    s.draft = {"answer": other(s.item.agent_label["answer"])}
-    s.comment = "the agent missed the Mg b triplet"
-    assert s.save("verdict", action="override") is not None
-    assert s.comment == "" and s.draft == default_correction(s.item.trajectory.task, s.item.agent_label)
-    s.comment = "half-typed, then undone"
-    s.undo()
-    assert s.comment == ""
-    s.save("verdict", action="approve")
+    s.draft.label = {"answer": other(s.item.agent_label["answer"])}
+    s.draft.comment = "the agent missed the Mg b triplet"
+    assert s.writer.save("verdict", action="override") is not None
+    assert s.draft.comment == "" and s.draft.label == default_correction(s.item.trajectory.task, s.item.agent_label)
+    s.draft.comment = "half-typed, then undone"
+    s.writer.undo()
+    assert s.draft.comment == ""
+    s.writer.save("verdict", action="approve")
     latest = db.labels.latest_review(row["trajectory_id"], "vic")
     assert latest["action"] == "approve" and latest["comment"] is None
 
@@ -84,14 +84,14 @@ def test_an_undone_overrides_comment_is_not_stored_with_the_next_approval(db):
 def test_a_binary_override_starts_at_the_other_answer(db):
     row = next(r for r in queue(db, "cv") if r["answer"] in ("YES", "NO"))
     s = opened(db, "wes", row["trajectory_id"])
-    assert s.draft == {"answer": other(row["answer"])}
-    ack = s.save("verdict", action="override")  # `o` at once saves the other answer, never a refusal
+    assert s.draft.label == {"answer": other(row["answer"])}
+    ack = s.writer.save("verdict", action="override")  # `o` at once saves the other answer, never a refusal
     assert ack is not None and db.labels.latest_review(row["trajectory_id"], "wes")["label"] == {"answer": other(row["answer"])}
     # a verify item starts with no corrected label (never the agent's own answer): `o` asks for one
     verify = queue(db, "verify")[0]
     s.open_item(trajectory_id=verify["trajectory_id"])
-    assert s.draft == {}
-    assert s.save("verdict", action="override") is None and "z tab" in s.error
+    assert s.draft.label == {}
+    assert s.writer.save("verdict", action="override") is None and "z tab" in s.error
     assert db.labels.latest_review(verify["trajectory_id"], "wes") is None
 
 
@@ -100,13 +100,13 @@ def test_acknowledgements_name_the_label_approved_or_corrected(db):
     row = next(r for r in queue(db, "cv") if r["answer"] in ("YES", "NO"))
     s = opened(db, "yan", row["trajectory_id"])
     answer = row["answer"]
-    ack = s.save("verdict", action="approve")
+    ack = s.writer.save("verdict", action="approve")
     assert f"verdict 'approve' ({answer}) on {s.item.subject}" in ack.text()
-    ack = s.save("verdict", action="override")
+    ack = s.writer.save("verdict", action="override")
     assert f"verdict 'override' to {other(answer)} on" in ack.text()
-    ack = s.undo()
+    ack = s.writer.undo()
     assert f"undo: verdict 'override' to {other(answer)} withdrawn, back to 'approve' ({answer})" in ack.text()
-    ack = s.undo()
+    ack = s.writer.undo()
     assert f"undo: verdict 'approve' ({answer}) withdrawn" in ack.text()
 
 
@@ -119,7 +119,7 @@ def test_a_refused_vote_reads_a_vote():
 # ---- stale messages -----------------------------------------------------------------------------
 def test_the_name_problem_clears_once_a_name_is_given(db):
     s = opened(db, "", queue(db)[0]["trajectory_id"])
-    s.save("verdict", action="approve")
+    s.writer.save("verdict", action="approve")
     assert "name is needed" in s.error
     s.reviewer = "xena"
     assert s.error == ""
@@ -137,19 +137,19 @@ def test_curation_events_that_cannot_count_are_refused_with_the_reason(db):
     tid = queue(db, "wd")[3]["trajectory_id"]
     before = len(db.labels.curation_events_for(tid, latest=False))
     s = opened(db, "quin", tid)
-    assert s.save("curation_event", event="audit", value="approve", comment=None) is None
+    assert s.writer.save("curation_event", event="audit", value="approve", comment=None) is None
     assert "draft" in s.error and "revis" in s.error
-    assert s.save("curation_event", event="vote", value="accept", comment=None) is None and "draft" in s.error
+    assert s.writer.save("curation_event", event="vote", value="accept", comment=None) is None and "draft" in s.error
     assert len(db.labels.curation_events_for(tid, latest=False)) == before  # nothing stored
 
     call = next(st for st in s.steps if st.kind == "tool_call")
     s.go_to_step(call.index)
-    assert s.save("revision", text=(call.text or "") + " (checked)", tool_args=None, comment=None) is not None
-    assert s.save("curation_event", event="audit", value="approve", comment=None) is None and "independent" in s.error
+    assert s.writer.save("revision", text=(call.text or "") + " (checked)", tool_args=None, comment=None) is not None
+    assert s.writer.save("curation_event", event="audit", value="approve", comment=None) is None and "independent" in s.error
     rex = opened(db, "rex", tid)
-    assert rex.save("curation_event", event="vote", value="accept", comment=None) is None
+    assert rex.writer.save("curation_event", event="vote", value="accept", comment=None) is None
     assert "0 of 2" in rex.error
-    assert rex.save("curation_event", event="audit", value="approve", comment=None) is not None  # this one counts
+    assert rex.writer.save("curation_event", event="audit", value="approve", comment=None) is not None  # this one counts
 
 
 def test_event_refusal_is_the_state_machines_answer():
@@ -170,13 +170,13 @@ def test_a_preference_compares_two_trajectories_of_the_same_task(db):
     s = opened(db, "yan", rows[2]["trajectory_id"])
     spectrum = s.item.spectrum_id
     verify = next(r for r in db.trajectories.trajectories_on_spectrum(spectrum) if r["task"] == "verify")
-    assert s.save("preference", other_id=verify["id"], outcome="win") is None and "same task" in s.error
+    assert s.writer.save("preference", other_id=verify["id"], outcome="win") is None and "same task" in s.error
     with pytest.raises(LabelRefused):
         s.labels.write_preference("yan", s.item.trajectory_id, verify["id"], "win", spectrum)
     twin = s.item.trajectory.model_copy(deep=True, update={"id": "twin-" + s.item.trajectory_id[:8],
                                                            "agent": AgentInfo(name="vet", backend="openai", model="m2")})
     db.trajectories.save_trajectory(twin)
-    assert s.save("preference", other_id=twin.id, outcome="tie") is not None
+    assert s.writer.save("preference", other_id=twin.id, outcome="tie") is not None
 
 
 # ---- conflicts: the merger starts from the disputed labels --------------------------------------
@@ -200,7 +200,7 @@ def test_a_conflicts_choices_are_its_disputed_labels(db):
 def test_who_may_resolve_is_said_and_a_resolution_needs_a_comment(db):
     s = ReviewState(db, reviewer="zoe", blind=False)
     item = galaxy_conflict(db)
-    assert s.save("resolution", item=item, action="reject", label=None, comment="   ") is None and "comment" in s.error
+    assert s.writer.save("resolution", item=item, action="reject", label=None, comment="   ") is None and "comment" in s.error
     rule = s.labels.who_may_resolve(None, blind=True)
     assert "may resolve" in rule and "comment" in rule and "own label" in rule
     sid = db.sessions.create_session("loop-merge", "verdicts", [item["item_id"]], ["ann", "bo"], blind=True)

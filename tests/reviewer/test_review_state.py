@@ -9,7 +9,8 @@ from false_claims import add_contradicted_claims
 
 import kb
 from agents.trajectory import AgentInfo, Trajectory
-from reviewer.review_state import LABEL_KINDS, ReviewState
+from reviewer.label_writer import LABEL_KINDS
+from reviewer.review_state import ReviewState
 from reviewer.services.conflicts import conflict_queue, verdict_for
 
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
@@ -45,11 +46,11 @@ def test_steps_scores_and_verdicts_go_to_the_item_on_screen(seeded_db):
         s.next_step()
     s.previous_step()
     assert s.step_index == 2
-    s.save("score", score=4)
-    s.save("verdict", action="approve")
+    s.writer.save("score", score=4)
+    s.writer.save("verdict", action="approve")
     assert seeded_db.labels.latest_review(tid, "alice")["action"] == "approve"
     assert seeded_db.labels.latest_rating(tid, "alice")["score"] == 4
-    assert "verdict 'approve'" in s.ack.text() and s.ack.trajectory_id == tid
+    assert "verdict 'approve'" in s.writer.ack.text() and s.writer.ack.trajectory_id == tid
     s.step_item(+1)
     assert s.item.trajectory_id != tid and s.step_index == 0
 
@@ -57,12 +58,12 @@ def test_steps_scores_and_verdicts_go_to_the_item_on_screen(seeded_db):
 def test_an_override_equal_to_the_agent_answer_is_refused(seeded_db):
     s = state_for(seeded_db, "bea")
     tid = s.item.trajectory_id
-    assert s.draft == other_answer(s)  # a yes/no override starts at the other answer
-    s.draft = dict(s.item.agent_label)
-    assert s.save("verdict", action="override") is None
+    assert s.draft.label == other_answer(s)  # a yes/no override starts at the other answer
+    s.draft.label = dict(s.item.agent_label)
+    assert s.writer.save("verdict", action="override") is None
     assert "must differ from the agent's answer" in s.error and seeded_db.labels.latest_review(tid, "bea") is None
-    s.draft = other_answer(s)
-    ack = s.save("verdict", action="override")
+    s.draft.label = other_answer(s)
+    ack = s.writer.save("verdict", action="override")
     assert ack is not None and seeded_db.labels.latest_review(tid, "bea")["label"] == other_answer(s)
 
 
@@ -72,25 +73,25 @@ def test_a_verify_draft_never_carries_over_from_the_previous_item(seeded_db):
     galaxy = next(r for r in verify if r["answer"] == "GALAXY")
     star = next(r for r in verify if r["answer"] == "STAR")
     s.open_item(trajectory_id=galaxy["trajectory_id"])
-    s.draft = {"type": "QSO", "z": 1.2}
+    s.draft.label = {"type": "QSO", "z": 1.2}
     s.open_item(trajectory_id=star["trajectory_id"])
-    assert s.draft == {}  # nothing corrected yet: not the QSO typed on the galaxy, nor the star's own answer
-    assert s.save("verdict", action="override") is None and "z tab" in s.error
+    assert s.draft.label == {}  # nothing corrected yet: not the QSO typed on the galaxy, nor the star's own answer
+    assert s.writer.save("verdict", action="override") is None and "z tab" in s.error
 
 
 def test_undo_restores_the_verdict_before_as_a_new_row(seeded_db):
     s = state_for(seeded_db, "dan")
     tid = s.item.trajectory_id
-    s.save("verdict", action="approve")
-    s.draft = other_answer(s)
-    s.save("verdict", action="override")
-    s.undo()
+    s.writer.save("verdict", action="approve")
+    s.draft.label = other_answer(s)
+    s.writer.save("verdict", action="override")
+    s.writer.undo()
     assert seeded_db.labels.latest_review(tid, "dan")["action"] == "approve"
-    s.undo()
+    s.writer.undo()
     assert seeded_db.labels.latest_review(tid, "dan") is None  # withdrawn
     history = seeded_db.labels.label_history("reviews", trajectory_id=tid)
     assert [r["action"] for r in history if r["reviewer"] == "dan"] == ["approve", "override", "approve", "clear"]
-    assert s.undo() is None and "Nothing to undo" in s.error
+    assert s.writer.undo() is None and "Nothing to undo" in s.error
 
 
 def test_opening_a_spectrum_opens_its_trajectory_or_disables_the_form(seeded_db, tmp_path):
@@ -103,18 +104,18 @@ def test_opening_a_spectrum_opens_its_trajectory_or_disables_the_form(seeded_db,
     seeded_db.spectra.add_spectrum({**seeded_db.spectra.get_spectrum(spectrum_id), "spectrum_id": "bare"})
     s.open_item(spectrum_id="bare")
     assert s.item.trajectory is None and "No agent trajectory" in s.item.why_not_reviewable
-    assert s.save("verdict", action="approve") is None and "No agent trajectory" in s.error
+    assert s.writer.save("verdict", action="approve") is None and "No agent trajectory" in s.error
 
 
 def test_approve_and_override_to_the_same_answer_agree_everywhere(seeded_db):
     a, b = state_for(seeded_db, "fay"), state_for(seeded_db, "gus")
     verify = seeded_db.queue.queue_items(task="verify", limit=1)[0]["trajectory_id"]
     a.open_item(trajectory_id=verify), b.open_item(trajectory_id=verify)
-    a.save("verdict", action="approve")
-    b.draft = {"type": b.item.agent_label["type"], "z": (b.item.agent_label.get("z") or 0) + 0.0001}
-    assert b.save("verdict", action="override") is None  # within dz/(1+z) < 0.0033: the same answer
-    b.draft = {"type": "QSO", "z": 2.0}
-    b.save("verdict", action="override")
+    a.writer.save("verdict", action="approve")
+    b.draft.label = {"type": b.item.agent_label["type"], "z": (b.item.agent_label.get("z") or 0) + 0.0001}
+    assert b.writer.save("verdict", action="override") is None  # within dz/(1+z) < 0.0033: the same answer
+    b.draft.label = {"type": "QSO", "z": 2.0}
+    b.writer.save("verdict", action="override")
     row = seeded_db.queue.queue_items("fay", task="verify", limit=1)[0]
     in_conflicts = verify in [i["item_id"] for i in conflict_queue(seeded_db)]
     assert row["disagreement"] is True and in_conflicts
@@ -125,14 +126,14 @@ def test_two_reviewers_disagree_and_a_merger_resolves(seeded_db):
     alice.step_item(+3), bob.step_item(+3)
     tid = alice.item.trajectory_id
     assert bob.item.trajectory_id == tid
-    alice.save("verdict", action="approve")
+    alice.writer.save("verdict", action="approve")
     assert bob.labels.others_visible("ida", tid, blind=True) is None  # blind until bob saves
-    bob.save("verdict", action="reject")
+    bob.writer.save("verdict", action="reject")
     assert [r["reviewer"] for r in bob.labels.others_visible("ida", tid, blind=True)] == ["hal"]
     item = next(i for i in conflict_queue(seeded_db) if i["item_id"] == tid)
     assert item["object_id"] and item["survey"]  # rows name the object, not a hex id
     carol = state_for(seeded_db, "jo", blind=False)  # blind, a merger labels first (tests/security/test_blind_review.py)
-    carol.save("resolution", item=item, action="reject", label=None, comment="No Balmer lines at all: reject.")
+    carol.writer.save("resolution", item=item, action="reject", label=None, comment="No Balmer lines at all: reject.")
     assert tid not in [i["item_id"] for i in conflict_queue(seeded_db)]
     assert verdict_for(seeded_db, tid)["final"]["action"] == "reject"
     assert not seeded_db.queue.queue_items("jo", limit=1000, disagreement=True) or \
@@ -142,10 +143,10 @@ def test_two_reviewers_disagree_and_a_merger_resolves(seeded_db):
 def test_a_reviewer_name_is_required_and_checked(seeded_db):
     s = state_for(seeded_db, "")
     before = seeded_db.labels.count_labels("reviews")
-    s.save("verdict", action="approve")
+    s.writer.save("verdict", action="approve")
     assert seeded_db.labels.count_labels("reviews") == before and "name is needed" in s.error
     s.reviewer = "<img src=x onerror=alert(1)>"
-    s.save("verdict", action="approve")
+    s.writer.save("verdict", action="approve")
     assert seeded_db.labels.count_labels("reviews") == before and "may hold letters" in s.error
 
 
@@ -189,28 +190,31 @@ def test_every_label_kind_round_trips_through_save_to_the_store(seeded_db):
         "curation_event": (auditor, {"event": "audit", "value": "approve", "comment": None},
                            lambda: [(e["reviewer"], e["event"]) for e in db.labels.curation_events_for(tid)
                                     if e["event"] == "audit"] == [("sig", "audit")]),
+        "step_judgment": (s, {"judgment": "incorrect", "tags": ["wrong_z"]},
+                          lambda: s.labels.my_step_judgments("rho", tid)[step.index]["tags"] == ["wrong_z"]),
     }
     assert list(cases) == list(LABEL_KINDS)
     for kind, (state, fields, stored) in cases.items():
-        ack = state.save(kind, **fields)
+        ack = state.writer.save(kind, **fields)
         assert ack is not None and ack.subject, (kind, state.error)
         assert stored(), kind
-    assert s.undoable is not None and s.undoable.kind == "verdict"  # only a verdict is what `u` withdraws
+    assert s.writer.undoable is not None and s.writer.undoable.kind == "verdict"  # only a verdict is what `u` withdraws
 
 
 # one set of fields each kind takes (for the refusals: never stored)
 FIELDS = {"verdict": {"action": "approve"}, "score": {"score": 3}, "note": {"comment": "x", "flags": []},
           "claim_flag": {"claim": {}, "decision": "confirm"}, "preference": {"other_id": "x", "outcome": "win"},
           "revision": {"text": "x", "tool_args": None, "comment": None},
-          "curation_event": {"event": "audit", "value": "approve", "comment": None}}
+          "curation_event": {"event": "audit", "value": "approve", "comment": None},
+          "step_judgment": {"judgment": "correct"}}
 
 
 def test_save_refuses_an_unknown_kind_and_a_trajectory_kind_where_none_is_open(seeded_db):
     s = state_for(seeded_db, "tau")
     with pytest.raises(ValueError, match=r"'rating'.*verdict, score"):
-        s.save("rating", score=3)
+        s.writer.save("rating", score=3)
     with pytest.raises(TypeError):  # a field the kind does not take
-        s.save("score", stars=3)
+        s.writer.save("score", stars=3)
     seeded_db.spectra.add_spectrum({**seeded_db.spectra.get_spectrum(s.item.spectrum_id), "spectrum_id": "bare"})
     assert s.open_item(spectrum_id="bare") and s.item.trajectory is None
     before = {t: seeded_db.labels.count_labels(t) for t in ("reviews", "ratings", "annotations")}
@@ -218,11 +222,11 @@ def test_save_refuses_an_unknown_kind_and_a_trajectory_kind_where_none_is_open(s
     assert set(needing) == set(FIELDS)
     for kind in needing:
         s.error = ""
-        assert s.save(kind, **FIELDS[kind]) is None and s.error == s.item.why_not_reviewable, kind
+        assert s.writer.save(kind, **FIELDS[kind]) is None and s.error == s.item.why_not_reviewable, kind
     assert {t: seeded_db.labels.count_labels(t) for t in before} == before
-    assert s.save("vi", quality=3) is not None  # a VI is on the spectrum: a bare one takes it
+    assert s.writer.save("vi", quality=3) is not None  # a VI is on the spectrum: a bare one takes it
     nothing_open = ReviewState(seeded_db, reviewer="tau")
-    assert nothing_open.save("verdict", action="approve") is None and nothing_open.error == "Open an item first."
+    assert nothing_open.writer.save("verdict", action="approve") is None and nothing_open.error == "Open an item first."
 
 
 def test_curation_revision_audits_and_votes(seeded_db):
@@ -232,12 +236,12 @@ def test_curation_revision_audits_and_votes(seeded_db):
     tid = s.item.trajectory_id
     call = next(st for st in s.steps if st.kind == "tool_call")
     s.go_to_step(call.index)
-    s.save("revision", text=call.text, tool_args={"wavelength_range": [4080, 4130], "label": "H-delta"}, comment="tighter")
+    s.writer.save("revision", text=call.text, tool_args={"wavelength_range": [4080, 4130], "label": "H-delta"}, comment="tighter")
     assert seeded_db.labels.revisions_for(tid)[-1]["tool_args"]["wavelength_range"] == [4080, 4130]
     for who in ("lea", "max"):
-        state_for(seeded_db, who).save("curation_event", event="audit", value="approve", comment=None)
+        state_for(seeded_db, who).writer.save("curation_event", event="audit", value="approve", comment=None)
     for who in ("lea", "max", "ned"):
-        state_for(seeded_db, who).save("curation_event", event="vote", value="accept", comment=None)
+        state_for(seeded_db, who).writer.save("curation_event", event="vote", value="accept", comment=None)
     assert next(r for r in curation_board(seeded_db) if r["trajectory_id"] == tid)["state"] == "accepted"
 
 
@@ -247,15 +251,15 @@ def test_campaign_scopes_the_queue_blinds_and_freezes(seeded_db):
     s = ReviewState(seeded_db, reviewer="heidi")
     assert s.open_campaign("wd-pilot") and s.open_first()
     assert [r["trajectory_id"] for r in seeded_db.queue.queue_items("heidi", **s.queue_args())] == ids
-    s.save("verdict", action="approve")  # rating-only campaign: no verdicts
+    s.writer.save("verdict", action="approve")  # rating-only campaign: no verdicts
     assert seeded_db.labels.latest_review(ids[0], "heidi") is None and "rating only" in s.error
-    s.save("score", score=3)
+    s.writer.save("score", score=3)
     assert seeded_db.labels.latest_rating(ids[0], "heidi")["session_id"] == sid
     outsider = ReviewState(seeded_db, reviewer="zed")
     outsider.open_campaign("wd-pilot"), outsider.open_first()
-    assert outsider.save("score", score=1) is None and "not assigned" in outsider.error
+    assert outsider.writer.save("score", score=1) is None and "not assigned" in outsider.error
     seeded_db.sessions.close_session(sid)
-    s.save("score", score=4)
+    s.writer.save("score", score=4)
     assert "closed" in s.error and seeded_db.labels.latest_rating(ids[0], "heidi")["score"] == 3
 
 
@@ -310,7 +314,7 @@ def test_under_a_login_labels_are_saved_as_the_login_only(seeded_db):
     s = state_for(seeded_db, "alma", login=True)
     tid = s.item.trajectory_id
     s.reviewer = "bert"  # whatever a page might manage to send
-    assert s.save("verdict", action="approve") is None and "saved as alma" in s.error
+    assert s.writer.save("verdict", action="approve") is None and "saved as alma" in s.error
     assert seeded_db.labels.latest_review(tid, "bert") is None and seeded_db.labels.latest_review(tid, "alma") is None
 
 

@@ -156,7 +156,7 @@ def test_the_corrected_z_is_empty_not_nan_on_a_sky_fibre(store, wait_for_backgro
     model = form._z.get_root(Document())
     galaxy = next(t["id"] for t in store.trajectories.list_trajectories(task="verify") if t["answer_z"])
     state.open_item(trajectory_id=galaxy)
-    state.draft = {"type": "QSO", "z": 1.5}  # a corrected z in the field (the form starts with none, issue 46)
+    state.draft.label = {"type": "QSO", "z": 1.5}  # a corrected z in the field (the form starts with none, issue 46)
     assert model.value == pytest.approx(1.5)
     sky = next(t["id"] for t in store.trajectories.list_trajectories(task="verify")
                if t["outcome"].get("status") == UNJUDGEABLE)

@@ -20,10 +20,10 @@ def test_a_label_on_an_item_outside_the_campaign_is_refused(tmp_path, wait_for_b
     assert state.open_campaign("spring")
     before = store.labels.reviews_for(ids[3])
     assert state.open_item(trajectory_id=ids[3])  # opened by address, but not a campaign item
-    assert state.save("verdict", action="approve") is None and "not part of campaign 'spring'" in state.error
-    assert state.save("score", score=3) is None
+    assert state.writer.save("verdict", action="approve") is None and "not part of campaign 'spring'" in state.error
+    assert state.writer.save("score", score=3) is None
     assert store.labels.reviews_for(ids[3]) == before == []
-    assert state.open_item(trajectory_id=ids[0]) and state.save("verdict", action="approve") is not None
+    assert state.open_item(trajectory_id=ids[0]) and state.writer.save("verdict", action="approve") is not None
     wait_for_background_renders()
     store.close()
 

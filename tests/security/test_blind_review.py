@@ -71,7 +71,7 @@ def test_a_hidden_conflict_cannot_be_resolved_blind(disputed):
     assert view.current is None and view.submit() is None
     item = next(i for i in conflict_queue(store) if i["item_id"] == tid)
     before = len(store.reviews.latest_resolutions("trajectory", None))
-    assert view.state.save("resolution", item=item, action="approve", label=None, comment="ann is right") is None
+    assert view.state.writer.save("resolution", item=item, action="approve", label=None, comment="ann is right") is None
     assert "blind review" in view.state.error.lower()
     assert len(store.reviews.latest_resolutions("trajectory", None)) == before
 

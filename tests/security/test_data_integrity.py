@@ -78,8 +78,8 @@ def test_a_changed_file_is_not_shown_and_labels_stay_with_the_data(tmp_path, kee
         traj = store.trajectories.list_trajectories(spectrum_id=changed["spectrum_id"], limit=1)[0]["id"]
         state = ReviewState(store, reviewer="ann")
         assert state.open_item(trajectory_id=traj), state.error  # shown while it is the ingested file
-        assert state.save("verdict", action="approve") is not None
-        state.save("vi", quality=3)
+        assert state.writer.save("verdict", action="approve") is not None
+        state.writer.save("vi", quality=3)
         assert state.open_item(spectrum_id=other["spectrum_id"]), state.error
         wait_for_background_renders()
         before = counts(db)

@@ -17,12 +17,12 @@ def test_a_refused_write_is_shown_and_no_acknowledgement_follows_it(tmp_path, wa
     state = ReviewState(store, reviewer="ann")
     state.open_first()
     view = AckView(state=state)
-    assert state.save("verdict", action="approve") is not None
+    assert state.writer.save("verdict", action="approve") is not None
     assert "approve" in view._ack.object
     tid = state.item.trajectory_id
     wait_for_background_renders()
     store.close()  # the database goes away under the page (as a full disk or a lost mount would)
-    assert state.save("verdict", action="reject") is None
+    assert state.writer.save("verdict", action="reject") is None
     assert "NOT SAVED" in state.error and "Nothing was stored" in state.error
     assert view._error.visible and "NOT SAVED" in view._error.object
     assert view._ack.object == ""  # the earlier acknowledgement is not left to look like this one's

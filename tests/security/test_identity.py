@@ -121,8 +121,8 @@ def test_a_login_that_ends_while_its_page_is_open_saves_nothing_more(demo_store)
     state = ReviewState(demo_store, login_holds=lambda: holds[0], reviewer="carl", login=True)
     state.open_first()
     tid = state.item.trajectory_id
-    assert state.save("verdict", action="approve") is not None
+    assert state.writer.save("verdict", action="approve") is not None
     holds[0] = False  # expired, or ended by /logout
-    assert state.save("verdict", action="reject") is None
+    assert state.writer.save("verdict", action="reject") is None
     assert "Your login has ended" in state.error
     assert demo_store.labels.latest_review(tid, "carl")["action"] == "approve"

@@ -27,17 +27,17 @@ def counts(state) -> tuple[int, int, int]:
 
 def test_huge_texts_are_refused_and_nothing_is_stored(state):
     before = counts(state)
-    state.comment = HUGE
-    assert state.save("verdict", action="approve") is None and "at most 2000" in state.error
-    assert state.save("note", comment=HUGE, flags=[]) is None and "at most 5000" in state.error
+    state.draft.comment = HUGE
+    assert state.writer.save("verdict", action="approve") is None and "at most 2000" in state.error
+    assert state.writer.save("note", comment=HUGE, flags=[]) is None and "at most 5000" in state.error
     state.error = ""
-    assert state.save("vi", quality=4, issues="", z=0.0, spectype="STAR", comment="y" * 101) is None
+    assert state.writer.save("vi", quality=4, issues="", z=0.0, spectype="STAR", comment="y" * 101) is None
     assert "at most 100" in state.error
     assert counts(state) == before
 
 
 def test_texts_at_the_limit_are_stored_whole(state):
-    state.comment = "c" * TEXT_LIMITS["comment"]
-    ack = state.save("verdict", action="approve")
+    state.draft.comment = "c" * TEXT_LIMITS["comment"]
+    ack = state.writer.save("verdict", action="approve")
     assert ack is not None
     assert state.store.labels.latest_review(state.item.trajectory_id, "ann")["comment"] == "c" * TEXT_LIMITS["comment"]

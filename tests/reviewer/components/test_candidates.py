@@ -31,7 +31,7 @@ def test_choosing_a_candidate_draws_its_template_and_sets_the_frame_not_the_answ
     answer = dict(state.item.agent_label)
     other = next(c for c in view.candidates if abs(c["z"] - TRUE_Z) > 0.01)
     view.choose(other["key"])
-    assert state.z == pytest.approx(other["z"]) and state.draft["z"] == pytest.approx(other["z"])
+    assert state.frame.z == pytest.approx(other["z"]) and state.draft.label["z"] == pytest.approx(other["z"])
     model = np.asarray(plot.sources["model"].data["model"], float)
     assert np.isfinite(model).sum() > 1000
     assert state.item.agent_label == answer
@@ -52,8 +52,8 @@ def test_marking_h_alpha_on_the_galaxy_sets_z_within_0_001(galaxy):
     view._line.value = next(v for k, v in view._line.options.items() if k.startswith("H-alpha"))
     assert not view._set_z.disabled
     view.set_z_from_mark()
-    assert state.z == pytest.approx(TRUE_Z, abs=0.001)
-    assert state.candidate["source"].startswith("marked H-alpha")
+    assert state.frame.z == pytest.approx(TRUE_Z, abs=0.001)
+    assert state.frame.candidate["source"].startswith("marked H-alpha")
 
 
 def test_the_pipelines_row_shows_beside_the_answer_and_the_score_is_explained(galaxy):

@@ -48,10 +48,10 @@ def test_the_verify_form_starts_afresh_on_the_new_item(app):
     star = next(r for r in verify if r["answer"] == "STAR")
     state.open_item(trajectory_id=galaxy["trajectory_id"])
     form._type.value = "QSO"
-    assert state.draft["type"] == "QSO"
+    assert state.draft.label["type"] == "QSO"
     state.open_item(trajectory_id=star["trajectory_id"])
     # nothing corrected yet: neither the galaxy's QSO nor the star's own answer (the z tab's candidate is asked for)
-    assert form._type.value is None and state.draft == {} and "z tab" in form._override.label
+    assert form._type.value is None and state.draft.label == {} and "z tab" in form._override.label
     assert form._approve.label.startswith("Approve: STAR")
 
 

@@ -70,12 +70,12 @@ def test_a_hidden_conflicts_tab_rereads_when_shown_not_after_every_verdict(tmp_p
     assert merger.total == 0
     state.main_tab = "review"  # the page's tabs: the Review tab on screen
     state.open_item(trajectory_id=rows[0]["trajectory_id"])
-    assert state.save("verdict", action="reject") is not None  # a conflict with ann
+    assert state.writer.save("verdict", action="reject") is not None  # a conflict with ann
     assert merger.total == 0  # not re-read while hidden
     state.main_tab = "conflicts"
     merger.refresh()  # what opening the tab does (layouts.audit.LazyTab.open)
     assert merger.total == 1
     state.open_item(trajectory_id=rows[1]["trajectory_id"])
-    assert state.save("verdict", action="reject") is not None
+    assert state.writer.save("verdict", action="reject") is not None
     assert merger.total == 2  # on screen: re-read after the verdict
     store.close()

@@ -71,7 +71,7 @@ def test_the_verdict_buttons_say_what_they_save_and_undo_names_the_item(db):
     assert form._override.label == "Override → YES (o)"
     assert "Reject" in form._reject.label and "no label" in form._reject.label
     assert form._undo.disabled and "Nothing to undo" in form._undo.label
-    s.save("verdict", action="approve")
+    s.writer.save("verdict", action="approve")
     assert not form._undo.disabled
     assert "approve" in form._undo.label and s.item.subject in form._undo.label
     s.step_item(+1)  # another item: `u` would withdraw nothing here, and the button says so
@@ -113,16 +113,16 @@ def test_the_curation_form_says_which_item_and_step_it_revises(db):
     s.go_to_step(2)
     assert "step 3" in board.target_text() and s.item.subject in board.target_text()
     board.act("audit", "approve")
-    assert "draft" in s.error and s.ack is None
+    assert "draft" in s.error and s.writer.ack is None
 
 
 def test_other_reviewers_follow_labels_saved_elsewhere(db):
     tid = queue(db, "mg")[2]["trajectory_id"]
     ola, pia = opened(db, "ola", tid), opened(db, "pia", tid)
     view = OthersView(state=ola)
-    ola.save("verdict", action="approve")
+    ola.writer.save("verdict", action="approve")
     assert "No other reviewer" in view._pane.object
-    pia.save("verdict", action="reject")  # another session (another browser)
+    pia.writer.save("verdict", action="reject")  # another session (another browser)
     assert ola.poll_store()  # what the page's periodic callback does
     assert "pia" in view._pane.object
 
@@ -132,8 +132,8 @@ def test_other_reviewers_lines_name_the_label(db):
     tid, answer = row["trajectory_id"], row["answer"]
     other = "NO" if answer == "YES" else "YES"
     ada, bo, cy = opened(db, "ada", tid), opened(db, "bo", tid), opened(db, "cy", tid, blind=False)
-    ada.save("verdict", action="approve")
-    bo.save("verdict", action="override")  # the other answer
+    ada.writer.save("verdict", action="approve")
+    bo.writer.save("verdict", action="override")  # the other answer
     view = OthersView(state=cy)
     assert f"<b>ada</b>: approve ({answer})" in view._pane.object
     assert f"<b>bo</b>: override → {other}" in view._pane.object
@@ -149,13 +149,13 @@ def test_a_pages_own_verdict_is_not_read_again_as_one_stored_elsewhere(db):
     view = QueueView(state=ola)
     reads = []
     view.fetch = lambda offset, limit: reads.append(offset) or QueueView.fetch(view, offset, limit)
-    ola.save("verdict", action="approve")
-    assert ola.ack is not None and len(reads) == 1  # with the acknowledgement (outside a served page: at once)
+    ola.writer.save("verdict", action="approve")
+    assert ola.writer.ack is not None and len(reads) == 1  # with the acknowledgement (outside a served page: at once)
     assert not ola.poll_store() and len(reads) == 1
-    pia.save("verdict", action="reject")  # another browser, before ola's next verdict
+    pia.writer.save("verdict", action="reject")  # another browser, before ola's next verdict
     assert ola.open_item(trajectory_id=second)
     reads.clear()
-    ola.save("verdict", action="approve")
+    ola.writer.save("verdict", action="approve")
     assert len(reads) == 1 and ola.poll_store() and len(reads) == 2
     assert ola.store_mark == db.queue.content_mark()
 
@@ -172,7 +172,7 @@ def test_a_served_pages_queue_reads_again_off_its_thread_and_an_older_read_never
     before, readers, doc = view.total, [], ServedDoc()
     view.fetch = lambda offset, limit: readers.append(threading.current_thread().name) or QueueView.fetch(
         view, offset, limit)
-    pia.save("verdict", action="approve")  # another browser
+    pia.writer.save("verdict", action="approve")  # another browser
     with set_curdoc(doc):
         assert ola.poll_store()
     assert view.total == before  # nothing read on the page's thread
@@ -181,7 +181,7 @@ def test_a_served_pages_queue_reads_again_off_its_thread_and_an_older_read_never
     assert view.total == before + 1 and first in [r["trajectory_id"] for r in view.rows]
 
     assert pia.open_item(trajectory_id=second)
-    pia.save("verdict", action="reject")
+    pia.writer.save("verdict", action="reject")
     with set_curdoc(doc):
         assert ola.poll_store()
     background.wait_for("lists")  # read with the filter then on screen (reviewed by pia)...
@@ -200,7 +200,7 @@ def test_the_spectrum_list_rereads_for_new_spectra_not_for_every_verdict_stored_
     before = spectra.total
     reads = []
     spectra.fetch = lambda offset, limit: reads.append(offset) or SpectrumListView.fetch(spectra, offset, limit)
-    pia.save("verdict", action="approve")
+    pia.writer.save("verdict", action="approve")
     assert ola.poll_store() and reads == []
     db.spectra.add_spectrum({**db.spectra.get_spectrum(ola.item.spectrum_id), "spectrum_id": "added-elsewhere"})
     assert ola.poll_store() and reads == [0]

@@ -39,17 +39,17 @@ def test_lists_both_epochs_and_overlays_the_second(pair):
     assert panel._table.object.count("a/vet: YES") == 2  # the agents' answers on each
     assert list(panel._overlay.options.values()) == [second]
     panel._overlay.value = [second]
-    assert state.overlays == [(second, panel._colours[second])]
+    assert state.frame.overlays == [(second, panel._colours[second])]
     data = plot.overlay_source.data
     assert data["name"] == [second] and len(data["xs"][0]) > 3000
     ref = np.nanmedian(plot.drawn_flux())
     assert np.nanmedian(data["ys"][0]) == pytest.approx(ref, rel=0.1)  # normalised to the spectrum on screen
     observed = np.asarray(data["xs"][0])[0]
-    state.param.update(z=0.5, rest_frame=True)
+    state.frame.param.update(z=0.5, rest_frame=True)
     assert np.asarray(plot.overlay_source.data["xs"][0])[0] == pytest.approx(observed / 1.5, rel=1e-5)
     panel._pick.value = second
     panel._open.clicks += 1  # open the other epoch: its own overlays start empty
-    assert state.item.spectrum_id == second and state.overlays == [] and plot.overlay_source.data["xs"] == []
+    assert state.item.spectrum_id == second and state.frame.overlays == [] and plot.overlay_source.data["xs"] == []
     assert panel._overlay.value == [] and list(panel._overlay.options.values()) == [first]
 
 
@@ -76,7 +76,7 @@ def test_compare_with_offers_the_other_epochs_trajectory(pair):
     assert other in form._other.options.values()
     assert any("other spectrum: LAMOST" in label for label in form._other.options)
     form._other.value = other
-    ack = state.save("preference", other_id=other, outcome="win")
+    ack = state.writer.save("preference", other_id=other, outcome="win")
     assert ack is not None and state.error == ""
 
 

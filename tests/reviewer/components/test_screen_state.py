@@ -20,7 +20,7 @@ def zoom_steps(state) -> list[int]:
 
 def test_the_plot_follows_the_agents_zoom_and_stays_put_when_told_not_to(desi_galaxy):
     state, plot = desi_galaxy
-    assert state.follow_zoom  # on by default
+    assert state.frame.follow_zoom  # on by default
     steps = zoom_steps(state)
     assert steps, "the galaxy's verify trajectory has zoom steps"
     for step in steps:  # every zoom step, as playing goes through them
@@ -30,36 +30,36 @@ def test_the_plot_follows_the_agents_zoom_and_stays_put_when_told_not_to(desi_ga
     state.go_to_step(whole)
     assert plot.x_range is None  # a step on the whole spectrum: the whole spectrum
     state.go_to_step(steps[0])
-    state.follow_zoom = False
+    state.frame.follow_zoom = False
     plot.zoom_to(6000.0, 7000.0)
     state.go_to_step(steps[-1])
     assert plot.x_range == (6000.0, 7000.0)  # the reviewer's range: only shaded, not followed
     state.go_to_step(steps[0])
-    state.follow_zoom = True  # on again, at the same step: the plot goes to the agent's window at once
+    state.frame.follow_zoom = True  # on again, at the same step: the plot goes to the agent's window at once
     assert plot.x_range == pytest.approx(state.zoom_window())
 
 
 def test_the_z_nudge_keys_move_the_frame_by_a_velocity_and_make_it_the_correction(desi_galaxy):
     state, plot = desi_galaxy
     keys = keyboard_for(state, plot)
-    z0 = state.z
+    z0 = state.frame.z
     keys.press("]")
-    assert (1 + state.z) / (1 + z0) - 1 == pytest.approx(50.0 / C_KMS, rel=1e-3)
-    assert plot.z == pytest.approx(state.z)  # the line markers and the frame follow
+    assert (1 + state.frame.z) / (1 + z0) - 1 == pytest.approx(50.0 / C_KMS, rel=1e-3)
+    assert plot.frame.z == pytest.approx(state.frame.z)  # the line markers and the frame follow
     # within DESI's merge tolerance (consensus.DZ_MAX, ~1,000 km/s) the z is the agent's answer: no correction
-    assert not state.draft
+    assert not state.draft.label
     for _ in range(3):
         keys.press("}")
-    shift = ((1 + state.z) / (1 + z0) - 1) * C_KMS
+    shift = ((1 + state.frame.z) / (1 + z0) - 1) * C_KMS
     assert shift == pytest.approx(((1 + 50 / C_KMS) * (1 + 500 / C_KMS) ** 3 - 1) * C_KMS, rel=1e-6)
-    assert state.draft["z"] == pytest.approx(state.z) and state.draft["type"] == "GALAXY"
-    state.draft = {"type": "QSO", "z": state.z}  # the reviewer's class, chosen in the form
+    assert state.draft.label["z"] == pytest.approx(state.frame.z) and state.draft.label["type"] == "GALAXY"
+    state.draft.label = {"type": "QSO", "z": state.frame.z}  # the reviewer's class, chosen in the form
     keys.press("]")
-    assert state.draft["type"] == "QSO"  # a nudge moves the z, never the class back to the agent's
+    assert state.draft.label["type"] == "QSO"  # a nudge moves the z, never the class back to the agent's
     keys.press("o")
-    assert state.ack is not None and "override" in state.ack.text(), state.error
+    assert state.writer.ack is not None and "override" in state.writer.ack.text(), state.error
     saved = state.labels.my_review("ann", state.item.trajectory_id)
-    assert saved["label"]["z"] == pytest.approx(state.z, abs=1e-6)
+    assert saved["label"]["z"] == pytest.approx(state.frame.z, abs=1e-6)
 
 
 def test_a_claim_chip_clicked_again_takes_its_shading_off(desi_galaxy):
@@ -70,14 +70,14 @@ def test_a_claim_chip_clicked_again_takes_its_shading_off(desi_galaxy):
     state.go_to_step(step)
     index = next(i for i, r in enumerate(claims._results()) if r.window)
     claims._buttons.value = index
-    assert state.focus_window is not None
+    assert state.frame.focus_window is not None
     claims._buttons.value = None  # the chip clicked again (ButtonStrip toggles; tests/ui clicks it)
-    assert state.focus_window is None
+    assert state.frame.focus_window is None
     without = next((i for i, r in enumerate(claims._results()) if not r.window), None)
     if without is not None:  # a claim measured nowhere in particular: the previous chip's shading goes
         claims._buttons.value = index
         claims._buttons.value = without
-        assert state.focus_window is None
+        assert state.frame.focus_window is None
 
 
 def test_which_line_starts_empty_on_each_item(desi_galaxy):

@@ -46,7 +46,7 @@ def check_arms(spec, names):
     wave = spec.spectral_axis.to_value("Angstrom")
     good = np.isfinite(plot.drawn_flux())
     for k, hidden in enumerate(names):
-        plot.hidden_arms = [hidden]
+        plot.frame.hidden_arms = [hidden]
         shown = drawn_arms(plot)
         assert hidden not in shown
         assert f"{hidden} arm" not in [item.label.value for item in plot.legend.items]
@@ -55,7 +55,7 @@ def check_arms(spec, names):
         assert np.array_equal(np.sort(drawn), np.sort(wave[good & (ids != k)].astype(np.float32)))
         flux = np.asarray(plot.sources["flux"].data["flux"], float)
         assert np.isnan(flux[ids == k]).all() and np.isfinite(flux[good & (ids != k)]).all()
-    plot.hidden_arms = []
+    plot.frame.hidden_arms = []
     assert sum(v.size for v in drawn_arms(plot).values()) == int(good.sum())
 
 
@@ -121,9 +121,9 @@ def test_hidden_arms_follow_the_review_state(tmp_path, desi, wait_for_background
         assert state.open_item(trajectory_id=tid)
         plot = SpectrumPlot(state=state)
         assert set(plot.arm_source.data["arm"]) == {"B", "R", "Z"}
-        state.hidden_arms = ["R"]
+        state.frame.hidden_arms = ["R"]
         assert list(plot.arm_source.data["arm"]) == ["B", "Z"]
-        state.hidden_arms = []
+        state.frame.hidden_arms = []
         assert list(plot.arm_source.data["arm"]) == ["B", "R", "Z"]
     finally:
         wait_for_background_renders()

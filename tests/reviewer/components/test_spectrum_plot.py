@@ -5,6 +5,7 @@ from bokeh.document import Document
 from bokeh.models import Range1d
 
 from reviewer.components.spectrum_plot import SpectrumPlot, label_candidates, robust_y_range
+from reviewer.view_frame import Frame
 
 
 def x_range_of(root):
@@ -68,10 +69,10 @@ def test_rest_frame_divides_the_axis_and_lines_stay_on_their_pixels(synthetic_sp
     wave = synthetic_spectrum.spectral_axis.value * 1.1
     shifted = synthetic_spectrum.__class__(spectral_axis=wave * synthetic_spectrum.spectral_axis.unit,
                                            flux=synthetic_spectrum.flux, uncertainty=synthetic_spectrum.uncertainty)
-    plot = SpectrumPlot(spectrum=shifted, z=0.1)
+    plot = SpectrumPlot(spectrum=shifted, frame=Frame(z=0.1))
     root = pn.panel(plot).get_root(Document())
     for rest in (False, True):
-        plot.rest_frame = rest
+        plot.frame.rest_frame = rest
         flux = source_of(root, "flux")
         x, y = np.asarray(flux.data["wave"], float), np.asarray(flux.data["flux"], float)
         core = x[np.nanargmin(y)]
@@ -93,14 +94,14 @@ def test_one_label_per_wavelength_major_lines_first():
 def test_agent_zoom_is_shaded_and_follows_the_frame(synthetic_spectrum):
     """The agent's zoom (observed wavelengths) is shaded where those pixels are drawn: in the rest frame
     at 1/(1+z) of them, and back when the frame is observed again."""
-    plot = SpectrumPlot(spectrum=synthetic_spectrum, z=0.0)
+    plot = SpectrumPlot(spectrum=synthetic_spectrum, frame=Frame(z=0.0))
     pn.panel(plot).get_root(Document())
     assert plot.shaded_span() is None
     plot.shaded_ranges = [(6500.0, 6600.0)]
     assert plot.shaded_span() == (6500.0, 6600.0)
-    plot.param.update(z=0.25, rest_frame=True)
+    plot.frame.param.update(z=0.25, rest_frame=True)
     assert plot.shaded_span() == pytest.approx((6500.0 / 1.25, 6600.0 / 1.25))
-    plot.rest_frame = False
+    plot.frame.rest_frame = False
     assert plot.shaded_span() == pytest.approx((6500.0, 6600.0))
     plot.shaded_ranges = []
     assert plot.shaded_span() is None
@@ -109,18 +110,18 @@ def test_agent_zoom_is_shaded_and_follows_the_frame(synthetic_spectrum):
 def test_a_new_z_in_the_observed_frame_moves_the_markers_and_leaves_the_flux_unsent(synthetic_spectrum):
     """An item switch to another task on the same spectrum changes z only: the line markers follow
     it, the flux columns (most of the bytes) are not sent again; in the rest frame they are."""
-    plot = SpectrumPlot(spectrum=synthetic_spectrum, z=0.0)
+    plot = SpectrumPlot(spectrum=synthetic_spectrum, frame=Frame(z=0.0))
     root = pn.panel(plot).get_root(Document())
     flux = source_of(root, "flux")
     before_data, before_marker = flux.data, source_of(root, "text", "H-alpha")
     marker = before_marker.data["x"][list(before_marker.data["text"]).index("H-alpha")]
-    plot.z = 0.001
+    plot.frame.z = 0.001
     labels = source_of(root, "text", "H-alpha")
     assert labels.data["x"][list(labels.data["text"]).index("H-alpha")] == pytest.approx(marker * 1.001)
     assert flux.data is before_data
-    plot.rest_frame = True
+    plot.frame.rest_frame = True
     wave = np.asarray(flux.data["wave"], float)
-    plot.z = 0.002
+    plot.frame.z = 0.002
     assert flux.data is not before_data
     assert np.asarray(flux.data["wave"], float)[0] == pytest.approx(wave[0] * 1.001 / 1.002, rel=1e-6)
 

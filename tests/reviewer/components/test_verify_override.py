@@ -27,7 +27,7 @@ def test_override_on_a_verify_item_proposes_the_chosen_candidate_never_the_agent
     assert "z tab" in state.error and "must differ" not in state.error
     assert state.labels.my_review("ann", tid) is None
     view.choose(view.candidates[0]["key"])  # the agent's own answer, chosen in the z tab: still no override
-    assert describe_label(own) not in form._override.label and not state.draft
+    assert describe_label(own) not in form._override.label and not state.draft.label
     other = next(c for c in view.candidates if abs(c["z"] - TRUE_Z) > 0.01)
     view.choose(other["key"])
     proposed = describe_label({"type": other["class"], "z": other["z"]})
@@ -35,4 +35,4 @@ def test_override_on_a_verify_item_proposes_the_chosen_candidate_never_the_agent
     keys.press("o")
     saved = state.labels.my_review("ann", tid)
     assert saved["action"] == "override" and saved["label"]["z"] == pytest.approx(other["z"])
-    assert state.error == "" and f"verdict 'override' to {proposed}" in state.ack.text()
+    assert state.error == "" and f"verdict 'override' to {proposed}" in state.writer.ack.text()

@@ -75,8 +75,8 @@ def test_arm_toggles_follow_the_item_and_set_the_review_state(galaxy):
     arms = controls._arms
     assert arms.visible and list(arms.options.values()) == ["B", "R", "Z"] and arms.value == ["B", "R", "Z"]
     arms.value = ["B", "Z"]
-    assert state.hidden_arms == ["R"] and list(plot.arm_source.data["arm"]) == ["B", "Z"]
-    state.hidden_arms = []
+    assert state.frame.hidden_arms == ["R"] and list(plot.arm_source.data["arm"]) == ["B", "Z"]
+    state.frame.hidden_arms = []
     assert arms.value == ["B", "R", "Z"]
 
 
@@ -110,7 +110,7 @@ def test_a_saved_vi_is_not_overwritten_by_a_candidate(galaxy):
     form = VIForm(state=state)
     form.param.update(quality=3, z=0.5, spectype="QSO")
     form.submit()
-    assert state.ack is not None and state.ack.kind == "vi"
+    assert state.writer.ack is not None and state.writer.ack.kind == "vi"
     view = CandidatesView(state=state, plot=plot)
     view.choose(view.candidates[-1]["key"])
     fresh = VIForm(state=state)

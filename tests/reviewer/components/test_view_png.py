@@ -33,15 +33,15 @@ def test_the_title_names_the_object_survey_z_and_frame(desi_galaxy):
     item = state.item
     record = item.record
     agent_z = float(item.agent_label["z"])
-    first, second = view_title(item, z=state.z, rest_frame=False, x_range=plot.full_range())
+    first, second = view_title(item, z=state.frame.z, rest_frame=False, x_range=plot.full_range())
     assert str(record["object_id"]) in first and "DESI" in first and record["file_name"] in first
     assert f"z = {agent_z:.5f} (agent)" in second and "observed frame" in second
     lo, hi = plot.full_range()
     assert f"{lo:.1f}–{hi:.1f} Å" in second
     # the reviewer's own z and rest frame, zoomed: the title says so
-    state.param.update(z=0.5, rest_frame=True)
+    state.frame.param.update(z=0.5, rest_frame=True)
     plot.zoom_to(4000, 4500)
-    _, second = view_title(item, z=state.z, rest_frame=plot.rest_frame, x_range=plot.x_range)
+    _, second = view_title(item, z=state.frame.z, rest_frame=plot.frame.rest_frame, x_range=plot.x_range)
     assert second == "z = 0.50000 (reviewer) · rest frame · 4000.0–4500.0 Å rest"
 
 
@@ -60,7 +60,7 @@ def test_names_from_files_stay_one_line_of_plain_text(desi_galaxy):
     assert clean_field("a\nb\x1b[31m\u202ec") == "a b[31mc"
     assert len(clean_field("x" * 500)) == 60
     state.item.record["object_id"] = "$\\frac{1}{0}$ <b>\n"  # mathtext or markup from a file: drawn as text
-    first, _ = view_title(state.item, z=state.z, rest_frame=False, x_range=None)
+    first, _ = view_title(state.item, z=state.frame.z, rest_frame=False, x_range=None)
     assert first.startswith("$\\frac{1}{0}$ <b>")
     assert image(view_png(plot, state)).size == png_size(plot.width_px)
 

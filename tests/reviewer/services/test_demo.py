@@ -10,9 +10,10 @@ from reviewer.store import Store
 VOLATILE = {"id", "created_at", "timings", "elapsed_s", "latency_ms", "latency_s"}  # identity, clock, speed
 # A least-squares fit of a weak line can land a few per cent apart on another CPU (its BLAS sums in
 # another order): 181f76d0e8b24dbf's line 19 fits FWHM 1774 km/s on one machine and 1811 km/s on
-# another, with every text, status and verdict equal. Numbers are compared to this tolerance; what a
-# reviewer reads (texts, statuses, verdicts, structure) exactly.
-FIT_RTOL = 0.05
+# another, with every text, status and verdict equal; its centre's error (from a near-singular
+# covariance: the line is barely there) is 55.3 A on one and 52.2 A on another (6 %). Numbers are
+# compared to this tolerance; what a reviewer reads (texts, statuses, verdicts, structure) exactly.
+FIT_RTOL = 0.1
 
 
 def content(traj) -> dict:

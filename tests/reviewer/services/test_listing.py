@@ -17,10 +17,10 @@ def test_progress_is_read_again_only_once_a_verdict_or_trajectory_is_written_any
     assert len(reads) == 1
 
     ann.open_first()
-    ann.save("verdict", action="approve")  # ann's own verdict
+    ann.writer.save("verdict", action="approve")  # ann's own verdict
     assert ann.queue.progress("ann", None) == {"done": 1, "total": total}
     bob.open_first()
-    bob.save("verdict", action="reject")  # a verdict in another page moves the mark too
+    bob.writer.save("verdict", action="reject")  # a verdict in another page moves the mark too
     assert ann.queue.progress("bob", None) == {"done": 1, "total": total}
     assert ann.queue.progress("ann", None) == {"done": 1, "total": total}
     demo_store.trajectories.save_trajectory(make_trajectory(spectrum_id=None))  # a new trajectory: one more item

@@ -15,8 +15,6 @@ import json
 from reviewer.cli.common import open_store
 from reviewer.cli.console import console_of
 from reviewer.cli.exits import EXIT_OK, EXIT_SOME_FAILED
-from reviewer.services.items import find_campaign
-from reviewer.services.reviewer_stats import reviewer_report
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -32,6 +30,9 @@ def _number(value, digits: int = 3) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from reviewer.services.items import find_campaign  # here: the parser answers without the services' imports
+    from reviewer.services.reviewer_stats import reviewer_report
+
     console = console_of(args)
     store = open_store(args)
     if store is None:

@@ -19,9 +19,6 @@ import argparse
 from reviewer.cli.common import open_store
 from reviewer.cli.console import console_of
 from reviewer.cli.exits import EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE
-from reviewer.services import campaigns
-from reviewer.services.gold import GoldFileError
-from reviewer.services.labels import NameRefused, check_name
 from reviewer.store.sessions import SESSION_MODES
 
 
@@ -74,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
     for person in session["reviewers"] or sorted({r["reviewer"] for r in store.reviews.current_reviews(session=found["id"])}):
         prog = store.queue.queue_progress(person, session_id=found["id"])
         console.say(f"{person}\t{prog['done']}/{prog['total']}")
+    from reviewer.services import campaigns  # here: the parser answers without the services' imports
+
     planned = campaigns.overlap_progress(store, session)
     if planned is not None:
         console.say(f"complete at {session['per_item']} reviewers per item\t{planned['complete']}/{planned['items']}"
@@ -82,6 +81,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _create(args: argparse.Namespace, store, console) -> int:
+    from reviewer.services import campaigns
+    from reviewer.services.gold import GoldFileError
+    from reviewer.services.labels import NameRefused, check_name
+
     filters = {k: getattr(args, k) for k in ("agent_name", "backend", "credibility", "answer") if getattr(args, k)}
     gold_from = tuple(s.strip() for s in args.gold_from.split(",") if s.strip())
     try:

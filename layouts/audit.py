@@ -33,6 +33,7 @@ from reviewer.services.labels import LabelRefused, check_name
 
 def keyboard_for(state: ReviewState, plot=None, render: StepRender | None = None) -> Keyboard:
     keys = Keyboard()
+    keys.on_active(state.activity.report)  # time on item (reviewer.activity)
     if render is not None:  # the agent's render at full size, and back (f is the browser's own: keyboard.py)
         keys.on("v", render.toggle_full_size)
         keys.on("Escape", render.close)

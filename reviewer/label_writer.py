@@ -91,7 +91,7 @@ def _conflict_subject(item: dict, **_fields) -> str:
 LABEL_KINDS: dict[str, LabelKind] = {
     "verdict": LabelKind("trajectory", lambda s, traj, action: s.labels.write_verdict(
         s.reviewer, traj, action, label=s.draft.label if action == "override" else None,
-        comment=s.draft.comment or None, campaign=s.campaign), verdict=True),
+        comment=s.draft.comment or None, campaign=s.campaign, active_s=s.activity.seconds_on_item()), verdict=True),
     "score": LabelKind("trajectory", _score),
     "note": LabelKind("trajectory", lambda s, traj, comment, flags, whole_trajectory=False: s.labels.write_note(
         s.reviewer, traj.id, None if whole_trajectory else s.step_index, comment, flags, s.campaign)),

@@ -19,6 +19,7 @@ import param
 from agents.spectra import SpectrumReadError
 from agents.trajectory import Trajectory
 from agents.verify.evaluation import C_KMS
+from reviewer.activity import ActiveTime
 from reviewer.label_writer import Draft, LabelWriter
 from reviewer.queue_filters import DEFAULT_ORDER, ORDERS, QueueFilters
 from reviewer.services import items
@@ -102,6 +103,7 @@ class ReviewState(param.Parameterized):
         self.labels = LabelService(store)
         self.queue, self.spectra = QueueListing(store), SpectraListing(store)
         self.frame, self.draft, self.writer = Frame(), Draft(), LabelWriter(self)
+        self.activity = ActiveTime()  # the page's active time (reported by its Keyboard), for time on item
         # under a login the reviewer is the login, fixed when the session starts: nothing the page
         # sends can label under another name
         self._login_name = self.reviewer if self.login else None
@@ -210,6 +212,7 @@ class ReviewState(param.Parameterized):
             self.draft.start(item.default_draft())
             self.param.update(item=item, step_index=0, error="", position=position)
         self.writer.undoable = self.writer.undoable_on(item.trajectory_id)
+        self.activity.start_item()
         self.queue.hold(item.trajectory_id, self.reviewer, self.session_id)  # a planned campaign reserves it (issue 47)
         prefetch_renders(self.store, item, lambda: self.item is item)
         self._next_read = self._read_next_spectrum()  # a Future: tests wait on it

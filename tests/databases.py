@@ -12,8 +12,16 @@ def own_copy(template: Path, folder: Path) -> Path:
     return path
 
 
+def undo_version_17(con) -> None:
+    """Take a file (a DuckDB connection to it) back from schema version 17: the verdicts' active time gone."""
+    con.execute("ALTER TABLE reviews DROP COLUMN IF EXISTS active_s")
+    con.execute("DELETE FROM schema_version WHERE version = 17")
+
+
 def undo_version_16(con) -> None:
-    """Take a file (a DuckDB connection to it) back from schema version 16: the claim checks' record gone."""
+    """Take a file (a DuckDB connection to it) back from schema version 16 (and the later ones): the claim
+    checks' record gone."""
+    undo_version_17(con)
     con.execute("DROP TABLE IF EXISTS claim_checks")
     con.execute("DELETE FROM schema_version WHERE version = 16")
 

@@ -32,7 +32,7 @@ ENTRY_POINTS = {"reviewer/main.py", "reviewer/app_hooks.py"}
 RANKED = ("store", "services", "state", "components", "layouts")
 BESIDE = ("cli", "server")
 STATE_MODULES = ("reviewer/review_state.py", "reviewer/queue_filters.py", "reviewer/view_frame.py",
-                 "reviewer/label_writer.py")
+                 "reviewer/label_writer.py", "reviewer/activity.py")
 SERVER_MODULES = ("reviewer/server_app.py", "reviewer/csp.py", "reviewer/page_limits.py", "reviewer/logins.py",
                   "reviewer/server_endpoint.py", "reviewer/endpoint_file.py")
 

@@ -10,6 +10,8 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
+from reviewer.activity import IDLE_S, REPORT_S
+
 # The documented key map (README and the `?` help overlay show this same table).
 KEY_MAP = [
     ("n", "next item in the queue"),
@@ -66,34 +68,81 @@ class Keyboard(JSComponent):
       }
       return unfold !== null;
     }
+    // Active time (reviewer.activity): counted while the page is visible, focused and in use (an input
+    // within IDLE_MS); its running total goes to Python every REPORT_MS while it grows, with each key,
+    // and when a pointer goes down (before a button's click reaches the server).
+    function activeClock(onTick) {
+      let total = 0, last = performance.now(), lastInput = last;
+      const inUse = (now) => document.visibilityState === "visible" && document.hasFocus() && now - lastInput < IDLE_MS;
+      const tick = () => {
+        const now = performance.now();
+        if (inUse(now)) total += now - last;
+        last = now;
+        onTick(Math.round(total));
+        return Math.round(total);
+      };
+      const input = () => { tick(); lastInput = performance.now(); };
+      return { tick, input };
+    }
     export function render({ model, el }) {
       // a window narrower than this starts with the queue and metadata folded: the spectrum gets the room
       if (window.innerWidth < NARROW_WINDOW_PX && window.closeNav && document.getElementById("sidebar")) window.closeNav();
       const sendWindow = () => model.send_msg({ window: [window.innerWidth, window.innerHeight] });
       let resizing = null;
       const onResize = () => { clearTimeout(resizing); resizing = setTimeout(sendWindow, 150); };
-      const onKey = (ev) => {
-        if (ev.ctrlKey || ev.altKey || ev.metaKey || typingTarget(ev)) return;
-        if (ev.key === "f") model.send_msg({ full_window: fullWindow() });
-        model.send_msg({ key: ev.key });
-      };
-      document.addEventListener("keydown", onKey);
-      window.addEventListener("resize", onResize);
-      model.on("remove", () => {
-        document.removeEventListener("keydown", onKey);
-        window.removeEventListener("resize", onResize);
-      });
-      setTimeout(sendWindow, 0);  // after the model is attached: a message sent while rendering is lost
       const marker = document.createElement("span");
       marker.className = "sr-keyboard";
       marker.style.display = "none";
+      const clock = activeClock(total => { marker.dataset.activeMs = total; });
+      let sent = -1;
+      const report = () => {
+        const total = clock.tick();
+        if (total !== sent) { sent = total; model.send_msg({ active: total }); }
+      };
+      const onKey = (ev) => {
+        clock.input();
+        if (ev.ctrlKey || ev.altKey || ev.metaKey || typingTarget(ev)) return;
+        if (ev.key === "f") model.send_msg({ full_window: fullWindow() });
+        report();
+        model.send_msg({ key: ev.key });
+      };
+      const onPointerDown = () => { clock.input(); report(); };
+      const onInput = () => clock.input();
+      const onVisibility = () => clock.tick();
+      document.addEventListener("keydown", onKey);
+      document.addEventListener("pointerdown", onPointerDown, true);
+      for (const kind of ["pointermove", "wheel"]) document.addEventListener(kind, onInput, { passive: true });
+      document.addEventListener("visibilitychange", onVisibility);
+      window.addEventListener("blur", onVisibility);
+      window.addEventListener("focus", onVisibility);
+      window.addEventListener("resize", onResize);
+      const ticking = setInterval(() => clock.tick(), 1000);
+      const reporting = setInterval(report, REPORT_MS);
+      model.on("remove", () => {
+        document.removeEventListener("keydown", onKey);
+        document.removeEventListener("pointerdown", onPointerDown, true);
+        for (const kind of ["pointermove", "wheel"]) document.removeEventListener(kind, onInput);
+        document.removeEventListener("visibilitychange", onVisibility);
+        window.removeEventListener("blur", onVisibility);
+        window.removeEventListener("focus", onVisibility);
+        window.removeEventListener("resize", onResize);
+        clearInterval(ticking);
+        clearInterval(reporting);
+      });
+      setTimeout(() => { sendWindow(); report(); }, 0);  // after the model is attached: a message sent while rendering is lost
       return marker;
     }
-    """.replace("NARROW_WINDOW_PX", str(NARROW_WINDOW_PX))
+    """.replace("NARROW_WINDOW_PX", str(NARROW_WINDOW_PX)).replace("IDLE_MS", str(IDLE_S * 1000)).replace(
+        "REPORT_MS", str(REPORT_S * 1000))
 
     def __init__(self, handlers: dict | None = None, **params):
         super().__init__(**params)
         self._handlers = dict(handlers or {})
+        self._on_active = None
+
+    def on_active(self, handler) -> None:
+        """`handler(total_ms)` receives the page's running total of active milliseconds (reviewer.activity)."""
+        self._on_active = handler
 
     def on(self, key: str, handler) -> None:
         self._handlers[key] = handler
@@ -113,7 +162,11 @@ class Keyboard(JSComponent):
     def _handle_msg(self, msg) -> None:
         if not isinstance(msg, dict):
             return
-        key, size, full = msg.get("key"), msg.get("window"), msg.get("full_window")
+        key, size, full, active = msg.get("key"), msg.get("window"), msg.get("full_window"), msg.get("active")
+        if "active" in msg:  # no document change: the time is the review state's, bounded there
+            if self._on_active is not None:
+                self._on_active(active)
+            return
         if isinstance(key, str) and len(key) <= 12:
             self.press(key)
             return

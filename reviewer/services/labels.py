@@ -222,8 +222,9 @@ class LabelService:
 
     # ---- verdicts -----------------------------------------------------------------------------
     def write_verdict(self, reviewer: str, trajectory, action: str, label: dict | None = None,
-                      comment: str | None = None, campaign: dict | None = None) -> Ack:
-        """approve / override (with a corrected label from the task's answer set) / reject."""
+                      comment: str | None = None, campaign: dict | None = None, active_s: float | None = None) -> Ack:
+        """approve / override (with a corrected label from the task's answer set) / reject; `active_s`: the
+        seconds the reviewer's page was in use on the item before it (reviewer.activity)."""
         from reviewer.services.consensus import agent_label
 
         name = self.check_writable(reviewer, campaign, verdict=True, trajectory_id=trajectory.id)
@@ -239,7 +240,8 @@ class LabelService:
         else:
             label = None
         what = f"verdict {_quoted_verdict(action, label, own)}"
-        return self._verdict_row(name, trajectory.id, action, label, comment, campaign, "verdict", what, own)
+        return self._verdict_row(name, trajectory.id, action, label, comment, campaign, "verdict", what, own,
+                                 active_s=active_s)
 
     def undo_verdict(self, reviewer: str, ack: Ack, campaign: dict | None = None) -> Ack:
         """Undo a verdict this reviewer saved: a new row that restores the verdict it replaced (or
@@ -255,12 +257,13 @@ class LabelService:
             action, label, comment, what = "clear", None, None, f"undo: {ack.what} withdrawn"
         return self._verdict_row(name, ack.trajectory_id, action, label, comment, campaign, "undo", what, ack.agent)
 
-    def _verdict_row(self, name, trajectory_id, action, label, comment, campaign, kind, what, agent=None) -> Ack:
+    def _verdict_row(self, name, trajectory_id, action, label, comment, campaign, kind, what, agent=None,
+                     active_s: float | None = None) -> Ack:
         previous = self.store.labels.latest_review(trajectory_id, name)
 
         def write() -> str:
             return self.store.labels.add_review(trajectory_id, name, action, label=label, comment=comment or None,
-                                                session_id=self._scope(campaign))
+                                                session_id=self._scope(campaign), active_s=active_s)
 
         def write_within_plan() -> str:  # reviewers per item: who holds the item, read in the verdict's transaction
             refusal = campaigns.overlap_refusal(self.store, campaign, trajectory_id, name)

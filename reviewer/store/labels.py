@@ -118,16 +118,17 @@ class LabelRepository:
     def add_review(
         self, trajectory_id: str, reviewer: str, action: str, label: dict | None = None,
         comment: str | None = None, session_id: str | None = None, *, id: str | None = None,
-        created_at: datetime | None = None,
+        created_at: datetime | None = None, active_s: float | None = None,
     ) -> str:
-        """A verdict on a trajectory: approve / override (with the corrected `label`) / reject / clear."""
+        """A verdict on a trajectory: approve / override (with the corrected `label`) / reject / clear;
+        `active_s`: the seconds the reviewer's page was in use on the item before it (None: not measured)."""
         _choice("action", action, REVIEW_ACTIONS)
         if action == "override" and not label:
             raise ValueError("an override needs the corrected label")
         reviewer = self.add_reviewer(reviewer)
         return self.append("reviews", {
             "trajectory_id": trajectory_id, "reviewer": reviewer, "action": action, "label": to_json(label),
-            "comment": comment, "session_id": session_id,
+            "comment": comment, "session_id": session_id, "active_s": active_s,
         }, id, created_at)
 
     def add_vi_label(
@@ -235,6 +236,17 @@ class LabelRepository:
             f"SELECT * FROM reviews WHERE trajectory_id = ? {_LATEST.format(keys='reviewer')} ORDER BY created_at, seq",
             [trajectory_id])
         return [r for r in rows if r["action"] != "clear"]
+
+    def verdict_times(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        """Each reviewer's current verdict on each trajectory (in one campaign, or all) with the active
+        seconds it took (rows without one left out): reviewer, task, trajectory_id, active_s, created_at,
+        oldest first."""
+        scope, args = ("WHERE r.session_id = ?", [session_id]) if session_id else ("", [])
+        return self.db.rows(
+            "SELECT * FROM (SELECT r.reviewer, t.task, r.trajectory_id, r.action, r.active_s, r.created_at, r.seq "
+            f"FROM reviews r JOIN trajectories t ON t.id = r.trajectory_id {scope} "
+            "QUALIFY row_number() OVER (PARTITION BY r.trajectory_id, r.reviewer ORDER BY r.created_at DESC, r.seq DESC) = 1) "
+            "WHERE action <> 'clear' AND active_s IS NOT NULL ORDER BY created_at, seq", args)
 
     def latest_vi_label(self, spectrum_id: str, reviewer: str) -> dict[str, Any] | None:
         return self.db.row(

@@ -613,10 +613,17 @@ INSERT INTO claim_checks SELECT trajectory_id, checker_version, count(*), max(cr
 FROM claim_results GROUP BY trajectory_id, checker_version;
 """)
 
+# How long the reviewer looked before a verdict (issue 47, item 3): the seconds their page was visible,
+# focused and in use (not idle) on the item, from its opening to the verdict, as the page measured them
+# and the server bounded them (reviewer/activity.py). NULL: not measured (the CLI, imports, older rows).
+V17_ACTIVE_TIME = Migration("active seconds on the item with each verdict", """
+ALTER TABLE reviews ADD COLUMN active_s DOUBLE;
+""")
+
 MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE, V4_CLAIM_RESULTS, V5_TRIAGE, V6_CLAIM_FLAGS,
                                V7_SAME_OBJECT, V8_TRIAGE_SIGNALS, V9_SETTLED_LABELS, V10_FILE_STAMPS,
                                V11_ITEM_INDEXES, V12_VI_STATE, V13_CURRENT_LABELS, V14_STEP_JUDGMENTS,
-                               V15_CAMPAIGN_PLAN, V16_CLAIM_CHECKS]
+                               V15_CAMPAIGN_PLAN, V16_CLAIM_CHECKS, V17_ACTIVE_TIME]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -3,9 +3,10 @@
 Per reviewer: labelled (current verdicts in the campaign), gold_n (gold items answered; rejections are
 counted apart in gold_rejected), gold_accuracy with its 95 % Wilson interval, yes_bias (YES rate minus the
 known answers' YES rate), z_bias_kms (median signed velocity offset of their z on verify gold), gold_drift
-(accuracy on the first and the second half of their gold answers); median_seconds, p90_seconds,
-first_look_agreement and revised_after_reveal are null until the campaign records them
-(reviewer/services/reviewer_stats.py says how each is computed).
+(accuracy on the first and the second half of their gold answers); timed, median_seconds, p90_seconds,
+items_per_hour and rushed from the verdicts' active time (null where none was timed); first_look_agreement
+and revised_after_reveal are null until the campaign records first looks (reviewer/services/reviewer_stats.py
+says how each is computed).
 """
 from __future__ import annotations
 

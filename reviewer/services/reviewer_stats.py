@@ -16,8 +16,11 @@ no label") gives no answer: it is counted apart (`gold_rejected`), not as a miss
 - gold_drift: accuracy on the first and the second half of the gold items they answered, in the order of
   their verdicts (the middle one, for an odd count, in the second half), and `gold_in_order`, each answer
   right or not in that order.
-median_seconds, p90_seconds, first_look_agreement and revised_after_reveal are null until the campaign
-records time on item and first looks (issue 47, items 2 and 3).
+- median_seconds, p90_seconds, items_per_hour, timed, rushed (issue 47, item 3): the active time of their
+  verdicts in the campaign (reviewer.services.review_times; null when none was timed: the CLI, imports), and
+  how many verdicts were given in under a quarter of their usual time (marked for a second look).
+first_look_agreement and revised_after_reveal are null until the campaign records first looks (issue 47,
+item 2).
 """
 from __future__ import annotations
 
@@ -27,9 +30,11 @@ from typing import Any
 
 from agents.verify.evaluation import velocity_offset
 from reviewer.services.consensus import agent_label, effective_label, labels_agree, normalise_label
+from reviewer.services.review_times import reviewer_times
 
 Z_95 = 1.959963984540054  # the standard normal's 97.5th percentile
-NOT_YET_MEASURED = ("median_seconds", "p90_seconds", "first_look_agreement", "revised_after_reveal")
+NOT_YET_MEASURED = ("first_look_agreement", "revised_after_reveal")
+UNTIMED = {"timed": 0, "median_seconds": None, "p90_seconds": None, "items_per_hour": None, "rushed": 0}
 
 
 def wilson_interval(right: int, n: int, z: float = Z_95) -> tuple[float, float] | None:
@@ -100,5 +105,8 @@ def reviewer_report(store, campaign: dict[str, Any]) -> list[dict[str, Any]]:
     gold = {g["trajectory_id"]: g for g in store.sessions.gold_items(campaign["id"])}
     outcomes = gold_outcomes(verdicts, gold)
     people = sorted(set(session.get("reviewers") or []) | {v["reviewer"] for v in verdicts})
-    return [reviewer_figures(name, sum(v["reviewer"] == name for v in verdicts),
-                             [o for o in outcomes if o["reviewer"] == name]) for name in people]
+    times = {t["reviewer"]: {**t, "rushed": len(t["rushed"])}
+             for t in reviewer_times(store, campaign["id"], by_task=False)}
+    return [{**reviewer_figures(name, sum(v["reviewer"] == name for v in verdicts),
+                                [o for o in outcomes if o["reviewer"] == name]),
+             **{k: v for k, v in times.get(name, UNTIMED).items() if k != "reviewer"}} for name in people]

@@ -106,3 +106,19 @@ def test_z_bias_in_km_s_on_verify_gold(demo_store, tmp_path):
     bo = next(r for r in reviewer_report(demo_store, campaign) if r["reviewer"] == "bo")
     assert bo["gold_n"] == 0 and bo["gold_accuracy"] is None and bo["gold_accuracy_interval"] is None
     assert bo["labelled"] == 0
+
+
+def test_time_on_item_in_the_report(demo_store, tmp_path):
+    rows = by_file(demo_store, "a")
+    names = sorted(rows)[:6]
+    campaign = campaign_with_gold(demo_store, tmp_path, "a", [(n, "YES") for n in names[:1]])
+    labels = LabelService(demo_store)
+    seconds = [30.0, 40.0, 50.0, 60.0, 70.0, 4.0]  # the last under a quarter of the usual 45 s
+    for name, s in zip(names, seconds, strict=True):
+        labels.write_verdict("ann", trajectory(demo_store, rows[name]["id"]), "reject", campaign=campaign, active_s=s)
+    labels.write_verdict("bo", trajectory(demo_store, rows[names[0]]["id"]), "reject", campaign=campaign)  # untimed
+    report = {r["reviewer"]: r for r in reviewer_report(demo_store, campaign)}
+    ann, bo = report["ann"], report["bo"]
+    assert (ann["timed"], ann["median_seconds"], ann["rushed"]) == (6, 45.0, 1)
+    assert ann["p90_seconds"] == pytest.approx(65.0) and ann["items_per_hour"] == pytest.approx(3600 * 6 / 254, abs=0.05)
+    assert (bo["timed"], bo["median_seconds"], bo["p90_seconds"], bo["rushed"]) == (0, None, None, 0)

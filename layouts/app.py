@@ -117,7 +117,7 @@ def _review_page(db) -> pn.template.FastListTemplate:
         right_sidebar=[right_area(state, plot, views)], sidebar_width=330, right_sidebar_width=360,
         collapsed_right_sidebar=False, accent="#1f4e9c", design=OfflineFast, header_background="#1f4e9c",
         raw_css=[FIT_CSS])
-    template.header.append(keyboard_for(state, plot, views["render"]))
+    template.header.append(keyboard_for(state, plot, views["render"], views["step_judgment"]))
     views["layout_batch"] = LayoutBatch()
     template.header.append(views["layout_batch"])
     # a reload resumes at the item I was on: the address follows the item

@@ -22,6 +22,7 @@ from reviewer.components.same_object import SameObjectPanel
 from reviewer.components.spectrum_list import SpectrumListView
 from reviewer.components.spectrum_plot import SpectrumPlot
 from reviewer.components.stats_panel import StatsPanel
+from reviewer.components.step_judgment import StepJudgmentForm
 from reviewer.components.step_render import StepRender
 from reviewer.components.step_view import StepView
 from reviewer.components.styles import STYLESHEETS
@@ -31,7 +32,8 @@ from reviewer.review_state import ReviewState
 from reviewer.services.labels import LabelRefused, check_name
 
 
-def keyboard_for(state: ReviewState, plot=None, render: StepRender | None = None) -> Keyboard:
+def keyboard_for(state: ReviewState, plot=None, render: StepRender | None = None,
+                 step_judgment: StepJudgmentForm | None = None) -> Keyboard:
     keys = Keyboard()
     keys.on_active(state.activity.report)  # time on item (reviewer.activity)
     if render is not None:  # the agent's render at full size, and back (f is the browser's own: keyboard.py)
@@ -39,6 +41,9 @@ def keyboard_for(state: ReviewState, plot=None, render: StepRender | None = None
         keys.on("Escape", render.close)
     if plot is not None:
         fit_plot_to_window(keys, plot)
+    if step_judgment is not None:  # the step on screen: correct, partly, incorrect (its tags: the boxes)
+        for key, judgment in (("c", "correct"), ("p", "partly"), ("x", "incorrect")):
+            keys.on(key, lambda j=judgment: step_judgment.judge(j))
     if plot is not None:  # zoom about the centre of the view: + (or =) in, - out
         for key, factor in (("+", 0.5), ("=", 0.5), ("-", 2.0)):
             keys.on(key, lambda f=factor: plot.zoom_by(f))
@@ -177,9 +182,11 @@ def fit_plot_to_window(keys: Keyboard, plot: SpectrumPlot) -> None:
 
 
 def main_area(state: ReviewState, plot: SpectrumPlot, views: dict) -> pn.Tabs:
-    views.update(player=TrajectoryPlayer(state=state), step=StepView(state=state))
+    views.update(player=TrajectoryPlayer(state=state), step=StepView(state=state),
+                 step_judgment=StepJudgmentForm(state=state))
+    # the judgment of the step on screen under its text (process supervision: issue 47, item 4)
     review = pn.Column(*(c for c in (identity_prompt(state), help_pane(state)) if c is not None),
-                       plot, views["player"], views["step"],
+                       plot, views["player"], views["step"], views["step_judgment"],
                        sizing_mode="stretch_width", css_classes=["sr-review-main"])
     specs = [("Review", "review", review), ("Transcript", "transcript", lambda: Transcript(state=state)),
              ("Conflicts", "conflicts", lambda: ConflictQueue(state=state)),

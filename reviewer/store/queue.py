@@ -16,6 +16,9 @@ QUEUE_STATES = ("todo", "done", "all")
 # first (reviewer/services/triage.py computes it; `specreview triage --refresh` and the label service after a
 # verdict recompute it), items without one last, ties in the default order.
 QUEUE_ORDERS = ("default", "contradicted", "priority")
+# The most trajectory ids a queue may be restricted to (`selected_ids`: a selection in the Stats tab): the ids
+# travel as one list parameter of every queue read, so their number bounds each read's cost.
+MAX_SELECTED_IDS = 5000
 
 # Disagreement is read from `verdict_state`, which the label service keeps (reviewer/services/conflicts.py
 # decides what disagreeing means); contradicted claims from `claim_results` (each trajectory's latest
@@ -104,7 +107,7 @@ class QueueRepository:
                      reviewed_by: str | None = None, session_id: str | None = None, contradicted: bool | None = None,
                      order: str | None = None, blind: bool = False,
                      same_object: bool | None = None, within: tuple[str, list] | None = None,
-                     overlap: int | None = None) -> tuple[str, list]:
+                     overlap: int | None = None, selected_ids: list[str] | None = None) -> tuple[str, list]:
         """(SQL, parameters) of the filtered queue with `columns`. `order` is only validated here
         (`_queue_order` writes it, and the joins it needs are made); `contradicted` True keeps items
         with a contradicted claim, False those without; `same_object` True keeps items whose object has
@@ -112,7 +115,8 @@ class QueueRepository:
         only where `reviewer` has a verdict (blind review); `within`: one more condition (SQL, its parameters);
         `overlap` (a campaign's reviewers per item, with `session_id`): only the items `reviewer` may still
         take, i.e. gold items, items they hold (a verdict, a live reservation), and items fewer than
-        `overlap` others hold (store.sessions.HOLDERS_SQL)."""
+        `overlap` others hold (store.sessions.HOLDERS_SQL); `selected_ids` (None: any): only those trajectories
+        (at most MAX_SELECTED_IDS; an empty list is an empty queue)."""
         if state not in QUEUE_STATES:
             raise ValueError(f"state must be one of {', '.join(QUEUE_STATES)}; got {state!r}")
         order_sql = _queue_order(order, session_id)
@@ -149,6 +153,11 @@ class QueueRepository:
                          "HAVING count(*) FILTER (WHERE reviewer <> ?) >= ? AND NOT bool_or(reviewer = ?)))")
             where_params.extend([session_id, session_id, session_id, now(), reviewer or "", int(overlap),
                                  reviewer or ""])
+        if selected_ids is not None:
+            if len(selected_ids) > MAX_SELECTED_IDS:
+                raise ValueError(f"a queue holds at most {MAX_SELECTED_IDS:,} selected items; got {len(selected_ids):,}")
+            conds.append("t.id IN (SELECT unnest(?::VARCHAR[]))")  # a hash semi-join, not a scan per row
+            where_params.append([str(i) for i in selected_ids])
         if within is not None:
             conds.append(within[0])
             where_params.extend(within[1])

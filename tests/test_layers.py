@@ -111,6 +111,37 @@ def test_the_services_import_only_the_store_and_each_other_from_reviewer():
     assert bad == []
 
 
+# The store's own attributes that are values, not repositories: the database file's path (`store.path.name`).
+STORE_PLAIN_ATTRIBUTES = {"path"}
+# Above the store and the services, beside the components: the commands and the server's modules.
+CLI_AND_SERVER = ("reviewer/cli",)
+CLI_AND_SERVER_FILES = SERVER_MODULES + tuple(sorted(ENTRY_POINTS))
+
+
+# Reads (and writes) of the commands not yet moved into reviewer/services (issue 49, item 2), by file and
+# chain; the files another change was editing at the time. Each pair here is a debt: empty it, never add to it.
+CLI_REPOSITORY_READS_LEFT = {
+    ("reviewer/cli/claims.py", "store.trajectories.trajectory_summary"),
+    ("reviewer/cli/claims.py", "store.spectra.get_spectrum"),
+    ("reviewer/cli/claims.py", "store.trajectories.load_trajectory"),
+    ("reviewer/cli/claims.py", "store.trajectories.trajectories_on_spectrum"),
+    ("reviewer/cli/claims.py", "store.spectra.targets_for_file"),
+    ("reviewer/cli/common.py", "store.trajectories.save_trajectories"),
+    ("reviewer/cli/common.py", "store.trajectories.save_trajectory"),
+    ("reviewer/cli/common.py", "store.claims.save_claims_of"),
+    ("reviewer/cli/common.py", "store.claims.save_claims"),
+    ("reviewer/cli/session.py", "store.sessions.find_session"),
+    ("reviewer/cli/session.py", "store.sessions.get_session"),
+    ("reviewer/cli/session.py", "store.sessions.list_sessions"),
+    ("reviewer/cli/session.py", "store.sessions.close_session"),
+    ("reviewer/cli/session.py", "store.queue.queue_progress"),
+    ("reviewer/cli/session.py", "store.reviews.current_reviews"),
+    ("reviewer/cli/session.py", "store.sessions.session_items"),
+    ("reviewer/cli/vet.py", "store.spectra.get_spectra"),
+    ("reviewer/cli/vet.py", "store.trajectories.spectra_with_trajectory"),
+}
+
+
 def repository_reads(text: str, where: str) -> list[str]:
     """`x.store.<repository>.<method>` (or a local `store.<repository>.<method>`): a read that skipped the
     services. The store may be handed to a service function (or opened, probed, closed), never queried."""
@@ -119,7 +150,7 @@ def repository_reads(text: str, where: str) -> list[str]:
 
     return [f"{where}:{node.lineno} store.{node.value.attr}.{node.attr}" for node in ast.walk(ast.parse(text))
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
-            and name(node.value.value) == "store"]
+            and name(node.value.value) == "store" and node.value.attr not in STORE_PLAIN_ATTRIBUTES]
 
 
 def test_components_and_layouts_read_through_services_never_a_repository():
@@ -131,6 +162,16 @@ def test_components_and_layouts_read_through_services_never_a_repository():
 def test_the_review_state_reads_through_services_never_a_repository():
     bad = [hit for rel in STATE_MODULES
            for hit in repository_reads((ROOT / rel).read_text(encoding="utf-8"), rel)]
+    assert bad == []
+
+
+def test_the_cli_and_the_server_read_through_services_never_a_repository():
+    """The commands (reviewer/cli), the server's modules and the entry points read (and write) through
+    reviewer/services, as the components and the state do (issue 49, item 2)."""
+    paths = [p for package in CLI_AND_SERVER for p in sources(package)] + [ROOT / rel for rel in CLI_AND_SERVER_FILES]
+    hits = [hit for path in paths
+            for hit in repository_reads(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))]
+    bad = [hit for hit in hits if (hit.split(":")[0], hit.split(" ")[1]) not in CLI_REPOSITORY_READS_LEFT]
     assert bad == []
 
 
@@ -327,6 +368,8 @@ def test_each_rule_finds_what_it_forbids():
     assert misplaced_imports("reviewer/store/x.py", "from reviewer.services import labels\n")
     assert not misplaced_imports("reviewer/cli/x.py", "from reviewer.services import labels\n")
     assert repository_reads("def f(self):\n    return self.store.queue.queue_items()\n", "reviewer/review_state.py")
+    assert repository_reads("def run(args):\n    return store.sessions.list_sessions()\n", "reviewer/cli/x.py")
+    assert not repository_reads("log(store.path.name)\n", "reviewer/app_hooks.py")
     texts = {"agents/a.py": "import agents.b\n", "agents/b.py": "def f():\n    from agents import a\n",
              "agents/__init__.py": ""}
     assert cycles(import_graph(texts)) == [["agents.a", "agents.b"]]

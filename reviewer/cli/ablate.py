@@ -29,11 +29,12 @@ def _spectrum(args):
     if Path(args.item).exists():
         return read_spectrum(args.item, args.target)
     from reviewer.cli.common import open_store
+    from reviewer.services.items import record_of_spectrum
     store = open_store(args)
     if store is None:
         raise SystemExit(1)
     try:
-        rec = store.spectra.get_spectrum(args.item)
+        rec = record_of_spectrum(store, args.item)
     finally:
         store.close()
     if rec is None:

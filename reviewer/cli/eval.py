@@ -70,8 +70,9 @@ def score(pairs: list[tuple[str, str | None]]) -> dict[str, Any]:
 def evaluate_store(store, tasks: list[str] | None, labels: dict | None = None, backend: str | None = None,
                    model: str | None = None, survey: str | None = None) -> dict[str, Any]:
     import kb
+    from reviewer.services.items import record_of_spectrum, trajectory_rows
 
-    rows = store.trajectories.list_trajectories(agent_name="vet", backend=backend, model=model)
+    rows = trajectory_rows(store, agent_name="vet", backend=backend, model=model)
     newest: dict[tuple[str, str], dict] = {}
     for row in rows:  # newest first: keep the first per (spectrum, task)
         if tasks and row["task"] not in tasks:
@@ -80,7 +81,7 @@ def evaluate_store(store, tasks: list[str] | None, labels: dict | None = None, b
     per_task: dict[str, list] = {}
     spectra: dict[str, dict] = {}
     for (sid, task_id), row in newest.items():
-        spec = spectra.setdefault(sid, store.spectra.get_spectrum(sid) or {})
+        spec = spectra.setdefault(sid, record_of_spectrum(store, sid) or {})
         if survey and not re.search(survey, spec.get("survey") or ""):
             continue
         if labels is not None:

@@ -27,7 +27,9 @@ class ImportSummary:
 
     def save(self, store, traj) -> None:
         """Store an imported trajectory and count it."""
-        store.trajectories.save_trajectory(traj)
+        from reviewer.services.trajectories import save_trajectory
+
+        save_trajectory(store, traj)
         self.added += 1
         self.spectra.add(traj.spectrum_id)
 
@@ -107,10 +109,12 @@ def row_key(kind: str, row: dict[str, Any]) -> str:
 
 def linked_spectrum(store, source_name: str | None) -> str | None:
     """The stored spectrum whose file name is the row's source file, when exactly one is."""
+    from reviewer.services.items import spectra_matching
+
     if not source_name:
         return None
     name = Path(str(source_name)).name
-    hits = [r for r in store.spectra.list_spectra(search=name, limit=None) if r["file_name"] == name]
+    hits = [r for r in spectra_matching(store, name) if r["file_name"] == name]
     exact = [r for r in hits if r["source_path"] == str(source_name)]
     pick = exact or hits
     return pick[0]["spectrum_id"] if len(pick) == 1 else None

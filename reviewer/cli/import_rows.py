@@ -86,6 +86,7 @@ def _read_images(row: dict[str, Any], base: Path, problems: list[str], where: st
 def import_sft(store, file: Path, images_dir: Path | None = None, task: str | None = None,
                check: Callable[[], None] | None = None) -> ImportSummary:
     from agents.interop import check_sft_row, sft_row_to_trajectory
+    from reviewer.services.items import trajectory
 
     summary = ImportSummary()
     base = images_dir or file.parent
@@ -96,7 +97,7 @@ def import_sft(store, file: Path, images_dir: Path | None = None, task: str | No
         try:
             check_sft_row(row)  # before anything reads the row's fields
             tid = row_key("sft", row)
-            if store.trajectories.load_trajectory(tid) is not None:
+            if trajectory(store, tid) is not None:
                 summary.skipped_existing += 1
                 continue
             traj = sft_row_to_trajectory(row, _read_images(row, base, summary.problems, where), task=task)

@@ -45,15 +45,17 @@ def _stem(name: str) -> str:
 def find_spectrum(store, ref: str | None, target: str | None = None) -> str | None:
     """The stored spectrum `ref` names: a spectrum id, else the one stored spectrum with that file
     name (and target, for a multi-spectrum file)."""
+    from reviewer.services.items import record_of_spectrum, spectra_matching
+
     if not ref:
         return None
     ref = str(ref)
-    if store.spectra.get_spectrum(ref) is not None:
+    if record_of_spectrum(store, ref) is not None:
         return ref
     name = Path(ref.partition("#")[0]).name
     target = target if target is not None else (ref.partition("#")[2] or None)
     stem = _stem(name)
-    hits = [r for r in store.spectra.list_spectra(search=stem, limit=None) if _stem(r["file_name"]) == stem
+    hits = [r for r in spectra_matching(store, stem) if _stem(r["file_name"]) == stem
             and (target is None or str(r.get("target")) == str(target))]
     exact = [r for r in hits if r["file_name"] == name]
     hits = exact or hits
@@ -74,6 +76,7 @@ def import_trajectories(store, path: Path, check: Callable[[], None] | None = No
 
 def _import_trajectory_file(store, file: Path, summary: ImportSummary, check: Callable[[], None] | None) -> None:
     from agents.interop.trajectory_file import row_to_trajectory
+    from reviewer.services.items import record_of_spectrum, trajectory_summary
 
     for where, row, problem in iter_rows(file, check):
         if problem:
@@ -84,13 +87,13 @@ def _import_trajectory_file(store, file: Path, summary: ImportSummary, check: Ca
         except Exception as exc:
             summary.refused.append(f"{where}: {why(exc)}")
             continue
-        stored = store.trajectories.trajectory_summary(traj.id)
+        stored = trajectory_summary(store, traj.id)
         if stored is not None:
             summary.skipped_existing += 1
             if stored["spectrum_id"] is None:  # imported before its spectrum was ingested: link it now
                 _link_stored(store, traj, summary)
             continue
-        if traj.spectrum_id is None or store.spectra.get_spectrum(traj.spectrum_id) is None:
+        if traj.spectrum_id is None or record_of_spectrum(store, traj.spectrum_id) is None:
             linked = find_spectrum(store, traj.source_path, traj.target)
             if linked is None and (traj.spectrum_id or traj.source_path):
                 summary.problems.append(f"{where}: spectrum {traj.spectrum_id or traj.source_path} is not in "
@@ -102,16 +105,20 @@ def _import_trajectory_file(store, file: Path, summary: ImportSummary, check: Ca
 
 def _link_stored(store, traj, summary: ImportSummary) -> None:
     """A trajectory imported before without its spectrum, whose spectrum is stored now: link it."""
+    from reviewer.services.items import record_of_spectrum
+    from reviewer.services.trajectories import link_to_spectrum
+
     sid = find_spectrum(store, traj.source_path, traj.target) if traj.source_path else None
-    if sid is None and traj.spectrum_id and store.spectra.get_spectrum(traj.spectrum_id) is not None:
+    if sid is None and traj.spectrum_id and record_of_spectrum(store, traj.spectrum_id) is not None:
         sid = traj.spectrum_id  # the same content hash: the same spectrum
-    if sid is not None and store.trajectories.link_spectra([(traj.id, sid, store.spectra.get_spectrum(sid)["source_path"])]):
+    if sid is not None and link_to_spectrum(store, traj.id, sid):
         summary.linked += 1
         summary.spectra.add(sid)
 
 
 def import_chat(store, file: Path, task: str | None = None, check: Callable[[], None] | None = None) -> ImportSummary:
     from agents.interop.chat import chat_row_to_trajectory, check_chat_row
+    from reviewer.services.items import record_of_spectrum, trajectory
 
     summary = ImportSummary()
     for where, row, problem in iter_rows(file, check):
@@ -121,7 +128,7 @@ def import_chat(store, file: Path, task: str | None = None, check: Callable[[], 
         try:
             check_chat_row(row, task)
             tid = row_key("chat", row)
-            if store.trajectories.load_trajectory(tid) is not None:
+            if trajectory(store, tid) is not None:
                 summary.skipped_existing += 1
                 continue
             sid = find_spectrum(store, row["spectrum"], row.get("target"))
@@ -134,7 +141,7 @@ def import_chat(store, file: Path, task: str | None = None, check: Callable[[], 
             summary.refused.append(f"{where}: {why(exc)}")
             continue
         traj.id, traj.spectrum_id = tid, sid
-        traj.source_path = store.spectra.get_spectrum(sid)["source_path"]
+        traj.source_path = record_of_spectrum(store, sid)["source_path"]
         summary.problems += [f"{where}: {n}" for n in notes]
         summary.save(store, traj)
     return summary
@@ -144,6 +151,7 @@ def import_forma(store, folder: Path, check: Callable[[], None] | None = None) -
     from agents.interop.forma import forma_runs
     from agents.interop.forma_steps import run_to_trajectory
     from agents.interop.rowcheck import RowError
+    from reviewer.services.items import record_of_spectrum, trajectory
 
     summary = ImportSummary()
     try:
@@ -162,7 +170,7 @@ def import_forma(store, folder: Path, check: Callable[[], None] | None = None) -
         except Exception as exc:
             summary.refused.append(f"{where}: {why(exc)}")
             continue
-        if store.trajectories.load_trajectory(traj.id) is not None:
+        if trajectory(store, traj.id) is not None:
             summary.skipped_existing += 1
             continue
         sid = find_spectrum(store, run.name)
@@ -171,7 +179,7 @@ def import_forma(store, folder: Path, check: Callable[[], None] | None = None) -
                                    "first)")
             continue
         traj.spectrum_id = sid
-        traj.source_path = store.spectra.get_spectrum(sid)["source_path"]
+        traj.source_path = record_of_spectrum(store, sid)["source_path"]
         summary.problems += [f"{where}: missing {m}" for m in missing]
         summary.save(store, traj)
     return summary

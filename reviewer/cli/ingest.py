@@ -27,7 +27,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from reviewer.services.ingest import ingest_paths
+    from reviewer.services.ingest import ingest_paths, stored_totals
 
     console = console_of(args)
     store = open_store(args)
@@ -40,8 +40,7 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as err:  # the radius
             console.warn(f"specreview ingest: {err}")
             return EXIT_USAGE
-        total = store.spectra.count_spectra()
-        objects, match = store.objects.count_groups(), store.objects.last_match()
+        total, objects, match = stored_totals(store)
     finally:
         store.close()
     console.say(f"database: {store.path}")

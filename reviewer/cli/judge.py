@@ -119,20 +119,24 @@ def run(args: argparse.Namespace) -> int:
     entry = rubric()
     version = str(entry["version"])
     rater = OFFLINE_JUDGE if args.offline else f"llm:{cfg.model}"
+    from reviewer.services.claims import claim_counts
+    from reviewer.services.items import trajectory, trajectory_rows
+    from reviewer.services.trajectories import judged_by, save_judge_failure, save_judge_score
+
     store = open_store(args)
     if store is None:
         return EXIT_FAILED
     summary = RunSummary()
     try:
-        done = set() if args.force else store.reviews.rated_trajectory_ids(rater, version)
-        todo = [r["id"] for r in store.trajectories.list_trajectories(task=args.task) if r["id"] not in done]
+        done = set() if args.force else judged_by(store, rater, version)
+        todo = [r["id"] for r in trajectory_rows(store, task=args.task) if r["id"] not in done]
         todo.sort()  # stable order: the same --limit picks the same trajectories
         if args.limit is not None:
             todo = todo[:max(args.limit, 0)]
         # loaded lazily, by this thread, a few ahead of the calls: never the whole list in memory
-        items = ((tid, store.trajectories.load_trajectory(tid, with_images=args.images)) for tid in todo)
+        items = ((tid, trajectory(store, tid, with_images=args.images)) for tid in todo)
         if args.offline:  # the stored claim checks of the trajectories to score (one query)
-            job, threads = partial(_offline_one, claims=store.claims.claim_counts(todo)), 1
+            job, threads = partial(_offline_one, claims=claim_counts(store, todo)), 1
         else:
             job, threads = partial(_judge_one, cfg=cfg, entry=entry, with_images=args.images), max(cfg.concurrency, 1)
         summary = RunSummary()
@@ -146,11 +150,11 @@ def run(args: argparse.Namespace) -> int:
                 result_error, reply, usage = result.error, result.reply, result.usage
             summary.add([usage] if usage else [], ok=not isinstance(result, BaseException) and result.score is not None)
             if isinstance(result, BaseException) or result.score is None:
-                store.reviews.add_judge_failure(tid, rater, version, result_error or "no score", reply or None)
+                save_judge_failure(store, tid, rater, version, result_error or "no score", reply or None)
                 console.warn(f"{tid}: FAILED ({result_error})")
                 continue
-            store.labels.add_rating(tid, rater, result.score, version, rater_kind="llm",
-                                    comment=result.reply[-2000:] if result.reply else None)
+            save_judge_score(store, tid, rater, result.score, version,
+                             comment=result.reply[-2000:] if result.reply else None)
             console.say(f"{tid}: {result.score:g}")
     finally:
         store.close()

@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from agents.usage import RunSummary, step_usages
     from agents.verify.graph import agent_info
     from reviewer.cli.vet import resolve_items
+    from reviewer.services.items import record_of_spectrum, trajectory, trajectory_for
 
     llm = llm_overrides(args) if args.backend == "openai" else None
     cfg = load_config(**llm) if llm is not None else None
@@ -85,12 +86,12 @@ def run(args: argparse.Namespace) -> int:
         ids, problems = resolve_items(store, args.items, console, progress)
         jobs = []
         for sid in ids:
-            rec = store.spectra.get_spectrum(sid)
-            done = store.trajectories.find_trajectory(sid, "verify", agent.backend, agent.model)
+            rec = record_of_spectrum(store, sid)
+            done = trajectory_for(store, sid, "verify", agent.backend, agent.model)
             if done and not args.force:
                 skipped += 1
                 if args.json:
-                    traj = store.trajectories.load_trajectory(done)
+                    traj = trajectory(store, done)
                     console.say(brief_line(traj, rec["source_path"]))
                 continue
             changed = changed_since_ingest(rec)

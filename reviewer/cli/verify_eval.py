@@ -21,17 +21,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def collect_rows(store, survey: str | None = None, dv_max: float | None = None) -> list:
     from agents.verify.evaluation import DV_TOLERANCE_KMS, Row
+    from reviewer.services.items import record_of_spectrum, trajectory, trajectory_rows
 
     tolerance = dict(DV_TOLERANCE_KMS) if dv_max is None else dict.fromkeys(DV_TOLERANCE_KMS, float(dv_max))
     rows, seen = [], set()
-    for t in store.trajectories.list_trajectories(limit=None, task="verify"):  # newest first: keep the latest
+    for t in trajectory_rows(store, task="verify"):  # newest first: keep the latest
         if t["spectrum_id"] in seen:
             continue
         seen.add(t["spectrum_id"])
-        traj = store.trajectories.load_trajectory(t["id"])
+        traj = trajectory(store, t["id"])
         if traj is None or not traj.spectrum_id:
             continue
-        rec = store.spectra.get_spectrum(traj.spectrum_id)
+        rec = record_of_spectrum(store, traj.spectrum_id)
         if rec is None or rec.get("pipeline_class") not in ("STAR", "GALAXY", "QSO") or rec.get("pipeline_z") is None:
             continue
         if survey and not re.search(survey, rec.get("survey") or ""):

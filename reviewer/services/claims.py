@@ -17,6 +17,7 @@ claims (stored under the patterns' version) and the problem names it.
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 from agents.claims import CHECKER_VERSION, ClaimResult, Measurer, check_trajectory, summarize, summary_text
 
 __all__ = ["CHECKER_VERSION", "PATTERNS", "PATTERNS_LLM", "CheckedTrajectory", "ClaimChecker", "LLMExtractor",
-           "check_and_store", "claim_rows", "counts_text", "export_claims", "llm_version", "results_from_rows",
+           "check_and_store", "claim_counts", "claim_rows", "counts_text", "export_claims", "llm_version", "results_from_rows",
            "summarize", "summary_text"]
 
 PATTERNS, PATTERNS_LLM = "patterns", "patterns+llm"  # which extractors found the claims that were judged
@@ -84,6 +85,12 @@ def export_claims(rows: list[dict[str, Any]], version: str | None = None) -> lis
 def contradicted_claims(store, trajectory_id: str) -> list[dict[str, Any]]:
     """The stored claim results of a trajectory that the checker found contradicted."""
     return [r for r in store.claims.claims_for(trajectory_id) if r["verdict"] == "contradicted"]
+
+
+def claim_counts(store, trajectory_ids: Iterable[str]) -> dict[str, dict[str, int]]:
+    """trajectory id -> its stored claim checks counted by verdict (supported, contradicted, unverifiable),
+    from each one's latest checker version, in one query; those with none are absent."""
+    return store.claims.claim_counts(trajectory_ids)
 
 
 def counts_text(counts: dict[str, int] | None) -> str:

@@ -361,6 +361,12 @@ def ingest_stream(store: Store, paths: Iterable[str | os.PathLike], progress: bo
     return summary
 
 
+def stored_totals(store: Store) -> tuple[int, int, dict[str, Any] | None]:
+    """What an ingest ends by reporting: the spectra stored, the same-object groups, and the last
+    cross-match (its radius and when; None before the first)."""
+    return store.spectra.count_spectra(), store.objects.count_groups(), store.objects.last_match()
+
+
 def _file_and_target(source_path: str, target: str | None) -> tuple[str, str | None]:
     """The file name and target a trajectory's source path names ('.../coadd.fits#39627' carries its target)."""
     path, _, after = str(source_path).partition("#")

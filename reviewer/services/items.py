@@ -1,6 +1,7 @@
-"""What the review state reads to open an item, a campaign or the next spectrum: the store's repositories
-behind plain functions, so that the state (and what binds to it) never reads a repository itself
-(tests/test_layers.py). Writes made elsewhere are noticed through QueueListing.content_mark."""
+"""What the review state and the commands read of the stored items (trajectories, spectra, campaigns): the
+store's repositories behind plain functions, so that neither the state (and what binds to it) nor the CLI
+reads a repository itself (tests/test_layers.py). Writes made elsewhere are noticed through
+QueueListing.content_mark."""
 from __future__ import annotations
 
 from typing import Any
@@ -16,8 +17,9 @@ def find_campaign(store, name_or_id: str) -> dict[str, Any] | None:
     return store.sessions.get_session(found["id"]) if found is not None else None
 
 
-def trajectory(store, trajectory_id: str) -> Trajectory | None:
-    return store.trajectories.load_trajectory(trajectory_id)
+def trajectory(store, trajectory_id: str, with_images: bool = False) -> Trajectory | None:
+    """The stored trajectory, or None; `with_images` also fills its images (a judge that sees them)."""
+    return store.trajectories.load_trajectory(trajectory_id, with_images=with_images)
 
 
 def first_trajectory_on(store, spectrum_id: str) -> Trajectory | None:
@@ -45,3 +47,46 @@ def spectrum_file_of(store, trajectory_id: str) -> tuple[str, str | None] | None
     summary = store.trajectories.trajectory_summary(trajectory_id)
     record = store.spectra.get_spectrum(summary["spectrum_id"]) if summary else None
     return (record["source_path"], record.get("target")) if record else None
+
+
+# -- trajectories ----------------------------------------------------------------------------------------------------
+def trajectory_summary(store, trajectory_id: str) -> dict[str, Any] | None:
+    """A stored trajectory's row without its steps (id, spectrum_id, task, ...), or None."""
+    return store.trajectories.trajectory_summary(trajectory_id)
+
+
+def trajectory_rows(store, limit: int | None = None, **filters: Any) -> list[dict[str, Any]]:
+    """Stored trajectories' rows, newest first, filtered as store.trajectories.list_trajectories."""
+    return store.trajectories.list_trajectories(limit=limit, **filters)
+
+
+def trajectories_on(store, spectrum_id: str) -> list[dict[str, Any]]:
+    """The rows of every trajectory stored on a spectrum."""
+    return store.trajectories.trajectories_on_spectrum(spectrum_id)
+
+
+def trajectory_for(store, spectrum_id: str, task: str, backend: str, model: str | None = None) -> str | None:
+    """The id of the trajectory a backend (and model) already ran for a task on a spectrum, or None."""
+    return store.trajectories.find_trajectory(spectrum_id, task, backend, model)
+
+
+def spectra_with_trajectory(store, spectrum_ids, task: str, backend: str, model: str | None = None) -> set[str]:
+    """Those of `spectrum_ids` on which that backend (and model) already ran the task."""
+    return store.trajectories.spectra_with_trajectory(spectrum_ids, task, backend, model)
+
+
+# -- spectra ---------------------------------------------------------------------------------------------------------------
+def records_of_spectra(store, spectrum_ids) -> dict[str, dict[str, Any]]:
+    """spectrum id -> its stored record, for those of `spectrum_ids` that are stored."""
+    return store.spectra.get_spectra(spectrum_ids)
+
+
+def spectra_matching(store, search: str) -> list[dict[str, Any]]:
+    """Every stored spectrum's record that `search` matches (object id, survey, class, file name, spectrum id
+    or target, case-insensitively), ordered by file and target; no limit."""
+    return store.spectra.list_spectra(search=search, limit=None)
+
+
+def targets_of_file(store, file_sha256: str) -> set[str | None]:
+    """The targets stored from one file (by its content hash)."""
+    return store.spectra.targets_for_file(file_sha256)

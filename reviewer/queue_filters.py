@@ -7,6 +7,8 @@ from typing import Any
 
 import param
 
+from reviewer.store.queue import MAX_SELECTED_IDS
+
 ANY = "any"
 ORDERS = {"queue order": "default", "likely errors first (priority)": "priority",
           "most contradicted first": "contradicted"}
@@ -28,6 +30,23 @@ class QueueFilters(param.Parameterized):
     contradicted = param.Selector(default=ANY, objects=[ANY, "yes", "no"], label="Contradicted claims")
     several_spectra = param.Selector(default=ANY, objects=[ANY, "yes", "no"], label="Objects with several spectra")
     sort = param.Selector(default=DEFAULT_ORDER, objects=list(ORDERS))
+    # set by a selection in a Stats plot (reviewer.components.stats_selection), not by a widget: the queue shows
+    # it as a removable chip ("N items selected in Stats")
+    selected_ids = param.List(default=None, allow_None=True, item_type=str,
+                              doc=f"only these trajectories (at most {MAX_SELECTED_IDS:,}); None: any")
+    selected_of = param.Integer(default=0, doc="how many items the selection held before the cap")
+
+    def select(self, ids) -> None:
+        """Restrict the queue to `ids` (their order kept, repeats dropped), the first MAX_SELECTED_IDS of them;
+        an empty selection lifts the restriction (a click beside the points clears a plot's selection)."""
+        unique = list(dict.fromkeys(str(i) for i in ids))
+        if not unique:
+            self.clear_selection()
+            return
+        self.param.update(selected_of=len(unique), selected_ids=unique[:MAX_SELECTED_IDS])
+
+    def clear_selection(self) -> None:
+        self.param.update(selected_of=0, selected_ids=None)
 
     def choices_from(self, tasks: list[str], backends: list[str]) -> None:
         """The task and backend lists: those the store holds."""
@@ -41,7 +60,8 @@ class QueueFilters(param.Parameterized):
                 "credibility": pick(self.credibility), "state": self.queue_state,
                 "disagreement": _either(self.disagreement), "reviewed_by": self.reviewed_by.strip() or None,
                 "contradicted": _either(self.contradicted), "same_object": _either(self.several_spectra),
-                "order": ORDERS[self.sort]}
+                "order": ORDERS[self.sort], "selected_ids": self.selected_ids}
 
 
-FILTERS = tuple(p for p in QueueFilters.param if p != "name")
+SELECTION = ("selected_ids", "selected_of")  # not a widget of the Filters card: the queue's chip
+FILTERS = tuple(p for p in QueueFilters.param if p != "name" and p not in SELECTION)  # the Filters card's widgets

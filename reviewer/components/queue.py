@@ -41,8 +41,15 @@ class QueueView(TrajectoryTable):
         self._prev.on_click(lambda _: self._step(-1))
         self._next.on_click(lambda _: self._step(+1))
         self._progress = TextHTML("", css_classes=["sr-progress"], sizing_mode="stretch_width")
+        # the items selected in a Stats plot (issue 47, item 7): a chip saying how many, removed by a click
+        self._selection = pn.widgets.Button(label="", color="light", css_classes=["sr-queue-selection"],
+                                            sizing_mode="stretch_width", visible=False,
+                                            description="The queue lists only the items selected in a Stats plot: "
+                                                        "click to list every item again.")
+        self._selection.on_click(lambda _: self.state.filters.clear_selection())
+        self.state.filters.param.watch(self._show_selection, "selected_ids")
         self.state.param.watch(self.refresh, ["reviewer", "campaign"])
-        self.state.filters.param.watch(self.refresh, list(FILTERS))
+        self.state.filters.param.watch(self.refresh, [*FILTERS, "selected_ids"])
         # written elsewhere (the CLI, other reviewers): the same page again, with its new counts and rows
         self.state.param.watch(self.refresh_later, "store_mark")
         # a score or a note changes nothing the queue shows; a verdict changes "Me", "≠" and progress
@@ -66,11 +73,15 @@ class QueueView(TrajectoryTable):
         survey = SURVEY_SHORT.get(str(row.get("survey") or "").upper(), row.get("survey") or "")
         answer = row.get("answer")
         answer = STATUS_SHORT.get(row.get("status")) if answer is None else str(answer)[:5]
-        return {"trajectory_id": row["trajectory_id"], "object": f"{row.get('object_id') or '?'} · {survey}",
-                "task": row.get("task"), "answer": answer,
-                "cred": (row.get("credibility") or "")[:3], "mine": "✓" if row.get("my_action") else "",
-                "split": "≠" if row.get("disagreement") else "",
-                "bad": str(row["contradicted"]) if row.get("contradicted") else ""}  # contradicted claims
+        values = {"trajectory_id": row["trajectory_id"], "object": f"{row.get('object_id') or '?'} · {survey}",
+                  "task": row.get("task"), "answer": answer,
+                  "cred": (row.get("credibility") or "")[:3], "mine": "✓" if row.get("my_action") else "",
+                  "split": "≠" if row.get("disagreement") else "",
+                  "bad": str(row["contradicted"]) if row.get("contradicted") else ""}  # contradicted claims
+        campaign = self.state.campaign
+        if campaign and campaign.get("first_look"):  # the agent's answer and its evidence: never in the list
+            values.update(answer="", cred="", split="", bad="")
+        return values
 
     def read(self, page: int) -> dict:
         found = super().read(page)
@@ -79,6 +90,13 @@ class QueueView(TrajectoryTable):
     def show_read(self, found: dict, page: int) -> None:
         super().show_read(found, page)
         self._progress.object = found["progress"]
+
+    def _show_selection(self, *_) -> None:
+        filters = self.state.filters
+        n = len(filters.selected_ids or [])
+        capped = f" (the first {n:,} of {filters.selected_of:,})" if filters.selected_of > n else ""
+        self._selection.label = f"{n:,} items selected in Stats{capped} ✕"
+        self._selection.visible = filters.selected_ids is not None
 
     def _follow_item(self, *_):
         tid = self.current_id()
@@ -108,7 +126,7 @@ class QueueView(TrajectoryTable):
         return f"<div>{head}{'<br>'.join(lines) or f'{total} items'}</div>"
 
     def __panel__(self):
-        return pn.Column(self._table, self.pager(), pn.Row(self._prev, self._next), self._progress,
+        return pn.Column(self._selection, self._table, self.pager(), pn.Row(self._prev, self._next), self._progress,
                          pn.Card(self._filters, title="Filters", collapsed=True, sizing_mode="stretch_width",
                                  css_classes=["sr-queue-filters-card"]),
                          sizing_mode="stretch_width")

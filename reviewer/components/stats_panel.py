@@ -34,9 +34,10 @@ from reviewer.components.stats_figures import (
     W,
     agent_name,
 )
+from reviewer.components.stats_selection import SelectionPlots
 from reviewer.components.styles import STYLESHEETS
 from reviewer.review_state import ReviewState
-from reviewer.services import stats, stats_snapshots, triage
+from reviewer.services import stats, stats_selection, stats_snapshots, triage
 from reviewer.services.labels import BLIND_TRIAGE_NOTE
 
 __all__ = ["CALIBRATION_TITLE", "StatsPanel", "abstention_text"]
@@ -167,6 +168,7 @@ class StatsPanel(Viewer):
                                        "*People's whole score (rows) against the judge's (columns), per judge:*",
                                        self._confusions, width=W + 20, visible=False)
         self._abstention = _table("sr-abstention-table")
+        self.selection = SelectionPlots(self.state)  # points that select items for the queue (issue 47, item 7)
         self.calibration = pn.Column(*self._plots["calibration"].parts, self.target, self._statement,
                                      self._abstention, sizing_mode="fixed", width=W + 20,
                                      css_classes=["sr-calibration"], visible=False)
@@ -180,7 +182,8 @@ class StatsPanel(Viewer):
         self._blind_note = pn.pane.Markdown("", width=W, visible=False, css_classes=["sr-stats-blind"])
         self._body.objects = [self._blind_note, *p["bars"].parts, *p["cdf"].parts, *p["correlation"].parts,
                               self._kappa_block, self._kappa_note, *p["scores"].parts, *p["coverage"].parts,
-                              self._failure_block, self._judges_block, self.calibration]
+                              self._failure_block, self._judges_block, self.selection.gold.pane,
+                              self.selection.judge.pane, self.calibration]
 
     @property
     def abstention_text(self) -> str:
@@ -252,6 +255,20 @@ class StatsPanel(Viewer):
         _fill(self._judges, judges)
         _fill(self._confusions, confusions)
         self._judges_block.visible = judges is not None
+        self._show_selectable(data)
+
+    def _show_selectable(self, data: dict) -> None:
+        """The plots whose points select items (stats_selection), as this reviewer may see them: under blind
+        review, while others' labels are hidden, their own gold verdicts only, and the judges against their
+        own scores (as the judge report above)."""
+        state = self.state
+        gold, judged = data.get("gold_points") or [], data.get("judge_points") or []
+        if state.blind:
+            name = (state.reviewer or "").strip()
+            judged = stats_selection.judge_points(state.store, state.session_id, people=[name])
+            if not state.labels.sees_team_figures(state.reviewer, state.blind, state.session_id):
+                gold = [p for p in gold if p["reviewer"] == name]
+        self.selection.show(gold, judged)
 
     def _show_triage(self, computed: tuple) -> None:
         self._inputs, report = computed

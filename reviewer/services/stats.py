@@ -227,6 +227,28 @@ def whole_score(values) -> np.ndarray:
     return np.clip(np.floor(np.asarray(values, float) + 0.5), 0, 5).astype(int)
 
 
+def people_median(humans: pd.DataFrame) -> pd.DataFrame:
+    """The PEOPLE reference: the median of every person's score of each trajectory (trajectory_id, people)."""
+    return humans.groupby("trajectory_id")["score"].median().rename("people").reset_index()
+
+
+def judge_gaps(ratings: pd.DataFrame) -> pd.DataFrame:
+    """Per judge and trajectory scored by a judge and people under the same rubric version (the rows
+    `judge_agreement` counts against PEOPLE): trajectory_id, judge, rubric_version, judge_score, people (their
+    median), gap (judge minus people)."""
+    columns = ["trajectory_id", "judge", "rubric_version", "judge_score", "people", "gap"]
+    if ratings.empty:
+        return pd.DataFrame(columns=columns)
+    ratings = ratings.assign(rubric_version=ratings["rubric_version"].astype(str))
+    humans = ratings[ratings["rater_kind"] == "human"]
+    judged = ratings[ratings["rater_kind"] == "llm"].rename(columns={"rater": "judge", "score": "judge_score"})
+    parts = [mine[["trajectory_id", "judge", "rubric_version", "judge_score"]].merge(
+                 people_median(humans[humans["rubric_version"] == version]), on="trajectory_id")
+             for version, mine in judged.groupby("rubric_version", sort=True)]
+    both = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns[:-1])
+    return both.assign(gap=both["judge_score"].astype(float) - both["people"].astype(float))[columns]
+
+
 def judge_agreement(ratings: pd.DataFrame, criterion: str = "reasoning", min_shared: int = 3) -> list[dict[str, Any]]:
     """Each judge (rater_kind 'llm': a model, or the offline judge) against people's 0-5 scores of the same
     trajectories under the same rubric version, from current ratings (store.reviews.ratings_frame: trajectory_id,
@@ -243,7 +265,7 @@ def judge_agreement(ratings: pd.DataFrame, criterion: str = "reasoning", min_sha
     judges = ratings[ratings["rater_kind"] == "llm"]
     for (judge, version), mine in judges.groupby(["rater", "rubric_version"], sort=True):
         same = humans[humans["rubric_version"] == version]
-        median = same.groupby("trajectory_id")["score"].median().rename("people").reset_index()
+        median = people_median(same)
         references = [(PEOPLE, median)] + [
             (str(person), theirs[["trajectory_id", "score"]].rename(columns={"score": "people"}))
             for person, theirs in same.groupby("rater", sort=True)]

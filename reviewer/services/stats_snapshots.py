@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from reviewer.services import background, stats, triage
+from reviewer.services import background, stats, stats_selection, triage
 from reviewer.store.codec import now
 
 log = logging.getLogger(__name__)
@@ -63,7 +63,10 @@ def part_work(store, part: str, session: str | None) -> Callable[[], Any]:
     """What a part is computed by: "stats" the reviewers' statistics of a campaign (or of everything),
     "triage" the triage's inputs with its report at TARGET."""
     if part == "stats":
-        return lambda: stats.review_stats(store, session=session)
+        # with the points of the plots a reviewer selects items in (issue 47, item 7)
+        return lambda: {**stats.review_stats(store, session=session),
+                        "gold_points": stats_selection.gold_points(store, session),
+                        "judge_points": stats_selection.judge_points(store, session)}
 
     def triage_part():
         inputs = triage.triage_inputs(store)

@@ -188,6 +188,14 @@ class TrajectoryRepository:
         """A trajectory's summary row (no steps): task, agent, answer, answer_z, credibility, outcome, ..."""
         return self.db.row(f"SELECT {', '.join(_TRAJECTORY_COLUMNS)} FROM trajectories WHERE id = ?", [trajectory_id])
 
+    def credibility_of(self, trajectory_ids) -> dict[str, str | None]:
+        """The stored credibility (the FORMA verdict's tier, or None) of each of `trajectory_ids` that exists."""
+        ids = [str(i) for i in trajectory_ids]
+        if not ids:
+            return {}
+        rows = self.db.rows("SELECT id, credibility FROM trajectories WHERE id IN (SELECT unnest(?::VARCHAR[]))", [ids])
+        return {r["id"]: r["credibility"] for r in rows}
+
 
 def _trajectory_row(traj: Trajectory) -> dict[str, Any]:
     """The `trajectories` row of a trajectory (its summary columns, saved now)."""

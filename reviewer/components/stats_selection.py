@@ -49,7 +49,7 @@ class SelectablePoints:
     def __init__(self, title: str, hover: list[str], xlabel: str, ylabel: str, on_select):
         self.frame = pd.DataFrame(columns=["x", "y", "color", "trajectory_id", *hover])
         self._hover, self._labels, self._title = hover, (xlabel, ylabel), title
-        self._ticks: dict = {"xticks": [], "yticks": []}
+        self._ticks: dict = {}
         self._pipe = streams.Pipe(data=self.frame)
         self.dmap = hv.DynamicMap(self._points, streams=[self._pipe])
         self.selection = streams.Selection1D(source=self.dmap)
@@ -67,7 +67,9 @@ class SelectablePoints:
     def show(self, frame: pd.DataFrame, xticks: list, yticks: list, xlim: tuple, ylim: tuple) -> bool:
         """The points of `frame` on the plot (the previous ones replaced); whether there were any."""
         self.frame = frame.reset_index(drop=True)
-        self._ticks = {"xticks": xticks, "yticks": yticks, "xlim": xlim, "ylim": ylim}
+        # no ticks given (no points): HoloViews' own (an empty list of ticks is not one it takes)
+        self._ticks = {"xlim": xlim, "ylim": ylim, **({"xticks": xticks} if xticks else {}),
+                       **({"yticks": yticks} if yticks else {})}
         self._pipe.send(self.frame)
         self.pane.visible = not self.frame.empty
         return not self.frame.empty

@@ -5,6 +5,8 @@ many, and the chip removes the filter. (a) one reviewer's misses on a campaign's
 credibility with judge-human disagreement."""
 from __future__ import annotations
 
+import panel as pn
+from bokeh.document import Document
 from bokeh.models import HoverTool
 
 from reviewer.components.queue import QueueView
@@ -15,6 +17,13 @@ from reviewer.services.items import find_campaign, trajectory
 from reviewer.services.labels import LabelService
 
 HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def models(panel: StatsPanel) -> Document:
+    """The panel's Bokeh models in a document, as a page opening the tab makes them."""
+    doc = Document()
+    pn.panel(panel).get_root(doc)
+    return doc
 
 
 def queue_ids(queue: QueueView) -> list[str]:
@@ -50,6 +59,7 @@ def test_selecting_one_reviewers_misses_on_gold_lists_those_items(demo_store, tm
     assert state.open_campaign("cal")
     panel, queue = StatsPanel(state=state), QueueView(state=state)
     panel.refresh()
+    models(panel)
     plot = panel.selection.gold
     assert plot.pane.visible and len(plot.frame) == 12
     everything = queue.count()
@@ -81,6 +91,7 @@ def test_selecting_low_credibility_with_judge_disagreement_lists_those_items(dem
     state = ReviewState(store, reviewer="ann", blind=False)
     panel, queue = StatsPanel(state=state), QueueView(state=state)
     panel.refresh()
+    models(panel)
     plot = panel.selection.judge
     assert plot.pane.visible and len(plot.frame) == 6
     # a box over the LOW row (y from -2.5 to -1.5), right of a disagreement of 2
@@ -103,3 +114,10 @@ def test_a_selection_beyond_the_cap_keeps_the_first_ids_and_says_so(demo_store):
     assert len(state.filters.selected_ids) == MAX_SELECTED_IDS and queue.count() == 2
     assert queue._selection.label == (f"{MAX_SELECTED_IDS:,} items selected in Stats (the first "
                                       f"{MAX_SELECTED_IDS:,} of {MAX_SELECTED_IDS + 2:,}) ✕")
+
+
+def test_nothing_to_select_no_plot(demo_store):
+    panel = StatsPanel(state=ReviewState(demo_store, reviewer="ann", blind=False))
+    panel.refresh()
+    models(panel)  # empty plots make their models too
+    assert not panel.selection.gold.pane.visible and not panel.selection.judge.pane.visible

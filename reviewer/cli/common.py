@@ -261,18 +261,19 @@ class TrajectoryWriter:
             self.errors += [(traj, exc) for traj, _ in self._pending]
             self._pending = []
 
+    def _version(self) -> str | None:
+        return self.claims.version if self.claims is not None else None
+
     def _save(self, traj, rows) -> None:
-        with self.store.transaction():
-            self.store.trajectories.save_trajectory(traj)
-            if rows is not None:
-                self.store.claims.save_claims(traj.id, self.claims.version, rows)
+        from reviewer.services.trajectories import save_checked
+
+        save_checked(self.store, traj, self._version(), rows)
 
     def _save_group(self, pending) -> None:
-        """A group in a few statements (store.trajectories.save_trajectories, store.claims.save_claims_of)."""
-        self.store.trajectories.save_trajectories([traj for traj, _ in pending])
-        checked = [(traj.id, rows) for traj, rows in pending if rows is not None]
-        if checked:
-            self.store.claims.save_claims_of(self.claims.version, checked)
+        """A group in a few statements (reviewer.services.trajectories.save_checked_group)."""
+        from reviewer.services.trajectories import save_checked_group
+
+        save_checked_group(self.store, pending, self._version())
 
     def flush(self) -> None:
         """Write the trajectories held, in one transaction: each is durable once this returns (and

@@ -80,9 +80,10 @@ def stream_items(store, items: list[str], console: Console, progress: TextIO | N
     named twice, a copy of a file at another path). The problems met are appended to `problems`;
     `keep(spectrum_id, spectrum)` is given each spectrum the walk reads (MeasuredOnRegistering)."""
     from reviewer.services.ingest import ingest_stream
+    from reviewer.services.items import records_of_spectra
 
     ids, paths = [], []
-    stored = store.spectra.get_spectra(items)  # the items that are stored ids, in one query
+    stored = records_of_spectra(store, items)  # the items that are stored ids, in one query
     for item in items:
         if item in stored:
             ids.append(item)
@@ -221,15 +222,17 @@ def make_jobs(store, args: argparse.Namespace, tasks: list[str], model: str, llm
     changed since it was ingested are refused (a failure, said in `problems`). `tally` counts the
     spectra, the jobs, the skipped and the refused. A job's `measured` says that its Measurer is in
     `measured`, made here."""
+    from reviewer.services.items import records_of_spectra, spectra_with_trajectory
+
     seen: set[str] = set()
     with contextlib.closing(batches):  # closed with this generator: the walk's own ending (its cross-match) runs
         for batch in batches:
             ids = [sid for sid in dict.fromkeys(batch) if sid not in seen]
             seen.update(ids)
             tally["spectra"] += len(ids)
-            records = store.spectra.get_spectra(ids)  # one query each a batch, not one a spectrum
+            records = records_of_spectra(store, ids)  # one query each a batch, not one a spectrum
             done = {task: set() if args.force else
-                    store.trajectories.spectra_with_trajectory(ids, task, args.backend, model) for task in tasks}
+                    spectra_with_trajectory(store, ids, task, args.backend, model) for task in tasks}
             for sid in ids:
                 rec = records[sid]
                 changed = None  # checked once a job on this spectrum is wanted

@@ -12,6 +12,24 @@ def save_trajectory(store, trajectory: Trajectory) -> str:
     return store.trajectories.save_trajectory(trajectory)
 
 
+def save_checked(store, trajectory: Trajectory, version: str | None, rows: list[dict] | None) -> None:
+    """One trajectory and its claim checks (`rows` under checker `version`; None: not checked), in one
+    transaction: neither is stored without the other."""
+    with store.transaction():
+        store.trajectories.save_trajectory(trajectory)
+        if rows is not None:
+            store.claims.save_claims(trajectory.id, version, rows)
+
+
+def save_checked_group(store, pending: list[tuple[Trajectory, list[dict] | None]], version: str | None) -> None:
+    """(trajectory, claim rows or None) pairs in a few statements (one for the trajectories, one for the
+    claims); the caller holds the transaction that makes the group whole or nothing."""
+    store.trajectories.save_trajectories([traj for traj, _ in pending])
+    checked = [(traj.id, rows) for traj, rows in pending if rows is not None]
+    if checked:
+        store.claims.save_claims_of(version, checked)
+
+
 def link_to_spectrum(store, trajectory_id: str, spectrum_id: str) -> bool:
     """Link a trajectory stored without a spectrum to a stored one (and its file); False when the
     trajectory was linked already (or the spectrum is not stored)."""

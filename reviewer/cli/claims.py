@@ -15,9 +15,10 @@ patterns, or patterns+llm.
 
 --pending: only the trajectories whose claims the current checker has not checked (of the items, else of
 the whole database): those a `specreview vet` campaign stored without waiting for their check
-(reviewer/services/claim_checks.py). They are checked in groups of 32, each group stored in one
-transaction, so a stopped run leaves the rest pending; it prints the totals and how many are still
-pending (a check that fails, its file gone, leaves its trajectory pending and names it)."""
+(reviewer/services/claim_checks.py). They are checked in groups of 32 (--workers N: in N processes,
+this one storing), each group stored in one transaction, so a stopped run leaves the rest pending; it
+prints the totals and how many are still pending (a check that fails, its file gone, leaves its
+trajectory pending and names it)."""
 from __future__ import annotations
 
 import argparse
@@ -37,6 +38,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "optional, default every trajectory)")
     p.add_argument("--pending", action="store_true",
                    help="only the trajectories whose claims the current checker has not checked yet")
+    p.add_argument("--workers", type=int, default=1,
+                   help="with --pending: check in N processes (this one stores; default 1: here)")
     p.add_argument("--task", default=None, help="only trajectories of these kb tasks (comma-separated; e.g. a,verify)")
     p.add_argument("--backend", choices=("patterns", "openai"), default="patterns",
                    help="claim extraction: the patterns alone (default), or the patterns and a chat model "
@@ -199,7 +202,7 @@ def run_pending(args: argparse.Namespace, store) -> int:
             if bar is not None:
                 bar.update(n)
 
-        done, totals, failed = check_pending(store, ids, step=step)
+        done, totals, failed = check_pending(store, ids, step=step, workers=max(args.workers, 1))
         if bar is not None:
             bar.close()
         left = pending_count(store, ids)

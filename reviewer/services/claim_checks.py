@@ -14,6 +14,7 @@ campaign's writer stores; what it has not done when the campaign ends stays pend
 campaign says how many. No Panel; the SQL is the store's (reviewer/store/claims.py)."""
 from __future__ import annotations
 
+import logging
 import multiprocessing as mp
 import queue
 from collections import Counter
@@ -22,6 +23,7 @@ from collections.abc import Callable, Iterable
 from agents.claims import CHECKER_VERSION
 from reviewer.services.claims import ClaimChecker, claim_rows, llm_version
 
+log = logging.getLogger(__name__)
 # the check of one group is stored in one transaction: a commit each (~20-40 ms of wall time, mostly
 # the write-ahead log) cost more than many checks
 STORE_GROUP = 32
@@ -80,15 +82,64 @@ def store_checked(store, checked: list[Checked]) -> list[str]:
     return problems
 
 
+def to_check(store, trajectories: list) -> list[tuple[str, str | None]]:
+    """What `checked_claims` takes for stored trajectories: each one's JSON, located where the store has
+    its spectrum (as ClaimChecker reads it), and the content hash stored at ingest."""
+    records = store.spectra.get_spectra(list({t.spectrum_id for t in trajectories if t.spectrum_id}))
+    out = []
+    for traj in trajectories:
+        rec = records.get(traj.spectrum_id)
+        if rec is not None:
+            traj = traj.model_copy(update={"source_path": rec["source_path"], "target": rec["target"]})
+        out.append((traj.to_json(), rec and rec.get("file_sha256")))
+    return out
+
+
+def _check_in_processes(store, ids: list[str], workers: int, step) -> tuple[int, Counter, list[str]]:
+    """`check_pending` over `workers` processes: this process loads each group and stores its checks."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    from agents.batch import process_pool
+
+    done, totals, problems = 0, Counter(), []
+    pool = process_pool(workers, ("agents.claims", "agents.spectra"))
+    in_flight: dict = {}
+
+    def store_one(finished) -> None:
+        nonlocal done
+        for future in finished:
+            n = in_flight.pop(future)
+            checked, counts = future.result()
+            problems.extend(store_checked(store, checked))
+            totals.update(counts)
+            done += sum(version is not None for _, version, _ in checked)
+            if step is not None:
+                step(n)
+
+    try:
+        for start in range(0, len(ids), STORE_GROUP):
+            while len(in_flight) >= 2 * workers:
+                store_one(wait(in_flight, return_when=FIRST_COMPLETED).done)
+            trajs = [t for t in (store.trajectories.load_trajectory(tid) for tid in ids[start:start + STORE_GROUP]) if t]
+            in_flight[pool.submit(checked_claims, to_check(store, trajs))] = len(trajs)
+        while in_flight:
+            store_one(wait(in_flight, return_when=FIRST_COMPLETED).done)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return done, totals, problems
+
+
 def check_pending(store, trajectory_ids: Iterable[str] | None = None, *, step: Callable[[int], None] | None = None,
-                  checker: ClaimChecker | None = None) -> tuple[int, Counter, list[str]]:
-    """Check the pending trajectories (of `trajectory_ids`, else of the store) here, storing a group of
-    STORE_GROUP at a time: a stop loses at most the group being checked, and it stays pending.
-    `step(n)` is called after each group (a progress bar; a command's cancel check). Returns (checked,
-    verdict totals, problems)."""
+                  checker: ClaimChecker | None = None, workers: int = 1) -> tuple[int, Counter, list[str]]:
+    """Check the pending trajectories (of `trajectory_ids`, else of the store) here, or in `workers`
+    processes, storing a group of STORE_GROUP at a time: a stop loses at most the groups being
+    checked, and they stay pending. `step(n)` is called after each group (a progress bar; a command's
+    cancel check). Returns (checked, verdict totals, problems)."""
+    ids = pending(store, trajectory_ids)
+    if workers > 1 and len(ids) > STORE_GROUP:
+        return _check_in_processes(store, ids, workers, step)
     checker = checker or ClaimChecker(store)
     done, problems = 0, []
-    ids = pending(store, trajectory_ids)
     for start in range(0, len(ids), STORE_GROUP):
         group: dict[str, list[tuple[str, list]]] = {}
         for tid in ids[start:start + STORE_GROUP]:
@@ -109,6 +160,26 @@ def check_pending(store, trajectory_ids: Iterable[str] | None = None, *, step: C
         if step is not None:
             step(min(STORE_GROUP, len(ids) - start))
     return done, checker.totals, problems
+
+
+# trajectories whose check on open failed in this process (their file gone or changed): not tried on
+# every open again; `specreview claims --pending` names why
+_refused_on_open: set[str] = set()
+_REFUSED_KEPT = 10_000
+
+
+def check_on_open(store, trajectory_id: str) -> bool:
+    """Check a trajectory's claims now if its check is pending (an item a reviewer opens before anyone
+    ran `specreview claims --pending`), and store them; True when it was checked now."""
+    if trajectory_id in _refused_on_open or not pending(store, [trajectory_id]):
+        return False
+    done, _, problems = check_pending(store, [trajectory_id])
+    if problems:
+        if len(_refused_on_open) >= _REFUSED_KEPT:
+            _refused_on_open.clear()
+        _refused_on_open.add(trajectory_id)
+        log.warning("claims of %s not checked on open: %s", trajectory_id, "; ".join(problems))
+    return bool(done)
 
 
 def _serve(tasks, results) -> None:
@@ -137,6 +208,7 @@ class ClaimLane:
         self._process = ctx.Process(target=_serve, args=(self._tasks, self._results), daemon=True,
                                     name="specreview-claim-checks")
         self._process.start()
+        self._stopped = False
         self.ids: list[str] = []  # the trajectories submitted
         self.checked = 0
         self._out = 0  # groups submitted and not back
@@ -144,13 +216,10 @@ class ClaimLane:
         self.problems: list[str] = []
 
     def submit(self, store, trajectories: list) -> None:
-        """Queue the checks of stored trajectories (each against its spectrum's file as it was ingested:
-        the hash the store keeps), then store the checks handed back meanwhile. A campaign's writer calls
-        it after each commit (TrajectoryWriter's after_write), in its own thread."""
+        """Queue the checks of stored trajectories, then store the checks handed back meanwhile. A
+        campaign's writer calls it after each commit (TrajectoryWriter's after_write), in its own thread."""
         if trajectories:
-            records = store.spectra.get_spectra(list({t.spectrum_id for t in trajectories if t.spectrum_id}))
-            self._tasks.put([(t.to_json(), (records.get(t.spectrum_id) or {}).get("file_sha256"))
-                             for t in trajectories])
+            self._tasks.put(to_check(store, trajectories))
             self._out += 1
             self.ids += [t.id for t in trajectories]
         self.collect(store)
@@ -175,11 +244,12 @@ class ClaimLane:
     def stop(self, store) -> None:
         """Store what is back, end the process (its current group stays pending) and close the queues
         without waiting for what they still hold. Once; later calls do nothing."""
-        if not self._process.is_alive() and self._process.exitcode is not None:
+        if self._stopped:
             return
+        self._stopped = True
         self.collect(store)
         self._process.terminate()
         self._process.join(timeout=10)
-        for q in (self._tasks, self._results):
+        for q in (self._tasks, self._results):  # a process gone never drains its pipe: exit without waiting on it
             q.cancel_join_thread()
             q.close()

@@ -9,7 +9,7 @@ from agents.claims import check_trajectory
 from agents.spectra import read_spectrum
 from agents.vet import vet_spectrum
 from reviewer.services import items
-from reviewer.services.claim_checks import ClaimLane, pending, pending_count
+from reviewer.services.claim_checks import ClaimLane, check_pending, pending, pending_count
 from reviewer.services.claims import CHECKER_VERSION
 from reviewer.services.ingest import ingest_paths
 from reviewer.store import Store
@@ -74,3 +74,14 @@ def test_an_item_opened_while_its_check_is_pending_is_checked_then(tmp_path, dem
         assert _as_checked_fresh(store, trajs[0], spectra[trajs[0].spectrum_id])
         assert [(r.claim.text, r.verdict) for r in shown] == [(r.claim.text, r.verdict) for r in
                                                                check_trajectory(trajs[0], spectra[trajs[0].spectrum_id])]
+
+
+def test_pending_checks_in_worker_processes_store_what_a_check_here_stores(tmp_path, demo_dir):
+    with Store(tmp_path / "workers.duckdb") as store:
+        trajs, spectra = _stored_vetted(store, _folder(tmp_path, demo_dir), copies=15)
+        steps = []
+        done, totals, problems = check_pending(store, workers=2, step=steps.append)
+        assert done == len(trajs) == sum(steps) and not problems and pending(store) == []
+        assert totals["supported"] > 0
+        for traj in trajs:
+            assert _as_checked_fresh(store, traj, spectra[traj.spectrum_id])

@@ -121,11 +121,6 @@ CLI_AND_SERVER_FILES = SERVER_MODULES + tuple(sorted(ENTRY_POINTS))
 # Reads (and writes) of the commands not yet moved into reviewer/services (issue 49, item 2), by file and
 # chain: files another change was editing at the time. Each pair here is a debt: empty it, never add to it.
 CLI_REPOSITORY_READS_LEFT = {
-    ("reviewer/cli/claims.py", "store.trajectories.trajectory_summary"),
-    ("reviewer/cli/claims.py", "store.spectra.get_spectrum"),
-    ("reviewer/cli/claims.py", "store.trajectories.load_trajectory"),
-    ("reviewer/cli/claims.py", "store.trajectories.trajectories_on_spectrum"),
-    ("reviewer/cli/claims.py", "store.spectra.targets_for_file"),
     ("reviewer/cli/session.py", "store.sessions.find_session"),
     ("reviewer/cli/session.py", "store.sessions.get_session"),
     ("reviewer/cli/session.py", "store.sessions.list_sessions"),

@@ -57,20 +57,21 @@ def resolve_trajectories(store, items: list[str]) -> tuple[list[str], list[str]]
     """Trajectory ids for trajectory ids, spectrum ids and paths (as `vet` resolves them, but nothing
     is ingested: a file not in the database has no trajectories); plus the problems met."""
     from reviewer.services.ingest import file_sha256, find_spectrum_files, ids_of_file
+    from reviewer.services.items import record_of_spectrum, targets_of_file, trajectories_on, trajectory_summary
 
     tids, problems = [], []
     for item in items:
-        if store.trajectories.trajectory_summary(item) is not None:
+        if trajectory_summary(store, item) is not None:
             tids.append(item)
             continue
-        if store.spectra.get_spectrum(item) is not None:
+        if record_of_spectrum(store, item) is not None:
             sids = [item]
         elif Path(item).exists():
             files, _ = find_spectrum_files([item])
             sids = []
             for path in files:
                 sha = file_sha256(Path(path))
-                stored = ids_of_file(sha, store.spectra.targets_for_file(sha))
+                stored = ids_of_file(sha, targets_of_file(store, sha))
                 if not stored:
                     problems.append(f"{path}: not ingested (no trajectories)")
                 sids += stored
@@ -80,7 +81,7 @@ def resolve_trajectories(store, items: list[str]) -> tuple[list[str], list[str]]
             problems.append(f"{item}: neither a stored trajectory or spectrum id nor an existing path")
             continue
         for sid in sids:
-            found = [r["id"] for r in store.trajectories.trajectories_on_spectrum(sid)]
+            found = [r["id"] for r in trajectories_on(store, sid)]
             if not found:
                 problems.append(f"{sid}: no trajectories on this spectrum")
             tids += found
@@ -90,6 +91,7 @@ def resolve_trajectories(store, items: list[str]) -> tuple[list[str], list[str]]
 def run(args: argparse.Namespace) -> int:
     console = console_of(args)
     from reviewer.services.claims import ClaimChecker, LLMExtractor, summarize, summary_text
+    from reviewer.services.items import trajectory
 
     extractor = None
     if args.backend == "openai":
@@ -126,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
             iterator = tqdm(tids, desc="claims", unit="traj", file=bar_stream)
         for tid in iterator:
             console.check()
-            traj = store.trajectories.load_trajectory(tid)
+            traj = trajectory(store, tid)
             if traj is None or (tasks and traj.task not in tasks):
                 continue
             try:

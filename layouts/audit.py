@@ -52,6 +52,9 @@ def keyboard_for(state: ReviewState, plot=None, render: StepRender | None = None
                "k": state.previous_step, "a": lambda: writer.save("verdict", action="approve"),
                "o": lambda: writer.save("verdict", action="override"), "r": lambda: writer.save("verdict", action="reject"),
                "u": writer.undo, "?": state.toggle_help}
+    # a first look on a yes/no task (Shift: a first answer is never one key away from a verdict key)
+    for key, answer in (("Y", "YES"), ("N", "NO")):
+        actions[key] = lambda answer=answer: writer.save("first_look", label={"answer": answer})
     # nudge the frame's z, as Marz and prospect do: [ ] by 50 km/s, { } by 500 km/s
     for key, dv in (("[", -50.0), ("]", 50.0), ("{", -500.0), ("}", 500.0)):
         actions[key] = lambda dv=dv: state.nudge_z(dv)

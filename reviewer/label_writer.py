@@ -73,8 +73,9 @@ class LabelKind:
     needs: str
     write: Callable[..., Ack]  # (state, the item's trajectory or None, **fields) -> the stored label's Ack
     requires: tuple[str, ...] = ()  # fields that must be non-empty: without one there is no choice to store yet
-    subject: Callable[..., str] | None = None  # (**fields) -> what the Ack names; None: the item on screen
+    subject: Callable[..., str] | None = None  # (state, **fields) -> what the Ack names; None: the item on screen
     verdict: bool = False  # a verdict: what `u` withdraws, and the form starts afresh after it
+    reveals: bool = False  # a first look: the item is shown whole after it
 
 
 def _score(state: ReviewState, traj: Trajectory, score: int) -> Ack:
@@ -83,15 +84,25 @@ def _score(state: ReviewState, traj: Trajectory, score: int) -> Ack:
     return state.labels.write_score(state.reviewer, traj.id, int(score), version, state.campaign)
 
 
-def _conflict_subject(item: dict, **_fields) -> str:
+def _conflict_subject(_state, item: dict, **_fields) -> str:
     """A conflict is resolved from the Conflicts list, not the item on screen: the Ack names its row."""
     return " · ".join(str(v) for v in (item.get("object_id") or item.get("item_id"), item.get("task")) if v)
+
+
+def _first_look(state: ReviewState, _traj, label: dict) -> Ack:
+    """The reviewer's own answer on the item shown masked (ReviewState.unrevealed), before the agent's."""
+    if state.unrevealed is None:
+        raise LabelRefused("Your first look on this item is recorded: the agent's answer is shown; give your verdict.")
+    return state.labels.write_first_look(state.reviewer, state.unrevealed.trajectory, label, state.campaign,
+                                         state.activity.seconds_on_item())
 
 
 LABEL_KINDS: dict[str, LabelKind] = {
     "verdict": LabelKind("trajectory", lambda s, traj, action: s.labels.write_verdict(
         s.reviewer, traj, action, label=s.draft.label if action == "override" else None,
         comment=s.draft.comment or None, campaign=s.campaign, active_s=s.activity.seconds_on_item()), verdict=True),
+    "first_look": LabelKind("nothing", _first_look, reveals=True,
+                            subject=lambda s, **_: s.item.subject if s.item is not None else ""),
     "score": LabelKind("trajectory", _score),
     "note": LabelKind("trajectory", lambda s, traj, comment, flags, whole_trajectory=False: s.labels.write_note(
         s.reviewer, traj.id, None if whole_trajectory else s.step_index, comment, flags, s.campaign)),
@@ -209,8 +220,12 @@ class LabelWriter(param.Parameterized):
                 or not all(fields.get(name) for name in spec.requires)):
             return None
         return self._attempt(partial(spec.write, state, traj, **fields),
-                             subject=spec.subject(**fields) if spec.subject is not None else None,
-                             after=self._verdict_saved if spec.verdict else None)
+                             subject=spec.subject(state, **fields) if spec.subject is not None else None,
+                             after=self._verdict_saved if spec.verdict else self._revealed if spec.reveals else None)
+
+    def _revealed(self, _ack: Ack) -> dict[str, Any]:
+        self.state.reveal()
+        return {}
 
     def undo(self) -> Ack | None:
         """Undo my last verdict in this session on the item on screen (never one on another item): a new

@@ -43,6 +43,7 @@ class ReviewItem:
     trajectory: Trajectory | None = None
     agent_label: dict[str, Any] = field(default_factory=dict)
     claims: tuple = ()  # the claim checker's stored results on the trajectory (agents.claims.ClaimResult)
+    first_look_task: str | None = None  # set on the spectrum alone, shown until the reviewer's first look (masked)
 
     @property
     def spectrum_id(self) -> str:
@@ -53,7 +54,23 @@ class ReviewItem:
         return self.trajectory.id if self.trajectory is not None else None
 
     @property
+    def task(self) -> str | None:
+        return self.trajectory.task if self.trajectory is not None else self.first_look_task
+
+    def masked(self) -> ReviewItem:
+        """The item as a first look shows it (issue 47, item 2): the spectrum and what was observed, without
+        the agent's trajectory, answer and claims, and without the survey pipeline's labels (nor the header,
+        which holds them)."""
+        record = {k: v for k, v in self.record.items() if not k.startswith("pipeline_") and k != "header"}
+        return ReviewItem(record=record, spectrum=self.spectrum, first_look_task=self.task)
+
+    @property
     def why_not_reviewable(self) -> str:
+        if self.first_look_task is not None:
+            how = ("your class (and z) below the buttons, then 'Record my first look'" if self.first_look_task == "verify"
+                   else "YES or NO below (Shift+Y / Shift+N)")
+            return (f"First look: give your own answer first ({how}). The agent's answer, its steps and the "
+                    "pipeline's labels are shown once it is recorded.")
         return "" if self.trajectory is not None else (
             "No agent trajectory on this spectrum: there is nothing to approve or override. "
             "Run an agent on it (`specreview vet` / `verify`), or open an item from the queue.")
@@ -62,7 +79,7 @@ class ReviewItem:
     def subject(self) -> str:
         """The item as a reviewer names it: the object id and the task (one object has several tasks)."""
         obj = self.record.get("object_id") or self.spectrum_id
-        return f"{obj} · {self.trajectory.task}" if self.trajectory is not None else str(obj)
+        return f"{obj} · {self.task}" if self.task is not None else str(obj)
 
     def default_draft(self) -> dict[str, Any]:
         """The corrected label an override starts from (reviewer.services.labels.default_correction)."""
@@ -104,6 +121,7 @@ class ReviewState(param.Parameterized):
         self.queue, self.spectra = QueueListing(store), SpectraListing(store)
         self.frame, self.draft, self.writer = Frame(), Draft(), LabelWriter(self)
         self.activity = ActiveTime()  # the page's active time (reported by its Keyboard), for time on item
+        self.unrevealed: ReviewItem | None = None  # the item on screen, whole, while its first look is due
         # under a login the reviewer is the login, fixed when the session starts: nothing the page
         # sends can label under another name
         self._login_name = self.reviewer if self.login else None
@@ -204,6 +222,18 @@ class ReviewState(param.Parameterized):
         own = agent_label(traj.task, None, None, traj.outcome) if traj is not None else {}
         claims = items.stored_claims(self.store, traj.id) if traj is not None else ()
         item = ReviewItem(record=record, spectrum=spec, trajectory=traj, agent_label=own, claims=claims)
+        # a first-look campaign shows the spectrum alone until the reviewer's own answer (`reveal`)
+        pending = traj is not None and self.campaign is not None and self.campaign.get("first_look") and \
+            self.labels.my_first_look(self.reviewer, traj.id, self.campaign) is None
+        self.unrevealed = item if pending else None
+        self._show(item.masked() if pending else item, position)
+        self.activity.start_item()
+        self.queue.hold(item.trajectory_id, self.reviewer, self.session_id)  # a planned campaign reserves it (issue 47)
+        prefetch_renders(self.store, item, lambda: self.on_item is item)
+        self._next_read = self._read_next_spectrum()  # a Future: tests wait on it
+        return True
+
+    def _show(self, item: ReviewItem, position: int | None) -> None:
         same_spectrum = self.item is not None and self.item.spectrum_id == item.spectrum_id
         # one switch: the plot draws the new item once, in its frame (the frame's own watchers, deferred
         # to the end of the block, find the plot already showing it), with its first step and draft
@@ -212,11 +242,18 @@ class ReviewState(param.Parameterized):
             self.draft.start(item.default_draft())
             self.param.update(item=item, step_index=0, error="", position=position)
         self.writer.undoable = self.writer.undoable_on(item.trajectory_id)
-        self.activity.start_item()
-        self.queue.hold(item.trajectory_id, self.reviewer, self.session_id)  # a planned campaign reserves it (issue 47)
-        prefetch_renders(self.store, item, lambda: self.item is item)
-        self._next_read = self._read_next_spectrum()  # a Future: tests wait on it
-        return True
+
+    @property
+    def on_item(self) -> ReviewItem | None:
+        """The item the reviewer is on, whole (`item` is what the page shows: masked before a first look)."""
+        return self.unrevealed or self.item
+
+    def reveal(self) -> None:
+        """After the reviewer's first look: the item whole (the agent's answer, steps, claims, the pipeline's
+        labels), for their verdict."""
+        if self.unrevealed is not None:
+            item, self.unrevealed = self.unrevealed, None
+            self._show(item, self.position)
 
     def overlay_spectra(self) -> list[tuple[dict[str, Any], Any, str]]:
         """(record, spectrum, colour) of each spectrum in `overlays` that can be read (one that cannot is
@@ -237,14 +274,14 @@ class ReviewState(param.Parameterized):
     def _read_next_spectrum(self):
         """The next queue item's spectrum, read into the cache in the background: `n` to a new spectrum
         then skips reading its file (most of the server's share of such a switch)."""
-        item, reviewer, args = self.item, self.reviewer, self.queue_args()
+        item, reviewer, args = self.on_item, self.reviewer, self.queue_args()
         store, queue, current = self.store, self.queue, item.trajectory_id
 
         def locate():
             found = queue.neighbour(current, +1, reviewer, **args)
             return items.spectrum_file_of(store, found[0]) if found else None
 
-        return read_ahead(locate, still_current=lambda: self.item is item and store.is_open)
+        return read_ahead(locate, still_current=lambda: self.on_item is item and store.is_open)
 
     # ---- steps ----------------------------------------------------------------------------------
     @property
@@ -284,7 +321,7 @@ class ReviewState(param.Parameterized):
     # ---- the queue ------------------------------------------------------------------------------
     def step_item(self, delta: int) -> None:
         """n / b: the next or previous item of the filtered queue (server-side, every item reachable)."""
-        current = self.item.trajectory_id if self.item is not None else None
+        current = self.on_item.trajectory_id if self.on_item is not None else None
         found = self.queue.neighbour(current, delta, self.reviewer, **self.queue_args())
         if found is not None and found[0] != current:
             self.open_item(trajectory_id=found[0], position=found[1])

@@ -57,3 +57,17 @@ def open_side_panel(page):
     # it slides in (0.2 s): clicks land where they aim once it is at its full width
     page.wait_for_function("() => { const r = document.getElementById('sidebar').getBoundingClientRect();"
                            " return r.left >= 0 && r.width >= 300; }", timeout=10_000)
+
+
+# Every text node of the page, shadow roots included
+PAGE_TEXT_JS = """() => {
+  const out = [document.documentElement.textContent || ''];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) { out.push(el.shadowRoot.textContent || ''); walk(el.shadowRoot); }
+    }
+  };
+  walk(document);
+  return out.join('\\n');
+}"""
+MODELS_JS = "() => (window.Bokeh ? Bokeh.documents : []).map(d => d.to_json_string(false))"

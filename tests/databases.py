@@ -12,8 +12,17 @@ def own_copy(template: Path, folder: Path) -> Path:
     return path
 
 
+def undo_version_18(con) -> None:
+    """Take a file (a DuckDB connection to it) back from schema version 18: first looks gone."""
+    con.execute("DROP TABLE IF EXISTS first_looks")
+    con.execute("ALTER TABLE audit_sessions DROP COLUMN IF EXISTS first_look")
+    con.execute("DELETE FROM schema_version WHERE version = 18")
+
+
 def undo_version_17(con) -> None:
-    """Take a file (a DuckDB connection to it) back from schema version 17: the verdicts' active time gone."""
+    """Take a file (a DuckDB connection to it) back from schema version 17 (and the later ones): the verdicts'
+    active time gone."""
+    undo_version_18(con)
     con.execute("ALTER TABLE reviews DROP COLUMN IF EXISTS active_s")
     con.execute("DELETE FROM schema_version WHERE version = 17")
 

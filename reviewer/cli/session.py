@@ -3,14 +3,16 @@ assigned and a mode; blind by default; closing one freezes its labels for export
 
     specreview session create NAME --mode verdicts --task a --reviewers alice,bob [--limit 50]
     specreview session create NAME --task a --reviewers a,b,c --gold-file gold.csv --gold-rate 0.1 --per-item 2
+    specreview session create NAME --task a --reviewers a,b --first-look
     specreview session list
     specreview session progress NAME
     specreview session close NAME
 
 Reviewers open a campaign with `?session=NAME` in the app's address. Gold items (known answers from
 `--gold-file`, or `--gold-from survey,consensus`) are mixed into the queue at `--gold-rate`; `--per-item N`
-plans N reviewers per item (reviewer/services/campaigns.py); `specreview reviewers --session NAME` measures
-each reviewer on the gold items.
+plans N reviewers per item (reviewer/services/campaigns.py); `--first-look` hides the agent's answer, its
+evidence and the pipeline's labels until the reviewer has given their own answer; `specreview reviewers
+--session NAME` measures each reviewer on the gold items, their time and their first looks.
 """
 from __future__ import annotations
 
@@ -40,6 +42,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="known answers also from: survey (the pipeline's labels), consensus (agreed or resolved)")
     p.add_argument("--gold-rate", type=float, default=0.0, help="share of the queue that is gold items (0-1)")
     p.add_argument("--per-item", type=int, default=None, metavar="N", help="reviewers planned per item")
+    p.add_argument("--first-look", action="store_true",
+                   help="the agent's answer, evidence and the pipeline's labels hidden until the reviewer's own answer")
     return p
 
 
@@ -93,7 +97,7 @@ def _create(args: argparse.Namespace, store, console) -> int:
         made = campaigns.create_campaign(
             store, args.name, task=args.task, reviewers=reviewers, mode=args.mode, blind=args.blind,
             filters=filters, limit=args.limit, gold_file=args.gold_file, gold_from=gold_from,
-            gold_rate=args.gold_rate, per_item=args.per_item)
+            gold_rate=args.gold_rate, per_item=args.per_item, first_look=args.first_look)
     except (campaigns.CampaignUsage, NameRefused) as err:
         console.warn(f"specreview session create: {err}")
         return EXIT_USAGE
@@ -103,7 +107,7 @@ def _create(args: argparse.Namespace, store, console) -> int:
     for note in made["notes"]:
         console.say(note)
     gold = f", {len(made['gold'])} of them gold" if made["gold"] else ""
-    plan = f", {args.per_item} reviewers per item" if args.per_item else ""
+    plan = (f", {args.per_item} reviewers per item" if args.per_item else "") + (", first look" if args.first_look else "")
     console.say(f"session {args.name!r}: {len(made['items'])} trajectories{gold}, mode {args.mode}, "
                 f"{'blind' if args.blind else 'open'}{plan}, reviewers: {', '.join(reviewers) or '(anyone)'}")
     return EXIT_OK

@@ -23,6 +23,7 @@ KEY_MAP = [
     ("o", "override"),
     ("r", "reject"),
     ("u", "undo my last verdict on the item on screen"),
+    ("Shift+Y / Shift+N", "first look (a campaign with one): my own answer YES / NO, before the agent's is shown"),
     ("c / p / x", "judge the step on screen: correct / partly / incorrect (failure-mode tags: the boxes under it)"),
     ("+ / -", "zoom the spectrum in / out"),
     ("[ / ]", "nudge z by -50 / +50 km/s (Shift: 500 km/s); the nudged z is your candidate"),

@@ -106,9 +106,11 @@ class MetadataPanel(Viewer):
 
     def _refresh(self, *_):
         rec = self.record
-        if rec.get("spectrum_id") == self._shown:  # the next task on the same spectrum: nothing to redo
+        # the next task on the same spectrum: nothing to redo (a first look's masked record is another one)
+        shown = (rec.get("spectrum_id"), "pipeline_class" in rec, "header" in rec)
+        if shown == self._shown:
             return
-        self._shown = rec.get("spectrum_id")
+        self._shown = shown
         rows = []
         for key, label in FIELDS:
             value = format_value(key, rec.get(key))

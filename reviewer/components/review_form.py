@@ -69,6 +69,13 @@ class ReviewForm(Viewer):
         self._override.on_click(lambda _: self.state.writer.save("verdict", action="override"))
         self._reject.on_click(lambda _: self.state.writer.save("verdict", action="reject"))
         self._undo.on_click(lambda _: self.state.writer.undo())
+        # a first-look campaign: the reviewer's own answer first (the fields below), before the agent's is shown
+        self._first_look = pn.widgets.Button(label="Record my first look", color="primary", visible=False,
+                                             css_classes=["sr-first-look"], margin=(2, 2), sizing_mode="stretch_width",
+                                             description="Record your own answer (the fields below); the agent's "
+                                                         "answer, its steps and the pipeline's labels are shown then. "
+                                                         "On a yes/no task: Shift+Y / Shift+N.")
+        self._first_look.on_click(lambda _: self.state.writer.save("first_look", label=self.state.draft.label))
         # the corrected label's fields, each bound both ways to its own parameter of the draft
         draft = state.draft
         self._answer = pn.widgets.RadioButtonGroup.from_param(draft.param.answer, options=list(VET_ANSWERS), color="light",
@@ -84,6 +91,7 @@ class ReviewForm(Viewer):
         self._score = pn.widgets.RadioButtonGroup(options=[0, 1, 2, 3, 4, 5], value=None, color="light",
                                                   css_classes=["sr-score"])
         self._score.param.watch(self._rate, "value")
+        self._score_heading = pn.pane.HTML("<b>Reasoning score (0-5)</b>", margin=(0, 5))
         self._rubric_text = TextHTML("", css_classes=["sr-rubric"], stylesheets=STYLESHEETS,
                                      sizing_mode="stretch_width")
         self._saved = TextHTML("", css_classes=["sr-saved"], sizing_mode="stretch_width")
@@ -98,7 +106,8 @@ class ReviewForm(Viewer):
     def _sync_item(self, *_):
         item, campaign = self.state.item, self.state.campaign
         traj = item.trajectory if item is not None else None
-        verdicts = not (campaign and campaign.get("mode") == "rating")
+        first_look = item is not None and item.first_look_task is not None
+        verdicts = not (campaign and campaign.get("mode") == "rating") and not first_look
         reviewable = traj is not None
         self._reason.object = "" if reviewable else \
             f"<p class='sr-why'><em>{escape(item.why_not_reviewable if item else 'Open an item from the queue.')}</em></p>"
@@ -106,9 +115,12 @@ class ReviewForm(Viewer):
             widget.disabled = not reviewable
         for widget in (self._approve, self._override, self._reject):
             widget.visible = verdicts
-        verify = traj is not None and traj.task == "verify"
-        self._answer.visible = verdicts and not verify
-        self._type.visible = self._z.visible = verdicts and verify
+        for widget in (self._undo, self._score, self._score_heading, self._rubric_text):
+            widget.visible = not first_look
+        self._first_look.visible = first_look
+        verify = item is not None and item.task == "verify"
+        self._answer.visible = (verdicts or first_look) and not verify
+        self._type.visible = self._z.visible = (verdicts or first_look) and verify
         self._sync_buttons()  # also when the new item's draft equals the old one (no draft event then)
 
     def _sync_buttons(self, *_):
@@ -154,7 +166,7 @@ class ReviewForm(Viewer):
             # one button a line, each its own height whatever its label says: a label that changes with
             # the draft never re-wraps the row and moves the buttons under the pointer
             pn.Column(self._approve, self._override, self._reject, sizing_mode="stretch_width", margin=0),
-            self._answer, pn.Row(self._type, self._z), self._comment, self._undo,
-            pn.pane.HTML("<b>Reasoning score (0-5)</b>", margin=(0, 5)), self._score, self._rubric_text, self._saved,
+            self._answer, pn.Row(self._type, self._z), self._first_look, self._comment, self._undo,
+            self._score_heading, self._score, self._rubric_text, self._saved,
             sizing_mode="stretch_width",
         )

@@ -52,9 +52,11 @@ class SameObjectPanel(Viewer):
     def _load(self, *_):
         item = self.state.item
         current = item.spectrum_id if item is not None else None
-        if current == self._shown:  # another task on the same spectrum: nothing to redo
+        # a first look hides the agents' answers (on this spectrum too), until it is recorded
+        masked = item is not None and item.first_look_task is not None
+        if (current, masked) == self._shown:  # another task on the same spectrum: nothing to redo
             return
-        self._shown = current
+        self._shown = (current, masked)
         self.rows, self._more = same_object_rows(self.state.store, current) if current else ([], 0)
         others = [r for r in self.rows if r["spectrum_id"] != current]
         self._colours = {r["spectrum_id"]: OVERLAY_COLOURS[i % len(OVERLAY_COLOURS)] for i, r in enumerate(others)}
@@ -66,6 +68,12 @@ class SameObjectPanel(Viewer):
         self._table.object = self._html(current)
 
     def _html(self, current: str | None) -> str:
+        item = self.state.item
+        masked = item is not None and item.first_look_task is not None
+
+        def answers(row) -> str:
+            return "(after your first look)" if masked else _answers(row["answers"])
+
         if not self.rows:
             record = self.state.item.record if self.state.item is not None else {}
             why = ("No other spectrum of this object." if record.get("ra") is not None and record.get("dec") is not None
@@ -80,7 +88,7 @@ class SameObjectPanel(Viewer):
             body.append(f"<tr class='{'sr-same-object-current' if here else 'sr-same-object-row'}' "
                         f"data-spectrum='{escape(r['spectrum_id'])}'><td>{swatch}</td>"
                         f"<td>{escape(r.get('survey') or '?')}</td><td>{escape(mjd_to_date(r.get('obs_mjd')) or '–')}</td>"
-                        f"<td>{escape(_snr(r.get('snr')))}</td><td>{escape(_answers(r['answers']))}</td></tr>")
+                        f"<td>{escape(_snr(r.get('snr')))}</td><td>{escape(answers(r))}</td></tr>")
         more = (f"; {self._more} more, further in date, are not listed" if self._more else "")
         return (f"<p><b>{len(self.rows) + self._more} spectra</b> of this object (● the one on screen{more})</p>"
                 "<table class='sr-meta-table'><tr><th></th><th>Survey</th><th>Date</th><th>S/N</th>"

@@ -121,7 +121,8 @@ def _mix(others: list[str], gold: list[str], rng: random.Random) -> list[str]:
 def create_campaign(store, name: str, *, task: str | None, reviewers: list[str], mode: str = "verdicts",
                     blind: bool = True, filters: dict[str, Any] | None = None, limit: int | None = None,
                     gold_file: str | None = None, gold_from: tuple[str, ...] = (), gold_rate: float = 0.0,
-                    per_item: int | None = None, rng: random.Random | None = None) -> dict[str, Any]:
+                    per_item: int | None = None, first_look: bool = False,
+                    rng: random.Random | None = None) -> dict[str, Any]:
     """Make a campaign: {'id', 'items', 'gold', 'notes'}; CampaignRefused (or gold.GoldFileError) before
     anything is written. `name` and `reviewers` are checked names (reviewer.services.labels.check_name)."""
     filters = {k: v for k, v in (filters or {}).items() if v}
@@ -141,7 +142,8 @@ def create_campaign(store, name: str, *, task: str | None, reviewers: list[str],
     plan = plan_campaign(store, task or "", candidates, limit=limit, gold_file=gold_file, gold_from=gold_from,
                          gold_rate=gold_rate, rng=rng)
     session_id = store.sessions.create_session(name, mode, plan.items, reviewers, blind=blind, filters=filters,
-                                               per_item=per_item, gold=plan.gold, gold_rate=gold_rate or None)
+                                               per_item=per_item, gold=plan.gold, gold_rate=gold_rate or None,
+                                               first_look=first_look)
     return {"id": session_id, "items": plan.items, "gold": plan.gold, "notes": plan.notes}
 
 

@@ -88,9 +88,9 @@ def check_text(text: str | None, what: str) -> str | None:
     return text or None
 
 
-def validate_correction(task: str, label: dict[str, Any] | None, agent_label: dict[str, Any]) -> dict[str, Any]:
-    """The corrected label of an override, normalised; refused when outside the task's answer set or
-    equal to the agent's own answer (that is an approval, not an override)."""
+def answer_of_task(task: str, label: dict[str, Any] | None) -> dict[str, Any]:
+    """`label` normalised to the task's answer set (YES / NO; a verify class with its z, if given), or
+    LabelRefused."""
     label = normalise_label(label)
     if task == "verify":
         if label.get("type") not in VERIFY_TYPES:
@@ -103,6 +103,13 @@ def validate_correction(task: str, label: dict[str, Any] | None, agent_label: di
         raise LabelRefused("Choose the corrected answer (YES or NO).")
     else:
         label = {"answer": label["answer"]}
+    return label
+
+
+def validate_correction(task: str, label: dict[str, Any] | None, agent_label: dict[str, Any]) -> dict[str, Any]:
+    """The corrected label of an override, normalised; refused when outside the task's answer set or
+    equal to the agent's own answer (that is an approval, not an override)."""
+    label = answer_of_task(task, label)
     # a verify correction without z, of the agent's own class, says nothing the agent did not: no override
     same_class = task == "verify" and label.get("z") is None and label.get("type") == normalise_label(agent_label).get("type")
     if agent_label and (same_class or labels_agree(label, agent_label)):
@@ -144,7 +151,9 @@ def _quoted_verdict(action: str, label: dict[str, Any] | None, agent: dict[str, 
 class Ack:
     """A stored label, as the reviewer is told about it."""
 
-    kind: str  # verdict / score / note / claim_flag / step_judgment / vi / preference / resolution / revision / curation / undo
+    # verdict / first_look / score / note / claim_flag / step_judgment / vi / preference / resolution / revision /
+    # curation / undo
+    kind: str
     what: str
     reviewer: str
     row_id: str
@@ -338,6 +347,25 @@ class LabelService:
         what = (f"step {step_index + 1} judgment withdrawn" if judgment == "clear" else
                 f"step {step_index + 1} judged {judgment}" + (f" ({', '.join(tags)})" if tags else ""))
         return Ack("step_judgment", what, name, row, trajectory_id)
+
+    def write_first_look(self, reviewer: str, trajectory, label: dict | None, campaign: dict | None,
+                         active_s: float | None = None) -> Ack:
+        """The reviewer's own answer on an item of a first-look campaign, before the agent's is shown (issue 47,
+        item 2); their verdict, once all is shown, is written as any other."""
+        if not (campaign and campaign.get("first_look")):
+            raise LabelRefused("A first look belongs to a campaign with a first look.")
+        name = self.check_writable(reviewer, campaign, trajectory_id=trajectory.id)
+        if trajectory.task == "verify" and not normalise_label(label).get("type"):
+            raise LabelRefused("Choose your class (and z, if you can) first: below, then 'Record my first look'.")
+        label = answer_of_task(trajectory.task, label)
+        row = self.store.labels.add_first_look(trajectory.id, name, label, campaign["id"], active_s)
+        return Ack("first_look", f"first look {describe_label(label)}", name, row, trajectory.id)
+
+    def my_first_look(self, reviewer: str, trajectory_id: str | None, campaign: dict | None) -> dict | None:
+        """The reviewer's first look on the item in a first-look campaign (None: none yet, or no first look)."""
+        if not (campaign and campaign.get("first_look") and trajectory_id and reviewer):
+            return None
+        return self.store.labels.first_look(trajectory_id, reviewer, campaign["id"])
 
     def my_step_judgments(self, reviewer: str, trajectory_id: str | None, campaign=None) -> dict[int, dict]:
         """The reviewer's current judgment of each step of a trajectory, by step index."""

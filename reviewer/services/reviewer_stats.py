@@ -19,8 +19,11 @@ no label") gives no answer: it is counted apart (`gold_rejected`), not as a miss
 - median_seconds, p90_seconds, items_per_hour, timed, rushed (issue 47, item 3): the active time of their
   verdicts in the campaign (reviewer.services.review_times; null when none was timed: the CLI, imports), and
   how many verdicts were given in under a quarter of their usual time (marked for a second look).
-first_look_agreement and revised_after_reveal are null until the campaign records first looks (issue 47,
-item 2).
+- first_looks, first_look_agreement, revised_after_reveal (issue 47, item 2; a campaign with a first look):
+  how many first answers they gave before the agent's was shown; the share of them that agree with the
+  agent's answer (labels_agree); and, of those followed by a verdict with a label (not a rejection), the
+  share whose verdict's label differs from their first answer: how often seeing the agent changed the
+  answer (anchoring, measured). Null without first looks.
 """
 from __future__ import annotations
 
@@ -33,7 +36,6 @@ from reviewer.services.consensus import agent_label, effective_label, labels_agr
 from reviewer.services.review_times import reviewer_times
 
 Z_95 = 1.959963984540054  # the standard normal's 97.5th percentile
-NOT_YET_MEASURED = ("first_look_agreement", "revised_after_reveal")
 UNTIMED = {"timed": 0, "median_seconds": None, "p90_seconds": None, "items_per_hour": None, "rushed": 0}
 
 
@@ -94,8 +96,27 @@ def reviewer_figures(name: str, labelled: int, outcomes: list[dict[str, Any]]) -
         "gold_drift": {"first_half": {"n": half, "accuracy": _accuracy(answered[:half])},
                        "second_half": {"n": len(answered) - half, "accuracy": _accuracy(answered[half:])}},
         "gold_in_order": [o["right"] for o in answered],
-        **{key: None for key in NOT_YET_MEASURED},
     }
+
+
+def first_look_figures(store, looks: list[dict[str, Any]], verdicts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One reviewer's first looks (rows of store.labels.first_looks) against the agent's answers and their own
+    verdicts after (rows of store.reviews.current_reviews)."""
+    if not looks:
+        return {"first_looks": 0, "first_look_agreement": None, "revised_after_reveal": None}
+    after = {v["trajectory_id"]: v for v in verdicts}
+    agreed, revised, followed = 0, 0, 0
+    for look in looks:
+        row = store.trajectories.trajectory_summary(look["trajectory_id"]) or {}
+        agent = agent_label(row.get("task"), row.get("answer"), row.get("answer_z"), row.get("outcome"))
+        agreed += bool(agent) and labels_agree(look["label"], agent)
+        verdict = after.get(look["trajectory_id"])
+        said = effective_label(verdict, agent) if verdict is not None else None
+        if said:
+            followed += 1
+            revised += not labels_agree(said, look["label"])
+    return {"first_looks": len(looks), "first_look_agreement": agreed / len(looks),
+            "revised_after_reveal": revised / followed if followed else None}
 
 
 def reviewer_report(store, campaign: dict[str, Any]) -> list[dict[str, Any]]:
@@ -107,6 +128,9 @@ def reviewer_report(store, campaign: dict[str, Any]) -> list[dict[str, Any]]:
     people = sorted(set(session.get("reviewers") or []) | {v["reviewer"] for v in verdicts})
     times = {t["reviewer"]: {**t, "rushed": len(t["rushed"])}
              for t in reviewer_times(store, campaign["id"], by_task=False)}
+    looks = store.labels.first_looks(campaign["id"]) if session.get("first_look") else []
     return [{**reviewer_figures(name, sum(v["reviewer"] == name for v in verdicts),
                                 [o for o in outcomes if o["reviewer"] == name]),
-             **{k: v for k, v in times.get(name, UNTIMED).items() if k != "reviewer"}} for name in people]
+             **{k: v for k, v in times.get(name, UNTIMED).items() if k != "reviewer"},
+             **first_look_figures(store, [x for x in looks if x["reviewer"] == name],
+                                  [v for v in verdicts if v["reviewer"] == name])} for name in people]

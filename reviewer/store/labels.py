@@ -222,6 +222,26 @@ class LabelRepository:
             "comment": comment, "session_id": session_id,
         }, id, created_at)
 
+    def add_first_look(self, trajectory_id: str, reviewer: str, label: dict, session_id: str,
+                       active_s: float | None = None, *, id: str | None = None,
+                       created_at: datetime | None = None) -> str:
+        """A reviewer's own answer on an item of a first-look campaign, given before the agent's was shown."""
+        if not label:
+            raise ValueError("a first look needs the reviewer's answer")
+        reviewer = self.add_reviewer(reviewer)
+        return self.append("first_looks", {"trajectory_id": trajectory_id, "reviewer": reviewer, "label": to_json(label),
+                                           "active_s": active_s, "session_id": session_id}, id, created_at)
+
+    def first_look(self, trajectory_id: str, reviewer: str, session_id: str) -> dict[str, Any] | None:
+        """This reviewer's first look on the item in the campaign (the latest), or None."""
+        return self.db.row("SELECT * FROM first_looks WHERE trajectory_id = ? AND reviewer = ? AND session_id = ? "
+                           "ORDER BY created_at DESC, seq DESC LIMIT 1", [trajectory_id, reviewer, session_id])
+
+    def first_looks(self, session_id: str) -> list[dict[str, Any]]:
+        """Every reviewer's first look on each item of the campaign (the latest of each), oldest first."""
+        return self.db.rows("SELECT * FROM first_looks WHERE session_id = ? "
+                            f"{_LATEST.format(keys='trajectory_id, reviewer')} ORDER BY created_at, seq", [session_id])
+
     # -- latest-wins readers -----------------------------------------------------------------
     def latest_review(self, trajectory_id: str, reviewer: str) -> dict[str, Any] | None:
         """This reviewer's current verdict on the trajectory (None: none, or withdrawn with `clear`)."""

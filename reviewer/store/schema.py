@@ -620,10 +620,30 @@ V17_ACTIVE_TIME = Migration("active seconds on the item with each verdict", """
 ALTER TABLE reviews ADD COLUMN active_s DOUBLE;
 """)
 
+# An independent first look (issue 47, item 2): a campaign may hide the agent's answer, its evidence and the
+# survey pipeline's labels until the reviewer has given their own answer (`first_look`); that answer is a
+# label like every other (append-only, the latest per reviewer, item and campaign wins), kept apart from
+# the verdict they give once all is shown, so that both are known.
+V18_FIRST_LOOK = Migration("campaigns with a first look; reviewers' first answers", """
+ALTER TABLE audit_sessions ADD COLUMN first_look BOOLEAN NOT NULL DEFAULT false;
+CREATE TABLE first_looks (
+    id VARCHAR PRIMARY KEY,
+    seq BIGINT NOT NULL DEFAULT nextval('label_seq'),
+    trajectory_id VARCHAR NOT NULL,
+    reviewer VARCHAR NOT NULL,
+    label JSON NOT NULL,     -- {"answer": "YES"} or {"type": "QSO", "z": 2.1}: the reviewer's own, before the agent's
+    active_s DOUBLE,         -- seconds the page was in use on the item until then (reviewer/activity.py)
+    session_id VARCHAR NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX first_looks_session ON first_looks (session_id);
+""")
+
 MIGRATIONS: list[Migration] = [V1_CORE, V2_RESOLUTIONS, V3_VERDICT_STATE, V4_CLAIM_RESULTS, V5_TRIAGE, V6_CLAIM_FLAGS,
                                V7_SAME_OBJECT, V8_TRIAGE_SIGNALS, V9_SETTLED_LABELS, V10_FILE_STAMPS,
                                V11_ITEM_INDEXES, V12_VI_STATE, V13_CURRENT_LABELS, V14_STEP_JUDGMENTS,
-                               V15_CAMPAIGN_PLAN, V16_CLAIM_CHECKS, V17_ACTIVE_TIME]
+                               V15_CAMPAIGN_PLAN, V16_CLAIM_CHECKS, V17_ACTIVE_TIME,
+                               V18_FIRST_LOOK]
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -38,7 +38,7 @@ class SessionRepository:
         self, name: str, mode: str, trajectory_ids: Iterable[str], reviewers: Iterable[str] = (),
         blind: bool = True, filters: dict | None = None, created_by: str | None = None, *,
         id: str | None = None, created_at: datetime | None = None, per_item: int | None = None,
-        gold: Iterable[dict[str, Any]] = (), gold_rate: float | None = None,
+        gold: Iterable[dict[str, Any]] = (), gold_rate: float | None = None, first_look: bool = False,
     ) -> str:
         """Create a campaign over `trajectory_ids` (kept in the given order) in one transaction; `gold`:
         rows (trajectory_id, answer, answer_z, source, origin) of the items among them with a known answer."""
@@ -59,9 +59,9 @@ class SessionRepository:
         with self.db.transaction():
             self.db.execute(
                 "INSERT INTO audit_sessions (id, name, mode, blind, filters, created_by, created_at, per_item, "
-                "gold_rate) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                "gold_rate, first_look) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 [session_id, name.strip(), mode, bool(blind), to_json(filters), created_by, created_at or now(),
-                 per_item, gold_rate],
+                 per_item, gold_rate, bool(first_look)],
             )
             self.db.insert_rows("gold_items", ("session_id", "trajectory_id", "answer", "answer_z", "source", "origin"),
                                 [[session_id, g["trajectory_id"], g["answer"], g.get("answer_z"), g["source"],

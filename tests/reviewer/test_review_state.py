@@ -11,6 +11,7 @@ import kb
 from agents.trajectory import AgentInfo, Trajectory
 from reviewer.label_writer import LABEL_KINDS
 from reviewer.review_state import ReviewState
+from reviewer.services.campaigns import create_campaign
 from reviewer.services.conflicts import conflict_queue, verdict_for
 
 DEMO = Path(__file__).resolve().parents[2] / "assets" / "demo"
@@ -171,8 +172,15 @@ def test_every_label_kind_round_trips_through_save_to_the_store(seeded_db):
     assert auditor.open_item(trajectory_id=tid)
     version = str(kb.load("rubrics")["reasoning"]["version"])
     revised = (step.text or "") + " (checked)"
+    task = s.item.trajectory.task
+    create_campaign(db, "look", task=task, reviewers=["rho"], first_look=True)
+    looker = ReviewState(db, reviewer="rho")  # a first look is given in a first-look campaign, on a masked item
+    assert looker.open_campaign("look") and looker.open_first() and looker.unrevealed is not None
+    look_id, look = looker.unrevealed.trajectory_id, {"answer": "YES"} if task != "verify" else {"type": "STAR"}
     cases = {  # kind: (the state that saves, the fields, the label read back is the one saved)
         "verdict": (s, {"action": "approve"}, lambda: s.labels.my_review("rho", tid)["action"] == "approve"),
+        "first_look": (looker, {"label": look},
+                       lambda: looker.labels.my_first_look("rho", look_id, looker.campaign)["label"] == look),
         "score": (s, {"score": 4}, lambda: s.labels.my_rating("rho", tid, version)["score"] == 4),
         "note": (s, {"comment": "deep lines", "flags": ["hallucinated_feature"]},
                  lambda: s.labels.my_notes("rho", tid)[step.index]["comment"] == "deep lines"),
@@ -211,7 +219,7 @@ FIELDS = {"verdict": {"action": "approve"}, "score": {"score": 3}, "note": {"com
 
 def test_save_refuses_an_unknown_kind_and_a_trajectory_kind_where_none_is_open(seeded_db):
     s = state_for(seeded_db, "tau")
-    with pytest.raises(ValueError, match=r"'rating'.*verdict, score"):
+    with pytest.raises(ValueError, match=r"'rating'.*verdict, first_look, score"):
         s.writer.save("rating", score=3)
     with pytest.raises(TypeError):  # a field the kind does not take
         s.writer.save("score", stars=3)

@@ -6,7 +6,7 @@ import json
 import random
 
 import pytest
-from browser import open_as
+from browser import MODELS_JS, PAGE_TEXT_JS, open_as
 from served_app import ServedApp
 
 from reviewer.services.campaigns import create_campaign
@@ -16,18 +16,6 @@ from reviewer.store import Store
 pytestmark = pytest.mark.ui
 
 GOLD_FILE = "organiser-known-answers.csv"
-# every text node of the page, shadow roots included
-PAGE_TEXT_JS = """() => {
-  const out = [document.documentElement.textContent || ''];
-  const walk = (root) => {
-    for (const el of root.querySelectorAll('*')) {
-      if (el.shadowRoot) { out.push(el.shadowRoot.textContent || ''); walk(el.shadowRoot); }
-    }
-  };
-  walk(document);
-  return out.join('\\n');
-}"""
-MODELS_JS = "() => (window.Bokeh ? Bokeh.documents : []).map(d => d.to_json_string(false))"
 
 
 @pytest.fixture(scope="module")

@@ -57,25 +57,25 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.action == "create":
         return _create(args, store, console)
+    from reviewer.services import campaigns  # here: the parser answers without the services' imports
+    from reviewer.services.items import find_campaign
+
     if args.action == "list":
-        for s in store.sessions.list_sessions():
+        for s in campaigns.campaigns_listed(store):
             state = f"closed {s['closed_at']:%Y-%m-%d %H:%M}" if s["closed_at"] else "open"
             console.say(f"{s['name']}\t{s['mode']}\t{'blind' if s['blind'] else 'open'}\t{state}\t"
-                  f"{len(store.sessions.session_items(s['id']))} items")
+                  f"{s['item_count']} items")
         return 0
-    found = store.sessions.find_session(args.name)
-    if found is None:
+    session = find_campaign(store, args.name)
+    if session is None:
         console.warn(f"specreview session: no campaign named {args.name!r}")
         return 1
     if args.action == "close":
-        closed = store.sessions.close_session(found["id"])
+        closed = campaigns.close_campaign(store, session["id"])
         console.say(f"session {args.name!r} {'closed: its labels are frozen' if closed else 'was already closed'}")
         return 0
-    session = store.sessions.get_session(found["id"])
-    for person in session["reviewers"] or sorted({r["reviewer"] for r in store.reviews.current_reviews(session=found["id"])}):
-        prog = store.queue.queue_progress(person, session_id=found["id"])
+    for person, prog in campaigns.reviewer_progress(store, session):
         console.say(f"{person}\t{prog['done']}/{prog['total']}")
-    from reviewer.services import campaigns  # here: the parser answers without the services' imports
 
     planned = campaigns.overlap_progress(store, session)
     if planned is not None:

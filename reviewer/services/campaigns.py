@@ -147,6 +147,24 @@ def create_campaign(store, name: str, *, task: str | None, reviewers: list[str],
     return {"id": session_id, "items": plan.items, "gold": plan.gold, "notes": plan.notes}
 
 
+# -- listing, progress and closing (`specreview session`) -------------------------------------
+def campaigns_listed(store) -> list[dict[str, Any]]:
+    """Every campaign's row, newest first, each with `item_count`: how many items its queue holds."""
+    return [{**row, "item_count": len(store.sessions.session_items(row["id"]))} for row in store.sessions.list_sessions()]
+
+
+def close_campaign(store, campaign_id: str) -> bool:
+    """Close a campaign once (its labels are frozen); False when it was closed already or does not exist."""
+    return store.sessions.close_session(campaign_id)
+
+
+def reviewer_progress(store, campaign: dict[str, Any]) -> list[tuple[str, dict[str, int]]]:
+    """(reviewer, {'done', 'total', ...}) in the campaign's queue for each reviewer assigned to it, or, with
+    none assigned, each who gave a current verdict in it (by name)."""
+    people = campaign["reviewers"] or sorted({r["reviewer"] for r in store.reviews.current_reviews(session=campaign["id"])})
+    return [(person, store.queue.queue_progress(person, session_id=campaign["id"])) for person in people]
+
+
 # -- reviewers per item ----------------------------------------------------------------------
 def plan_of(store, campaign: dict[str, Any] | None) -> int | None:
     """The campaign's reviewers per item (None: no plan)."""

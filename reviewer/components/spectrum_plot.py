@@ -28,6 +28,7 @@ from bokeh.models import (
     BasicTickFormatter,
     BoxAnnotation,
     ColumnDataSource,
+    CustomJS,
     HoverTool,
     Legend,
     LegendItem,
@@ -62,6 +63,11 @@ ARM_COLOUR_NAMES = {"B": "blue", "R": "red", "Z": "maroon"}  # what the arm togg
 SMOOTH_UNITS = ("pixels", "Å")
 MEMBERS = ("flux", "noise", "model", "masked", *LINE_KINDS, "labels")
 # which members depend on which parameters (everything depends on the spectrum)
+# BokehJS has no public call that hides a hover tooltip: HoverToolView._clear() is private (docs/upgrades.md)
+CLEAR_TOOLTIP_JS = """
+const view = Bokeh.index.find_one(hover);
+if (view != null && typeof view._clear === "function") view._clear();
+"""
 FRAME_DRAWN = ("z", "rest_frame", "hidden_arms")  # the frame's parameters the figure is drawn in
 DATA_PARAMS = {"spectrum", "smoothing", "sigma_px", "smooth_unit", "sigma_aa", "model_of", *FRAME_DRAWN}
 VIEW_PARAMS = {"x_range", "line_kinds", "major_only", "shaded_ranges", "y_mode", "y_fixed",
@@ -204,8 +210,10 @@ class SpectrumPlot(Viewer):
         fig.multi_line("xs", "ys", line_color="color", source=self.overlay_source, line_width=1.0, line_alpha=0.8,
                        name="same-object-overlay")
         self.save_tool = SaveTool(filename="view")
-        fig.add_tools(self.save_tool, HoverTool(renderers=[flux], tooltips=[("λ", "@wave{0.0} Å"), ("flux", "@flux{0.000}")],
-                                mode="vline"))
+        hover = HoverTool(renderers=[flux], tooltips=[("λ", "@wave{0.0} Å"), ("flux", "@flux{0.000}")], mode="vline")
+        fig.add_tools(self.save_tool, hover)
+        # a tooltip belongs to the spectrum it was read from: new data clears it (until the pointer moves)
+        src["flux"].js_on_change("data", CustomJS(args={"hover": hover}, code=CLEAR_TOOLTIP_JS))
         items = [LegendItem(label=name, renderers=[r]) for name, r in
                  (("flux", flux), ("noise", noise), ("model", model), ("masked", masked), *spans.items())]
         # beside the data, so that it never covers a line label

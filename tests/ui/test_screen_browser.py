@@ -163,3 +163,32 @@ def test_a_claim_chip_clicked_again_takes_its_shading_off(demo, screen):
     agent = traj.zoom_at(claim.step_index)
     expected = "null" if agent is None else f"[{agent[0]}, {agent[1]}]"
     screen.wait_for_function(f"JSON.stringify(({SHADE_JS})()) === JSON.stringify({expected})", timeout=30_000)
+
+
+# a hover tooltip of the plot, shown (BokehJS draws it in a shadow root; hidden ones stay in the DOM)
+TOOLTIP_SHOWN_JS = """() => {
+  const walk = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.classList && el.classList.contains('bk-Tooltip') || el.className === 'bk-tooltip') {
+        const r = el.getBoundingClientRect();
+        if (r.width > 0 && r.height > 0 && getComputedStyle(el).display !== 'none' && el.textContent.includes('λ'))
+          return true;
+      }
+      if (el.shadowRoot && walk(el.shadowRoot)) return true;
+    }
+    return false;
+  };
+  return walk(document);
+}"""
+
+
+def test_a_hover_tooltip_goes_with_its_spectrum(demo, screen):
+    """Issue 46, item 6: a tooltip read on one spectrum is not left on the next one's plot."""
+    first = next(r for r in demo.rows if r["task"] != "verify")
+    open_as(screen, demo, "hal", f"&trajectory={first['trajectory_id']}")
+    box = screen.locator(".sr-plot canvas").first.bounding_box()
+    screen.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5)
+    screen.mouse.move(box["x"] + box["width"] * 0.55, box["y"] + box["height"] * 0.5)
+    screen.wait_for_function(TOOLTIP_SHOWN_JS, timeout=30_000)
+    screen.keyboard.press("n")  # the pointer stays where it was, over the next spectrum's plot
+    screen.wait_for_function(f"!({TOOLTIP_SHOWN_JS})()", timeout=30_000)

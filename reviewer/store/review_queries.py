@@ -199,7 +199,8 @@ class ReviewRepository:
         trajectory. Each table is read once in the query: DuckDB 2.0.1's common_subplan optimizer answered a
         query reading one subquery twice (a NOT IN of the reviewer's verdicts beside another) wrongly."""
         if session is None:
-            return bool(self.db.execute(_OTHERS_UNLABELLED_SQL, [reviewer]).fetchone()[0])
+            # scalar (every row fetched): a result left open refuses the cursor's next relation read
+            return bool(self.db.scalar(_OTHERS_UNLABELLED_SQL, [reviewer]))
         verdict_scope, verdict_params = self._scope(session, "reviews")
         score_scope, score_params = self._scope(session, "ratings")
         resolution_scope, resolution_params = self._scope(session, "resolutions")
@@ -211,8 +212,8 @@ class ReviewRepository:
                "AND NOT bool_or(verdict AND reviewer = ?)) "
                f"OR EXISTS (SELECT 1 FROM ({scores}) GROUP BY trajectory_id "
                "HAVING bool_or(rater_kind = 'human' AND rater <> ?) AND NOT bool_or(rater = ?))")
-        return bool(self.db.execute(sql, [*verdict_params, *resolution_params, reviewer, reviewer,
-                                          *score_params, reviewer, reviewer]).fetchone()[0])
+        return bool(self.db.scalar(sql, [*verdict_params, *resolution_params, reviewer, reviewer,
+                                         *score_params, reviewer, reviewer]))
 
     def latest_review_times(self, trajectory_ids: Sequence[str], session: str | None = None) -> dict[str, Any]:
         """{trajectory id: when its newest current verdict was made} for some trajectories (those with

@@ -64,3 +64,14 @@ def test_a_second_rubric_version_errs_towards_hiding(demo_store):
     assert not store.reviews.others_label_unlabelled("ann")
     store.labels.add_rating(tid, "bob", 4, "v2")
     assert store.reviews.others_label_unlabelled("ann") and not reference(store, "ann", None)
+
+
+def test_the_answer_leaves_no_result_open_on_the_threads_cursor(demo_store):
+    """A frame read right after it on the same thread (the Stats tab's blind view reads the judges' scores next)
+    is not refused as an "unfinished result" of this one."""
+    from reviewer.services.campaigns import create_campaign
+
+    campaign = create_campaign(demo_store, "scoped", task="a", reviewers=["ann"])
+    for session in (None, campaign["id"]):
+        demo_store.reviews.others_label_unlabelled("ann", session)
+        assert demo_store.reviews.scores_where_people_scored(session).empty

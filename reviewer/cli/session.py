@@ -81,7 +81,25 @@ def run(args: argparse.Namespace) -> int:
     if planned is not None:
         console.say(f"complete at {session['per_item']} reviewers per item\t{planned['complete']}/{planned['items']}"
                     f" (and {planned['gold']} gold items, asked of everyone)")
+    console.say(time_to_complete(store, session))
     return 0
+
+
+def time_to_complete(store, session: dict) -> str:
+    """The campaign's estimated active time to completion, as the progress report says it."""
+    from reviewer.services import campaigns
+    from reviewer.services.review_times import reviewer_times, seconds_to_complete
+
+    left = campaigns.verdicts_left(store, session)
+    times = reviewer_times(store, session["id"])
+    people = max(len(campaigns.reviewer_progress(store, session)), 1)
+    seconds = seconds_to_complete(left, times, people)
+    if left == 0:
+        return "time to completion\tnone: every verdict is given"
+    if seconds is None:
+        return f"time to completion\tnot estimated: {left} verdicts left, none timed yet (time is measured in the app)"
+    return (f"time to completion\t{seconds / 3600:.1f} h of active time: {left} verdicts left at the usual time, "
+            f"{people} reviewer{'s' if people != 1 else ''} at once")
 
 
 def _create(args: argparse.Namespace, store, console) -> int:

@@ -165,6 +165,18 @@ def reviewer_progress(store, campaign: dict[str, Any]) -> list[tuple[str, dict[s
     return [(person, store.queue.queue_progress(person, session_id=campaign["id"])) for person in people]
 
 
+def verdicts_left(store, campaign: dict[str, Any]) -> int:
+    """Verdicts the campaign still needs: each reviewer's items not done; with reviewers per item, that many
+    per item and every gold item of everyone, less the verdicts given."""
+    people = reviewer_progress(store, campaign)
+    per_item = plan_of(store, campaign)
+    if per_item is None:
+        return sum(max(p["total"] - p["done"], 0) for _, p in people)
+    planned = overlap_progress(store, campaign)
+    given = len(store.reviews.current_reviews(session=campaign["id"]))
+    return max(per_item * planned["items"] + planned["gold"] * max(len(people), 1) - given, 0)
+
+
 # -- reviewers per item ----------------------------------------------------------------------
 def plan_of(store, campaign: dict[str, Any] | None) -> int | None:
     """The campaign's reviewers per item (None: no plan)."""

@@ -21,9 +21,12 @@ def undo_version_18(con) -> None:
 
 def undo_version_17(con) -> None:
     """Take a file (a DuckDB connection to it) back from schema version 17 (and the later ones): the verdicts'
-    active time gone."""
+    active time gone (DuckDB drops a column only from a table without indexes: the one on reviews is made
+    again after)."""
     undo_version_18(con)
+    con.execute("DROP INDEX IF EXISTS reviews_trajectory")
     con.execute("ALTER TABLE reviews DROP COLUMN IF EXISTS active_s")
+    con.execute("CREATE INDEX reviews_trajectory ON reviews (trajectory_id)")
     con.execute("DELETE FROM schema_version WHERE version = 17")
 
 

@@ -28,8 +28,8 @@ from reviewer.services.stats_selection import CREDIBILITY_ROWS, GOLD_OUTCOMES
 JITTER = 0.3  # half the width of a row or column the points of one cell spread over
 OUTCOME_COLORS = {"right": "#2ca02c", "missed": "#d62728", "rejected": "#7f7f7f"}
 CREDIBILITY_COLORS = {"HIGH": "#1f77b4", "MEDIUM": "#ff7f0e", "LOW": "#d62728", "none": "#7f7f7f"}
-GOLD_TITLE = "Gold verdicts by reviewer (select points: the queue lists them)"
-JUDGE_TITLE = "Judge against people by credibility (select points: the queue lists them)"
+GOLD_TITLE = "Gold verdicts per reviewer: select to list"  # short: the title is cut at the frame's width
+JUDGE_TITLE = "Judge against people, by credibility: select to list"
 
 
 def jitter(trajectory_id: str, axis: str) -> float:

@@ -78,6 +78,7 @@ class ItemAddress(JSComponent):
     def _follow(self, *_):
         state = self._state
         name = None if state.login else state.reviewer  # a login is not written into the address
-        if state.item is not None:
-            self.query = item_query(self._base, state.item.trajectory_id, state.item.spectrum_id, name)
+        item = state.on_item  # before a first look the page shows the spectrum alone: the address names the item
+        if item is not None:
+            self.query = item_query(self._base, item.trajectory_id, item.spectrum_id, name)
         self.remember = name or ""

@@ -38,15 +38,21 @@ def select(plot, where) -> list[str]:
     return [frame["trajectory_id"].iat[i] for i in index]
 
 
-def test_selecting_one_reviewers_misses_on_gold_lists_those_items(demo_store, tmp_path):
-    store, labels = demo_store, LabelService(demo_store)
+def gold_campaign(store, tmp_path) -> tuple[dict, list[dict]]:
+    """A campaign "cal" of ann and bo whose gold items are six answered items of task a, every known answer the
+    agent's own; the campaign and those items' rows."""
     names = {s["spectrum_id"]: s["file_name"] for s in store.spectra.list_spectra(limit=100)}
     rows = sorted((r for r in store.trajectories.list_trajectories(task="a") if r["answer"] in ("YES", "NO")),
                   key=lambda r: r["id"])[:6]
-    gold = tmp_path / "gold.csv"  # every known answer the agent's own
+    gold = tmp_path / "gold.csv"
     gold.write_text("file,task,answer\n" + "".join(f"{names[r['spectrum_id']]},a,{r['answer']}\n" for r in rows))
     create_campaign(store, "cal", task="a", reviewers=["ann", "bo"], gold_file=str(gold), gold_rate=0.99)
-    campaign = find_campaign(store, "cal")
+    return find_campaign(store, "cal"), rows
+
+
+def test_selecting_one_reviewers_misses_on_gold_lists_those_items(demo_store, tmp_path):
+    store, labels = demo_store, LabelService(demo_store)
+    campaign, rows = gold_campaign(store, tmp_path)
     flip = {"YES": "NO", "NO": "YES"}
     for i, r in enumerate(rows):  # ann misses the first two and the last; bo misses the third only
         for who, wrong in (("ann", i in (0, 1, 5)), ("bo", i == 2)):
@@ -121,3 +127,15 @@ def test_nothing_to_select_no_plot(demo_store):
     panel.refresh()
     models(panel)  # empty plots make their models too
     assert not panel.selection.gold.pane.visible and not panel.selection.judge.pane.visible
+
+
+def test_blind_review_shows_only_ones_own_gold_verdicts(demo_store, tmp_path):
+    store, labels = demo_store, LabelService(demo_store)
+    campaign, rows = gold_campaign(store, tmp_path)
+    labels.write_verdict("ann", trajectory(store, rows[0]["id"]), "approve", campaign=campaign)
+    labels.write_verdict("bo", trajectory(store, rows[1]["id"]), "approve", campaign=campaign)  # not ann's to see
+    state = ReviewState(store, reviewer="ann", blind=True)
+    assert state.open_campaign("cal") and state.blind
+    panel = StatsPanel(state=state)
+    panel.refresh()
+    assert list(panel.selection.gold.frame["trajectory_id"]) == [rows[0]["id"]]

@@ -77,7 +77,7 @@ PAGE_SHARE_PERCENT = Setting("SPECREVIEW_PAGE_SHARE_PERCENT", "share of the serv
 PAGES_IN_FLIGHT = Setting("SPECREVIEW_PAGES_IN_FLIGHT", "page loads of one client built at the same time",
                           "4", "reviewer/page_limits.py")
 LOG_WRITES = Setting("SPECREVIEW_LOG_WRITES", "1: the server logs each label write's latency (bench/bench_labels.py)",
-                     "0", "reviewer/review_state.py")
+                     "0", "reviewer/label_writer.py")
 SHARED_DATA = Setting("SPECREVIEW_SHARED_DATA", "the shared corpus of real spectra the tests and benchmarks use "
                       "(never the product)", "`shared/data` beside the checkout", "tests/shared_data.py")
 REQUIRE_BROWSER = Setting("SPECREVIEW_REQUIRE_BROWSER", "1: a browser test fails, rather than skips, where Chromium "

@@ -105,8 +105,9 @@ class Keyboard(JSComponent):
         clock.input();
         if (ev.ctrlKey || ev.altKey || ev.metaKey || typingTarget(ev)) return;
         if (ev.key === "f") model.send_msg({ full_window: fullWindow() });
-        report();
-        model.send_msg({ key: ev.key });
+        // the key carries the active total: one message, the time counted before the key acts
+        sent = clock.tick();
+        model.send_msg({ key: ev.key, active: sent });
       };
       const onPointerDown = () => { clock.input(); report(); };
       const onInput = () => clock.input();
@@ -165,12 +166,12 @@ class Keyboard(JSComponent):
         if not isinstance(msg, dict):
             return
         key, size, full, active = msg.get("key"), msg.get("window"), msg.get("full_window"), msg.get("active")
-        if "active" in msg:  # no document change: the time is the review state's, bounded there
-            if self._on_active is not None:
-                self._on_active(active)
-            return
+        if "active" in msg and self._on_active is not None:  # no document change: the review state's, bounded there
+            self._on_active(active)
         if isinstance(key, str) and len(key) <= 12:
             self.press(key)
+            return
+        if "active" in msg:  # a report of the active time alone
             return
         # what follows changes the document: under a hold, sent at its next tick with its lock (a message
         # is handled outside it, and Bokeh refuses a change made there)

@@ -189,7 +189,7 @@ def main_area(state: ReviewState, plot: SpectrumPlot, views: dict) -> pn.Tabs:
                  step_judgment=StepJudgmentForm(state=state))
     # the judgment of the step on screen under its text (process supervision: issue 47, item 4)
     review = pn.Column(*(c for c in (identity_prompt(state), help_pane(state)) if c is not None),
-                       plot, views["player"], views["step"], views["step_judgment"].folded(),
+                       plot, views["player"], views["step"], views["step_judgment"],
                        sizing_mode="stretch_width", css_classes=["sr-review-main"])
     specs = [("Review", "review", review), ("Transcript", "transcript", lambda: Transcript(state=state)),
              ("Conflicts", "conflicts", lambda: ConflictQueue(state=state)),

@@ -220,7 +220,7 @@ class ReviewState(param.Parameterized):
                           f"{without_paths(err.strerror or str(err))}")
             return False
         own = agent_label(traj.task, None, None, traj.outcome) if traj is not None else {}
-        claims = items.stored_claims(self.store, traj.id) if traj is not None else ()
+        claims = items.stored_claims(self.store, traj) if traj is not None else ()
         item = ReviewItem(record=record, spectrum=spec, trajectory=traj, agent_label=own, claims=claims)
         # a first-look campaign shows the spectrum alone until the reviewer's own answer (`reveal`)
         pending = traj is not None and self.campaign is not None and self.campaign.get("first_look") and \

@@ -105,9 +105,3 @@ class StepJudgmentForm(Viewer):
     def __panel__(self):
         return pn.Column(self._target, pn.Row(*self._buttons.values()), self._tag_boxes, self._definitions,
                          sizing_mode="stretch_width", css_classes=["sr-step-judgment-form"])
-
-    def folded(self) -> pn.Card:
-        """The form in a card, folded until the reviewer opens it (c / p / x judge the step either way): a
-        folded card is not laid out by the browser at each item switch."""
-        return pn.Card(self, title="Judge this step (c / p / x)", collapsed=True, sizing_mode="stretch_width",
-                       css_classes=["sr-step-judgment-card"])

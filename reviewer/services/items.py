@@ -32,12 +32,20 @@ def record_of_spectrum(store, spectrum_id: str) -> dict[str, Any] | None:
     return store.spectra.get_spectrum(spectrum_id)
 
 
-def stored_claims(store, trajectory_id: str) -> tuple:
+# A pending check runs on the page's thread as the item opens only for a trajectory of at most this much
+# text: a larger one (a client's import can hold megabytes) would stall the page; it waits for
+# `specreview claims --pending`.
+CHECK_ON_OPEN_MAX_CHARS = 200_000
+
+
+def stored_claims(store, trajectory) -> tuple:
     """The claim checker's stored results on a trajectory (agents.claims.ClaimResult); checked now and
     stored when its check is still pending (a campaign stores first and checks after:
-    reviewer/services/claim_checks.py)."""
+    reviewer/services/claim_checks.py) and its text is within CHECK_ON_OPEN_MAX_CHARS."""
+    trajectory_id = trajectory.id
     rows = store.claims.claims_for(trajectory_id)
-    if not rows and check_on_open(store, trajectory_id):
+    small = sum(len(step.text or "") for step in trajectory.steps) <= CHECK_ON_OPEN_MAX_CHARS
+    if not rows and small and check_on_open(store, trajectory_id):
         rows = store.claims.claims_for(trajectory_id)
     return tuple(results_from_rows(rows))
 

@@ -1,6 +1,5 @@
 """Judging steps from the keyboard (issue 47, item 4): `x` on the step on screen stores 'incorrect' with the
-tag ticked under it (in the form, folded under the step until opened), `c` on the next stores 'correct', both
-acknowledged and read back from the store."""
+tag ticked under it, `c` on the next stores 'correct', both acknowledged and read back from the store."""
 from __future__ import annotations
 
 import pytest
@@ -19,7 +18,6 @@ def test_steps_are_judged_with_keys(browser, tmp_path):
     page = browser.new_page(viewport={"width": 1440, "height": 900})
     try:
         open_as(page, app, "pat", f"&trajectory={first}")
-        page.locator(".sr-step-judgment-card .card-header").first.click()  # the form opens (folded at first)
         page.locator(".sr-step-judgment-tags label").first.click()  # the taxonomy's first tag
         page.locator(".sr-step-view").first.click()  # keys to the page again
         page.keyboard.press("x")

@@ -69,7 +69,7 @@ def test_an_item_opened_while_its_check_is_pending_is_checked_then(tmp_path, dem
     with Store(tmp_path / "open.duckdb") as store:
         trajs, spectra = _stored_vetted(store, _folder(tmp_path, demo_dir))
         assert pending_count(store) == len(trajs)
-        shown = items.stored_claims(store, trajs[0].id)
+        shown = items.stored_claims(store, trajs[0])
         assert shown and sorted(pending(store)) == sorted(t.id for t in trajs[1:])
         assert _as_checked_fresh(store, trajs[0], spectra[trajs[0].spectrum_id])
         assert [(r.claim.text, r.verdict) for r in shown] == [(r.claim.text, r.verdict) for r in
@@ -85,3 +85,14 @@ def test_pending_checks_in_worker_processes_store_what_a_check_here_stores(tmp_p
         assert totals["supported"] > 0
         for traj in trajs:
             assert _as_checked_fresh(store, traj, spectra[traj.spectrum_id])
+
+
+def test_a_large_trajectory_is_not_checked_on_the_pages_thread(tmp_path, demo_dir):
+    """A pending check runs as the item opens only within CHECK_ON_OPEN_MAX_CHARS of text: a megabyte step
+    (a client's import) would stall the page; it stays pending for `specreview claims --pending`."""
+    with Store(tmp_path / "big.duckdb") as store:
+        trajs, _ = _stored_vetted(store, _folder(tmp_path, demo_dir))
+        big = trajs[0].model_copy(deep=True)
+        big.steps[-1].text = (big.steps[-1].text or "") + "[" * (items.CHECK_ON_OPEN_MAX_CHARS + 1)
+        assert items.stored_claims(store, big) == ()
+        assert big.id in pending(store)

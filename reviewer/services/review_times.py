@@ -51,8 +51,9 @@ def reviewer_times(store, session_id: str | None = None, by_task: bool = True) -
 
 
 def seconds_to_complete(verdicts_left: int, times: list[dict[str, Any]], reviewers: int) -> float | None:
-    """A campaign's estimated active time to completion: the verdicts still needed at the median time of the
-    verdicts timed so far, shared by `reviewers` working at once (None: nothing timed yet)."""
+    """A campaign's estimated active time to completion: the verdicts still needed at the usual time per verdict
+    (the median of the reviewers' usual times, each counted once per verdict they timed: close to the pooled
+    median, not equal to it), shared by `reviewers` working at once (None: nothing timed yet)."""
     if not times or reviewers < 1:
         return None
     values = np.repeat([t["median_seconds"] for t in times], [t["timed"] for t in times])

@@ -14,6 +14,7 @@ Run: .venv/bin/python bench/bench_ui.py [--repeats 40] [--overlay]
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 import time
 from pathlib import Path
@@ -236,6 +237,8 @@ def main() -> None:
                         help="comma-separated measures to take (default: all)")
     parser.add_argument("--overlay", action="store_true",
                         help="a template model drawn before each timed step and item switch")
+    parser.add_argument("--samples", type=Path, help="write every timing (ms) of j and n to this JSON file "
+                                                    "(bench/bench_ui_ab.py pools them)")
     args = parser.parse_args()
     only = set(args.only.split(","))
     skipped = {"n": 0, "median": float("nan"), "p95": float("nan"), "max": float("nan")}
@@ -257,14 +260,16 @@ def main() -> None:
             try:
                 page = browser.new_page(viewport={"width": 1440, "height": 900})
                 spectra = summary(bench_spectrum_switch(page, app, args.repeats)) if "spectrum" in only else skipped
-                steps = summary(bench_step_switch(page, app, first, args.repeats, args.overlay)) \
-                    if "step" in only else skipped
-                items = summary(bench_item_switch(page, app.url, app.queue, args.repeats, overlay=args.overlay)) \
-                    if "item" in only else skipped
+                step_ms = bench_step_switch(page, app, first, args.repeats, args.overlay) if "step" in only else []
+                item_ms = bench_item_switch(page, app.url, app.queue, args.repeats, overlay=args.overlay) \
+                    if "item" in only else []
+                steps, items = (summary(ms) if ms else skipped for ms in (step_ms, item_ms))
                 loads = summary(bench_page_loads(browser, app, 10)) if "load" in only else skipped
                 browser.close()
             finally:
                 app.stop()
+    if args.samples:
+        args.samples.write_text(json.dumps({"j": step_ms, "n": item_ms, "machine": machine()}))
     print(f"Machine: {machine()}\n")
     if fresh:
         print(f"Fresh database: server listening after {fresh['listening_s']:.1f} s (demo seeded at start-up), "

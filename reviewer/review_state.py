@@ -223,7 +223,7 @@ class ReviewState(param.Parameterized):
         claims = items.stored_claims(self.store, traj) if traj is not None else ()
         item = ReviewItem(record=record, spectrum=spec, trajectory=traj, agent_label=own, claims=claims)
         # a first-look campaign shows the spectrum alone until the reviewer's own answer (`reveal`)
-        pending = traj is not None and self.campaign is not None and self.campaign.get("first_look") and \
+        pending = traj is not None and self.first_look_campaign and \
             self.labels.my_first_look(self.reviewer, traj.id, self.campaign) is None
         self.unrevealed = item if pending else None
         self._show(item.masked() if pending else item, position)
@@ -242,6 +242,12 @@ class ReviewState(param.Parameterized):
             self.draft.start(item.default_draft())
             self.param.update(item=item, step_index=0, error="", position=position)
         self.writer.undoable = self.writer.undoable_on(item.trajectory_id)
+
+    @property
+    def first_look_campaign(self) -> bool:
+        """A campaign of first looks (issue 47, item 2): its lists (queue, curation board) never show the
+        agents' answers or their evidence, and each item is masked until the reviewer's own answer."""
+        return bool(self.campaign and self.campaign.get("first_look"))
 
     @property
     def on_item(self) -> ReviewItem | None:

@@ -64,9 +64,12 @@ class CurationTable(TrajectoryTable):
 
     def row_values(self, row: dict) -> dict:
         shown = lambda v: ", ".join(map(str, v)) if isinstance(v, list) else v  # noqa: E731
-        return {"trajectory_id": row["trajectory_id"],
-                "object": f"{row.get('object_id') or '?'} · {row.get('survey') or '?'}",
-                **{c: shown(row.get(c)) for c in BOARD_COLUMNS if c != "object"}}
+        values = {"trajectory_id": row["trajectory_id"],
+                  "object": f"{row.get('object_id') or '?'} · {row.get('survey') or '?'}",
+                  **{c: shown(row.get(c)) for c in BOARD_COLUMNS if c != "object"}}
+        if self.state.first_look_campaign:
+            values["answer"] = ""
+        return values
 
     def __panel__(self):
         return pn.Column(self._filter, self._table, self.pager(), sizing_mode="stretch_width")

@@ -78,8 +78,7 @@ class QueueView(TrajectoryTable):
                   "cred": (row.get("credibility") or "")[:3], "mine": "✓" if row.get("my_action") else "",
                   "split": "≠" if row.get("disagreement") else "",
                   "bad": str(row["contradicted"]) if row.get("contradicted") else ""}  # contradicted claims
-        campaign = self.state.campaign
-        if campaign and campaign.get("first_look"):  # the agent's answer and its evidence: never in the list
+        if self.state.first_look_campaign:
             values.update(answer="", cred="", split="", bad="")
         return values
 

@@ -182,8 +182,16 @@ class StatsPanel(Viewer):
         self._blind_note = pn.pane.Markdown("", width=W, visible=False, css_classes=["sr-stats-blind"])
         self._body.objects = [self._blind_note, *p["bars"].parts, *p["cdf"].parts, *p["correlation"].parts,
                               self._kappa_block, self._kappa_note, *p["scores"].parts, *p["coverage"].parts,
-                              self._failure_block, self._judges_block, self.selection.gold.pane,
-                              self.selection.judge.pane, self.calibration]
+                              self._failure_block, self._judges_block, self.calibration]
+
+    def _attach_selection(self) -> None:
+        """The plots whose points select items, in the tab from its first opening on: two HoloViews figures
+        sent with a prepared (hidden) tab weigh on every key of the review screen until then (bench_ui:
+        `n` and `j` p95, docs/benchmarks.md)."""
+        selection = [self.selection.gold.pane, self.selection.judge.pane]
+        if selection[0] not in self._body.objects:
+            objects = list(self._body.objects)
+            self._body.objects = objects[:-1] + selection + objects[-1:]
 
     @property
     def abstention_text(self) -> str:
@@ -315,6 +323,7 @@ class StatsPanel(Viewer):
                                    "trajectories written since…</em></p>")
 
     def refresh(self):
+        self._attach_selection()
         parts = self._parts()
         # the status line is set once below, never emptied first: figures that may be old (a prepared tab's)
         # never stand on the page without their time

@@ -67,3 +67,17 @@ def test_first_look_agreement_and_revisions_in_the_reviewers_report(demo_store):
     assert fay["first_looks"] == 4
     assert fay["first_look_agreement"] == 0.5  # two of four first answers were the agent's
     assert fay["revised_after_reveal"] == 0.25  # one of four verdicts differs from its first look
+
+
+def test_the_curation_board_of_a_first_look_campaign_lists_no_answers(demo_store):
+    from reviewer.components.curation_board import CurationTable
+
+    s = looking(demo_store)
+    board = CurationTable(state=s)
+    board.refresh()
+    assert board.rows and any(r.get("answer") for r in board.rows)  # the agents' answers are there to hide
+    shown = [board.row_values(r) for r in board.rows]
+    assert all(v["answer"] == "" for v in shown) and all(v["object"] for v in shown)
+    plain = CurationTable(state=ReviewState(demo_store, reviewer="fay"))
+    plain.refresh()
+    assert any(plain.row_values(r)["answer"] for r in plain.rows)

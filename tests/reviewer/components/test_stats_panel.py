@@ -283,3 +283,17 @@ def test_a_failure_to_read_what_the_reviewer_may_see_is_said_in_the_tab(labelled
         monkeypatch.setattr(panel.state.labels, "visible_stats", unreadable)
         panel.refresh()
         assert "could not be computed" in panel._status.object and "the store is gone" in panel._status.object
+
+
+def test_a_prepared_tab_holds_the_selection_plots_back_until_it_is_opened(labelled_db):
+    """Sent hidden with the page (prepare), the tab carries no HoloViews figure: those weigh on every key of
+    the review screen (docs/benchmarks.md); its first opening (refresh) puts them in, once."""
+    with Store(labelled_db) as store:
+        panel = StatsPanel(state=ReviewState(store, reviewer="ann", blind=False))
+        panes = [panel.selection.gold.pane, panel.selection.judge.pane]
+        panel.prepare()
+        assert not any(p in panel._body.objects for p in panes)
+        panel.refresh()
+        panel.refresh()
+    body = list(panel._body.objects)
+    assert [body.count(p) for p in panes] == [1, 1] and body[-1] is panel.calibration

@@ -8,6 +8,9 @@ labels), the stored consensus synced and the triage signals stored (as the campa
 trajectories do at their end: specreview vet, verify, import). Measured:
 
 - page load (first after server start, and later ones) -> first step and plot painted;
+- the same page load 5, 15 and 60 s after the server process started, over a few fresh server starts
+  (part `startup`; issue 48: start-up work must not slow the pages of the first minute), with the
+  server's CPU use each second;
 - key `n` -> next queue item painted (p50 / p95), as bench_ui.py;
 - queue filter change (a select's value changed -> the queue table's rows changed, painted);
 - first opening of the Stats / Conflicts / Curation tabs -> their content painted (and settled);
@@ -17,7 +20,8 @@ trajectories do at their end: specreview vet, verify, import). Measured:
 - the same tab services in-process (server time), `specreview export parquet` wall time and peak RSS;
 - `specreview vet` end-to-end throughput (ingest, vet, claims, store) against the agent's own loop.
 
-Run: .venv/bin/python bench/bench_scale.py [--n 100000] [--keep DIR] [--skip vet,export,...] [--json FILE]
+Run: .venv/bin/python bench/bench_scale.py [--n 100000] [--keep DIR] [--skip vet,export,...] [--only startup]
+[--starts 3] [--json FILE]
 """
 from __future__ import annotations
 
@@ -303,6 +307,71 @@ def session_memory(app: Served, opener) -> dict:
     out["closed_again"], out["sessions_closed_again"] = app.rss_mb(), app.sessions()
     out["per_session"] = (out["10"] - out["1"]) / 9
     return out
+
+
+# --- pages in the first minute after the server starts ------------------------------------------
+STARTUP_AT_S = (5.0, 15.0, 60.0)  # issue 48, item 3: each within 1.2x of the others at 100k
+
+
+class CpuTrace:
+    """The server's CPU use (cores busy) in each `step` s from its start, sampled in a thread of the bench."""
+
+    def __init__(self, app: Served, step: float = 1.0):
+        import threading
+
+        self.app, self.step, self.samples = app, step, []  # (s since the server started, CPU s used by then)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.step):
+            try:
+                self.samples.append((time.perf_counter() - self.app.started, self.app.cpu_s()))
+            except (FileNotFoundError, ProcessLookupError):
+                return
+
+    def stop(self) -> list[tuple[float, float]]:
+        """(s since start, cores busy over the step before it) for each sample."""
+        self._stop.set()
+        self._thread.join()
+        pairs = zip(self.samples, self.samples[1:], strict=False)
+        return [(round(b[0], 1), round((b[1] - a[1]) / max(1e-9, b[0] - a[0]), 2)) for a, b in pairs]
+
+
+def bench_startup(browser, db: Path, tmp: Path, starts: int) -> dict:
+    """Pages loaded STARTUP_AT_S seconds after the server process started (a fresh server for each
+    round, a fresh browser page for each load, the measure of every other page load here: first step
+    and plot painted), over `starts` server starts; with each start's listening and ready times and the
+    server's CPU use each second (what runs beside the pages)."""
+    rounds = []
+    for k in range(starts):
+        # Bokeh's own session lifetimes, not CLEANUP_ARGS': a page whose websocket came more than 1 s after
+        # its document was built (every page of a busy start) had it discarded and built a second one
+        app = Served(db, tmp / f"startup{k}.log", "reviewer", ["--log-level", "debug"])
+        trace = CpuTrace(app)
+        loads = {}
+        try:
+            for at in STARTUP_AT_S:
+                time.sleep(max(0.0, app.started + at - time.perf_counter()))  # the load is timed from its request
+                began = time.perf_counter() - app.started
+                page, ms = open_review_page(browser, app, f"startup{at:g}")
+                page.close()
+                loads[f"{at:g}"] = {"began_s": round(began, 1), "ms": round(ms)}
+        finally:
+            app.stop(signal.SIGTERM)
+            cpu = trace.stop()
+        # the start-up hook's own time (reviewer.app_hooks: the work before pages; a page asked for meanwhile waits)
+        said = re.search(r"database \S+ ready in ([\d.]+) s", app.log_text())
+        hook = float(said.group(1)) if said else None
+        rounds.append({"listening_s": round(app.listening_s, 1), "hook_s": hook, "loads": loads, "cpu": cpu})
+        print(f"  start {k}: listening {app.listening_s:.1f} s, start-up hook {hook} s, loads "
+              + ", ".join(f"{at} s: {v['ms']} ms (began at {v['began_s']} s)" for at, v in loads.items())
+              + "; cores busy per s: " + " ".join(f"{c:.1f}" for _, c in cpu[:75]), flush=True)
+    by_at = {f"{at:g}": [r["loads"][f"{at:g}"]["ms"] for r in rounds] for at in STARTUP_AT_S}
+    medians = {at: sorted(v)[len(v) // 2] for at, v in by_at.items()}
+    return {"rounds": rounds, "by_at": by_at, "median_ms": medians,
+            "spread": max(medians.values()) / max(1, min(medians.values()))}
 
 
 # --- the database ---------------------------------------------------------------------------------
@@ -607,19 +676,75 @@ def bench_vet(tmp: Path, n_spectra: int) -> dict:
             "cli_per_s_after_start": (len(files) - 1) / max(1e-9, full[0] - one[0]), "cli_peak_mb": full[1]}
 
 
+def bench_app(browser, db: Path, tmp: Path, queue: list, first: str, skip: set, args, res: dict) -> None:
+    """The server started once: its first page once ready, then (on a server done with its start-up's
+    background work) the parts memory, ui and tabs; figures into `res`."""
+    app = Served(db, tmp / "panel.log", "reviewer", CLEANUP_ARGS)
+    res["listening_s"] = app.listening_s
+    try:
+        print(f"app listening after {app.listening_s:.1f} s", flush=True)
+        res["ready_s"] = app.ready_s()
+        print(f"app ready after {res['ready_s'] or float('nan'):.1f} s", flush=True)
+        page, ms = open_review_page(browser, app, "cold")
+        res["first_load_ms"] = ms
+        page.close()
+        print(f"  first page {ms:.0f} ms", flush=True)
+        # what follows is timed on a server done with its start-up's background work
+        res["quiet_s"] = app.quiet_after_s()
+        print(f"  server quiet {res['quiet_s']:.1f} s after the first page", flush=True)
+        if "memory" not in skip:
+            res["memory"] = session_memory(app, lambda k: open_review_page(browser, app, f"s{k}"))
+            print(f"  memory {json.dumps(res['memory'])}", flush=True)
+        if "ui" not in skip:
+            loads = []
+            for k in range(5):
+                page, ms = open_review_page(browser, app, f"load{k}")
+                loads.append(ms)
+                page.close()
+            res["load"] = summary(loads)
+            print(f"  loads {loads}", flush=True)
+            page = browser.new_page(viewport=VIEWPORT)
+            res["item"] = summary(bench_item_switch(page, app.url, queue, args.repeats, timeout=300_000))
+            print(f"  item {res['item']}", flush=True)
+            filters = bench_filters(page, app, 10)
+            res["filter"] = {k: summary(v) if v else None for k, v in filters.items()}
+            print(f"  filters {filters}", flush=True)
+            page.close()
+        if "tabs" not in skip:
+            res["tabs"] = bench_tabs(browser, app, 3, ("Conflicts", "Curation"))
+        if "ui" not in skip:
+            res["label_write"] = summary(bench_label_write(browser, app, first, min(args.repeats, 20)))
+            print(f"  label write {res['label_write']}", flush=True)
+        res["server_rss_end_mb"] = app.rss_mb()
+        if "tabs" not in skip:  # last: it may keep the server busy for minutes
+            res["tabs"].update(bench_tabs(browser, app, 3, ("Stats:plots", "Stats")))
+    finally:
+        app.stop(signal.SIGTERM)
+        if args.keep:  # the servers' logs beside the database
+            for log in tmp.glob("*.log"):
+                shutil.copy(log, args.keep / log.name)
+
+
 # --- main -----------------------------------------------------------------------------------------
+PARTS = ("services", "floor", "startup", "app", "memory", "ui", "tabs", "export", "vet")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000, help="trajectories (default 100000)")
     parser.add_argument("--keep", type=Path, default=None, help="folder keeping (and reusing) the built database")
     parser.add_argument("--repeats", type=int, default=40, help="item switches and label writes timed")
-    parser.add_argument("--skip", default="", help="comma-separated parts to skip: floor,ui,tabs,memory,services,"
-                        "export,vet")
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip: floor,startup,app (the server "
+                        "started once: its first page and the parts ui,tabs,memory),services,export,vet")
+    parser.add_argument("--only", default="", help="comma-separated parts to run, the others skipped")
+    parser.add_argument("--starts", type=int, default=3, help="server starts of the startup part")
     parser.add_argument("--vet-spectra", type=int, default=40)
     parser.add_argument("--build-only", action="store_true", help="build (or find) the database, then stop")
     parser.add_argument("--json", type=Path, default=None, help="write every figure to this file too")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
+    if args.only:
+        skip |= set(PARTS) - set(args.only.split(","))
     res: dict = {"machine": machine(), "load_start": os.getloadavg(), "n": args.n}
     print(f"Machine: {res['machine']}", flush=True)
     from playwright.sync_api import sync_playwright
@@ -668,50 +793,16 @@ def main() -> None:
                 finally:
                     floor.stop()
                 print(f"  {json.dumps(res['floor'])}", flush=True)
-            app = Served(db, tmp / "panel.log", "reviewer", CLEANUP_ARGS)
-            res["listening_s"] = app.listening_s
-            try:
-                print(f"app listening after {app.listening_s:.1f} s", flush=True)
-                res["ready_s"] = app.ready_s()
-                print(f"app ready after {res['ready_s'] or float('nan'):.1f} s", flush=True)
-                page, ms = open_review_page(browser, app, "cold")
-                res["first_load_ms"] = ms
-                page.close()
-                print(f"  first page {ms:.0f} ms", flush=True)
-                # what follows is timed on a server done with its start-up's background work
-                res["quiet_s"] = app.quiet_after_s()
-                print(f"  server quiet {res['quiet_s']:.1f} s after the first page", flush=True)
-                if "memory" not in skip:
-                    res["memory"] = session_memory(app, lambda k: open_review_page(browser, app, f"s{k}"))
-                    print(f"  memory {json.dumps(res['memory'])}", flush=True)
-                if "ui" not in skip:
-                    loads = []
-                    for k in range(5):
-                        page, ms = open_review_page(browser, app, f"load{k}")
-                        loads.append(ms)
-                        page.close()
-                    res["load"] = summary(loads)
-                    print(f"  loads {loads}", flush=True)
-                    page = browser.new_page(viewport=VIEWPORT)
-                    res["item"] = summary(bench_item_switch(page, app.url, queue, args.repeats, timeout=300_000))
-                    print(f"  item {res['item']}", flush=True)
-                    filters = bench_filters(page, app, 10)
-                    res["filter"] = {k: summary(v) if v else None for k, v in filters.items()}
-                    print(f"  filters {filters}", flush=True)
-                    page.close()
-                if "tabs" not in skip:
-                    res["tabs"] = bench_tabs(browser, app, 3, ("Conflicts", "Curation"))
-                if "ui" not in skip:
-                    res["label_write"] = summary(bench_label_write(browser, app, first, min(args.repeats, 20)))
-                    print(f"  label write {res['label_write']}", flush=True)
-                res["server_rss_end_mb"] = app.rss_mb()
-                if "tabs" not in skip:  # last: it may keep the server busy for minutes
-                    res["tabs"].update(bench_tabs(browser, app, 3, ("Stats:plots", "Stats")))
-            finally:
-                app.stop(signal.SIGTERM)
-                if args.keep:  # the servers' logs beside the database
-                    for log in tmp.glob("*.log"):
-                        shutil.copy(log, args.keep / log.name)
+            if "startup" not in skip:
+                print(f"pages {', '.join(f'{at:g}' for at in STARTUP_AT_S)} s after the server starts ...", flush=True)
+                try:
+                    res["startup"] = bench_startup(browser, db, tmp, args.starts)
+                finally:
+                    if args.keep:  # the servers' logs beside the database
+                        for log in tmp.glob("startup*.log"):
+                            shutil.copy(log, args.keep / log.name)
+            if "app" not in skip:
+                bench_app(browser, db, tmp, queue, first, skip, args, res)
             browser.close()
         if "export" not in skip:
             print("export ...", flush=True)
@@ -780,6 +871,15 @@ def report(res: dict) -> None:
             print(f"| open {title} tab (first time) -> content painted (settled){lost} | {len(ready)} | "
                   f"{_ms(ready[len(ready) // 2])} ({_ms(settled[len(settled) // 2])}) | {_ms(ready[-1])} "
                   f"({_ms(settled[-1])}) | | <= 1000 |")
+    if res.get("startup"):
+        st = res["startup"]
+        print(f"\n| page load at ... s after the server process started -> step and plot painted | "
+              f"{' | '.join(st['median_ms'])} |\n|---|{'---|' * len(st['median_ms'])}")
+        for k, r in enumerate(st["rounds"]):
+            print(f"| start {k + 1} (listening at {r['listening_s']} s, start-up hook {r['hook_s']} s) | "
+                  + " | ".join(f"{v['ms']} (asked at {v['began_s']} s)" for v in r["loads"].values()) + " |")
+        print(f"| median of {len(st['rounds'])} starts | " + " | ".join(_ms(v) for v in st["median_ms"].values())
+              + f" |\n\nslowest median / fastest: {st['spread']:.2f} (goal <= 1.2)")
     if res.get("memory"):
         m = res["memory"]
         f = floor["memory"] if floor else None

@@ -18,6 +18,7 @@ from reviewer.components.safe_text import plain_alert
 from reviewer.components.spectrum_plot import SpectrumPlot
 from reviewer.csp import csp_missing
 from reviewer.review_state import ReviewState
+from reviewer.services import background
 from reviewer.services.upkeep import prepare_once
 from reviewer.store import Store, StoreUnavailable
 
@@ -77,12 +78,31 @@ def error_page(message: str) -> pn.template.FastListTemplate:
 
 def create_app(db: str | os.PathLike | None = None) -> pn.template.FastListTemplate:
     """The review page, or, when the database cannot be used, a page that says why (the server keeps
-    serving, and its log says the same)."""
+    serving, and its log says the same). Background work no reviewer waits for (the Stats figures the
+    server's start computes) waits while the page is built and until its browser has shown it."""
+    hold = background.page_building()
     try:
-        return _review_page(db)
-    except StoreUnavailable as err:
-        log.error("cannot use the review database: %s", err)
-        return error_page(f"The review database cannot be used: {err}")
+        try:
+            page = _review_page(db)
+        except StoreUnavailable as err:
+            log.error("cannot use the review database: %s", err)
+            page = error_page(f"The review database cannot be used: {err}")
+    except BaseException:
+        hold.release()
+        raise
+    release_when_shown(hold)
+    return page
+
+
+def release_when_shown(hold: background.PageHold) -> None:
+    """Release `hold` when the browser has shown the served page (Panel's onload: Bokeh's document_ready
+    event), or when its session ends first; outside a served session (tests, notebooks), now."""
+    doc = pn.state.curdoc
+    if doc is None or doc.session_context is None:
+        hold.release()
+        return
+    pn.state.onload(hold.release)
+    doc.on_session_destroyed(lambda _context: hold.release())
 
 
 def _review_page(db) -> pn.template.FastListTemplate:

@@ -70,6 +70,26 @@ def on_server_loaded(server_context) -> None:
     if ready:
         log.warning("database %s ready in %.1f s", store.path.name if store.path else ":memory:",
                     time.perf_counter() - start)
+        if STATS_AT_START.flag(True):
+            prepare_stats_after_start(store)
+
+
+# The Stats figures computed at start begin this long after the start's own work: the pages asked for
+# during the start (waiting on its event loop) are then being built, and hold them back
+# (background.page_building). Begun during the start, they took the cores from its imports of the page's
+# modules: the start took 12.7-16.5 s at 100k trajectories on a 2-core machine, the pages asked for
+# meanwhile waited as long (docs/benchmarks.md, issue 48).
+STATS_AFTER_START_S = 1.0
+
+
+def prepare_stats_after_start(store) -> None:
+    """The Stats tab's figures computed in the background (and their derived rows stored), begun
+    STATS_AFTER_START_S after the start's own work, on the server's event loop."""
+    from tornado.ioloop import IOLoop
+
+    from reviewer.services import stats_snapshots
+
+    IOLoop.current().call_later(STATS_AFTER_START_S, stats_snapshots.prepare, store)
 
 
 def prepared_for_pages(store) -> bool:
@@ -77,9 +97,9 @@ def prepared_for_pages(store) -> bool:
     over every row that finds a damaged file (Database.probe, once per process: ~4 s at 1M trajectories),
     the demo on an empty file, the same-object cross-match of spectra added since the last one
     (same_object.ensure_groups: ~4 s for 200k new spectra), the stored consensus brought up to date, and
-    the Stats tab's figures (computed in the background). False, with the reason logged and nothing else
-    done, when the file cannot be used; every page then says why (it probes again)."""
-    from reviewer.services import stats_snapshots
+    the Stats tab's figures (computed in the background, begun after the start: prepare_stats_after_start).
+    False, with the reason logged and nothing else done, when the file cannot be used; every page then
+    says why (it probes again)."""
     from reviewer.services.upkeep import prepare_for_pages
     from reviewer.store import StoreUnavailable
 
@@ -89,8 +109,6 @@ def prepared_for_pages(store) -> bool:
         log.error("cannot use the review database: %s", err)
         return False
     prepare_for_pages(store, claims_in_background=True)  # the pages then skip it (reviewer/services/upkeep.py)
-    if STATS_AT_START.flag(True):
-        stats_snapshots.prepare(store)  # the Stats tab's figures, computed (and their derived rows stored)
     return True
 
 

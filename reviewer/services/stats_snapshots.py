@@ -15,6 +15,11 @@ a server whose page thread and browser share its cores: ~1.5 s to the figures wh
 opening). One refresh per database queued at a time, started no sooner than GAP_FACTOR times the last
 one's duration (at least MIN_GAP_S) after it ended, so that a stream of verdicts costs a bounded share
 of a core. A page and a refresh computing the same part at the same mark compute it once.
+
+No reviewer waits for these refreshes (nor for the computation as the server starts): they yield to
+pages being built, before each part and between its reads (background.yield_to_pages, issue 48). A
+page opening the tab while a refresh computes the same part at the same mark waits for that refresh,
+so it may wait for another reviewer's page to be built (a few seconds at most; bounded).
 """
 from __future__ import annotations
 
@@ -59,17 +64,28 @@ def _key(store, part: str, session: str | None) -> tuple:
     return str(store.db.path), part, session
 
 
-def part_work(store, part: str, session: str | None) -> Callable[[], Any]:
+def _no_pause() -> None:
+    return None
+
+
+def part_work(store, part: str, session: str | None, pause: Callable[[], object] = _no_pause) -> Callable[[], Any]:
     """What a part is computed by: "stats" the reviewers' statistics of a campaign (or of everything),
-    "triage" the triage's inputs with its report at TARGET."""
+    "triage" the triage's inputs with its report at TARGET. `pause()` is called between its reads
+    (the background's: background.yield_to_pages)."""
     if part == "stats":
-        # with the points of the plots a reviewer selects items in (issue 47, item 7)
-        return lambda: {**stats.review_stats(store, session=session),
-                        "gold_points": stats_selection.gold_points(store, session),
-                        "judge_points": stats_selection.judge_points(store, session)}
+        def stats_part():
+            figures = stats.review_stats(store, session=session)
+            pause()
+            # with the points of the plots a reviewer selects items in (issue 47, item 7)
+            gold = stats_selection.gold_points(store, session)
+            pause()
+            return {**figures, "gold_points": gold, "judge_points": stats_selection.judge_points(store, session)}
+
+        return stats_part
 
     def triage_part():
         inputs = triage.triage_inputs(store)
+        pause()
         return inputs, triage.triage_report(store, TARGET, inputs=inputs)
 
     return triage_part
@@ -173,6 +189,7 @@ def _refresh(store, path: str, prepared: list[tuple] | None = None) -> None:
         last = _last_refresh.get(path)
     if last is not None:
         time.sleep(max(0.0, next_refresh_at(*last) - time.monotonic()))
+    background.yield_to_pages()  # no reviewer waits for it: pages being built go first
     with _lock:
         _queued.discard(path)  # writes from now on queue the next refresh
         keys = _recently_shown(path) if prepared is None else prepared
@@ -202,8 +219,9 @@ def _refresh_part(store, part: str, session: str | None) -> None:
         # but waits too while no weights are stored: the first writes' priorities store them, moving the mark
         if part == "triage" or triage.stored_model(store) is None:
             background.wait_for("priority")
+        background.yield_to_pages()
         if store.is_open:  # its page closed: the next write (or opening) computes
-            compute(store, part, session, part_work(store, part, session))
+            compute(store, part, session, part_work(store, part, session, pause=background.yield_to_pages))
     except Exception as err:  # a page computing it says why; the labels are stored whatever happens here
         if store.is_open:
             log.warning("Stats figures not refreshed after a write: %s", err)

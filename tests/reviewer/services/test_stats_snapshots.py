@@ -7,6 +7,7 @@ import threading
 import time
 from concurrent.futures import Future
 from datetime import UTC, datetime
+from functools import partial
 
 import pytest
 from databases import own_copy
@@ -187,3 +188,13 @@ def test_the_server_computes_both_parts_as_it_starts_and_refreshes_them_once_a_p
     LabelService(store).write_score("bob", tid, 2, "1")
     background.drain()
     assert stats_snapshots.is_current(store, stats_snapshots.remembered(store, "stats", shown=False))
+
+
+def test_a_part_pauses_between_its_reads_and_computes_the_same_figures(store):
+    """The background's computation of a part gives way to pages between its reads (issue 48, item 3):
+    `pause` runs between them, and the figures are those computed without it."""
+    for part, reads in (("stats", 3), ("triage", 2)):
+        pauses = []
+        paused = stats_snapshots.part_work(store, part, None, pause=partial(pauses.append, 1))()
+        assert len(pauses) == reads - 1, part
+        assert repr(paused) == repr(stats_snapshots.part_work(store, part, None)()), part

@@ -14,6 +14,7 @@ from layouts.identity import session_identity
 from reviewer.components.address import REVIEWER_COOKIE, ItemAddress
 from reviewer.components.layout_batch import LayoutBatch
 from reviewer.components.next_tick import every
+from reviewer.components.panes import BusyLight
 from reviewer.components.safe_text import plain_alert
 from reviewer.components.spectrum_plot import SpectrumPlot
 from reviewer.csp import csp_missing
@@ -72,7 +73,7 @@ def _url_arg(name: str) -> str:
 
 def error_page(message: str) -> pn.template.FastListTemplate:
     return pn.template.FastListTemplate(
-        title="SpecReview", design=OfflineFast,
+        title="SpecReview", design=OfflineFast, busy_indicator=BusyLight(),
         main=[pn.pane.HTML(plain_alert(message), css_classes=["sr-fatal"], sizing_mode="stretch_width")])
 
 
@@ -136,7 +137,7 @@ def _review_page(db) -> pn.template.FastListTemplate:
         title="SpecReview", sidebar=[left_area(state, views)], main=[main_area(state, plot, views)],
         right_sidebar=[right_area(state, plot, views)], sidebar_width=330, right_sidebar_width=360,
         collapsed_right_sidebar=False, accent="#1f4e9c", design=OfflineFast, header_background="#1f4e9c",
-        raw_css=[FIT_CSS])
+        raw_css=[FIT_CSS], busy_indicator=BusyLight())
     template.header.append(keyboard_for(state, plot, views["render"], views["step_judgment"]))
     views["layout_batch"] = LayoutBatch()
     template.header.append(views["layout_batch"])

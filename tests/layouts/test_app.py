@@ -63,3 +63,13 @@ def test_a_served_page_holds_background_work_until_its_session_ends_when_no_brow
         assert wait_until(lambda: background.pages_building() == 0), "the page's hold outlived its session"
     finally:
         server.stop()
+
+
+def test_the_review_page_shows_the_servers_work_with_the_busy_light(demo_db, tmp_path):
+    """Panel's LoadingSpinner changes its css_classes as the server begins and ends each key, and BokehJS lays
+    the whole page out again for that (reviewer.components.panes.BusyLight changes its styles only)."""
+    from reviewer.components.panes import BusyLight
+
+    db = tmp_path / "page.duckdb"
+    shutil.copyfile(demo_db, db)
+    assert isinstance(create_app(db).busy_indicator, BusyLight)

@@ -57,3 +57,22 @@ def test_the_check_sees_a_changing_plain_pane(tmp_path):
     probe = tmp_path / "view.py"
     probe.write_text(source, encoding="utf-8")
     assert [hit.split(" ", 1)[1] for hit in changing_plain_html_panes(probe)] == ["self._a", "(bound)"]
+
+
+def test_the_busy_light_shows_the_servers_work_by_its_styles_alone():
+    """The template's busy indicator (reviewer.components.panes.BusyLight): lit and dark through `styles`,
+    never `css_classes` (which lay the whole page out again in BokehJS), on the error page as on the review page
+    (tests/layouts/test_app.py)."""
+    from bokeh.document import Document
+
+    from layouts.app import error_page
+    from reviewer.components.panes import BusyLight
+
+    light = BusyLight()
+    model = light.get_root(Document())
+    classes, dark = list(model.css_classes), dict(model.styles)
+    light.value = True
+    assert model.styles == BusyLight.BUSY != dark == BusyLight.IDLE and list(model.css_classes) == classes
+    light.value = False
+    assert model.styles == BusyLight.IDLE and "The server is working" in model.text
+    assert isinstance(error_page("x").busy_indicator, BusyLight)

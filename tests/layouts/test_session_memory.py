@@ -5,19 +5,16 @@ a global registry (HoloViews' option trees, stream registry) kept every closed s
 from __future__ import annotations
 
 import gc
-import shutil
 import socket
 import time
 
 import panel as pn
-import pytest
 from bokeh.client import pull_session
+from databases import own_copy
 from served_app import free_port
 
 from layouts.app import create_app
 from reviewer.review_state import ReviewState
-from reviewer.services.demo import seed_demo_if_empty
-from reviewer.store import Store
 
 
 def alive_states(prefix: str = "mem") -> int:
@@ -41,17 +38,9 @@ def wait_until(condition, timeout: float = 60.0) -> bool:
     return condition()
 
 
-@pytest.fixture(scope="module")
-def demo_db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("session_memory") / "demo.duckdb"
-    with Store(path) as store:
-        seed_demo_if_empty(store)
-    return path
 
-
-def test_closed_sessions_leave_no_review_state_alive(demo_db, tmp_path):
-    db = tmp_path / "served.duckdb"
-    shutil.copyfile(demo_db, db)
+def test_closed_sessions_leave_no_review_state_alive(demo_template, tmp_path):
+    db = own_copy(demo_template, tmp_path)
     destroyed = []
 
     def app():

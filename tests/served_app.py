@@ -21,6 +21,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def listening(port: int) -> bool:
+    """Whether something accepts connections on 127.0.0.1:`port`."""
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def wait_until(condition, timeout: float = 60.0) -> bool:
+    """Poll `condition` until it holds or `timeout` s pass; its last answer."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
 def wait_for_port(port: int, proc: subprocess.Popen, timeout: float = 90.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -2,31 +2,13 @@
 served, until its browser has shown it or its session ends; outside a server, only while it is made."""
 from __future__ import annotations
 
-import socket
-import time
-
 import panel as pn
 from bokeh.client import pull_session
 from databases import own_copy
-from served_app import free_port
+from served_app import free_port, listening, wait_until
 
 from layouts.app import create_app
 from reviewer.services import background
-
-
-def wait_until(condition, timeout: float = 60.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
-
-
-def listening(port: int) -> bool:
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
-
 
 
 def test_a_page_made_outside_a_server_holds_nothing_back(demo_template, tmp_path):

@@ -5,13 +5,11 @@ a global registry (HoloViews' option trees, stream registry) kept every closed s
 from __future__ import annotations
 
 import gc
-import socket
-import time
 
 import panel as pn
 from bokeh.client import pull_session
 from databases import own_copy
-from served_app import free_port
+from served_app import free_port, listening, wait_until
 
 from layouts.app import create_app
 from reviewer.review_state import ReviewState
@@ -22,21 +20,6 @@ def alive_states(prefix: str = "mem") -> int:
     thread of its own still holds for a moment is not counted."""
     gc.collect()
     return sum(isinstance(o, ReviewState) and str(o.reviewer).startswith(prefix) for o in gc.get_objects())
-
-
-def listening(port: int) -> bool:
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
-
-
-def wait_until(condition, timeout: float = 60.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.1)
-    return condition()
-
 
 
 def test_closed_sessions_leave_no_review_state_alive(demo_template, tmp_path):
